@@ -1,0 +1,52 @@
+// attn: see, step by step, what multi-head attention computes.
+//
+// Wiring only: parse the command line, run the chosen subcommand, turn errors
+// into `attn: error: ...` and the exit codes of CLI.md (2 usage, 1 otherwise).
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "attn/error.hpp"
+#include "trace_command.hpp"
+
+#ifndef ATTN_VERSION
+#define ATTN_VERSION "0.1.0"
+#endif
+
+int main(int argc, char** argv) {
+    std::ios::sync_with_stdio(false);
+    CLI::App app{"attn: see, step by step, what multi-head attention computes.\n"
+                 "Every stage (input, projections, view, transpose, scores, scaling, mask, softmax,\n"
+                 "weights·V, merge, concat, output) with PyTorch's numbers for the same seed.",
+                 "attn"};
+    app.set_version_flag("--version", "attn " ATTN_VERSION);
+    app.require_subcommand(1);
+    app.footer("Example:\n  attn trace --heads 4 --mask causal\n"
+               "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n"
+               "Run `attn trace --help` for every option.");
+    attn_app::setup_trace(app);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // CLI11 prints help/version (exit 0) or the message; its own codes (100+)
+        // are replaced by the contract's 2 for every usage error.
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::cerr << "attn: error: " << e.what() << "\n"
+                  << "Run `" << argv[0] << (app.get_subcommands().empty() ? "" : " trace") << " --help` for usage.\n";
+        return 2;
+    } catch (const attn::usage_error& e) {
+        std::cerr << "attn: error: " << e.what() << "\n";
+        return 2;
+    } catch (const attn::error& e) {
+        std::cerr << "attn: error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "attn: error: out of memory (try smaller sizes, or see --max-memory)\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "attn: error: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

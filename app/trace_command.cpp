@@ -1,0 +1,231 @@
+// `attn trace`: the flags of CLI.md's "attn trace" section, turned into a
+// config and render options; then one pass of the library.
+#include "trace_command.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "attn/atomic_file.hpp"
+#include "attn/attention.hpp"
+#include "attn/config.hpp"
+#include "attn/error.hpp"
+#include "attn/inputs.hpp"
+#include "attn/mask.hpp"
+#include "attn/memory.hpp"
+#include "attn/render_json.hpp"
+#include "attn/render_table.hpp"
+
+namespace attn_app {
+namespace {
+
+/// Everything the flags say, before defaults that depend on other flags are applied.
+struct trace_options {
+    attn::config cfg;
+    std::optional<std::int64_t> kv_seq, d_in, d_kv_in;
+    bool no_qkv_bias = false, no_out_proj = false;
+    std::string mask = "none";
+    std::vector<std::int64_t> lengths;
+    std::optional<std::int64_t> window;
+    std::string fill = "-inf";
+
+    std::string format = "table";
+    std::string stages;
+    std::string out;
+    int precision = 4;
+    bool full = false;
+    std::string color = "auto";
+    std::uint64_t max_memory = 0;  // 0: most of the machine's memory
+};
+
+float parse_fill(const std::string& text) {
+    if (text == "-inf") return -std::numeric_limits<float>::infinity();
+    try {
+        std::size_t used = 0;
+        const double value = std::stod(text, &used);
+        if (used == text.size() && std::abs(value) <= std::numeric_limits<float>::max())
+            return static_cast<float>(value);
+    } catch (const std::exception&) {
+    }
+    throw attn::usage_error("--fill " + text + ": expected -inf or a finite number such as -1e9");
+}
+
+/// --stage a,b,c: each must be a stage name and present in this run.
+std::vector<std::string> parse_stages(const std::string& text, const attn::config& c) {
+    std::vector<std::string> names;
+    if (text.empty()) return names;
+    for (std::string name : CLI::detail::split(text, ',')) {
+        name = CLI::detail::trim_copy(name);
+        if (attn::find_stage_info(name) == nullptr)
+            throw attn::usage_error("--stage " + name + ": unknown stage (valid: " + attn::stage_names_list() + ")");
+        const bool absent = ((name == "mask" || name == "masked") && !c.mask.any()) || name == "dropout" ||
+                            (name == "output" && !c.out_proj);
+        if (absent)
+            throw attn::usage_error("--stage " + name + ": this run has no " + name + " stage (" +
+                                    (name == "output"    ? "it is off with --no-out-proj"
+                                     : name == "dropout" ? "dropout is not applied in eval mode"
+                                                         : "it needs a --mask") +
+                                    ")");
+        names.push_back(name);
+    }
+    return names;
+}
+
+attn::config make_config(const trace_options& o) {
+    attn::config c = o.cfg;
+    c.kv_seq = o.kv_seq.value_or(c.seq);
+    c.d_in = o.d_in.value_or(c.d_model);
+    c.d_kv_in = o.d_kv_in.value_or(c.d_in);
+    c.qkv_bias = !o.no_qkv_bias;
+    c.out_proj = !o.no_out_proj;
+    attn::parse_mask_kinds(o.mask, c.mask);
+    c.mask.lengths = o.lengths;
+    c.mask.window_size = o.window;
+    c.fill = parse_fill(o.fill);
+    attn::validate(c);
+    return c;
+}
+
+bool use_color(const trace_options& o) {
+    if (o.color != "auto") return o.color == "always";
+    const char* no_color = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    return o.out.empty() && isatty(STDOUT_FILENO) && (no_color == nullptr || *no_color == '\0') &&
+           !(term != nullptr && std::string(term) == "dumb");
+}
+
+/// Most of the physical memory: what a run may use unless --max-memory says otherwise.
+std::uint64_t default_memory_limit() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0) return std::uint64_t(8) << 30;
+    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 10 * 8;
+}
+
+void run_trace(const trace_options& o) {
+    const attn::config c = make_config(o);
+    attn::render_options view;
+    view.stages = parse_stages(o.stages, c);
+    view.precision = o.precision;
+    view.full = o.full;
+    view.color = use_color(o);
+    attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+
+    const attn::inputs in = attn::draw_inputs(c);
+    std::vector<std::string> warnings;
+    const auto emit = [&](std::ostream& out) {
+        if (o.format == "jsonl") {
+            const auto stream_stage = [&](const attn::trace&, const attn::stage& s) {
+                if (view.shows(s.name())) attn::render_json_line(s, out << std::flush);
+            };
+            warnings = attn::compute_trace(c, in, stream_stage).warnings;
+            return;
+        }
+        const attn::trace t = attn::compute_trace(c, in);
+        warnings = t.warnings;
+        if (o.format == "json")
+            attn::render_json(t, view, out);
+        else
+            attn::render_table(t, view, out);
+    };
+    if (o.out.empty()) {
+        emit(std::cout);
+        std::cout.flush();
+    } else {
+        attn::write_file_atomically(o.out, "--out " + o.out, emit);
+    }
+    for (const auto& w : warnings) std::cerr << "attn: warning: " << w << "\n";
+}
+
+}  // namespace
+
+void setup_trace(CLI::App& app) {
+    auto o = std::make_shared<trace_options>();
+    CLI::App* cmd = app.add_subcommand(
+        "trace",
+        "Compute multi-head attention and show every intermediate stage.\n"
+        "Inputs are drawn as PyTorch would: torch.manual_seed(SEED); nn.Linear(Din,D) for q,\n"
+        "nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; x = torch.randn(B,Sq,Din);\n"
+        "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers.");
+    cmd->footer(
+        "Stages, in order: input params projections view transpose scores scaled mask masked\n"
+        "softmax context merge concat output (mask/masked only with --mask; output not with --no-out-proj).\n\n"
+        "Examples:\n"
+        "  attn trace --heads 4 --mask causal\n"
+        "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --no-out-proj --stage masked,softmax\n"
+        "  attn trace --batch 2 --mask causal+padding --lengths 4,2 --fill -1e9\n"
+        "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n\n"
+        "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which).");
+
+    attn::config& c = o->cfg;
+    const std::string shapes = "Shapes";
+    cmd->add_option("--batch", c.batch, "B, sequences in the batch")->default_val(1)->group(shapes);
+    cmd->add_option("--seq", c.seq, "Sq, query (and by default key) length")->default_val(4)->group(shapes);
+    cmd->add_option("--kv-seq", o->kv_seq, "Sk, key/value length (default: --seq); differing = cross-attention")
+        ->group(shapes);
+    cmd->add_option("--d-model", c.d_model, "D, model width: q, k, v and output width")->default_val(8)->group(shapes);
+    cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")->default_val(2)->group(shapes);
+    cmd->add_option("--d-in", o->d_in, "Din, query-side input width (default: --d-model)")->group(shapes);
+    cmd->add_option("--d-kv-in", o->d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->group(shapes);
+
+    const std::string params = "Parameters";
+    cmd->add_option("--seed", c.seed, "torch.manual_seed(SEED) for the weights and x")->default_val(0)->group(params);
+    cmd->add_flag("--no-qkv-bias", o->no_qkv_bias, "nn.Linear(..., bias=False) for q, k and v")->group(params);
+    cmd->add_flag("--no-out-proj", o->no_out_proj, "no output projection: the result is the concat stage")
+        ->group(params);
+
+    const std::string masks = "Masks";
+    cmd->add_option("--mask", o->mask,
+                    "none, or kinds joined by '+': causal (j <= i), padding (needs --lengths),\n"
+                    "window (needs --window), random (--mask-seed, --mask-keep)")
+        ->default_val("none")
+        ->group(masks);
+    cmd->add_option("--lengths", o->lengths, "padding: valid key length per batch item, e.g. 5,3")
+        ->delimiter(',')
+        ->group(masks);
+    cmd->add_option("--window", o->window, "window: query i may attend keys j with |i - j| <= W")->group(masks);
+    cmd->add_option("--mask-seed", c.mask.random_seed, "random: torch.manual_seed(N); torch.rand(B,1,Sq,Sk) < P")
+        ->default_val(0)
+        ->group(masks);
+    cmd->add_option("--mask-keep", c.mask.random_keep, "random: P, the chance that a key may be attended")
+        ->default_val(0.5)
+        ->group(masks);
+    cmd->add_option("--fill", o->fill,
+                    "value where the mask is false: -inf (a row with no allowed key gives NaN,\n"
+                    "as in PyTorch) or a number such as -1e9 (such a row gives uniform weights)")
+        ->default_val("-inf")
+        ->group(masks);
+
+    const std::string output = "Output";
+    cmd->add_option("--format", o->format, "table (for reading), json (one document), jsonl (one stage per line)")
+        ->check(CLI::IsMember({"table", "json", "jsonl"}))
+        ->default_val("table")
+        ->group(output);
+    cmd->add_option("--stage", o->stages, "only these stages, comma-separated (default: all)")->group(output);
+    cmd->add_option("--out", o->out, "write to FILE instead of stdout (whole or not at all)")->group(output);
+    cmd->add_option("--precision", o->precision, "digits after the decimal point in tables")
+        ->default_val(4)
+        ->check(CLI::Range(0, 12))
+        ->group(output);
+    cmd->add_flag("--full", o->full, "print every element; by default tensors over 1000 elements\n"
+                                     "show their first and last 3 along each axis, as PyTorch does")
+        ->group(output);
+    cmd->add_option("--color", o->color, "auto (only on a terminal, never with NO_COLOR), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->default_val("auto")
+        ->group(output);
+    cmd->add_option("--max-memory", o->max_memory,
+                    "refuse sizes whose stages need more than SIZE (default: 80% of RAM)")
+        ->transform(CLI::AsSizeValue(false))
+        ->group(output);
+
+    cmd->callback([o] { run_trace(*o); });
+}
+
+}  // namespace attn_app

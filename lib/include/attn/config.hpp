@@ -1,0 +1,59 @@
+#pragma once
+// Everything that decides what `attn trace` computes: shapes, parameters, masks.
+//
+// Dimension letters (CLI.md): B batch, Sq query length, Sk key/value length,
+// Din query-side input width, Dkv key/value-side input width, D model width,
+// H heads, dk = D / H head width.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+/// Which masks to apply; all that are on are combined with AND.
+struct mask_spec {
+    bool causal = false;   // query i may attend keys j <= i
+    bool padding = false;  // keys j >= lengths[b] are masked in batch item b
+    bool window = false;   // |i - j| <= window_size
+    bool random = false;   // torch.manual_seed(random_seed); torch.rand(B,1,Sq,Sk) < random_keep
+
+    std::vector<std::int64_t> lengths;        // --lengths: one valid key length per batch item
+    std::optional<std::int64_t> window_size;  // --window W
+    std::uint64_t random_seed = 0;            // --mask-seed N
+    double random_keep = 0.5;                 // --mask-keep P: probability that a key may be attended
+
+    bool any() const { return causal || padding || window || random; }
+};
+
+struct config {
+    std::int64_t batch = 1;    // B
+    std::int64_t seq = 4;      // Sq
+    std::int64_t kv_seq = 4;   // Sk (the CLI defaults it to Sq)
+    std::int64_t d_model = 8;  // D
+    std::int64_t heads = 2;    // H
+    std::int64_t d_in = 8;     // Din (the CLI defaults it to D)
+    std::int64_t d_kv_in = 8;  // Dkv (the CLI defaults it to Din)
+
+    bool qkv_bias = true;       // b_q, b_k, b_v exist (--no-qkv-bias turns them off)
+    bool out_proj = true;       // the output projection exists (--no-out-proj)
+    std::uint64_t seed = 0;     // torch.manual_seed(seed)
+    bool separate_kv = false;   // a separate key/value input was given (cross-attention)
+
+    mask_spec mask;
+    float fill = -std::numeric_limits<float>::infinity();  // written where the mask is false
+
+    std::int64_t head_dim() const { return d_model / heads; }  // dk
+    /// Cross-attention: keys and values come from x_kv, not from x.
+    bool cross() const { return separate_kv || kv_seq != seq || d_kv_in != d_in; }
+};
+
+/// Throws usage_error naming the flag when a size or option is impossible,
+/// e.g. "--d-model 10 is not divisible by --heads 4".
+void validate(const config& c);
+
+/// "-inf", "1e+09", ...: the fill value as the user would write it.
+std::string fill_to_string(float fill);
+
+}  // namespace attn

@@ -1,0 +1,23 @@
+#pragma once
+// What every renderer is asked to show, and how.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+struct render_options {
+    std::vector<std::string> stages;  // stage names to show; empty = all of them
+    int precision = 4;                // digits after the decimal point in text formats
+    bool full = false;                // print every element, never summarise
+    bool color = false;               // ANSI colour (the program decides: terminal, NO_COLOR)
+
+    bool shows(std::string_view stage_name) const {
+        if (stages.empty()) return true;
+        for (const auto& s : stages)
+            if (s == stage_name) return true;
+        return false;
+    }
+};
+
+}  // namespace attn

@@ -1,0 +1,202 @@
+// Multi-head attention, one block per stage of CLI.md's table, in order.
+//
+// Dimension key: B batch, Sq query length, Sk key length, Din/Dkv input widths,
+// D model width, H heads, dk = D / H head width. Shapes in PyTorch order.
+#include "attn/attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xmanipulation.hpp>
+
+#include "attn/linalg.hpp"
+#include "attn/mask.hpp"
+
+namespace attn {
+namespace {
+
+using dims = std::vector<std::string>;
+
+tensor named(std::string name, dims dim_names, xt::xarray<float> values,
+             element_type type = element_type::float32) {
+    return tensor{std::move(name), std::move(dim_names), std::move(values), type};
+}
+
+/// Appends a stage and tells the caller it is complete; returns it so the
+/// next stage can read its tensors.
+const stage& add_stage(trace& t, std::string_view name, std::vector<tensor> tensors, const stage_callback& on_stage) {
+    t.stages.push_back(stage{find_stage_info(name), std::move(tensors)});
+    if (on_stage) on_stage(t, t.stages.back());
+    return t.stages.back();
+}
+
+// [B,S,D] -> [B,S,H,dk]: the same numbers, the last axis read as H rows of dk.
+xt::xarray<float> split_heads(const xt::xarray<float>& x, std::size_t heads) {
+    xt::xarray<float> y = x;
+    const auto& s = x.shape();
+    y.reshape({s[0], s[1], heads, s[2] / heads});
+    return y;
+}
+
+// [B,S,H,dk] <-> [B,H,S,dk]: swap axes 1 and 2, materialised contiguous.
+xt::xarray<float> swap_axes_1_2(const xt::xarray<float>& x) {
+    return xt::transpose(x, {0, 2, 1, 3});
+}
+
+// [B,H,M,K] · [B,H,K,N] -> [B,H,M,N], or · [B,H,N,K]ᵀ when b_transposed:
+// one GEMM per (batch, head) on the contiguous 2-D blocks.
+xt::xarray<float> matmul_per_head(const xt::xarray<float>& a, const xt::xarray<float>& b, bool b_transposed) {
+    const std::size_t batch = a.shape()[0], heads = a.shape()[1], m = a.shape()[2], k = a.shape()[3];
+    const std::size_t n = b_transposed ? b.shape()[2] : b.shape()[3];
+    auto c = xt::xarray<float>::from_shape({batch, heads, m, n});
+    for (std::size_t bh = 0; bh < batch * heads; ++bh)
+        matmul(a.data() + bh * m * k, b.data() + bh * k * n, c.data() + bh * m * n, m, n, k, b_transposed);
+    return c;
+}
+
+// masked[b,h,i,j] = mask[b,0,i,j] ? scaled[b,h,i,j] : fill   (mask broadcast over heads)
+xt::xarray<float> apply_mask(const xt::xarray<float>& scaled, const xt::xarray<bool>& mask, float fill) {
+    xt::xarray<float> masked = scaled;
+    const std::size_t batch = scaled.shape()[0], heads = scaled.shape()[1];
+    const std::size_t plane = scaled.shape()[2] * scaled.shape()[3];  // Sq*Sk
+    for (std::size_t b = 0; b < batch; ++b)
+        for (std::size_t h = 0; h < heads; ++h) {
+            float* out = masked.data() + (b * heads + h) * plane;
+            const bool* allowed = mask.data() + b * plane;
+            for (std::size_t e = 0; e < plane; ++e)
+                if (!allowed[e]) out[e] = fill;
+        }
+    return masked;
+}
+
+/// One warning naming every (batch, query) row in which no key may be attended.
+void warn_empty_rows(const xt::xarray<bool>& mask, float fill, std::vector<std::string>& warnings) {
+    const std::size_t batch = mask.shape()[0], sq = mask.shape()[2], sk = mask.shape()[3];
+    std::string rows;
+    std::size_t count = 0;
+    for (std::size_t b = 0; b < batch; ++b)
+        for (std::size_t i = 0; i < sq; ++i) {
+            const bool* row = mask.data() + (b * sq + i) * sk;
+            if (std::find(row, row + sk, true) != row + sk) continue;
+            if (++count <= 10) rows += (count > 1 ? ", " : "") + ("batch " + std::to_string(b) + " query " + std::to_string(i));
+        }
+    if (count == 0) return;
+    if (count > 10) rows += ", ... (" + std::to_string(count) + " rows in all)";
+    warnings.push_back("no key may be attended in " + rows + ": their weights are " +
+                       (std::isinf(fill) ? "NaN (the fill is -inf; PyTorch gives NaN too)"
+                                         : "uniform (the fill " + fill_to_string(fill) + " is finite)"));
+}
+
+xt::xarray<float> to_float(const xt::xarray<bool>& mask) {
+    return xt::xarray<float>(xt::cast<float>(mask));
+}
+
+}  // namespace
+
+trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage) {
+    trace t;
+    t.cfg = c;
+    t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
+    const auto heads = static_cast<std::size_t>(c.heads);
+    const parameters& p = in.params;
+    const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
+
+    // 1. input: the token embeddings
+    std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};              // [B,Sq,Din]
+    if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));  // [B,Sk,Dkv]
+    add_stage(t, "input", std::move(input), on_stage);
+
+    // 2. params: nn.Linear weights [out,in] and biases [out]
+    const auto present = [](const optional_tensor& v) { return v ? &*v : nullptr; };
+    std::vector<tensor> params;
+    const auto add_param = [&](const char* name, const xt::xarray<float>* v, dims d) {
+        if (v) params.push_back(named(name, std::move(d), *v));
+    };
+    add_param("w_q", &p.w_q, {"d_model", "d_in"});
+    add_param("b_q", present(p.b_q), {"d_model"});
+    add_param("w_k", &p.w_k, {"d_model", "d_kv_in"});
+    add_param("b_k", present(p.b_k), {"d_model"});
+    add_param("w_v", &p.w_v, {"d_model", "d_kv_in"});
+    add_param("b_v", present(p.b_v), {"d_model"});
+    add_param("w_o", present(p.w_o), {"d_model", "d_model"});
+    add_param("b_o", present(p.b_o), {"d_model"});
+    add_stage(t, "params", std::move(params), on_stage);
+
+    // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
+    const stage& proj = add_stage(t, "projections",
+                                  {named("q", {"batch", "seq", "d_model"}, linear(in.x, p.w_q, present(p.b_q))),       // [B,Sq,D]
+                                   named("k", {"batch", "kv_seq", "d_model"}, linear(x_kv, p.w_k, present(p.b_k))),    // [B,Sk,D]
+                                   named("v", {"batch", "kv_seq", "d_model"}, linear(x_kv, p.w_v, present(p.b_v)))},   // [B,Sk,D]
+                                  on_stage);
+
+    // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads
+    const stage& view = add_stage(t, "view",
+                                  {named("q", {"batch", "seq", "head", "head_dim"}, split_heads(proj.tensors[0].values, heads)),
+                                   named("k", {"batch", "kv_seq", "head", "head_dim"}, split_heads(proj.tensors[1].values, heads)),
+                                   named("v", {"batch", "kv_seq", "head", "head_dim"}, split_heads(proj.tensors[2].values, heads))},
+                                  on_stage);
+
+    // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis
+    const stage& tr = add_stage(t, "transpose",
+                                {named("q", {"batch", "head", "seq", "head_dim"}, swap_axes_1_2(view.tensors[0].values)),
+                                 named("k", {"batch", "head", "kv_seq", "head_dim"}, swap_axes_1_2(view.tensors[1].values)),
+                                 named("v", {"batch", "head", "kv_seq", "head_dim"}, swap_axes_1_2(view.tensors[2].values))},
+                                on_stage);
+    const xt::xarray<float>& q = tr.tensors[0].values;  // [B,H,Sq,dk]
+    const xt::xarray<float>& k = tr.tensors[1].values;  // [B,H,Sk,dk]
+    const xt::xarray<float>& v = tr.tensors[2].values;  // [B,H,Sk,dk]
+    const dims score_dims{"batch", "head", "query", "key"};
+
+    // 6. scores: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk]
+    const stage& scores = add_stage(t, "scores", {named("scores", score_dims, matmul_per_head(q, k, true))}, on_stage);
+
+    // 7. scaled: / √dk, so the scores' spread does not grow with the head width
+    const float sqrt_dk = std::sqrt(static_cast<float>(c.head_dim()));
+    const stage* weights_from = &add_stage(
+        t, "scaled", {named("scaled", score_dims, xt::xarray<float>(scores.tensors[0].values / sqrt_dk))}, on_stage);
+
+    // 8-9. mask [B,1,Sq,Sk] (true = may attend), then masked_fill(mask == false, fill)
+    if (c.mask.any()) {
+        const xt::xarray<bool> mask = build_mask(c);
+        warn_empty_rows(mask, c.fill, t.warnings);
+        add_stage(t, "mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)},
+                  on_stage);
+        weights_from = &add_stage(
+            t, "masked", {named("masked", score_dims, apply_mask(weights_from->tensors[0].values, mask, c.fill))},
+            on_stage);
+    }
+
+    // 10. softmax over the key axis: each query's weights sum to 1
+    xt::xarray<float> weights = weights_from->tensors[0].values;  // [B,H,Sq,Sk]
+    softmax_last_axis(weights);
+    const stage& soft = add_stage(t, "softmax", {named("weights", score_dims, std::move(weights))}, on_stage);
+
+    // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk]
+    const stage& context = add_stage(
+        t, "context",
+        {named("context", {"batch", "head", "seq", "head_dim"}, matmul_per_head(soft.tensors[0].values, v, false))},
+        on_stage);
+
+    // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk]
+    const stage& merge = add_stage(
+        t, "merge",
+        {named("context", {"batch", "seq", "head", "head_dim"}, swap_axes_1_2(context.tensors[0].values))},
+        on_stage);
+
+    // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side (a reshape of contiguous data)
+    xt::xarray<float> concat = merge.tensors[0].values;
+    concat.reshape({static_cast<std::size_t>(c.batch), static_cast<std::size_t>(c.seq),
+                    static_cast<std::size_t>(c.d_model)});
+    const stage& cat = add_stage(t, "concat", {named("concat", {"batch", "seq", "d_model"}, std::move(concat))}, on_stage);
+
+    // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D]
+    if (p.w_o)
+        add_stage(t, "output", {named("out", {"batch", "seq", "d_model"}, linear(cat.tensors[0].values, *p.w_o, present(p.b_o)))},
+                  on_stage);
+    return t;
+}
+
+}  // namespace attn

@@ -1,0 +1,100 @@
+#include "attn/memory.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "attn/error.hpp"
+
+namespace attn {
+namespace {
+
+constexpr std::uint64_t saturated = std::numeric_limits<std::uint64_t>::max();
+
+/// Product of sizes, saturating: absurd flags must give an error, not a wrap-around.
+std::uint64_t product(std::initializer_list<std::int64_t> sizes) {
+    std::uint64_t p = 1;
+    for (std::int64_t s : sizes)
+        if (__builtin_mul_overflow(p, static_cast<std::uint64_t>(s), &p)) return saturated;
+    return p;
+}
+
+std::uint64_t sum(std::initializer_list<std::uint64_t> terms) {
+    std::uint64_t s = 0;
+    for (std::uint64_t t : terms)
+        if (__builtin_add_overflow(s, t, &s)) return saturated;
+    return s;
+}
+
+std::uint64_t floats(std::uint64_t count) { return count > saturated / 4 ? saturated : count * 4; }
+
+}  // namespace
+
+std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
+    const std::int64_t B = c.batch, Sq = c.seq, Sk = c.kv_seq, D = c.d_model, H = c.heads;
+    const std::uint64_t qkv = floats(sum({product({B, Sq, D}), product({2, B, Sk, D})}));  // q [B,Sq,D], k v [B,Sk,D]
+    const std::uint64_t plane = floats(product({B, H, Sq, Sk}));                           // [B,H,Sq,Sk]
+    const std::uint64_t per_query = floats(product({B, Sq, D}));                           // [B,Sq,D]
+    const std::uint64_t bias = c.qkv_bias ? 3 * D : 0;
+
+    std::vector<stage_bytes> stages{
+        {"input", floats(sum({product({B, Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}))},
+        {"params", floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
+                               c.out_proj ? product({D + 1, D}) : 0}))},
+        {"projections", qkv}, {"view", qkv}, {"transpose", qkv},
+        {"scores", plane}, {"scaled", plane}};
+    if (c.mask.any()) {
+        // the float copy in the trace plus the boolean mask it was built from
+        stages.push_back({"mask", sum({floats(product({B, Sq, Sk})), product({B, Sq, Sk})})});
+        stages.push_back({"masked", plane});
+    }
+    stages.push_back({"softmax", plane});
+    for (std::string_view name : {"context", "merge", "concat"}) stages.push_back({name, per_query});
+    if (c.out_proj) stages.push_back({"output", per_query});
+    return stages;
+}
+
+std::uint64_t estimate_total_bytes(const config& c) {
+    const auto stages = estimate_stage_bytes(c);
+    std::uint64_t total = 0;
+    for (const auto& s : stages)
+        if (__builtin_add_overflow(total, s.bytes, &total)) return saturated;
+    // the inputs are held once more, outside the trace, while it is computed
+    return sum({total, stages[0].bytes, stages[1].bytes});
+}
+
+void check_memory(const config& c, std::uint64_t limit_bytes) {
+    const std::uint64_t total = estimate_total_bytes(c);
+    if (total <= limit_bytes) return;
+
+    auto stages = estimate_stage_bytes(c);
+    std::stable_sort(stages.begin(), stages.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    std::string largest;
+    for (const auto& s : stages) {
+        if (s.bytes != stages[0].bytes) break;
+        largest += (largest.empty() ? "" : ", ") + std::string(s.stage);
+    }
+    throw error("these sizes need " + format_bytes(total) + " but the limit is " + format_bytes(limit_bytes) +
+                " (--max-memory); the largest stages are " + largest + " at " + format_bytes(stages[0].bytes) +
+                " each, for [B,H,Sq,Sk] = [" + std::to_string(c.batch) + "," + std::to_string(c.heads) + "," +
+                std::to_string(c.seq) + "," + std::to_string(c.kv_seq) + "]");
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+    if (bytes == saturated) return "more than 16 EiB";
+    static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024 && unit < 6) {
+        value /= 1024;
+        ++unit;
+    }
+    char text[32];
+    if (unit == 0)
+        std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+    else
+        std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+    return text;
+}
+
+}  // namespace attn

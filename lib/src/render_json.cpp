@@ -1,0 +1,123 @@
+#include "attn/render_json.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "attn/mask.hpp"
+
+namespace attn {
+namespace {
+
+/// Writes the nested arrays of one tensor, element by element, without building
+/// a JSON tree: large stages stream straight to the output.
+class data_writer {
+public:
+    data_writer(const tensor& t, std::ostream& out) : t_(t), out_(out) {}
+
+    void write() {
+        const float* next = t_.values.data();
+        write_axis(0, next);
+    }
+
+private:
+    void write_axis(std::size_t axis, const float*& next) {
+        if (axis == t_.values.dimension()) {
+            write_number(*next++);
+            return;
+        }
+        out_.put('[');
+        for (std::size_t i = 0; i < t_.values.shape()[axis]; ++i) {
+            if (i != 0) out_.put(',');
+            write_axis(axis + 1, next);
+        }
+        out_.put(']');
+    }
+
+    void write_number(float v) {
+        if (t_.type == element_type::boolean) {
+            out_ << (v != 0.0f ? "true" : "false");
+        } else if (std::isnan(v)) {
+            out_ << "\"nan\"";
+        } else if (std::isinf(v)) {
+            out_ << (v < 0 ? "\"-inf\"" : "\"inf\"");
+        } else {
+            char text[32];
+            const auto end = std::to_chars(text, text + sizeof text, v).ptr;  // shortest round-trip form
+            out_.write(text, end - text);
+        }
+    }
+
+    const tensor& t_;
+    std::ostream& out_;
+};
+
+void write_tensor(const tensor& t, std::ostream& out) {
+    nlohmann::ordered_json head{{"shape", t.values.shape()},
+                                {"dims", t.dims},
+                                {"dtype", t.type == element_type::boolean ? "bool" : "float32"}};
+    std::string text = head.dump();
+    text.pop_back();  // reopen the object to append "data"
+    out << text << ",\"data\":";
+    data_writer(t, out).write();
+    out.put('}');
+}
+
+/// {"step":..,"title":..,"formula":..,"tensors":{...}} with an optional leading "name".
+void write_stage(const stage& s, bool with_name, std::ostream& out) {
+    nlohmann::ordered_json head;
+    if (with_name) head["name"] = s.name();
+    head["step"] = s.info->step;
+    head["title"] = s.info->title;
+    head["formula"] = s.info->formula;
+    std::string text = head.dump();
+    text.pop_back();
+    out << text << ",\"tensors\":{";
+    for (std::size_t i = 0; i < s.tensors.size(); ++i) {
+        if (i != 0) out.put(',');
+        out << nlohmann::json(s.tensors[i].name).dump() << ':';
+        write_tensor(s.tensors[i], out);
+    }
+    out << "}}";
+}
+
+}  // namespace
+
+nlohmann::ordered_json config_to_json(const config& c) {
+    nlohmann::ordered_json j{{"batch", c.batch},     {"seq", c.seq},       {"kv_seq", c.kv_seq},
+                             {"d_model", c.d_model}, {"heads", c.heads},   {"head_dim", c.head_dim()},
+                             {"d_in", c.d_in},       {"d_kv_in", c.d_kv_in}, {"cross", c.cross()},
+                             {"qkv_bias", c.qkv_bias}, {"out_proj", c.out_proj}, {"seed", c.seed},
+                             {"mask", mask_kinds_to_string(c.mask)}};
+    if (c.mask.padding) j["lengths"] = c.mask.lengths;
+    if (c.mask.window) j["window"] = *c.mask.window_size;
+    if (c.mask.random) {
+        j["mask_seed"] = c.mask.random_seed;
+        j["mask_keep"] = c.mask.random_keep;
+    }
+    if (std::isinf(c.fill))
+        j["fill"] = "-inf";
+    else
+        j["fill"] = c.fill;
+    return j;
+}
+
+void render_json(const trace& t, const render_options& options, std::ostream& out) {
+    out << R"({"format":"attn.trace/1","config":)" << config_to_json(t.cfg).dump() << R"(,"stages":{)";
+    bool first = true;
+    for (const stage& s : t.stages) {
+        if (!options.shows(s.name())) continue;
+        if (!first) out.put(',');
+        first = false;
+        out << '"' << s.name() << "\":";
+        write_stage(s, false, out);
+    }
+    out << R"(},"warnings":)" << nlohmann::json(t.warnings).dump() << "}\n";
+}
+
+void render_json_line(const stage& s, std::ostream& out) {
+    write_stage(s, true, out);
+    out.put('\n');
+}
+
+}  // namespace attn

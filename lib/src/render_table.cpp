@@ -1,0 +1,418 @@
+// --format table: every stage as labelled 2-D slices over the last two axes.
+//
+// Numbers are chosen and summarised the way PyTorch's print does
+// (torch/_tensor_str.py), so a student can hold this output next to a notebook
+// and see the same digits:
+//   * one notation per tensor (_Formatter, sci_mode=None), decided over the
+//     finite nonzero values that are printed;
+//   * a tensor of more than 1000 elements keeps only the first and last 3
+//     entries of every axis longer than 6 (get_summarized_data).
+#include "attn/render_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+namespace {
+
+// PyTorch's default print options (torch.set_printoptions).
+constexpr std::size_t summarise_threshold = 1000;  // more elements than this are summarised
+constexpr std::size_t edge_items = 3;              // entries kept at each end of a long axis
+
+constexpr std::string_view column_gap = "  ";
+constexpr std::string_view ellipsis = "...";
+
+// Enough for "%.40f" of the largest float (39 digits, sign, point, 40 decimals).
+constexpr int max_precision = 40;
+constexpr std::size_t number_buffer_size = 128;
+
+/// ANSI codes, or empty strings when colour is off, so no caller has to branch.
+struct palette {
+    std::string_view bold, dim, red, reset;
+};
+
+palette make_palette(bool color) {
+    if (!color) return {};
+    return {"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m"};
+}
+
+void write_spaces(std::ostream& out, std::size_t n) {
+    static constexpr char spaces[] = "                                ";
+    while (n > 0) {
+        const std::size_t k = std::min(n, sizeof spaces - 1);
+        out.write(spaces, static_cast<std::streamsize>(k));
+        n -= k;
+    }
+}
+
+/// `text` right-aligned in `width` columns, coloured when `colour` is not empty.
+/// The padding stays outside the escape codes so widths are counted in visible characters.
+void write_right(std::ostream& out, std::string_view text, std::size_t width,
+                 std::string_view colour, const palette& p) {
+    if (text.size() < width) write_spaces(out, width - text.size());
+    out << colour << text;
+    if (!colour.empty()) out << p.reset;
+}
+
+/// `text` left-aligned in `width` columns (row labels).
+void write_left(std::ostream& out, std::string_view text, std::size_t width,
+                std::string_view colour, const palette& p) {
+    out << colour << text;
+    if (!colour.empty()) out << p.reset;
+    if (text.size() < width) write_spaces(out, width - text.size());
+}
+
+/// The indices of one axis that are printed: all of them, or the first and
+/// last edge_items when the tensor is summarised and the axis is long.
+/// A jump between two consecutive entries marks the ellipsis.
+std::vector<std::size_t> shown_indices(std::size_t size, bool summarise) {
+    std::vector<std::size_t> shown;
+    if (summarise && size > 2 * edge_items) {
+        for (std::size_t i = 0; i < edge_items; ++i) shown.push_back(i);
+        for (std::size_t i = size - edge_items; i < size; ++i) shown.push_back(i);
+    } else {
+        for (std::size_t i = 0; i < size; ++i) shown.push_back(i);
+    }
+    return shown;
+}
+
+/// True when entries were left out between shown[k - 1] and shown[k].
+bool gap_before(const std::vector<std::size_t>& shown, std::size_t k) {
+    return k > 0 && shown[k] != shown[k - 1] + 1;
+}
+
+/// The printed elements of a tensor: per axis, the indices shown.
+struct element_grid {
+    const float* data = nullptr;
+    std::vector<std::size_t> shape;
+    std::vector<std::ptrdiff_t> strides;        // in elements, as xtensor stores them
+    std::vector<std::vector<std::size_t>> shown;  // per axis
+
+    float at(std::ptrdiff_t offset) const { return data[offset]; }
+    /// How far index `i` of `axis` lies from index 0, in elements.
+    std::ptrdiff_t step(std::size_t axis, std::size_t i) const {
+        return static_cast<std::ptrdiff_t>(i) * strides[axis];
+    }
+};
+
+element_grid make_grid(const tensor& t, bool summarise) {
+    element_grid g;
+    g.data = t.values.data();
+    for (std::size_t a = 0; a < t.values.dimension(); ++a) {
+        g.shape.push_back(t.values.shape()[a]);
+        g.strides.push_back(static_cast<std::ptrdiff_t>(t.values.strides()[a]));
+        g.shown.push_back(shown_indices(g.shape.back(), summarise));
+    }
+    return g;
+}
+
+/// Calls f(value) for every printed element (the grid must not be empty).
+template <class F>
+void for_each_shown(const element_grid& g, F&& f) {
+    const std::size_t rank = g.shown.size();
+    std::vector<std::size_t> pos(rank, 0);  // position within each axis' shown list
+    for (;;) {
+        std::ptrdiff_t offset = 0;
+        for (std::size_t a = 0; a < rank; ++a)
+            offset += g.step(a, g.shown[a][pos[a]]);
+        f(g.at(offset));
+        // Odometer: advance the last axis, carry into the ones before it.
+        std::size_t a = rank;
+        for (; a > 0; --a) {
+            if (++pos[a - 1] < g.shown[a - 1].size()) break;
+            pos[a - 1] = 0;
+        }
+        if (a == 0) return;
+    }
+}
+
+enum class notation { fixed, integer, scientific, boolean };
+
+struct number_format {
+    notation kind = notation::fixed;
+    int precision = 4;
+};
+
+/// PyTorch's _Formatter with sci_mode=None: over the finite nonzero printed
+/// values, scientific when max/min > 1000 or max > 1e8 (or, unless every value
+/// is an integer, min < 1e-4); all-integer tensors print as "1.".
+number_format choose_format(const tensor& t, const element_grid& g, int precision) {
+    number_format f{notation::fixed, std::clamp(precision, 0, max_precision)};
+    if (t.type == element_type::boolean) {
+        f.kind = notation::boolean;
+        return f;
+    }
+    double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
+    bool integral = true, any = false;
+    for_each_shown(g, [&](float v) {
+        if (!std::isfinite(v) || v == 0.0f) return;
+        const double a = std::fabs(static_cast<double>(v));
+        lo = std::min(lo, a);
+        hi = std::max(hi, a);
+        any = true;
+        if (v != std::ceil(v)) integral = false;
+    });
+    const bool wide = any && (hi / lo > 1000.0 || hi > 1e8);
+    if (!any || integral)
+        f.kind = wide ? notation::scientific : notation::integer;
+    else
+        f.kind = (wide || lo < 1e-4) ? notation::scientific : notation::fixed;
+    return f;
+}
+
+/// Writes `v` the way PyTorch prints it into `buf`, unpadded; returns the text.
+std::string_view format_number(float v, const number_format& f, char* buf) {
+    int n = 0;
+    const double d = v;
+    if (f.kind == notation::boolean)
+        return v != 0.0f ? "True" : "False";
+    else if (std::isnan(v))
+        return "nan";  // printf may write "-nan"; Python never does
+    else if (std::isinf(v))
+        return v < 0 ? "-inf" : "inf";
+    else if (f.kind == notation::scientific)
+        n = std::snprintf(buf, number_buffer_size, "%.*e", f.precision, d);
+    else if (f.kind == notation::integer)
+        n = std::snprintf(buf, number_buffer_size, "%.0f.", d);
+    else
+        n = std::snprintf(buf, number_buffer_size, "%.*f", f.precision, d);
+    const std::size_t len = std::min(static_cast<std::size_t>(std::max(n, 0)), number_buffer_size - 1);
+    return {buf, len};
+}
+
+std::string index_label(std::string_view dim, std::size_t index) {
+    return std::string(dim) + " " + std::to_string(index);
+}
+
+/// Prints one tensor: its header line, then its values as labelled 2-D slices.
+class tensor_printer {
+public:
+    tensor_printer(const tensor& t, const render_options& options, const palette& p,
+                   const float* faint_value);
+    void print(std::ostream& out) const;
+
+private:
+    std::string dim_name(std::size_t axis) const;
+    std::size_t rank() const { return grid_.shape.size(); }
+    void measure();
+    void print_header(std::ostream& out) const;
+    void print_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index,
+                       std::ptrdiff_t base) const;
+    void print_skipped(std::ostream& out, std::size_t axis, const std::vector<std::size_t>& index,
+                       std::size_t first, std::size_t last) const;
+    void print_slice(std::ostream& out, const std::vector<std::size_t>& index, std::ptrdiff_t base) const;
+    void print_column_labels(std::ostream& out) const;
+    void print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const;
+    void print_value(std::ostream& out, float v) const;
+    bool faint(float v) const;
+
+    const tensor& t_;
+    const palette& p_;
+    const float* faint_value_;  // entries equal to it are dimmed (the mask's fill), or nullptr
+    bool summarise_;
+    element_grid grid_;
+    number_format format_;
+    std::size_t column_width_ = 0;  // one width for every value column of the tensor
+    std::size_t label_width_ = 0;   // the row-label column
+};
+
+tensor_printer::tensor_printer(const tensor& t, const render_options& options, const palette& p,
+                               const float* faint_value)
+    : t_(t),
+      p_(p),
+      faint_value_(faint_value),
+      summarise_(!options.full && t.values.size() > summarise_threshold),
+      grid_(make_grid(t, summarise_)) {
+    if (t.values.size() == 0) return;  // nothing to measure or print
+    format_ = choose_format(t, grid_, options.precision);
+    measure();
+}
+
+/// The dimension's name, or "dim N" when the trace gives none for it.
+std::string tensor_printer::dim_name(std::size_t axis) const {
+    if (axis < t_.dims.size()) return t_.dims[axis];
+    return "dim" + std::to_string(axis);
+}
+
+/// Widths: every value and column label fits the value columns, every row label
+/// fits the label column.
+void tensor_printer::measure() {
+    char buf[number_buffer_size];
+    for_each_shown(grid_, [&](float v) {
+        column_width_ = std::max(column_width_, format_number(v, format_, buf).size());
+    });
+    if (rank() == 0) return;
+    const std::size_t cols = rank() - 1;
+    column_width_ = std::max(column_width_, ellipsis.size());
+    for (std::size_t c : grid_.shown[cols])
+        column_width_ = std::max(column_width_, index_label(dim_name(cols), c).size());
+    if (rank() == 1) {
+        label_width_ = t_.name.size();  // a 1-D tensor's only row is labelled with its name
+        return;
+    }
+    label_width_ = ellipsis.size();
+    for (std::size_t r : grid_.shown[rank() - 2])
+        label_width_ = std::max(label_width_, index_label(dim_name(rank() - 2), r).size());
+}
+
+void tensor_printer::print(std::ostream& out) const {
+    print_header(out);
+    if (t_.values.size() == 0) return;
+    if (rank() == 0) {
+        print_value(out, grid_.at(0));
+        out << '\n';
+    } else if (rank() == 1) {
+        print_column_labels(out);
+        print_row(out, t_.name, 0);
+    } else {
+        std::vector<std::size_t> index;
+        print_leading(out, 0, index, 0);
+    }
+}
+
+/// "scores [2,4,5,5] (batch, head, query, key)", and a note when summarised.
+void tensor_printer::print_header(std::ostream& out) const {
+    out << t_.name << " [";
+    for (std::size_t a = 0; a < rank(); ++a) out << (a ? "," : "") << grid_.shape[a];
+    out << ']';
+    if (rank() > 0) {
+        out << ' ' << p_.dim << '(';
+        for (std::size_t a = 0; a < rank(); ++a) out << (a ? ", " : "") << dim_name(a);
+        out << ')' << p_.reset;
+    }
+    if (summarise_) out << " (summarised: --full prints all " << t_.values.size() << " values)";
+    out << '\n';
+}
+
+/// Walks the leading axes (all but the last two) and prints one slice per
+/// index combination; `index` holds the indices chosen so far.
+void tensor_printer::print_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index,
+                                   std::ptrdiff_t base) const {
+    if (axis + 2 == rank()) {
+        print_slice(out, index, base);
+        return;
+    }
+    const auto& shown = grid_.shown[axis];
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) print_skipped(out, axis, index, shown[k - 1] + 1, shown[k] - 1);
+        index.push_back(shown[k]);
+        print_leading(out, axis + 1, index, base + grid_.step(axis, shown[k]));
+        index.pop_back();
+    }
+}
+
+/// "... (8 more slices: batch=0, head=3..6) ...": the slices a summary leaves out.
+void tensor_printer::print_skipped(std::ostream& out, std::size_t axis, const std::vector<std::size_t>& index,
+                                   std::size_t first, std::size_t last) const {
+    std::size_t slices = last - first + 1;
+    for (std::size_t a = axis + 1; a + 2 < rank(); ++a) slices *= grid_.shape[a];
+    out << p_.dim << "... (" << slices << " more slices: ";
+    for (std::size_t a = 0; a < index.size(); ++a) out << dim_name(a) << '=' << index[a] << ", ";
+    out << dim_name(axis) << '=' << first << ".." << last << ") ..." << p_.reset << '\n';
+}
+
+/// One 2-D slice: "scores[batch=0, head=1]" (for 3-D and up), column labels, rows.
+void tensor_printer::print_slice(std::ostream& out, const std::vector<std::size_t>& index,
+                                 std::ptrdiff_t base) const {
+    if (!index.empty()) {
+        out << p_.dim << t_.name << '[';
+        for (std::size_t a = 0; a < index.size(); ++a)
+            out << (a ? ", " : "") << dim_name(a) << '=' << index[a];
+        out << ']' << p_.reset << '\n';
+    }
+    print_column_labels(out);
+    const std::size_t rows = rank() - 2;
+    const auto& shown = grid_.shown[rows];
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) {
+            write_left(out, ellipsis, 0, p_.dim, p_);
+            out << '\n';
+        }
+        print_row(out, index_label(dim_name(rows), shown[k]), base + grid_.step(rows, shown[k]));
+    }
+}
+
+/// "          key 0    key 1 ...": one label per printed column.
+void tensor_printer::print_column_labels(std::ostream& out) const {
+    const std::size_t cols = rank() - 1;
+    const auto& shown = grid_.shown[cols];
+    write_spaces(out, label_width_);
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) {
+            out << column_gap;
+            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
+        }
+        out << column_gap;
+        write_right(out, index_label(dim_name(cols), shown[k]), column_width_, p_.dim, p_);
+    }
+    out << '\n';
+}
+
+/// One row of values along the last axis, starting at element offset `base`.
+void tensor_printer::print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const {
+    const std::size_t cols = rank() - 1;
+    const auto& shown = grid_.shown[cols];
+    write_left(out, label, label_width_, p_.dim, p_);
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) {
+            out << column_gap;
+            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
+        }
+        out << column_gap;
+        print_value(out, grid_.at(base + grid_.step(cols, shown[k])));
+    }
+    out << '\n';
+}
+
+/// One value, right-aligned; -inf and masked-out entries dim, nan red.
+void tensor_printer::print_value(std::ostream& out, float v) const {
+    char buf[number_buffer_size];
+    const std::string_view text = format_number(v, format_, buf);
+    std::string_view colour;
+    if (std::isnan(v))
+        colour = p_.red;
+    else if (faint(v))
+        colour = p_.dim;
+    write_right(out, text, column_width_, colour, p_);
+}
+
+/// Entries that carry no information for attention: False in a mask, -inf,
+/// and the fill value where the mask removed a key.
+bool tensor_printer::faint(float v) const {
+    if (format_.kind == notation::boolean) return v == 0.0f;
+    if (v == -std::numeric_limits<float>::infinity()) return true;
+    return faint_value_ != nullptr && v == *faint_value_;
+}
+
+/// "── 6 · scores ── every query against every key, per head", then the formula.
+void print_stage_heading(std::ostream& out, const stage_info& info, const palette& p) {
+    out << p.bold << "── " << info.step << " · " << info.name << " ── " << info.title << p.reset
+        << '\n';
+    out << "   " << info.formula << '\n';
+}
+
+}  // namespace
+
+void render_table(const trace& t, const render_options& options, std::ostream& out) {
+    const palette p = make_palette(options.color);
+    bool first = true;
+    for (const stage& s : t.stages) {
+        if (!options.shows(s.name())) continue;
+        if (!first) out << '\n';  // one blank line between stages
+        first = false;
+        print_stage_heading(out, *s.info, p);
+        // In the masked stage the fill value marks the entries the mask removed.
+        const float* faint_value = s.name() == "masked" ? &t.cfg.fill : nullptr;
+        for (const tensor& x : s.tensors) tensor_printer(x, options, p, faint_value).print(out);
+    }
+    // t.warnings are not printed here: the program writes them to stderr itself.
+}
+
+}  // namespace attn

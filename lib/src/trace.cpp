@@ -1,0 +1,34 @@
+#include "attn/trace.hpp"
+
+#include "attn/error.hpp"
+
+namespace attn {
+
+const stage_info* find_stage_info(std::string_view name) {
+    for (const auto& info : stage_table)
+        if (info.name == name) return &info;
+    return nullptr;
+}
+
+std::string stage_names_list() {
+    std::string names;
+    for (const auto& info : stage_table) {
+        if (!names.empty()) names += ", ";
+        names += info.name;
+    }
+    return names;
+}
+
+const tensor& stage::at(std::string_view tensor_name) const {
+    for (const auto& t : tensors)
+        if (t.name == tensor_name) return t;
+    throw error("stage " + std::string(name()) + " has no tensor " + std::string(tensor_name));
+}
+
+const stage* trace::find(std::string_view name) const {
+    for (const auto& s : stages)
+        if (s.name() == name) return &s;
+    return nullptr;
+}
+
+}  // namespace attn

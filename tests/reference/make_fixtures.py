@@ -1,0 +1,328 @@
+"""PyTorch reference fixtures for attn's stage-by-stage multi-head attention.
+
+Run it with Debian's Python, which has torch 1.13 (the `python3` on PATH may not):
+
+    /usr/bin/python3 tests/reference/make_fixtures.py            # from the repository root
+
+It writes one JSON file per case to tests/reference/fixtures/<case-name>.json, next to this
+script, replacing the old ones. The output is committed, so the C++ tests
+(tests/test_fixtures.cpp) never need torch: rerun this script only when a case changes.
+
+The numbers come from plain torch ops, written the way a student's notebook writes them
+(seed notebook 000), and NOT from attn's C++ code:
+
+    torch.manual_seed(seed)
+    w_q = nn.Linear(Din, D, bias=qkv_bias); w_k = nn.Linear(Dkv, D, ...); w_v = nn.Linear(Dkv, D, ...)
+    w_o = nn.Linear(D, D)                          # only with the output projection
+    x = torch.randn(B, Sq, Din)
+    x_kv = torch.randn(B, Sk, Dkv)                 # only for cross-attention, else x_kv = x
+    q, k, v = w_q(x), w_k(x_kv), w_v(x_kv)          # [B,S,D]
+    .view(B, S, H, dk) -> .transpose(1, 2)          # [B,H,S,dk]
+    scores = q @ k.transpose(-2, -1); scaled = scores / math.sqrt(dk)
+    mask [B,1,Sq,Sk] (true = may attend) = AND of causal, padding, window, random, where random is
+        torch.manual_seed(mask_seed) (after x / x_kv were drawn); torch.rand(B,1,Sq,Sk) < mask_keep
+    masked = scaled.masked_fill(~mask, fill); weights = softmax(masked, dim=-1)
+    context = weights @ v; merge = context.transpose(1, 2); concat = merge.reshape(B, Sq, D)
+    out = w_o(concat)
+
+File format (one case):
+    {"name": ..., "config": {"batch", "seq", "kv_seq", "d_model", "heads", "d_in", "d_kv_in",
+                             "qkv_bias", "out_proj", "seed", "mask": "none" | "causal+padding" ...,
+                             ["lengths"], ["window"], ["mask_seed", "mask_keep"], "fill": "-inf" | number},
+     "made_with": {"torch": version, "cpu_capability": ...},
+     "stages": {stage: {tensor: {"shape": [...], "data": [flat, row-major]}}}}
+Stage and tensor names are CLI.md's. Floats are float32 values written with repr(float(v)), so they
+round-trip exactly; non-finite values are the strings "-inf", "inf", "nan"; mask data are true/false.
+
+randn with 16 or more elements depends on the CPU kernel (torch-rng.md, section 7): the script
+refuses to run unless torch reports the AVX2 (or AVX512) kernel, which the seed notebooks used.
+"""
+
+import json
+import math
+import os
+import re
+import sys
+
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT_DIR = os.path.join(HERE, "fixtures")
+
+MASK_KINDS = ("causal", "padding", "window", "random")  # the order of "+" in config["mask"]
+
+
+# ----------------------------------------------------------------------------
+# the cases
+
+
+def case(name, **kw):
+    """A config with CLI.md's defaults, then kw on top."""
+    c = {"batch": 1, "seq": 4, "kv_seq": None, "d_model": 8, "heads": 2, "d_in": None,
+         "d_kv_in": None, "qkv_bias": True, "out_proj": True, "seed": 0, "mask": "none",
+         "fill": "-inf"}
+    c.update(kw)
+    if c["kv_seq"] is None:
+        c["kv_seq"] = c["seq"]
+    if c["d_in"] is None:
+        c["d_in"] = c["d_model"]
+    if c["d_kv_in"] is None:
+        c["d_kv_in"] = c["d_in"]
+    return name, c
+
+
+CASES = [
+    # seed notebook 000: three nn.Linear(8,8), randn(2,5,8), 4 heads, causal, -inf, no fc
+    case("notebook_000_seed24", seed=24, batch=2, seq=5, d_model=8, heads=4, mask="causal",
+         out_proj=False),
+    case("defaults"),
+    case("heads_1", seed=1, batch=2, seq=3, d_model=8, heads=1),
+    case("heads_eq_d_model", seed=2, batch=2, seq=3, d_model=8, heads=8),
+    # each mask kind alone, then combinations
+    case("mask_causal", seed=3, batch=2, seq=5, heads=2, mask="causal"),
+    case("mask_padding", seed=4, batch=3, seq=5, heads=2, mask="padding", lengths=[5, 3, 1]),
+    case("mask_window", seed=5, batch=1, seq=6, heads=2, mask="window", window=1),
+    case("mask_random", seed=6, batch=2, seq=4, heads=2, mask="random", mask_seed=7,
+         mask_keep=0.5),
+    case("mask_causal_padding", seed=24, batch=2, seq=5, d_model=8, heads=4,
+         mask="causal+padding", lengths=[5, 3]),
+    case("mask_causal_window", seed=8, batch=1, seq=6, heads=2, mask="causal+window", window=2),
+    case("mask_padding_random", seed=9, batch=2, seq=4, heads=2, mask="padding+random",
+         lengths=[4, 2], mask_seed=11, mask_keep=0.7),
+    # rows with no allowed key: uniform weights with a finite fill, NaN with -inf
+    case("fill_neg1e9_fully_masked_random", seed=10, batch=2, seq=4, heads=2, mask="random",
+         mask_seed=3, mask_keep=0.25, fill=-1e9),
+    case("fill_neg1e9_fully_masked_padding", seed=11, batch=2, seq=3, heads=2, mask="padding",
+         lengths=[3, 0], fill=-1e9),
+    case("fill_neginf_fully_masked_random", seed=12, batch=2, seq=4, heads=2, mask="random",
+         mask_seed=3, mask_keep=0.25),
+    case("fill_neginf_fully_masked_padding", seed=13, batch=2, seq=3, heads=2,
+         mask="causal+padding", lengths=[3, 0]),
+    # cross-attention: x_kv is drawn after x
+    case("cross_kv_seq", seed=14, batch=2, seq=3, kv_seq=5, d_model=8, heads=2),
+    case("cross_kv_seq_padding", seed=15, batch=2, seq=3, kv_seq=6, d_model=8, heads=2,
+         mask="padding", lengths=[6, 2]),
+    case("cross_d_kv_in", seed=16, batch=2, seq=3, kv_seq=4, d_model=8, heads=2, d_in=6,
+         d_kv_in=10),
+    # switched-off layers draw nothing
+    case("no_qkv_bias", seed=17, batch=2, seq=3, heads=2, qkv_bias=False),
+    case("no_out_proj", seed=18, batch=2, seq=3, heads=2, out_proj=False),
+    case("no_qkv_bias_no_out_proj", seed=19, batch=2, seq=3, heads=2, qkv_bias=False,
+         out_proj=False, mask="causal"),
+    # randn paths: N < 16 (Box-Muller with a cache), N >= 16 with N % 16 != 0 (tail block)
+    case("randn_small_n8", seed=20, batch=1, seq=1, d_model=8, heads=2),
+    case("randn_cache_carry_cross", seed=21, batch=1, seq=1, kv_seq=2, d_model=4, heads=2,
+         d_in=3, d_kv_in=3),  # x has 3 values: its leftover normal starts x_kv (6 values)
+    case("randn_tail", seed=22, batch=1, seq=3, d_model=6, heads=3, d_in=7, d_kv_in=5,
+         kv_seq=5),  # x has 21 values, x_kv 25
+    # seeds
+    case("seed_1", seed=1, batch=2, seq=3, heads=2, mask="causal"),
+    case("seed_42", seed=42, batch=2, seq=3, heads=2),
+    case("seed_123", seed=123, batch=2, seq=3, heads=4, mask="causal"),
+    case("seed_2p31_plus_5", seed=2**31 + 5, batch=2, seq=3, heads=2),
+    # larger: randn(2,16,32) fills 64 whole blocks of 16
+    case("large_causal", seed=25, batch=2, seq=16, d_model=32, heads=4, mask="causal"),
+]
+
+
+# ----------------------------------------------------------------------------
+# the notebook computation
+
+
+def build_mask(c, B, Sq, Sk):
+    """[B,1,Sq,Sk] bool, true = may attend; None when no mask is requested."""
+    kinds = [] if c["mask"] == "none" else c["mask"].split("+")
+    assert all(k in MASK_KINDS for k in kinds), c["mask"]
+    if not kinds:
+        return None
+    i = torch.arange(Sq).view(1, 1, Sq, 1)
+    j = torch.arange(Sk).view(1, 1, 1, Sk)
+    mask = torch.ones(B, 1, Sq, Sk, dtype=torch.bool)
+    if "causal" in kinds:
+        mask = mask & (j <= i)
+    if "padding" in kinds:
+        lengths = torch.tensor(c["lengths"]).view(B, 1, 1, 1)
+        mask = mask & (j < lengths)
+    if "window" in kinds:
+        mask = mask & ((i - j).abs() <= c["window"])
+    if "random" in kinds:
+        torch.manual_seed(c["mask_seed"])
+        mask = mask & (torch.rand(B, 1, Sq, Sk) < c["mask_keep"])
+    return mask
+
+
+def run(c):
+    """Every stage of one case: {stage: {tensor: torch tensor}}, in CLI.md's order."""
+    B, Sq, Sk = c["batch"], c["seq"], c["kv_seq"]
+    D, H, Din, Dkv = c["d_model"], c["heads"], c["d_in"], c["d_kv_in"]
+    dk = D // H
+    cross = Sk != Sq or Dkv != Din
+
+    torch.manual_seed(c["seed"])
+    w_q = nn.Linear(Din, D, bias=c["qkv_bias"])
+    w_k = nn.Linear(Dkv, D, bias=c["qkv_bias"])
+    w_v = nn.Linear(Dkv, D, bias=c["qkv_bias"])
+    w_o = nn.Linear(D, D) if c["out_proj"] else None
+    x = torch.randn(B, Sq, Din)                                  # [B,Sq,Din]
+    x_kv = torch.randn(B, Sk, Dkv) if cross else x               # [B,Sk,Dkv]
+
+    stages = {}
+    stages["input"] = {"x": x, **({"x_kv": x_kv} if cross else {})}
+    params = {}
+    for n, layer in (("q", w_q), ("k", w_k), ("v", w_v), ("o", w_o)):
+        if layer is None:
+            continue
+        params["w_" + n] = layer.weight                          # [out, in]
+        if layer.bias is not None:
+            params["b_" + n] = layer.bias
+    stages["params"] = params
+
+    q, k, v = w_q(x), w_k(x_kv), w_v(x_kv)                       # [B,Sq,D], [B,Sk,D], [B,Sk,D]
+    stages["projections"] = {"q": q, "k": k, "v": v}
+    q = q.view(B, Sq, H, dk)                                     # [B,Sq,H,dk]
+    k = k.view(B, Sk, H, dk)
+    v = v.view(B, Sk, H, dk)
+    stages["view"] = {"q": q, "k": k, "v": v}
+    q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # [B,H,S,dk]
+    stages["transpose"] = {"q": q, "k": k, "v": v}
+
+    scores = q @ k.transpose(-2, -1)                             # [B,H,Sq,Sk]
+    stages["scores"] = {"scores": scores}
+    scaled = scores / math.sqrt(dk)
+    stages["scaled"] = {"scaled": scaled}
+
+    mask = build_mask(c, B, Sq, Sk)                              # [B,1,Sq,Sk]
+    masked = scaled
+    if mask is not None:
+        fill = float("-inf") if c["fill"] == "-inf" else float(c["fill"])
+        masked = scaled.masked_fill(~mask, fill)
+        stages["mask"] = {"mask": mask}
+        stages["masked"] = {"masked": masked}
+
+    weights = torch.softmax(masked, dim=-1)                      # [B,H,Sq,Sk]
+    stages["softmax"] = {"weights": weights}
+    context = weights @ v                                        # [B,H,Sq,dk]
+    stages["context"] = {"context": context}
+    merge = context.transpose(1, 2)                              # [B,Sq,H,dk]
+    stages["merge"] = {"context": merge}
+    concat = merge.reshape(B, Sq, D)                             # [B,Sq,D]
+    stages["concat"] = {"concat": concat}
+    if w_o is not None:
+        stages["output"] = {"out": w_o(concat)}                  # [B,Sq,D]
+    return stages, mask
+
+
+# ----------------------------------------------------------------------------
+# writing
+
+
+def json_value(v):
+    if isinstance(v, bool):
+        return v
+    f = float(v)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return f
+
+
+def tensor_json(t):
+    t = t.detach().contiguous()
+    if t.dtype == torch.bool:
+        data = [bool(b) for b in t.flatten().tolist()]
+    else:
+        assert t.dtype == torch.float32, t.dtype
+        data = [json_value(f) for f in t.flatten().tolist()]  # float32 -> exact double
+    return {"shape": list(t.shape), "data": data}
+
+
+def config_json(c):
+    kinds = [] if c["mask"] == "none" else c["mask"].split("+")
+    out = {k: c[k] for k in ("batch", "seq", "kv_seq", "d_model", "heads", "d_in", "d_kv_in",
+                             "qkv_bias", "out_proj", "seed", "mask")}
+    if "padding" in kinds:
+        out["lengths"] = c["lengths"]
+    if "window" in kinds:
+        out["window"] = c["window"]
+    if "random" in kinds:
+        out["mask_seed"] = c["mask_seed"]
+        out["mask_keep"] = c["mask_keep"]
+    out["fill"] = c["fill"]
+    return out
+
+
+def dumps(obj):
+    """Compact JSON, one tensor per line, so diffs stay readable."""
+    d = lambda o: json.dumps(o, separators=(",", ":"), allow_nan=False)
+    lines = ["{" + d("name") + ":" + d(obj["name"]) + ",",
+             d("config") + ":" + d(obj["config"]) + ",",
+             d("made_with") + ":" + d(obj["made_with"]) + ",",
+             d("stages") + ":{"]
+    stage_items = list(obj["stages"].items())
+    for si, (sname, tensors) in enumerate(stage_items):
+        lines.append(" " + d(sname) + ":{")
+        items = list(tensors.items())
+        for ti, (tname, t) in enumerate(items):
+            lines.append("  " + d(tname) + ":" + d(t) + ("," if ti + 1 < len(items) else ""))
+        lines.append(" }" + ("," if si + 1 < len(stage_items) else ""))
+    lines.append("}}")
+    return "\n".join(lines) + "\n"
+
+
+def cpu_capability():
+    m = re.search(r"CPU capability usage: (\S+)", torch.__config__.show())
+    return m.group(1) if m else "unknown"
+
+
+def check_case(name, c, stages, mask):
+    """The fixtures must show what their names promise."""
+    if "fully_masked" in name:
+        rows_empty = ~mask.any(dim=-1)                           # [B,1,Sq]
+        assert rows_empty.any() and not rows_empty.all(), name + ": want some fully masked rows"
+        has_nan = stages["softmax"]["weights"].isnan().any().item()
+        assert has_nan == (c["fill"] == "-inf"), name
+    n_x = stages["input"]["x"].numel()
+    if name == "randn_small_n8":
+        assert n_x == 8, n_x
+    if name == "randn_cache_carry_cross":
+        assert n_x % 2 == 1 and stages["input"]["x_kv"].numel() < 16
+    if name == "randn_tail":
+        assert n_x >= 16 and n_x % 16 != 0 and stages["input"]["x_kv"].numel() % 16 != 0
+
+
+def main():
+    cap = cpu_capability()
+    if cap not in ("AVX2", "AVX512"):
+        sys.exit("make_fixtures.py: torch uses the %s kernel; the fixtures need AVX2 "
+                 "(torch-rng.md, section 7)" % cap)
+    torch.set_num_threads(1)
+    os.makedirs(OUT_DIR, exist_ok=True)
+    for f in os.listdir(OUT_DIR):
+        if f.endswith(".json"):
+            os.remove(os.path.join(OUT_DIR, f))
+    names = [n for n, _ in CASES]
+    assert len(names) == len(set(names)), "duplicate case names"
+    total = 0
+    with torch.no_grad():
+        for name, c in CASES:
+            assert c["d_model"] % c["heads"] == 0, name
+            stages, mask = run(c)
+            check_case(name, c, stages, mask)
+            obj = {"name": name, "config": config_json(c),
+                   "made_with": {"torch": torch.__version__, "cpu_capability": cap},
+                   "stages": {s: {t: tensor_json(v) for t, v in ts.items()}
+                              for s, ts in stages.items()}}
+            text = dumps(obj)
+            json.loads(text)  # well-formed
+            path = os.path.join(OUT_DIR, name + ".json")
+            with open(path, "w") as fh:
+                fh.write(text)
+            total += len(text)
+            print("%-36s %8d bytes" % (name + ".json", len(text)))
+    print("%d fixtures, %d bytes in %s" % (len(CASES), total, OUT_DIR))
+
+
+if __name__ == "__main__":
+    main()

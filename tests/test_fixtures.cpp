@@ -1,0 +1,325 @@
+// attn against PyTorch: every stage of every case in tests/reference/fixtures/*.json.
+//
+// The fixtures are written by tests/reference/make_fixtures.py (torch 1.13, plain torch ops
+// the way a student's notebook writes them) and committed, so this test never needs torch.
+// For each fixture: build the config, draw the inputs from the seed, compute the trace, then
+// require every stage and tensor of the fixture, with the same shape and the same numbers
+// (|actual - expected| <= 1e-5 + 1e-5 |expected|; NaN and ±inf exactly; masks exactly), and
+// no stage or tensor that the fixture lacks.
+//
+// A failing fixture never stops the others: per fixture the checks are CHECKs followed by an
+// early return (a REQUIRE inside the loop would skip every later fixture).
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "attn/attention.hpp"
+#include "attn/config.hpp"
+#include "attn/inputs.hpp"
+#include "attn/trace.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;  // keeps the stages in the fixture's (CLI.md's) order
+
+constexpr double abs_tol = 1e-5;
+constexpr double rel_tol = 1e-5;  // for values much larger than 1, e.g. a -1e9 fill
+constexpr std::size_t max_listed = 5;  // mismatching elements listed per tensor
+
+const fs::path fixture_dir = fs::path(ATTN_REFERENCE_DIR) / "fixtures";
+
+// ----------------------------------------------------------------------------
+// reading the fixtures
+
+/// Every fixtures/*.json, sorted by name.
+std::vector<fs::path> fixture_paths() {
+    std::vector<fs::path> paths;
+    if (!fs::is_directory(fixture_dir)) return paths;
+    for (const auto& entry : fs::directory_iterator(fixture_dir))
+        if (entry.is_regular_file() && entry.path().extension() == ".json")
+            paths.push_back(entry.path());
+    std::sort(paths.begin(), paths.end());
+    return paths;
+}
+
+json load_json(const fs::path& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot open " + path.string());
+    return json::parse(in);
+}
+
+/// "-inf", "inf", "nan" or a number.
+double number_from_json(const json& v) {
+    if (v.is_string()) {
+        const auto s = v.get<std::string>();
+        if (s == "-inf") return -std::numeric_limits<double>::infinity();
+        if (s == "inf") return std::numeric_limits<double>::infinity();
+        if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+        throw std::runtime_error("unexpected string value \"" + s + "\"");
+    }
+    if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
+    return v.get<double>();
+}
+
+/// The fixture's "config" object as an attn::config (the C++ defaults fill nothing in:
+/// the fixture names every field it needs).
+attn::config config_from_json(const json& j) {
+    attn::config c;
+    c.batch = j.at("batch").get<std::int64_t>();
+    c.seq = j.at("seq").get<std::int64_t>();
+    c.kv_seq = j.at("kv_seq").get<std::int64_t>();
+    c.d_model = j.at("d_model").get<std::int64_t>();
+    c.heads = j.at("heads").get<std::int64_t>();
+    c.d_in = j.at("d_in").get<std::int64_t>();
+    c.d_kv_in = j.at("d_kv_in").get<std::int64_t>();
+    c.qkv_bias = j.at("qkv_bias").get<bool>();
+    c.out_proj = j.at("out_proj").get<bool>();
+    c.seed = j.at("seed").get<std::uint64_t>();
+
+    const auto kinds = j.at("mask").get<std::string>();  // "none" or "causal+padding" ...
+    if (kinds != "none") {
+        std::stringstream ss(kinds);
+        for (std::string kind; std::getline(ss, kind, '+');) {
+            if (kind == "causal") c.mask.causal = true;
+            else if (kind == "padding") c.mask.padding = true;
+            else if (kind == "window") c.mask.window = true;
+            else if (kind == "random") c.mask.random = true;
+            else throw std::runtime_error("unknown mask kind \"" + kind + "\"");
+        }
+    }
+    if (j.contains("lengths")) c.mask.lengths = j.at("lengths").get<std::vector<std::int64_t>>();
+    if (j.contains("window")) c.mask.window_size = j.at("window").get<std::int64_t>();
+    if (j.contains("mask_seed")) c.mask.random_seed = j.at("mask_seed").get<std::uint64_t>();
+    if (j.contains("mask_keep")) c.mask.random_keep = j.at("mask_keep").get<double>();
+    c.fill = static_cast<float>(number_from_json(j.at("fill")));
+    return c;
+}
+
+/// validate, draw_inputs, compute_trace: what `attn trace` does for a seeded config.
+attn::trace run(const attn::config& c) {
+    attn::validate(c);
+    const attn::inputs in = attn::draw_inputs(c);
+    return attn::compute_trace(c, in);
+}
+
+const attn::tensor* find_tensor(const attn::stage& st, const std::string& name) {
+    for (const auto& t : st.tensors)
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+std::string shape_string(const std::vector<std::size_t>& shape) {
+    std::ostringstream os;
+    os << '[';
+    for (std::size_t i = 0; i < shape.size(); ++i) os << (i ? "," : "") << shape[i];
+    return os.str() + ']';
+}
+
+// ----------------------------------------------------------------------------
+// comparing
+
+/// One value: the fixture's expectation `e` (possibly NaN or ±inf) against attn's `a`.
+bool value_matches(double e, double a) {
+    if (std::isnan(e)) return std::isnan(a);
+    if (std::isinf(e)) return a == e;
+    if (!std::isfinite(a)) return false;
+    return std::fabs(a - e) <= abs_tol + rel_tol * std::fabs(e);
+}
+
+/// Compares one tensor with its reference, like llm.c's check_tensor: the shape, the element
+/// type and every value; on a mismatch the message names the tensor, the first few flat
+/// indices with expected and actual values, the number of mismatches and the max |diff|.
+void check_tensor(const attn::tensor& actual, const json& expected, const std::string& label) {
+    const auto shape = expected.at("shape").get<std::vector<std::size_t>>();
+    const json& data = expected.at("data");
+    const std::vector<std::size_t> actual_shape(actual.values.shape().begin(),
+                                                actual.values.shape().end());
+
+    CHECK_MESSAGE(actual_shape == shape, label << ": shape " << shape_string(actual_shape)
+                                               << ", expected " << shape_string(shape));
+    if (actual_shape != shape) return;
+    CHECK_MESSAGE(actual.dims.size() == shape.size(),
+                  label << ": " << actual.dims.size() << " dimension names for a rank-"
+                        << shape.size() << " tensor");
+
+    const bool boolean = !data.empty() && data.front().is_boolean();
+    const auto want_type = boolean ? attn::element_type::boolean : attn::element_type::float32;
+    CHECK_MESSAGE(actual.type == want_type,
+                  label << ": element type should be " << (boolean ? "boolean" : "float32"));
+
+    // row-major order, as tensor.flatten() in torch
+    const std::vector<float> values(actual.values.begin(), actual.values.end());
+    REQUIRE_MESSAGE(values.size() == data.size(),  // implied by the shape unless the fixture is broken
+                    label << ": the fixture has " << data.size() << " values for its shape");
+
+    std::size_t mismatches = 0, non_finite = 0;  // non_finite: NaN or ±inf where they differ
+    double max_diff = 0.0;                          // over elements where both are finite
+    std::ostringstream listed;
+    listed << std::setprecision(9);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const double e = number_from_json(data[i]);
+        const double a = values[i];
+        bool ok = boolean ? (a == e) : value_matches(e, a);
+        if (std::isfinite(e) && std::isfinite(a))
+            max_diff = std::max(max_diff, std::fabs(a - e));
+        else if (!ok)
+            ++non_finite;
+        if (ok) continue;
+        if (mismatches++ < max_listed)
+            listed << "\n    [" << i << "] expected " << data[i].dump() << ", actual " << a;
+    }
+    CHECK_MESSAGE(mismatches == 0, label << ": " << mismatches << " of " << values.size()
+                                         << " values differ (" << non_finite
+                                         << " of them NaN or inf), max finite |diff| "
+                                         << max_diff << listed.str());
+}
+
+/// Every stage and tensor of one fixture against the trace, and nothing more in the trace.
+void check_fixture(const std::string& name, const json& doc) {
+    attn::trace tr;
+    try {
+        tr = run(config_from_json(doc.at("config")));
+    } catch (const std::exception& e) {
+        FAIL_CHECK(name << ": " << e.what());
+        return;
+    }
+    const json& stages = doc.at("stages");
+
+    for (const auto& [stage_name, tensors] : stages.items()) {
+        const attn::stage* st = tr.find(stage_name);
+        CHECK_MESSAGE(st != nullptr, name << ": stage \"" << stage_name << "\" is missing");
+        if (st == nullptr) continue;
+        for (const auto& [tensor_name, expected] : tensors.items()) {
+            const std::string label = name + ": " + stage_name + "." + tensor_name;
+            const attn::tensor* t = find_tensor(*st, tensor_name);
+            CHECK_MESSAGE(t != nullptr, label << " is missing");
+            if (t != nullptr) check_tensor(*t, expected, label);
+        }
+        for (const auto& t : st->tensors)
+            CHECK_MESSAGE(tensors.contains(t.name),
+                          name << ": " << stage_name << "." << t.name << " should not exist");
+    }
+
+    std::vector<std::string> want_order, got_order;
+    for (const auto& item : stages.items()) want_order.push_back(item.key());
+    for (const auto& st : tr.stages) {
+        got_order.emplace_back(st.name());
+        CHECK_MESSAGE(stages.contains(st.name()),
+                      name << ": stage \"" << st.name() << "\" should not exist");
+    }
+    if (std::all_of(got_order.begin(), got_order.end(),
+                    [&](const std::string& s) { return stages.contains(s); }) &&
+        got_order.size() == want_order.size())
+        CHECK_MESSAGE(got_order == want_order, name << ": stages are out of CLI.md's order");
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------
+
+TEST_SUITE("fixtures") {
+
+TEST_CASE("every stage of every PyTorch fixture matches, and no stage is extra") {
+    const auto paths = fixture_paths();
+    REQUIRE_MESSAGE(!paths.empty(), "no fixtures in " << fixture_dir.string()
+                                    << "; run /usr/bin/python3 tests/reference/make_fixtures.py");
+    for (const auto& path : paths) {
+        const std::string name = path.stem().string();
+        json doc;
+        try {
+            doc = load_json(path);
+        } catch (const std::exception& e) {
+            FAIL_CHECK(name << ": cannot read the fixture: " << e.what());
+            continue;
+        }
+        CHECK_MESSAGE(doc.at("name").get<std::string>() == name,
+                      path.string() << " is named \"" << doc.at("name").get<std::string>() << '"');
+        check_fixture(name, doc);
+    }
+}
+
+TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows are NaN or uniform") {
+    // With a -inf fill exp(-inf) = 0; with -1e9 exp(-1e9 - max) underflows to exactly 0 in
+    // float32 too. A row with no allowed key: NaN with -inf (as PyTorch), uniform 1/Sk with a
+    // finite fill; the trace warns about it (attention.hpp).
+    for (const auto& path : fixture_paths()) {
+        const std::string name = path.stem().string();
+        attn::config c;
+        attn::trace tr;
+        try {
+            c = config_from_json(load_json(path).at("config"));
+            tr = run(c);
+        } catch (const std::exception& e) {
+            FAIL_CHECK(name << ": " << e.what());
+            continue;
+        }
+        const attn::stage* softmax = tr.find("softmax");
+        CHECK_MESSAGE(softmax != nullptr, name << ": no softmax stage");
+        if (softmax == nullptr || find_tensor(*softmax, "weights") == nullptr) continue;
+        const auto& w = find_tensor(*softmax, "weights")->values;  // [B,H,Sq,Sk]
+        const attn::stage* mask_stage = tr.find("mask");
+        CHECK_MESSAGE((mask_stage != nullptr) == c.mask.any(), name << ": mask stage presence");
+        const xt::xarray<float>* mask = nullptr;  // [B,1,Sq,Sk]
+        if (mask_stage != nullptr && find_tensor(*mask_stage, "mask") != nullptr)
+            mask = &find_tensor(*mask_stage, "mask")->values;
+        if (w.dimension() != 4 || (mask != nullptr && mask->dimension() != 4)) {
+            FAIL_CHECK(name << ": weights or mask do not have 4 axes");
+            continue;
+        }
+        const std::size_t B = w.shape(0), H = w.shape(1), Sq = w.shape(2), Sk = w.shape(3);
+
+        std::size_t bad_sum = 0, bad_zero = 0, bad_empty = 0, empty_rows = 0;
+        double worst_sum = 1.0;
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t i = 0; i < Sq; ++i) {
+                    auto allowed = [&](std::size_t j) { return !mask || (*mask)(b, 0, i, j) != 0.0f; };
+                    std::size_t n_allowed = 0;
+                    double sum = 0.0;
+                    for (std::size_t j = 0; j < Sk; ++j) {
+                        n_allowed += allowed(j);
+                        sum += w(b, h, i, j);
+                    }
+                    if (n_allowed == 0) {
+                        ++empty_rows;
+                        for (std::size_t j = 0; j < Sk; ++j) {
+                            const float wij = w(b, h, i, j);
+                            const bool ok = std::isinf(c.fill)
+                                                ? std::isnan(wij)
+                                                : std::fabs(wij - 1.0 / double(Sk)) <= 1e-6;
+                            bad_empty += !ok;
+                        }
+                        continue;
+                    }
+                    if (!(std::fabs(sum - 1.0) <= 1e-5)) {
+                        ++bad_sum;
+                        if (!(std::fabs(sum - 1.0) <= std::fabs(worst_sum - 1.0))) worst_sum = sum;
+                    }
+                    for (std::size_t j = 0; j < Sk; ++j)
+                        if (!allowed(j)) bad_zero += w(b, h, i, j) != 0.0f;
+                }
+        CHECK_MESSAGE(bad_sum == 0, name << ": " << bad_sum << " rows do not sum to 1 (worst "
+                                         << std::setprecision(9) << worst_sum << ")");
+        CHECK_MESSAGE(bad_zero == 0, name << ": " << bad_zero << " masked weights are not exactly 0");
+        CHECK_MESSAGE(bad_empty == 0, name << ": " << bad_empty << " weights in rows with no allowed key are not "
+                                           << (std::isinf(c.fill) ? "NaN" : "1/Sk"));
+        if (empty_rows > 0)
+            CHECK_MESSAGE(!tr.warnings.empty(),
+                          name << ": " << empty_rows << " rows with no allowed key but no warning");
+    }
+}
+
+}  // TEST_SUITE("fixtures")
