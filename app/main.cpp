@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
         // are replaced by the contract's 2 for every usage error.
         if (e.get_exit_code() == 0) return app.exit(e);
         std::cerr << "attn: error: " << e.what() << "\n"
-                  << "Run `" << argv[0] << (app.get_subcommands().empty() ? "" : " trace") << " --help` for usage.\n";
+                  << "Run `attn" << (app.get_subcommands().empty() ? "" : " trace") << " --help` for usage.\n";
         return 2;
     } catch (const attn::usage_error& e) {
         std::cerr << "attn: error: " << e.what() << "\n";

@@ -250,7 +250,8 @@ TEST_CASE("--full prints every value") {
 }
 
 TEST_CASE("stages are separated by one blank line and filtered by options.stages") {
-    const trace t = make_trace({make_stage("scores", {small_scores()}), make_stage("mask", {causal_mask()})});
+    const trace t =
+        make_trace({make_stage("scores", {small_scores()}), make_stage("mask", {causal_mask()})});
     SUBCASE("all stages, one blank line between them") {
         const std::string text = render(t);
         CHECK(text.find("  -1.7500   1.1250   0.8750\n\n── 8 · mask ──") != std::string::npos);
@@ -276,7 +277,8 @@ TEST_CASE("warnings are left to the program, which prints them to stderr") {
 
 TEST_CASE("colour: escape codes only when options.color") {
     xt::xarray<float> v = {{{{0.5f, -inf}, {NAN, 1.5f}}}};
-    const trace t = make_trace({make_stage("masked", {{"masked", bhqk, v}}), make_stage("mask", {causal_mask()})});
+    const trace t =
+        make_trace({make_stage("masked", {{"masked", bhqk, v}}), make_stage("mask", {causal_mask()})});
     SUBCASE("color = false: none at all") {
         CHECK(render(t).find('\x1b') == std::string::npos);
     }
@@ -284,11 +286,14 @@ TEST_CASE("colour: escape codes only when options.color") {
         render_options color;
         color.color = true;
         const std::string text = render(t, color);
-        CHECK(text.rfind("\x1b[1m── 9 · masked ── scaled scores with the fill value where the mask is false\x1b[0m\n", 0) == 0);
+        CHECK(text.rfind("\x1b[1m── 9 · masked ── scaled scores with the fill value where the mask "
+                         "is false\x1b[0m\n",
+                         0) == 0);
         CHECK(text.find("masked [1,1,2,2] \x1b[2m(batch, head, query, key)\x1b[0m\n") != std::string::npos);
         CHECK(text.find("\n\x1b[2mquery 0\x1b[0m  0.5000    \x1b[2m-inf\x1b[0m\n") != std::string::npos);
         CHECK(text.find("\n\x1b[2mquery 1\x1b[0m     \x1b[31mnan\x1b[0m  1.5000\n") != std::string::npos);
-        CHECK(text.find("\n\x1b[2mquery 0\x1b[0m   True  \x1b[2mFalse\x1b[0m  \x1b[2mFalse\x1b[0m\n") != std::string::npos);
+        CHECK(text.find("\n\x1b[2mquery 0\x1b[0m   True  \x1b[2mFalse\x1b[0m  \x1b[2mFalse\x1b[0m\n") !=
+              std::string::npos);
     }
 }
 

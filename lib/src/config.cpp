@@ -19,7 +19,8 @@ void validate_mask(const config& c) {
         if (m.lengths.empty())
             throw usage_error("--mask padding needs --lengths n1,n2,... (one valid key length per batch item)");
         if (static_cast<std::int64_t>(m.lengths.size()) != c.batch)
-            throw usage_error("--lengths has " + std::to_string(m.lengths.size()) + " values but --batch is " +
+            throw usage_error("--lengths has " + std::to_string(m.lengths.size()) +
+                              (m.lengths.size() == 1 ? " value" : " values") + " but --batch is " +
                               std::to_string(c.batch) + " (one length per batch item)");
         for (std::int64_t n : m.lengths)
             if (n < 0 || n > c.kv_seq)

@@ -207,7 +207,8 @@ private:
                        std::ptrdiff_t base) const;
     void print_skipped(std::ostream& out, std::size_t axis, const std::vector<std::size_t>& index,
                        std::size_t first, std::size_t last) const;
-    void print_slice(std::ostream& out, const std::vector<std::size_t>& index, std::ptrdiff_t base) const;
+    void print_slice(std::ostream& out, const std::vector<std::size_t>& index,
+                     std::ptrdiff_t base) const;
     void print_column_labels(std::ostream& out) const;
     void print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const;
     void print_value(std::ostream& out, float v) const;
@@ -309,8 +310,9 @@ void tensor_printer::print_leading(std::ostream& out, std::size_t axis, std::vec
 }
 
 /// "... (8 more slices: batch=0, head=3..6) ...": the slices a summary leaves out.
-void tensor_printer::print_skipped(std::ostream& out, std::size_t axis, const std::vector<std::size_t>& index,
-                                   std::size_t first, std::size_t last) const {
+void tensor_printer::print_skipped(std::ostream& out, std::size_t axis,
+                                   const std::vector<std::size_t>& index, std::size_t first,
+                                   std::size_t last) const {
     std::size_t slices = last - first + 1;
     for (std::size_t a = axis + 1; a + 2 < rank(); ++a) slices *= grid_.shape[a];
     out << p_.dim << "... (" << slices << " more slices: ";

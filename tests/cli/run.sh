@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Command-line tests: runs the attn program as a user would and checks exit
+# codes, messages on stderr, stdout and files. Usage: run.sh path/to/attn
+# Needs jq and python3. Prints one line per check and "N passed, N failed".
+set -u
+attn=${1:?usage: run.sh path/to/attn}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+ok()   { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && printf '     %s\n' "$2"; }
+
+# run ARGS...: runs attn, keeping stdout in $work/out, stderr in $work/err, the status in $rc.
+run() { "$attn" "$@" >"$work/out" 2>"$work/err"; rc=$?; }
+
+# expect_error NAME RC 'exact stderr first line' ARGS...: a usage or runtime error
+# with one clear line, the given exit code and nothing on stdout.
+expect_error() {
+  local name=$1 want_rc=$2 want_msg=$3; shift 3
+  run "$@"
+  local got_msg; got_msg=$(head -n 1 "$work/err")
+  if [ "$rc" -ne "$want_rc" ]; then fail "$name" "exit $rc, wanted $want_rc; stderr: $got_msg"
+  elif [ "$got_msg" != "$want_msg" ]; then fail "$name" "stderr: '$got_msg' wanted '$want_msg'"
+  elif [ -s "$work/out" ]; then fail "$name" "stdout is not empty"
+  else ok "$name"; fi
+}
+
+# expect_ok NAME ARGS...: exit 0.
+expect_ok() {
+  local name=$1; shift
+  run "$@"
+  if [ "$rc" -eq 0 ]; then ok "$name"; else fail "$name" "exit $rc: $(head -n 2 "$work/err")"; fi
+}
+
+# check NAME CONDITION-COMMAND...: the command succeeds.
+check() {
+  local name=$1; shift
+  if "$@" >/dev/null 2>&1; then ok "$name"; else fail "$name" "failed: $*"; fi
+}
+
+# --- help and version ---------------------------------------------------------
+expect_ok "help exits 0" --help
+check "help names the trace command" grep -q "trace" "$work/out"
+expect_ok "trace help exits 0" trace --help
+check "trace help shows an example" grep -q "attn trace --heads 4 --mask causal" "$work/out"
+check "trace help lists the mask kinds" grep -q "causal (j <= i)" "$work/out"
+expect_ok "version exits 0" --version
+check "version names attn" grep -q "^attn " "$work/out"
+
+# --- the README's command ------------------------------------------------------
+expect_ok "trace --heads 4 --mask causal" trace --heads 4 --mask causal
+check "table shows the softmax stage heading" grep -q "10 · softmax" "$work/out"
+check "table labels slices by batch and head" grep -q "weights\[batch=0, head=3\]" "$work/out"
+check "no colour codes when stdout is not a terminal" bash -c "! grep -q $'\e' '$work/out'"
+expect_ok "--color always" trace --stage scores --color always
+check "--color always writes escape codes" grep -q $'\e\[' "$work/out"
+NO_COLOR=1 "$attn" trace --stage scores --color auto >"$work/out" 2>&1
+check "NO_COLOR: no escape codes" bash -c "! grep -q $'\e' '$work/out'"
+
+# --- JSON ----------------------------------------------------------------------
+# seed notebook 000: torch.manual_seed(24), three nn.Linear(8,8), randn(2,5,8), no output projection
+expect_ok "json output" trace --seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj --format json
+cp "$work/out" "$work/s24.json"
+check "json is valid for jq" jq -e . "$work/s24.json"
+check "json is valid for python json.load" python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$work/s24.json"
+check "json format tag" test "$(jq -r .format "$work/s24.json")" = "attn.trace/1"
+check "json stage order" test "$(jq -c '.stages | keys_unsorted' "$work/s24.json")" = \
+  '["input","params","projections","view","transpose","scores","scaled","mask","masked","softmax","context","merge","concat"]'
+check "json one path to a weight" test "$(jq '.stages.softmax.tensors.weights.data[0][0][0][0]' "$work/s24.json")" = "1"
+check "json first input value is the notebook's (seed 24: 1.5722)" \
+  jq -e '.stages.input.tensors.x.data[0][0][0] | . - 1.5722 | (. < 0.00005 and . > -0.00005)' "$work/s24.json"
+check "json config" test "$(jq -c '.config | [.batch,.seq,.kv_seq,.d_model,.heads,.head_dim,.mask,.fill]' "$work/s24.json")" = \
+  '[2,5,5,8,4,2,"causal","-inf"]'
+check "json -inf as a string" test "$(jq -r '.stages.masked.tensors.masked.data[0][0][0][1]' "$work/s24.json")" = "-inf"
+check "json mask as booleans" test "$(jq -c '.stages.mask.tensors.mask.data[0][0][1]' "$work/s24.json")" = "[true,true,false,false,false]"
+check "json shapes and dims" test "$(jq -c '.stages.scores.tensors.scores | [.shape,.dims]' "$work/s24.json")" = \
+  '[[2,4,5,5],["batch","head","query","key"]]'
+check "every softmax row sums to 1" jq -e \
+  '[.stages.softmax.tensors.weights.data[][][] | add | . - 1 | (. < 0.00001 and . > -0.00001)] | all' "$work/s24.json"
+check "weights above the causal diagonal are exactly 0" jq -e \
+  '[.stages.softmax.tensors.weights.data[][] | to_entries[] | .key as $i | .value | to_entries[]
+    | select(.key > $i) | .value] | (length == 80 and all(. == 0))' "$work/s24.json"
+
+expect_ok "--stage selects stages" trace --format json --stage softmax,scores
+check "--stage keeps stage order" test "$(jq -c '.stages | keys_unsorted' "$work/out")" = '["scores","softmax"]'
+
+expect_ok "jsonl output" trace --format jsonl --mask causal
+check "jsonl has one line per stage" test "$(wc -l <"$work/out")" -eq 14
+check "jsonl lines are JSON" jq -e .step "$work/out"
+check "jsonl lines carry their name" test "$(jq -r .name "$work/out" | paste -sd, -)" = \
+  "input,params,projections,view,transpose,scores,scaled,mask,masked,softmax,context,merge,concat,output"
+
+# --- masks -----------------------------------------------------------------------
+expect_ok "padding with -inf on an empty row warns" trace --batch 2 --mask padding --lengths 4,0 --format json
+check "warning names the rows on stderr" grep -q "^attn: warning: no key may be attended in batch 1 query 0" "$work/err"
+check "-inf fill on an empty row gives NaN weights" test "$(jq -r '.stages.softmax.tensors.weights.data[1][0][0][0]' "$work/out")" = "nan"
+expect_ok "padding with -1e9 on an empty row" trace --batch 2 --mask padding --lengths 4,0 --fill -1e9 --format json
+check "finite fill on an empty row gives uniform weights" \
+  test "$(jq -c '.stages.softmax.tensors.weights.data[1][0][0]' "$work/out")" = "[0.25,0.25,0.25,0.25]"
+check "warning says uniform" grep -q "uniform" "$work/err"
+expect_ok "window mask" trace --seq 5 --mask window --window 1 --format json --stage mask
+check "window mask row 2" test "$(jq -c '.stages.mask.tensors.mask.data[0][0][2]' "$work/out")" = "[false,true,true,true,false]"
+expect_ok "causal+padding" trace --batch 2 --mask causal+padding --lengths 3,2 --format json --stage mask
+check "causal+padding row 3 of item 1" test "$(jq -c '.stages.mask.tensors.mask.data[1][0][3]' "$work/out")" = "[true,true,false,false]"
+expect_ok "random mask is seeded" trace --mask random --mask-seed 7 --format json --stage mask
+cp "$work/out" "$work/r1"
+run trace --mask random --mask-seed 7 --format json --stage mask
+check "same mask seed, same mask" cmp -s "$work/out" "$work/r1"
+
+# --- cross-attention -------------------------------------------------------------
+expect_ok "cross-attention" trace --seq 3 --kv-seq 6 --d-in 4 --d-kv-in 12 --d-model 8 --format json
+check "cross: x_kv present" test "$(jq -c '.stages.input.tensors.x_kv.shape' "$work/out")" = "[1,6,12]"
+check "cross: scores are [B,H,Sq,Sk]" test "$(jq -c '.stages.scores.tensors.scores.shape' "$work/out")" = "[1,2,3,6]"
+check "cross: w_k is [D,Dkv]" test "$(jq -c '.stages.params.tensors.w_k.shape' "$work/out")" = "[8,12]"
+expect_ok "no biases, no output projection" trace --no-qkv-bias --no-out-proj --format json
+check "no b_q, no w_o" test "$(jq -c '.stages.params.tensors | keys_unsorted' "$work/out")" = '["w_q","w_k","w_v"]'
+check "no output stage" test "$(jq -c '.stages | has("output")' "$work/out")" = "false"
+
+# --- --out: whole or nothing ------------------------------------------------------
+expect_ok "--out writes the file" trace --format json --out "$work/t.json"
+check "--out file is valid JSON" jq -e .format "$work/t.json"
+check "--out leaves stdout empty" test ! -s "$work/out"
+echo "old" >"$work/keep.json"
+expect_error "--out is left alone on a bad flag" 2 "attn: error: --d-model 10 is not divisible by --heads 4" \
+  trace --d-model 10 --heads 4 --out "$work/keep.json"
+check "--out kept its old content" test "$(cat "$work/keep.json")" = "old"
+check "no temporary files are left" test -z "$(ls "$work" | grep tmp-)"
+expect_error "--out into a missing directory" 1 \
+  "attn: error: --out $work/none/t.json: cannot create a file in $work/none: No such file or directory" \
+  trace --out "$work/none/t.json"
+mkdir "$work/ro" && chmod 500 "$work/ro"
+if [ "$(id -u)" != 0 ]; then
+  expect_error "--out into a read-only directory" 1 \
+    "attn: error: --out $work/ro/t.json: cannot create a file in $work/ro: Permission denied" trace --out "$work/ro/t.json"
+fi
+mkdir "$work/adir"
+run trace --out "$work/adir"
+check "--out onto a directory fails with exit 1" test "$rc" -eq 1
+check "--out onto a directory names --out" grep -q "^attn: error: --out $work/adir: cannot replace" "$work/err"
+
+# --- bad input: one line naming the flag, exit 2 ------------------------------------
+expect_error "zero batch" 2 "attn: error: --batch 0 must be at least 1" trace --batch 0
+expect_error "negative seq" 2 "attn: error: --seq -3 must be at least 1" trace --seq -3
+expect_error "zero heads" 2 "attn: error: --heads 0 must be at least 1" trace --heads 0
+expect_error "zero kv-seq" 2 "attn: error: --kv-seq 0 must be at least 1" trace --kv-seq 0
+expect_error "zero d-in" 2 "attn: error: --d-in 0 must be at least 1" trace --d-in 0
+expect_error "d-model not divisible" 2 "attn: error: --d-model 10 is not divisible by --heads 4" trace --d-model 10 --heads 4
+expect_error "unknown mask kind" 2 \
+  "attn: error: --mask foo: unknown kind 'foo' (expected none, or causal, padding, window, random joined by '+')" \
+  trace --mask foo
+expect_error "mask kind twice" 2 "attn: error: --mask causal+causal: 'causal' is given twice" trace --mask causal+causal
+expect_error "padding without lengths" 2 \
+  "attn: error: --mask padding needs --lengths n1,n2,... (one valid key length per batch item)" trace --mask padding
+expect_error "lengths count differs from batch" 2 \
+  "attn: error: --lengths has 1 value but --batch is 2 (one length per batch item)" \
+  trace --batch 2 --mask padding --lengths 3
+expect_error "length above kv-seq" 2 "attn: error: --lengths 9 is outside 0..4 (the key length, --kv-seq)" \
+  trace --mask padding --lengths 9
+expect_error "lengths without padding" 2 "attn: error: --lengths is given but --mask has no padding (use --mask padding)" \
+  trace --lengths 3
+expect_error "negative window" 2 "attn: error: --window -1 must be 0 or more" trace --mask window --window -1
+expect_error "window without --window" 2 \
+  "attn: error: --mask window needs --window W (query i may attend keys j with |i - j| <= W)" trace --mask window
+expect_error "mask-keep out of range" 2 "attn: error: --mask-keep 1.500000 must be between 0 and 1" \
+  trace --mask random --mask-keep 1.5
+expect_error "bad fill" 2 "attn: error: --fill abc: expected -inf or a finite number such as -1e9" trace --fill abc
+expect_error "unknown stage" 2 \
+  "attn: error: --stage foo: unknown stage (valid: input, params, projections, view, transpose, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output)" \
+  trace --stage foo
+expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs a --mask)" \
+  trace --stage mask
+expect_error "unknown format" 2 "attn: error: --format: npz not in {table,json,jsonl}" trace --format npz
+expect_error "not a number" 2 "attn: error: Could not convert: --heads = abc" trace --heads abc
+expect_error "unknown flag" 2 "attn: error: The following argument was not expected: --bogus" trace --bogus
+expect_error "no subcommand" 2 "attn: error: A subcommand is required" 
+
+# --- sizes that would not fit: refused before allocating, exit 1 -------------------
+expect_error "sizes too large for memory" 1 \
+  "attn: error: these sizes need 85.3 PiB but the limit is 20.0 GiB (--max-memory); the largest stages are scores, scaled, softmax at 28.4 PiB each, for [B,H,Sq,Sk] = [100000,8,100000,100000]" \
+  trace --batch 100000 --seq 100000 --heads 8 --d-model 64 --max-memory 20GiB
+expect_error "sizes that overflow 64 bits" 1 \
+  "attn: error: these sizes need more than 16 EiB but the limit is 1.0 GiB (--max-memory); the largest stages are scores, scaled, softmax at more than 16 EiB each, for [B,H,Sq,Sk] = [1000000,8,1000000,1000000]" \
+  trace --batch 1000000 --seq 1000000 --heads 8 --max-memory 1GiB
+expect_error "--max-memory is honoured" 1 \
+  "attn: error: these sizes need 3.1 MiB but the limit is 1.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 1.0 MiB each, for [B,H,Sq,Sk] = [1,4,256,256]" \
+  trace --seq 256 --heads 4 --max-memory 1MiB
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
