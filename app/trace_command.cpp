@@ -35,6 +35,7 @@ struct trace_options {
     std::vector<std::int64_t> lengths;
     std::optional<std::int64_t> window;
     std::string fill = "-inf";
+    std::string seed = "0";
 
     std::string format = "table";
     std::string stages;
@@ -44,6 +45,19 @@ struct trace_options {
     std::string color = "auto";
     std::uint64_t max_memory = 0;  // 0: most of the machine's memory
 };
+
+/// torch.manual_seed takes any Python int; a negative one wraps mod 2^64.
+std::uint64_t parse_seed(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const bool negative = !text.empty() && text[0] == '-';
+        const std::uint64_t value =
+            negative ? static_cast<std::uint64_t>(std::stoll(text, &used)) : std::stoull(text, &used);
+        if (used == text.size() && !text.empty() && text[0] != '+' && text[0] != ' ') return value;
+    } catch (const std::exception&) {
+    }
+    throw attn::usage_error("--seed " + text + ": expected a whole number (negative ones wrap as in torch.manual_seed)");
+}
 
 float parse_fill(const std::string& text) {
     if (text == "-inf") return -std::numeric_limits<float>::infinity();
@@ -89,6 +103,7 @@ attn::config make_config(const trace_options& o) {
     c.mask.lengths = o.lengths;
     c.mask.window_size = o.window;
     c.fill = parse_fill(o.fill);
+    c.seed = parse_seed(o.seed);
     attn::validate(c);
     return c;
 }
@@ -175,7 +190,10 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--d-kv-in", o->d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->group(shapes);
 
     const std::string params = "Parameters";
-    cmd->add_option("--seed", c.seed, "torch.manual_seed(SEED) for the weights and x")->default_val(0)->group(params);
+    cmd->add_option("--seed", o->seed, "torch.manual_seed(SEED) for the weights and x")
+        ->type_name("INT")
+        ->default_val("0")
+        ->group(params);
     cmd->add_flag("--no-qkv-bias", o->no_qkv_bias, "nn.Linear(..., bias=False) for q, k and v")->group(params);
     cmd->add_flag("--no-out-proj", o->no_out_proj, "no output projection: the result is the concat stage")
         ->group(params);
@@ -184,10 +202,12 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--mask", o->mask,
                     "none, or kinds joined by '+': causal (j <= i), padding (needs --lengths),\n"
                     "window (needs --window), random (--mask-seed, --mask-keep)")
+        ->type_name("KINDS")
         ->default_val("none")
         ->group(masks);
     cmd->add_option("--lengths", o->lengths, "padding: valid key length per batch item, e.g. 5,3")
         ->delimiter(',')
+        ->type_name("N,N,...")
         ->group(masks);
     cmd->add_option("--window", o->window, "window: query i may attend keys j with |i - j| <= W")->group(masks);
     cmd->add_option("--mask-seed", c.mask.random_seed, "random: torch.manual_seed(N); torch.rand(B,1,Sq,Sk) < P")
@@ -199,30 +219,39 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--fill", o->fill,
                     "value where the mask is false: -inf (a row with no allowed key gives NaN,\n"
                     "as in PyTorch) or a number such as -1e9 (such a row gives uniform weights)")
+        ->type_name("V")
         ->default_val("-inf")
         ->group(masks);
 
     const std::string output = "Output";
     cmd->add_option("--format", o->format, "table (for reading), json (one document), jsonl (one stage per line)")
         ->check(CLI::IsMember({"table", "json", "jsonl"}))
+        ->type_name("FORMAT")
         ->default_val("table")
         ->group(output);
-    cmd->add_option("--stage", o->stages, "only these stages, comma-separated (default: all)")->group(output);
-    cmd->add_option("--out", o->out, "write to FILE instead of stdout (whole or not at all)")->group(output);
+    cmd->add_option("--stage", o->stages, "only these stages, comma-separated (default: all)")
+        ->type_name("NAMES")
+        ->group(output);
+    cmd->add_option("--out", o->out, "write to FILE instead of stdout (whole or not at all)")
+        ->type_name("FILE")
+        ->group(output);
     cmd->add_option("--precision", o->precision, "digits after the decimal point in tables")
         ->default_val(4)
         ->check(CLI::Range(0, 12))
+        ->type_name("N")
         ->group(output);
     cmd->add_flag("--full", o->full, "print every element; by default tensors over 1000 elements\n"
                                      "show their first and last 3 along each axis, as PyTorch does")
         ->group(output);
     cmd->add_option("--color", o->color, "auto (only on a terminal, never with NO_COLOR), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->type_name("WHEN")
         ->default_val("auto")
         ->group(output);
     cmd->add_option("--max-memory", o->max_memory,
-                    "refuse sizes whose stages need more than SIZE (default: 80% of RAM)")
+                    "refuse sizes whose stages need more than SIZE, e.g. 4GiB\n(default: 80% of RAM; exit 1 with the sizes of the largest stages)")
         ->transform(CLI::AsSizeValue(false))
+        ->type_name("SIZE")
         ->group(output);
 
     cmd->callback([o] { run_trace(*o); });

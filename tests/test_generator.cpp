@@ -322,6 +322,9 @@ TEST_SUITE("generator") {
                     out.resize(call.at("n").get<std::size_t>());
                     gen.uniform(out.data(), out.size(), call.at("a").get<double>(),
                                 call.at("b").get<double>());
+                } else if (op == "skip") {  // draws that produce no values
+                    const auto n = call.at("n").get<std::size_t>();
+                    for (std::size_t k = 0; k < n; ++k) gen.next_u32();
                 } else if (op == "linear") {
                     out = linear(gen, call.at("in").get<std::size_t>(),
                                  call.at("out").get<std::size_t>(), call.at("bias").get<bool>());

@@ -72,19 +72,30 @@ xt::xarray<float> apply_mask(const xt::xarray<float>& scaled, const xt::xarray<b
     return masked;
 }
 
-/// One warning naming every (batch, query) row in which no key may be attended.
+/// One warning naming the (batch, query) rows in which no key may be attended,
+/// consecutive rows as a range: "batch 1 queries 0..3, batch 2 query 5".
 void warn_empty_rows(const xt::xarray<bool>& mask, float fill, std::vector<std::string>& warnings) {
     const std::size_t batch = mask.shape()[0], sq = mask.shape()[2], sk = mask.shape()[3];
+    const auto empty = [&](std::size_t b, std::size_t i) {
+        const bool* row = mask.data() + (b * sq + i) * sk;
+        return std::find(row, row + sk, true) == row + sk;
+    };
     std::string rows;
-    std::size_t count = 0;
+    std::size_t runs = 0, count = 0;
     for (std::size_t b = 0; b < batch; ++b)
         for (std::size_t i = 0; i < sq; ++i) {
-            const bool* row = mask.data() + (b * sq + i) * sk;
-            if (std::find(row, row + sk, true) != row + sk) continue;
-            if (++count <= 10) rows += (count > 1 ? ", " : "") + ("batch " + std::to_string(b) + " query " + std::to_string(i));
+            if (!empty(b, i)) continue;
+            std::size_t last = i;
+            while (last + 1 < sq && empty(b, last + 1)) ++last;
+            count += last - i + 1;
+            if (++runs <= 8)
+                rows += (runs > 1 ? ", batch " : "batch ") + std::to_string(b) +
+                        (last == i ? " query " + std::to_string(i)
+                                   : " queries " + std::to_string(i) + ".." + std::to_string(last));
+            i = last;
         }
     if (count == 0) return;
-    if (count > 10) rows += ", ... (" + std::to_string(count) + " rows in all)";
+    if (runs > 8) rows += ", ... (" + std::to_string(count) + " rows in all)";
     warnings.push_back("no key may be attended in " + rows + ": their weights are " +
                        (std::isinf(fill) ? "NaN (the fill is -inf; PyTorch gives NaN too)"
                                          : "uniform (the fill " + fill_to_string(fill) + " is finite)"));

@@ -55,7 +55,7 @@ void softmax_last_axis(xt::xarray<float>& x) {
     float* row = x.data();
     for (std::size_t r = 0; r < rows; ++r, row += width) {
         float max = row[0];
-        for (std::size_t j = 1; j < width; ++j) max = std::fmax(max, row[j]);
+        for (std::size_t j = 1; j < width; ++j) max = row[j] > max ? row[j] : max;  // inlined, unlike std::fmax
         float sum = 0.0f;
         for (std::size_t j = 0; j < width; ++j) {
             row[j] = std::exp(row[j] - max);

@@ -1,8 +1,10 @@
 #include "attn/render_json.hpp"
 
 #include <charconv>
+#include <memory>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "attn/mask.hpp"
 
@@ -10,10 +12,11 @@ namespace attn {
 namespace {
 
 /// Writes the nested arrays of one tensor, element by element, without building
-/// a JSON tree: large stages stream straight to the output.
+/// a JSON tree: large stages stream to the output in blocks of 64 KiB.
 class data_writer {
 public:
     data_writer(const tensor& t, std::ostream& out) : t_(t), out_(out) {}
+    ~data_writer() { flush(); }
 
     void write() {
         const float* next = t_.values.data();
@@ -21,35 +24,51 @@ public:
     }
 
 private:
+    static constexpr std::size_t block = 64 * 1024;
+    static constexpr std::size_t longest_number = 32;
+
     void write_axis(std::size_t axis, const float*& next) {
         if (axis == t_.values.dimension()) {
             write_number(*next++);
             return;
         }
-        out_.put('[');
+        put('[');
         for (std::size_t i = 0; i < t_.values.shape()[axis]; ++i) {
-            if (i != 0) out_.put(',');
+            if (i != 0) put(',');
             write_axis(axis + 1, next);
         }
-        out_.put(']');
+        put(']');
     }
 
     void write_number(float v) {
-        if (t_.type == element_type::boolean) {
-            out_ << (v != 0.0f ? "true" : "false");
-        } else if (std::isnan(v)) {
-            out_ << "\"nan\"";
-        } else if (std::isinf(v)) {
-            out_ << (v < 0 ? "\"-inf\"" : "\"inf\"");
-        } else {
-            char text[32];
-            const auto end = std::to_chars(text, text + sizeof text, v).ptr;  // shortest round-trip form
-            out_.write(text, end - text);
-        }
+        if (used_ + longest_number > block) flush();
+        if (t_.type == element_type::boolean)
+            append(v != 0.0f ? "true" : "false");
+        else if (std::isnan(v))
+            append("\"nan\"");
+        else if (std::isinf(v))
+            append(v < 0 ? "\"-inf\"" : "\"inf\"");
+        else  // the shortest text that reads back as the same float32
+            used_ = std::to_chars(buffer_ + used_, buffer_ + block, v).ptr - buffer_;
+    }
+
+    void put(char c) {
+        if (used_ == block) flush();
+        buffer_[used_++] = c;
+    }
+    void append(std::string_view text) {
+        text.copy(buffer_ + used_, text.size());
+        used_ += text.size();
+    }
+    void flush() {
+        out_.write(buffer_, static_cast<std::streamsize>(used_));
+        used_ = 0;
     }
 
     const tensor& t_;
     std::ostream& out_;
+    char buffer_[block];
+    std::size_t used_ = 0;
 };
 
 void write_tensor(const tensor& t, std::ostream& out) {
@@ -59,7 +78,10 @@ void write_tensor(const tensor& t, std::ostream& out) {
     std::string text = head.dump();
     text.pop_back();  // reopen the object to append "data"
     out << text << ",\"data\":";
-    data_writer(t, out).write();
+    {
+        auto writer = std::make_unique<data_writer>(t, out);  // its 64 KiB buffer lives on the heap
+        writer->write();
+    }
     out.put('}');
 }
 

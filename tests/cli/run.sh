@@ -93,7 +93,9 @@ check "jsonl lines carry their name" test "$(jq -r .name "$work/out" | paste -sd
 
 # --- masks -----------------------------------------------------------------------
 expect_ok "padding with -inf on an empty row warns" trace --batch 2 --mask padding --lengths 4,0 --format json
-check "warning names the rows on stderr" grep -q "^attn: warning: no key may be attended in batch 1 query 0" "$work/err"
+check "warning names the rows on stderr" grep -qx \
+  "attn: warning: no key may be attended in batch 1 queries 0..3: their weights are NaN (the fill is -inf; PyTorch gives NaN too)" \
+  "$work/err"
 check "-inf fill on an empty row gives NaN weights" test "$(jq -r '.stages.softmax.tensors.weights.data[1][0][0][0]' "$work/out")" = "nan"
 expect_ok "padding with -1e9 on an empty row" trace --batch 2 --mask padding --lengths 4,0 --fill -1e9 --format json
 check "finite fill on an empty row gives uniform weights" \
@@ -107,6 +109,18 @@ expect_ok "random mask is seeded" trace --mask random --mask-seed 7 --format jso
 cp "$work/out" "$work/r1"
 run trace --mask random --mask-seed 7 --format json --stage mask
 check "same mask seed, same mask" cmp -s "$work/out" "$work/r1"
+
+# --- seeds -----------------------------------------------------------------------
+run trace --seed -1 --format json --stage input,params
+jq -c .stages "$work/out" >"$work/neg"
+run trace --seed 18446744073709551615 --format json --stage input,params
+check "--seed -1 wraps to 2^64-1 as torch.manual_seed(-1) does" test "$(jq -c .stages "$work/out")" = "$(cat "$work/neg")"
+run trace --seed 4294967296 --format json --stage input
+jq -c .stages "$work/out" >"$work/big"
+run trace --seed 0 --format json --stage input
+check "only the seed mod 2^32 reaches MT19937" test "$(jq -c .stages "$work/out")" = "$(cat "$work/big")"
+run trace --seed 1 --format json --stage input
+check "another seed, other numbers" test "$(jq -c .stages "$work/out")" != "$(cat "$work/big")"
 
 # --- cross-attention -------------------------------------------------------------
 expect_ok "cross-attention" trace --seq 3 --kv-seq 6 --d-in 4 --d-kv-in 12 --d-model 8 --format json
@@ -164,6 +178,8 @@ expect_error "window without --window" 2 \
   "attn: error: --mask window needs --window W (query i may attend keys j with |i - j| <= W)" trace --mask window
 expect_error "mask-keep out of range" 2 "attn: error: --mask-keep 1.500000 must be between 0 and 1" \
   trace --mask random --mask-keep 1.5
+expect_error "bad seed" 2 "attn: error: --seed x: expected a whole number (negative ones wrap as in torch.manual_seed)" \
+  trace --seed x
 expect_error "bad fill" 2 "attn: error: --fill abc: expected -inf or a finite number such as -1e9" trace --fill abc
 expect_error "unknown stage" 2 \
   "attn: error: --stage foo: unknown stage (valid: input, params, projections, view, transpose, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output)" \

@@ -12,6 +12,7 @@ Call forms:
   {"op": "rand", "n": N}                torch.rand(N)
   {"op": "uniform", "n": N, "a": A, "b": B}   torch.empty(N).uniform_(A, B)
   {"op": "linear", "in": I, "out": O, "bias": true|false}   torch.nn.Linear(I, O, bias)
+  {"op": "skip", "n": N}                N u32 draws that produce no values (torch.rand(N), dropped)
 """
 import json
 import os
@@ -33,6 +34,9 @@ def run(call):
         return float_bits(torch.rand(call["n"]))
     if op == "uniform":
         return float_bits(torch.empty(call["n"]).uniform_(call["a"], call["b"]))
+    if op == "skip":
+        torch.rand(call["n"])  # one u32 per element (torch-rng.md 3)
+        return []
     if op == "linear":
         layer = torch.nn.Linear(call["in"], call["out"], bias=call["bias"])
         bits = float_bits(layer.weight)
@@ -54,6 +58,10 @@ def uniform(n, a, b):
     return {"op": "uniform", "n": n, "a": a, "b": b}
 
 
+def skip(n):
+    return {"op": "skip", "n": n}
+
+
 def linear(i, o, bias=True):
     return {"op": "linear", "in": i, "out": o, "bias": bias}
 
@@ -70,6 +78,8 @@ def cases():
     # rand and uniform_ with non-trivial bounds.
     out.append((1, [rand(700)]))
     out.append((24, [uniform(50, -0.37, 0.37), uniform(50, -3.0, 5.5), uniform(10, 0.0, 0.0)]))
+    # span = f32(f32(b) - f32(a)), not f32(b - a): they differ for these bounds.
+    out.append((5, [uniform(40, 0.1, 0.3), uniform(40, 0.3, 0.7)]))
     # Linear shapes (weight, then bias).
     for seed, (i, o, b) in [(0, (8, 8, True)), (0, (3, 2, True)), (1, (16, 2, False)),
                             (42, (7, 5, True)), (123, (1, 1, True)), (24, (100, 3, True)),
@@ -83,6 +93,16 @@ def cases():
     out.append((123, [linear(8, 8), randn(2 * 4 * 8), randn(5), linear(8, 16), randn(7), randn(15)]))
     out.append((2**31 + 5, [randn(17), linear(3, 2), randn(33), rand(3), randn(9), randn(16)]))
     out.append((1, [randn(15), randn(16), randn(1), randn(31), randn(32), randn(33)]))
+    # Single randn blocks of seed 0's stream (skip 16*k words, then randn(16)) where
+    # one fused step of the AVX2 transform (torch-rng.md 5.3) changes a bit when
+    # computed unfused: rare, so found by comparing 2^22 values of torch.randn.
+    for start in [208,        # LOG: fma(y, z, e*Q1)
+                  17168,      # SINCOS: sin-poly second step
+                  17376,      # LOG: last Horner step
+                  136624,     # SINCOS: cos-poly second step
+                  1037648,    # SINCOS: sin-poly first step
+                  2642704]:   # SINCOS: cos-poly first step
+        out.append((0, [skip(start), randn(16)]))
     return out
 
 
