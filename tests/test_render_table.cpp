@@ -97,7 +97,7 @@ TEST_CASE("a 3-D tensor is sliced over its leading axis") {
                            {{0.0f, 10.5f, -0.125f}, {2.0f, -3.5f, 4.0f}}};
     const std::string expected =
         "── 1 · input ── the token embeddings\n"
-        "   x [, x_kv]\n"
+        "   x = torch.randn(B,Sq,Din); x_kv = torch.randn(B,Sk,Dkv) if cross\n"
         "x [2,2,3] (batch, seq, d_in)\n"
         "x[batch=0]\n"
         "        d_in 0   d_in 1   d_in 2\n"
@@ -192,7 +192,7 @@ TEST_CASE("a -inf fill keeps fixed notation and prints -inf in the common width"
 TEST_CASE("the mask prints True and False") {
     const std::string expected =
         "── 8 · mask ── where each query may attend (true = may attend)\n"
-        "   mask[b,0,i,j]\n"
+        "   mask[b,0,i,j]: may query i attend key j?\n"
         "mask [1,1,3,3] (batch, head, query, key)\n"
         "mask[batch=0, head=0]\n"
         "         key 0  key 1  key 2\n"

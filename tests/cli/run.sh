@@ -58,6 +58,14 @@ check "--color always writes escape codes" grep -q $'\e\[' "$work/out"
 NO_COLOR=1 "$attn" trace --stage scores --color auto >"$work/out" 2>&1
 check "NO_COLOR: no escape codes" bash -c "! grep -q $'\e' '$work/out'"
 
+# --- the README's output block is what the program prints ----------------------
+readme=$(dirname "$0")/../../README.md
+# the lines between the first pair of ``` fences after the "Output (" line
+awk '/^Output \(/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' "$readme" >"$work/readme-block"
+"$attn" trace --heads 4 --mask causal --stage masked,softmax | sed -n '1,9p;/10 · softmax/,/^query 3/p' \
+  | sed '9a\\' >"$work/actual-block"
+check "README's output block is real" diff "$work/readme-block" "$work/actual-block"
+
 # --- JSON ----------------------------------------------------------------------
 # seed notebook 000: torch.manual_seed(24), three nn.Linear(8,8), randn(2,5,8), no output projection
 expect_ok "json output" trace --seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj --format json

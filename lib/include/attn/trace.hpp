@@ -23,16 +23,16 @@ struct stage_info {
 };
 
 inline constexpr std::array<stage_info, 15> stage_table{{
-    {"input", 1, "the token embeddings", "x [, x_kv]"},
+    {"input", 1, "the token embeddings", "x = torch.randn(B,Sq,Din); x_kv = torch.randn(B,Sk,Dkv) if cross"},
     {"params", 2, "weights in nn.Linear layout [out, in]", "y = x·Wᵀ + b"},
     {"projections", 3, "queries, keys and values", "Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v"},
     {"view", 4, "split the last axis into heads (no data moves)", "[B,S,D] -> [B,S,H,dk]"},
     {"transpose", 5, "heads become a batch axis", "[B,S,H,dk] -> [B,H,S,dk]"},
     {"scores", 6, "every query against every key, per head", "Q·Kᵀ"},
     {"scaled", 7, "scores scaled by the square root of the head width", "Q·Kᵀ / √dk"},
-    {"mask", 8, "where each query may attend (true = may attend)", "mask[b,0,i,j]"},
+    {"mask", 8, "where each query may attend (true = may attend)", "mask[b,0,i,j]: may query i attend key j?"},
     {"masked", 9, "scaled scores with the fill value where the mask is false", "masked_fill(mask == false, fill)"},
-    {"softmax", 10, "attention weights: softmax over the key axis (last)", "softmax(scores, dim=-1)"},
+    {"softmax", 10, "attention weights: softmax over the key axis (last)", "softmax(masked or scaled, dim=-1)"},
     {"dropout", 11, "weights after dropout (training mode only)", "weights · keep / (1 - p)"},
     {"context", 12, "each query's weighted sum of the values", "weights·V"},
     {"merge", 13, "transpose back: heads next to each other per position", "[B,H,Sq,dk] -> [B,Sq,H,dk]"},
