@@ -151,7 +151,7 @@ void run_trace(const trace_options& o) {
     };
     if (o.out.empty()) {
         emit(std::cout);
-        std::cout.flush();
+        if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
     } else {
         attn::write_file_atomically(o.out, "--out " + o.out, emit);
     }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -443,6 +444,8 @@ TEST_CASE("the masked stage holds the fill exactly where the mask is false, for 
 }
 
 TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf, uniform with a finite fill") {
+    // Consecutive empty rows of one batch item are one range, "batch 1 queries 0..2"; after
+    // eight ranges the rest is counted.
     attn::config c;
     c.batch = 2;
     c.seq = c.kv_seq = 3;
@@ -453,7 +456,7 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
         CHECK(t.warnings[0] ==
-              "no key may be attended in batch 1 query 0, batch 1 query 1, batch 1 query 2: their weights are NaN "
+              "no key may be attended in batch 1 queries 0..2: their weights are NaN "
               "(the fill is -inf; PyTorch gives NaN too)");
         const auto& w = stage_of(t, "softmax").at("weights").values;
         for (std::size_t h = 0; h < 2; ++h)
@@ -468,14 +471,13 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
         CHECK(t.warnings[0] ==
-              "no key may be attended in batch 1 query 0, batch 1 query 1, batch 1 query 2: their weights are uniform "
-              "(the fill -1e+09 is finite)");
+              "no key may be attended in batch 1 queries 0..2: their weights are uniform (the fill -1e+09 is finite)");
         const auto& w = stage_of(t, "softmax").at("weights").values;
         for (std::size_t h = 0; h < 2; ++h)
             for (std::size_t i = 0; i < 3; ++i)
                 for (std::size_t j = 0; j < 3; ++j) CHECK(w(1, h, i, j) == doctest::Approx(1.0 / 3).epsilon(1e-6));
     }
-    SUBCASE("only the empty rows are named (causal + padding)") {
+    SUBCASE("only the empty rows are named (causal + padding + window)") {
         c.mask.causal = true;
         c.mask.lengths = {3, 2};  // nothing empty: causal keeps key 0 for every query
         CHECK(run(c).warnings.empty());
@@ -487,16 +489,54 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
               "no key may be attended in batch 1 query 2: their weights are NaN (the fill is -inf; PyTorch gives NaN "
               "too)");
     }
-    SUBCASE("more than ten rows: the first ten, then the count") {
-        c.batch = 3;
-        c.seq = 4;
-        c.mask.lengths = {0, 0, 0};
+    SUBCASE("a range and a single row in different batch items (window 0 + padding {1, 2})") {
+        c.mask.window = true;
+        c.mask.window_size = 0;
+        c.mask.lengths = {1, 2};
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
         CHECK(t.warnings[0] ==
-              "no key may be attended in batch 0 query 0, batch 0 query 1, batch 0 query 2, batch 0 query 3, "
-              "batch 1 query 0, batch 1 query 1, batch 1 query 2, batch 1 query 3, batch 2 query 0, batch 2 query 1, "
-              "... (12 rows in all): their weights are NaN (the fill is -inf; PyTorch gives NaN too)");
+              "no key may be attended in batch 0 queries 1..2, batch 1 query 2: their weights are NaN (the fill is "
+              "-inf; PyTorch gives NaN too)");
+    }
+    SUBCASE("a gap splits one batch item's rows into two ranges (random, seed 38, keep 0.3)") {
+        c.batch = 1;
+        c.seq = 5;
+        c.kv_seq = 2;
+        c.mask = attn::mask_spec{};
+        c.mask.random = true;
+        c.mask.random_seed = 38;
+        c.mask.random_keep = 0.3;
+        const attn::trace t = run(c);
+        const auto& mask = stage_of(t, "mask").at("mask").values;  // rows 0, 2, 3 are empty
+        CHECK(mask == xt::xarray<float>{{{{0, 0}, {1, 0}, {0, 0}, {0, 0}, {1, 0}}}});
+        REQUIRE(t.warnings.size() == 1);
+        CHECK(t.warnings[0] ==
+              "no key may be attended in batch 0 query 0, batch 0 queries 2..3: their weights are NaN (the fill is "
+              "-inf; PyTorch gives NaN too)");
+    }
+    SUBCASE("eight ranges are all named") {
+        c.batch = 8;
+        c.seq = 2;
+        c.mask.lengths = std::vector<std::int64_t>(8, 0);
+        const attn::trace t = run(c);
+        REQUIRE(t.warnings.size() == 1);
+        CHECK(t.warnings[0] ==
+              "no key may be attended in batch 0 queries 0..1, batch 1 queries 0..1, batch 2 queries 0..1, "
+              "batch 3 queries 0..1, batch 4 queries 0..1, batch 5 queries 0..1, batch 6 queries 0..1, "
+              "batch 7 queries 0..1: their weights are NaN (the fill is -inf; PyTorch gives NaN too)");
+    }
+    SUBCASE("more than eight ranges: the first eight, then the number of rows") {
+        c.batch = 9;
+        c.seq = 2;
+        c.mask.lengths = std::vector<std::int64_t>(9, 0);
+        const attn::trace t = run(c);
+        REQUIRE(t.warnings.size() == 1);
+        CHECK(t.warnings[0] ==
+              "no key may be attended in batch 0 queries 0..1, batch 1 queries 0..1, batch 2 queries 0..1, "
+              "batch 3 queries 0..1, batch 4 queries 0..1, batch 5 queries 0..1, batch 6 queries 0..1, "
+              "batch 7 queries 0..1, ... (18 rows in all): their weights are NaN (the fill is -inf; PyTorch gives "
+              "NaN too)");
     }
     SUBCASE("no mask, no warning") {
         c.mask = attn::mask_spec{};

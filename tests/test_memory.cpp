@@ -242,6 +242,13 @@ TEST_CASE("check_memory throws attn::error naming the largest stages when over t
                              "[2,4,16,16]",
                              attn::error);
     }
+    SUBCASE("one largest stage: singular wording") {
+        c = attn::config{};  // B=1, Sq=Sk=4, D=8, H=2: params (4*(3*64+3*8+72) bytes) is the largest
+        CHECK_THROWS_WITH_AS(attn::check_memory(c, 100),
+                             "these sizes need 4.5 KiB but the limit is 100 bytes (--max-memory); the largest stage "
+                             "is params at 1.1 KiB, for [B,H,Sq,Sk] = [1,2,4,4]",
+                             attn::error);
+    }
     SUBCASE("saturated sizes") {
         c.batch = std::int64_t{1} << 20;
         c.seq = c.kv_seq = std::int64_t{1} << 20;  // planes: 2^62 elements, 2^64 bytes
@@ -274,6 +281,7 @@ TEST_CASE("check_memory throws attn::error naming the largest stages when over t
 TEST_CASE("format_bytes: bytes below 1 KiB, then one decimal in the largest binary unit") {
     CHECK(attn::format_bytes(0) == "0 bytes");
     CHECK(attn::format_bytes(1023) == "1023 bytes");
+    CHECK(attn::format_bytes(1) == "1 byte");
     CHECK(attn::format_bytes(1024) == "1.0 KiB");
     CHECK(attn::format_bytes(1536) == "1.5 KiB");
     CHECK(attn::format_bytes(std::uint64_t{5} << 20) == "5.0 MiB");

@@ -1,12 +1,19 @@
 #include "attn/config.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "attn/error.hpp"
 
 namespace attn {
 namespace {
+
+/// The fewest digits that read back as the same value: 1.5, -1e+09, -0.1.
+template <class Real>
+std::string shortest(Real value) {
+    char text[64];
+    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
 
 void require_positive(std::int64_t value, const char* flag) {
     if (value <= 0)
@@ -36,7 +43,7 @@ void validate_mask(const config& c) {
     if (m.window_size && *m.window_size < 0)
         throw usage_error("--window " + std::to_string(*m.window_size) + " must be 0 or more");
     if (m.random && !(m.random_keep >= 0.0 && m.random_keep <= 1.0))
-        throw usage_error("--mask-keep " + std::to_string(m.random_keep) + " must be between 0 and 1");
+        throw usage_error("--mask-keep " + shortest(m.random_keep) + " must be between 0 and 1");
 }
 
 }  // namespace
@@ -60,9 +67,7 @@ void validate(const config& c) {
 std::string fill_to_string(float fill) {
     if (std::isinf(fill)) return fill < 0 ? "-inf" : "inf";
     if (std::isnan(fill)) return "nan";
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", static_cast<double>(fill));
-    return text;
+    return shortest(fill);
 }
 
 }  // namespace attn

@@ -69,6 +69,7 @@ void parse_mask_kinds(std::string_view text, mask_spec& spec) {
     spec.causal = spec.padding = spec.window = spec.random = false;
     if (text == "none") return;
     const std::string expected = "expected none, or causal, padding, window, random joined by '+'";
+    if (text.empty()) throw usage_error("--mask is empty (" + expected + ")");
     std::size_t start = 0;
     while (true) {
         const std::size_t plus = text.find('+', start);

@@ -35,12 +35,12 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
     const std::uint64_t qkv = floats(sum({product({B, Sq, D}), product({2, B, Sk, D})}));  // q [B,Sq,D], k v [B,Sk,D]
     const std::uint64_t plane = floats(product({B, H, Sq, Sk}));                           // [B,H,Sq,Sk]
     const std::uint64_t per_query = floats(product({B, Sq, D}));                           // [B,Sq,D]
-    const std::uint64_t bias = c.qkv_bias ? 3 * D : 0;
+    const std::uint64_t bias = c.qkv_bias ? product({3, D}) : 0;
 
     std::vector<stage_bytes> stages{
         {"input", floats(sum({product({B, Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}))},
         {"params", floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
-                               c.out_proj ? product({D + 1, D}) : 0}))},
+                               c.out_proj ? sum({product({D, D}), product({D})}) : 0}))},
         {"projections", qkv}, {"view", qkv}, {"transpose", qkv},
         {"scores", plane}, {"scaled", plane}};
     if (c.mask.any()) {
@@ -70,13 +70,16 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
     auto stages = estimate_stage_bytes(c);
     std::stable_sort(stages.begin(), stages.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
     std::string largest;
+    std::size_t count = 0;
     for (const auto& s : stages) {
         if (s.bytes != stages[0].bytes) break;
-        largest += (largest.empty() ? "" : ", ") + std::string(s.stage);
+        largest += (count++ == 0 ? "" : ", ") + std::string(s.stage);
     }
     throw error("these sizes need " + format_bytes(total) + " but the limit is " + format_bytes(limit_bytes) +
-                " (--max-memory); the largest stages are " + largest + " at " + format_bytes(stages[0].bytes) +
-                " each, for [B,H,Sq,Sk] = [" + std::to_string(c.batch) + "," + std::to_string(c.heads) + "," +
+                " (--max-memory); " +
+                (count == 1 ? "the largest stage is " + largest + " at " + format_bytes(stages[0].bytes)
+                            : "the largest stages are " + largest + " at " + format_bytes(stages[0].bytes) + " each") +
+                ", for [B,H,Sq,Sk] = [" + std::to_string(c.batch) + "," + std::to_string(c.heads) + "," +
                 std::to_string(c.seq) + "," + std::to_string(c.kv_seq) + "]");
 }
 
@@ -91,7 +94,7 @@ std::string format_bytes(std::uint64_t bytes) {
     }
     char text[32];
     if (unit == 0)
-        std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+        std::snprintf(text, sizeof text, "%llu %s", static_cast<unsigned long long>(bytes), bytes == 1 ? "byte" : "bytes");
     else
         std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
     return text;

@@ -119,8 +119,8 @@ nlohmann::ordered_json config_to_json(const config& c) {
     }
     if (std::isinf(c.fill))
         j["fill"] = "-inf";
-    else
-        j["fill"] = c.fill;
+    else  // the double nearest the float's shortest decimal form: -0.1, not -0.10000000149011612
+        j["fill"] = std::stod(fill_to_string(c.fill));
     return j;
 }
 

@@ -161,6 +161,12 @@ run trace --out "$work/adir"
 check "--out onto a directory fails with exit 1" test "$rc" -eq 1
 check "--out onto a directory names --out" grep -q "^attn: error: --out $work/adir: cannot replace" "$work/err"
 
+if [ -w /dev/full ]; then
+  "$attn" trace >/dev/full 2>"$work/err"; rc=$?
+  check "a failed write to stdout exits 1" test "$rc" -eq 1
+  check "a failed write to stdout says so" grep -qx "attn: error: cannot write to standard output (disk full or closed?)" "$work/err"
+fi
+
 # --- bad input: one line naming the flag, exit 2 ------------------------------------
 expect_error "zero batch" 2 "attn: error: --batch 0 must be at least 1" trace --batch 0
 expect_error "negative seq" 2 "attn: error: --seq -3 must be at least 1" trace --seq -3
@@ -184,7 +190,7 @@ expect_error "lengths without padding" 2 "attn: error: --lengths is given but --
 expect_error "negative window" 2 "attn: error: --window -1 must be 0 or more" trace --mask window --window -1
 expect_error "window without --window" 2 \
   "attn: error: --mask window needs --window W (query i may attend keys j with |i - j| <= W)" trace --mask window
-expect_error "mask-keep out of range" 2 "attn: error: --mask-keep 1.500000 must be between 0 and 1" \
+expect_error "mask-keep out of range" 2 "attn: error: --mask-keep 1.5 must be between 0 and 1" \
   trace --mask random --mask-keep 1.5
 expect_error "bad seed" 2 "attn: error: --seed x: expected a whole number (negative ones wrap as in torch.manual_seed)" \
   trace --seed x
