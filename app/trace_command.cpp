@@ -164,11 +164,11 @@ void setup_trace(CLI::App& app) {
     auto o = std::make_shared<trace_options>();
     CLI::App* cmd = app.add_subcommand(
         "trace",
-        "Compute multi-head attention and show every intermediate stage.\n"
+        "Compute multi-head attention and show every intermediate stage.");
+    cmd->footer(
         "Inputs are drawn as PyTorch would: torch.manual_seed(SEED); nn.Linear(Din,D) for q,\n"
         "nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; x = torch.randn(B,Sq,Din);\n"
-        "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers.");
-    cmd->footer(
+        "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers.\n\n"
         "Stages, in order: input params projections view transpose scores scaled mask masked\n"
         "softmax context merge concat output (mask/masked only with --mask; output not with --no-out-proj).\n\n"
         "Examples:\n"
