@@ -216,7 +216,7 @@ TEST_SUITE("generator") {
             const std::vector<float> block = randn(tail, 16);
             CHECK(bits_of(std::vector<float>(got.begin() + 1, got.end())) == bits_of(block));
         }
-        SUBCASE("sizes 15/16/17/31/32/33/1000 consume N, or N + 16 with a tail (15: 16 via 5.1)") {
+        SUBCASE("sizes 15/16/17/31/32/33/1000 draw N words, N + 16 with a tail, 4 per pair below 16") {
             struct size_case {
                 std::size_t n;
                 std::size_t draws;
