@@ -137,7 +137,9 @@ void run_trace(const trace_options& o) {
     const auto emit = [&](std::ostream& out) {
         if (o.format == "jsonl") {
             const auto stream_stage = [&](const attn::trace&, const attn::stage& s) {
-                if (view.shows(s.name())) attn::render_json_line(s, out << std::flush);
+                if (!view.shows(s.name())) return;
+                attn::render_json_line(s, out);
+                out.flush();  // a reader sees each stage as soon as it is computed
             };
             warnings = attn::compute_trace(c, in, stream_stage).warnings;
             return;
