@@ -101,6 +101,25 @@ void warn_empty_rows(const xt::xarray<bool>& mask, float fill, std::vector<std::
                                          : "uniform (the fill " + fill_to_string(fill) + " is finite)"));
 }
 
+const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
+
+/// The params stage: w_q b_q w_k b_k w_v b_v w_o b_o, leaving out those that are absent.
+std::vector<tensor> param_tensors(const parameters& p) {
+    std::vector<tensor> params;
+    const auto add = [&](const char* name, const xt::xarray<float>* v, dims d) {
+        if (v) params.push_back(named(name, std::move(d), *v));
+    };
+    add("w_q", &p.w_q, {"d_model", "d_in"});        // [D,Din]
+    add("b_q", present(p.b_q), {"d_model"});        // [D]
+    add("w_k", &p.w_k, {"d_model", "d_kv_in"});     // [D,Dkv]
+    add("b_k", present(p.b_k), {"d_model"});
+    add("w_v", &p.w_v, {"d_model", "d_kv_in"});     // [D,Dkv]
+    add("b_v", present(p.b_v), {"d_model"});
+    add("w_o", present(p.w_o), {"d_model", "d_model"});  // [D,D]
+    add("b_o", present(p.b_o), {"d_model"});
+    return params;
+}
+
 xt::xarray<float> to_float(const xt::xarray<bool>& mask) {
     return xt::xarray<float>(xt::cast<float>(mask));
 }
@@ -121,20 +140,7 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     add_stage(t, "input", std::move(input), on_stage);
 
     // 2. params: nn.Linear weights [out,in] and biases [out]
-    const auto present = [](const optional_tensor& v) { return v ? &*v : nullptr; };
-    std::vector<tensor> params;
-    const auto add_param = [&](const char* name, const xt::xarray<float>* v, dims d) {
-        if (v) params.push_back(named(name, std::move(d), *v));
-    };
-    add_param("w_q", &p.w_q, {"d_model", "d_in"});
-    add_param("b_q", present(p.b_q), {"d_model"});
-    add_param("w_k", &p.w_k, {"d_model", "d_kv_in"});
-    add_param("b_k", present(p.b_k), {"d_model"});
-    add_param("w_v", &p.w_v, {"d_model", "d_kv_in"});
-    add_param("b_v", present(p.b_v), {"d_model"});
-    add_param("w_o", present(p.w_o), {"d_model", "d_model"});
-    add_param("b_o", present(p.b_o), {"d_model"});
-    add_stage(t, "params", std::move(params), on_stage);
+    add_stage(t, "params", param_tensors(p), on_stage);
 
     // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
     const stage& proj = add_stage(t, "projections",
