@@ -79,9 +79,7 @@ std::vector<std::string> parse_stages(const std::string& text, const attn::confi
         name = CLI::detail::trim_copy(name);
         if (attn::find_stage_info(name) == nullptr)
             throw attn::usage_error("--stage " + name + ": unknown stage (valid: " + attn::stage_names_list() + ")");
-        const bool absent = ((name == "mask" || name == "masked") && !c.mask.any()) || name == "dropout" ||
-                            (name == "output" && !c.out_proj);
-        if (absent)
+        if (!attn::stage_in_run(c, name))
             throw attn::usage_error("--stage " + name + ": this run has no " + name + " stage (" +
                                     (name == "output"    ? "it is off with --no-out-proj"
                                      : name == "dropout" ? "dropout is not applied in eval mode"

@@ -554,4 +554,22 @@ TEST_CASE("the trace keeps a copy of its config") {
     CHECK(t.cfg.d_model == 8);
 }
 
+TEST_CASE("stage_in_run names exactly the stages compute_trace produces") {
+    attn::config c = tiny_config();
+    SUBCASE("defaults") {}
+    SUBCASE("with a mask") { c.mask.causal = true; }
+    SUBCASE("without the output projection") { c.out_proj = false; }
+    SUBCASE("mask, no output projection, no qkv bias") {
+        c.mask.causal = true;
+        c.out_proj = false;
+        c.qkv_bias = false;
+    }
+    const attn::trace t = attn::compute_trace(c, attn::draw_inputs(c));
+    for (const auto& info : attn::stage_table) {
+        CAPTURE(info.name);
+        CHECK(attn::stage_in_run(c, info.name) == (t.find(info.name) != nullptr));
+    }
+    CHECK_FALSE(attn::stage_in_run(c, "no-such-stage"));
+}
+
 }  // TEST_SUITE("attention")

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "attn/error.hpp"
+#include "attn/trace.hpp"
 
 namespace attn {
 namespace {
@@ -37,20 +38,20 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
     const std::uint64_t per_query = floats(product({B, Sq, D}));                           // [B,Sq,D]
     const std::uint64_t bias = c.qkv_bias ? product({3, D}) : 0;
 
-    std::vector<stage_bytes> stages{
-        {"input", floats(sum({product({B, Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}))},
-        {"params", floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
-                               c.out_proj ? sum({product({D, D}), product({D})}) : 0}))},
-        {"projections", qkv}, {"view", qkv}, {"transpose", qkv},
-        {"scores", plane}, {"scaled", plane}};
-    if (c.mask.any()) {
+    const auto bytes_of = [&](std::string_view name) -> std::uint64_t {
+        if (name == "input") return floats(sum({product({B, Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
+        if (name == "params")
+            return floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
+                               c.out_proj ? sum({product({D, D}), product({D})}) : 0}));
+        if (name == "projections" || name == "view" || name == "transpose") return qkv;
         // the float copy in the trace plus the boolean mask it was built from
-        stages.push_back({"mask", sum({floats(product({B, Sq, Sk})), product({B, Sq, Sk})})});
-        stages.push_back({"masked", plane});
-    }
-    stages.push_back({"softmax", plane});
-    for (std::string_view name : {"context", "merge", "concat"}) stages.push_back({name, per_query});
-    if (c.out_proj) stages.push_back({"output", per_query});
+        if (name == "mask") return sum({floats(product({B, Sq, Sk})), product({B, Sq, Sk})});
+        if (name == "context" || name == "merge" || name == "concat" || name == "output") return per_query;
+        return plane;  // scores, scaled, masked, softmax (and dropout)
+    };
+    std::vector<stage_bytes> stages;
+    for (const stage_info& info : stage_table)
+        if (stage_in_run(c, info.name)) stages.push_back({info.name, bytes_of(info.name)});
     return stages;
 }
 

@@ -19,6 +19,13 @@ std::string stage_names_list() {
     return names;
 }
 
+bool stage_in_run(const config& c, std::string_view name) {
+    if (name == "mask" || name == "masked") return c.mask.any();
+    if (name == "dropout") return false;
+    if (name == "output") return c.out_proj;
+    return find_stage_info(name) != nullptr;
+}
+
 const tensor& stage::at(std::string_view tensor_name) const {
     for (const auto& t : tensors)
         if (t.name == tensor_name) return t;

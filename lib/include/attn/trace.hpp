@@ -46,6 +46,11 @@ const stage_info* find_stage_info(std::string_view name);
 /// The valid stage names in order, joined with ", " (for error messages).
 std::string stage_names_list();
 
+/// Whether compute_trace(c, ...) produces the stage called `name`: mask and
+/// masked need a mask, output the output projection; dropout (training mode)
+/// is never applied yet.
+bool stage_in_run(const config& c, std::string_view name);
+
 enum class element_type { float32, boolean };
 
 /// One named tensor with a name for each dimension ("batch", "head", "query", ...).
