@@ -17,11 +17,14 @@
 #include "attn/attention.hpp"
 #include "attn/config.hpp"
 #include "attn/error.hpp"
+#include "attn/file_inputs.hpp"
 #include "attn/inputs.hpp"
 #include "attn/mask.hpp"
 #include "attn/memory.hpp"
 #include "attn/render_json.hpp"
+#include "attn/render_npz.hpp"
 #include "attn/render_table.hpp"
+#include "attn/render_torch.hpp"
 
 namespace attn_app {
 namespace {
@@ -29,7 +32,8 @@ namespace {
 /// Everything the flags say, before defaults that depend on other flags are applied.
 struct trace_options {
     attn::config cfg;
-    std::optional<std::int64_t> kv_seq, d_in, d_kv_in;
+    attn::size_flags sizes;
+    attn::input_paths files;
     bool no_qkv_bias = false, no_out_proj = false;
     std::string mask = "none";
     std::vector<std::int64_t> lengths;
@@ -41,6 +45,7 @@ struct trace_options {
     std::string stages;
     std::string out;
     int precision = 4;
+    std::string sci_mode = "auto";
     bool full = false;
     std::string color = "auto";
     std::uint64_t max_memory = 0;  // 0: most of the machine's memory
@@ -82,19 +87,19 @@ std::vector<std::string> parse_stages(const std::string& text, const attn::confi
         if (!attn::stage_in_run(c, name))
             throw attn::usage_error("--stage " + name + ": this run has no " + name + " stage (" +
                                     (name == "output"    ? "it is off with --no-out-proj"
-                                     : name == "dropout" ? "dropout is not applied in eval mode"
-                                                         : "it needs a --mask") +
+                                     : name == "dropout" ? "it needs --dropout P with P > 0 and --train"
+                                     : name == "input" || name == "params"
+                                         ? "the run starts at the projections, with --q --k --v"
+                                         : "it needs --mask or --mask-file") +
                                     ")");
         names.push_back(name);
     }
     return names;
 }
 
-attn::config make_config(const trace_options& o) {
+/// The flags as a config (sizes still open) for attn::load_inputs to complete.
+attn::config base_config(const trace_options& o) {
     attn::config c = o.cfg;
-    c.kv_seq = o.kv_seq.value_or(c.seq);
-    c.d_in = o.d_in.value_or(c.d_model);
-    c.d_kv_in = o.d_kv_in.value_or(c.d_in);
     c.qkv_bias = !o.no_qkv_bias;
     c.out_proj = !o.no_out_proj;
     attn::parse_mask_kinds(o.mask, c.mask);
@@ -102,7 +107,6 @@ attn::config make_config(const trace_options& o) {
     c.mask.window_size = o.window;
     c.fill = parse_fill(o.fill);
     c.seed = parse_seed(o.seed);
-    attn::validate(c);
     return c;
 }
 
@@ -121,41 +125,70 @@ std::uint64_t default_memory_limit() {
     return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 10 * 8;
 }
 
+attn::sci_mode parse_sci_mode(const std::string& text) {
+    return text == "on" ? attn::sci_mode::on : text == "off" ? attn::sci_mode::off : attn::sci_mode::automatic;
+}
+
+/// Renders the trace in `format` to `out`; jsonl streams each stage as it is computed.
+std::vector<std::string> emit(const std::string& format, const attn::config& c, const attn::inputs& in,
+                              const attn::render_options& view, std::ostream& out) {
+    if (format == "jsonl") {
+        const auto stream_stage = [&](const attn::trace&, const attn::stage& s) {
+            if (!view.shows(s.name())) return;
+            attn::render_json_line(s, out);
+            out.flush();  // a reader sees each stage as soon as it is computed
+        };
+        return attn::compute_trace(c, in, stream_stage).warnings;
+    }
+    const attn::trace t = attn::compute_trace(c, in);
+    if (format == "json")
+        attn::render_json(t, view, out);
+    else if (format == "torch")
+        attn::render_torch(t, view, out);
+    else
+        attn::render_table(t, view, out);
+    return t.warnings;
+}
+
+void warn(const std::vector<std::string>& warnings) {
+    for (const auto& w : warnings) std::cerr << "attn: warning: " << w << "\n";
+}
+
 void run_trace(const trace_options& o) {
-    const attn::config c = make_config(o);
+    if (o.format == "npz" && o.out.empty() && isatty(STDOUT_FILENO))
+        throw attn::usage_error("--format npz writes a zip archive: give --out FILE.npz (or redirect stdout to a file)");
+    attn::loaded_inputs loaded = attn::load_inputs(base_config(o), o.sizes, o.files);
+    const attn::config& c = loaded.cfg;
     attn::render_options view;
     view.stages = parse_stages(o.stages, c);
     view.precision = o.precision;
+    view.notation = parse_sci_mode(o.sci_mode);
     view.full = o.full;
     view.color = use_color(o);
     attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+    warn(loaded.warnings);
 
-    const attn::inputs in = attn::draw_inputs(c);
-    std::vector<std::string> warnings;
-    const auto emit = [&](std::ostream& out) {
-        if (o.format == "jsonl") {
-            const auto stream_stage = [&](const attn::trace&, const attn::stage& s) {
-                if (!view.shows(s.name())) return;
-                attn::render_json_line(s, out);
-                out.flush();  // a reader sees each stage as soon as it is computed
-            };
-            warnings = attn::compute_trace(c, in, stream_stage).warnings;
-            return;
-        }
+    const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
+    if (o.format == "npz") {
         const attn::trace t = attn::compute_trace(c, in);
-        warnings = t.warnings;
-        if (o.format == "json")
-            attn::render_json(t, view, out);
-        else
-            attn::render_table(t, view, out);
-    };
+        if (o.out.empty()) {
+            attn::render_npz(t, view, std::cout);
+            if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
+        } else {
+            attn::render_npz(t, view, o.out, "--out " + o.out);
+        }
+        warn(t.warnings);
+        return;
+    }
+    std::vector<std::string> warnings;
     if (o.out.empty()) {
-        emit(std::cout);
+        warnings = emit(o.format, c, in, view, std::cout);
         if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
     } else {
-        attn::write_file_atomically(o.out, "--out " + o.out, emit);
+        attn::write_file_atomically(o.out, "--out " + o.out,
+                                    [&](std::ostream& out) { warnings = emit(o.format, c, in, view, out); });
     }
-    for (const auto& w : warnings) std::cerr << "attn: warning: " << w << "\n";
+    warn(warnings);
 }
 
 }  // namespace
@@ -168,26 +201,49 @@ void setup_trace(CLI::App& app) {
     cmd->footer(
         "Inputs are drawn as PyTorch would: torch.manual_seed(SEED); nn.Linear(Din,D) for q,\n"
         "nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; x = torch.randn(B,Sq,Din);\n"
-        "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers.\n\n"
+        "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers.\n"
+        "A tensor read from a file draws nothing; the rest keep this order.\n\n"
         "Stages, in order: input params projections view transpose scores scaled mask masked\n"
-        "softmax context merge concat output (mask/masked only with --mask; output not with --no-out-proj).\n\n"
+        "softmax dropout context merge concat output (input/params not with --q --k --v;\n"
+        "mask/masked only with a mask; dropout only with --train; output not with --no-out-proj).\n\n"
         "Examples:\n"
         "  attn trace --heads 4 --mask causal\n"
         "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --no-out-proj --stage masked,softmax\n"
         "  attn trace --batch 2 --mask causal+padding --lengths 4,2 --fill -1e9\n"
-        "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n\n"
+        "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n"
+        "  attn trace --q q.json --k k.json --v v.json --mask-file m.json --fill -1e9 --format torch\n"
+        "  attn trace --input x.npy --params p.npz --format npz --out trace.npz\n\n"
         "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which).");
 
     attn::config& c = o->cfg;
-    const std::string shapes = "Shapes";
-    cmd->add_option("--batch", c.batch, "B, sequences in the batch")->default_val(1)->group(shapes);
-    cmd->add_option("--seq", c.seq, "Sq, query (and by default key) length")->default_val(4)->group(shapes);
-    cmd->add_option("--kv-seq", o->kv_seq, "Sk, key/value length (default: --seq); differing = cross-attention")
+    attn::size_flags& sz = o->sizes;
+    const std::string shapes = "Shapes (a size not given comes from the input files, else the default)";
+    cmd->add_option("--batch", sz.batch, "B, sequences in the batch (default 1)")->group(shapes);
+    cmd->add_option("--seq", sz.seq, "Sq, query (and by default key) length (default 4)")->group(shapes);
+    cmd->add_option("--kv-seq", sz.kv_seq, "Sk, key/value length (default: --seq); differing = cross-attention")
         ->group(shapes);
-    cmd->add_option("--d-model", c.d_model, "D, model width: q, k, v and output width")->default_val(8)->group(shapes);
+    cmd->add_option("--d-model", sz.d_model, "D, model width: q, k, v and output width\n(default 8, or Din when a file gives Din)")
+        ->group(shapes);
     cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")->default_val(2)->group(shapes);
-    cmd->add_option("--d-in", o->d_in, "Din, query-side input width (default: --d-model)")->group(shapes);
-    cmd->add_option("--d-kv-in", o->d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->group(shapes);
+    cmd->add_option("--d-in", sz.d_in, "Din, query-side input width (default: --d-model)")->group(shapes);
+    cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->group(shapes);
+
+    const std::string files = "Tensors from files (JSON nested arrays as from tensor.tolist(), or NumPy .npy)";
+    attn::input_paths& f = o->files;
+    cmd->add_option("--input", f.input, "x [B,Sq,Din] instead of torch.randn")->type_name("FILE")->group(files);
+    cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
+        ->type_name("FILE")
+        ->group(files);
+    cmd->add_option("--params", f.params,
+                    ".json object or .npz with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear\n"
+                    "layout [out,in] (keys may be prefixed params., as in our npz dumps)")
+        ->type_name("FILE")
+        ->group(files);
+    cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")
+        ->type_name("FILE")
+        ->group(files);
+    cmd->add_option("--k", f.k, "K [B,Sk,D]")->type_name("FILE")->group(files);
+    cmd->add_option("--v", f.v, "V [B,Sk,D]")->type_name("FILE")->group(files);
 
     const std::string params = "Parameters";
     cmd->add_option("--seed", o->seed, "torch.manual_seed(SEED) for the weights and x")
@@ -222,10 +278,34 @@ void setup_trace(CLI::App& app) {
         ->type_name("V")
         ->default_val("-inf")
         ->group(masks);
+    cmd->add_option("--mask-file", f.mask,
+                    "an explicit mask, true/1 = may attend: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk]\n"
+                    "(.json or .npy); combined with --mask by AND")
+        ->type_name("FILE")
+        ->group(masks);
+
+    const std::string dropout = "Dropout";
+    cmd->add_option("--dropout", c.dropout.p,
+                    "P, nn.Dropout(p) on the weights; acts only with --train (eval mode is the identity)")
+        ->default_val(0.0)
+        ->type_name("P")
+        ->group(dropout);
+    cmd->add_flag("--train", c.dropout.train, "training mode: adds stage 11, dropout.weights = weights·keep/(1-P)")
+        ->group(dropout);
+    cmd->add_option("--dropout-seed", c.dropout.seed,
+                    "torch.manual_seed(N); keep = torch.rand(B,H,Sq,Sk) < 1-P. PyTorch's own\n"
+                    "dropout draws with bernoulli_, whose numbers depend on how PyTorch was\n"
+                    "built, so these are reproducible but not PyTorch's nn.Dropout numbers")
+        ->default_val(0)
+        ->type_name("N")
+        ->group(dropout);
 
     const std::string output = "Output";
-    cmd->add_option("--format", o->format, "table (for reading), json (one document), jsonl (one stage per line)")
-        ->check(CLI::IsMember({"table", "json", "jsonl"}))
+    cmd->add_option("--format", o->format,
+                    "table (for reading), json (one document), jsonl (one stage per line, as\n"
+                    "computed), npz (NumPy arrays named stage.tensor, plus config), torch\n"
+                    "(each tensor exactly as PyTorch's print(t), under '# stage.tensor')")
+        ->check(CLI::IsMember({"table", "json", "jsonl", "npz", "torch"}))
         ->type_name("FORMAT")
         ->default_val("table")
         ->group(output);
@@ -235,10 +315,16 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--out", o->out, "write to FILE instead of stdout (whole or not at all)")
         ->type_name("FILE")
         ->group(output);
-    cmd->add_option("--precision", o->precision, "digits after the decimal point in tables")
+    cmd->add_option("--precision", o->precision, "digits after the decimal point (table, torch)")
         ->default_val(4)
         ->check(CLI::Range(0, 12))
         ->type_name("N")
+        ->group(output);
+    cmd->add_option("--sci-mode", o->sci_mode,
+                    "scientific notation as torch.set_printoptions(sci_mode=...): auto (None),\non (True), off (False)")
+        ->check(CLI::IsMember({"auto", "on", "off"}))
+        ->type_name("WHEN")
+        ->default_val("auto")
         ->group(output);
     cmd->add_flag("--full", o->full, "print every element; by default tensors over 1000 elements\n"
                                      "show their first and last 3 along each axis, as PyTorch does")

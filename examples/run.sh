@@ -3,6 +3,8 @@
 # with the .out file next to it. Usage: examples/run.sh path/to/attn
 # To refresh an expected output after a deliberate change: UPDATE=1 examples/run.sh ...
 set -u
+# Debian's python3 (with NumPy) comes first when it is there
+export PATH="/usr/bin:$PATH"
 attn=${1:?usage: run.sh path/to/attn}
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(mktemp -d)

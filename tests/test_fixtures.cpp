@@ -27,6 +27,7 @@
 
 #include "attn/attention.hpp"
 #include "attn/config.hpp"
+#include "attn/file_inputs.hpp"
 #include "attn/inputs.hpp"
 #include "attn/trace.hpp"
 
@@ -105,6 +106,11 @@ attn::config config_from_json(const json& j) {
     if (j.contains("mask_seed")) c.mask.random_seed = j.at("mask_seed").get<std::uint64_t>();
     if (j.contains("mask_keep")) c.mask.random_keep = j.at("mask_keep").get<double>();
     c.fill = static_cast<float>(number_from_json(j.at("fill")));
+    if (j.contains("dropout")) {
+        c.dropout.p = j.at("dropout").get<double>();
+        c.dropout.train = j.at("train").get<bool>();
+        c.dropout.seed = j.at("dropout_seed").get<std::uint64_t>();
+    }
     return c;
 }
 
@@ -188,14 +194,7 @@ void check_tensor(const attn::tensor& actual, const json& expected, const std::s
 }
 
 /// Every stage and tensor of one fixture against the trace, and nothing more in the trace.
-void check_fixture(const std::string& name, const json& doc) {
-    attn::trace tr;
-    try {
-        tr = run(config_from_json(doc.at("config")));
-    } catch (const std::exception& e) {
-        FAIL_CHECK(name << ": " << e.what());
-        return;
-    }
+void check_stages(const std::string& name, const json& doc, const attn::trace& tr) {
     const json& stages = doc.at("stages");
 
     for (const auto& [stage_name, tensors] : stages.items()) {
@@ -226,6 +225,65 @@ void check_fixture(const std::string& name, const json& doc) {
         CHECK_MESSAGE(got_order == want_order, name << ": stages are out of CLI.md's order");
 }
 
+void check_fixture(const std::string& name, const json& doc) {
+    attn::trace tr;
+    try {
+        tr = run(config_from_json(doc.at("config")));
+    } catch (const std::exception& e) {
+        FAIL_CHECK(name << ": " << e.what());
+        return;
+    }
+    check_stages(name, doc, tr);
+}
+
+/// A case of file_inputs/: the files named in "files", the size flags of "size_flags" (only
+/// sizes no file implies), the other settings of "config"; the sizes must come out of the
+/// files as the fixture's config says.
+void check_file_case(const fs::path& dir, const json& doc) {
+    const std::string name = dir.filename().string();
+    const attn::config want = config_from_json(doc.at("config"));
+    attn::input_paths paths;
+    for (const auto& [flag, file] : doc.at("files").items()) {
+        const std::string path = (dir / file.get<std::string>()).string();
+        if (flag == "input") paths.input = path;
+        else if (flag == "kv_input") paths.kv_input = path;
+        else if (flag == "params") paths.params = path;
+        else if (flag == "q") paths.q = path;
+        else if (flag == "k") paths.k = path;
+        else if (flag == "v") paths.v = path;
+        else if (flag == "mask") paths.mask = path;
+        else FAIL_CHECK(name << ": unknown flag " << flag);
+    }
+    attn::config base = want;
+    base.batch = base.seq = base.kv_seq = base.d_model = base.d_in = base.d_kv_in = 1;  // the files decide
+    attn::trace tr;
+    attn::loaded_inputs loaded;
+    try {
+        attn::size_flags flags;
+        const json& given_sizes = doc.at("size_flags");
+        if (given_sizes.contains("batch")) flags.batch = given_sizes.at("batch").get<std::int64_t>();
+        if (given_sizes.contains("seq")) flags.seq = given_sizes.at("seq").get<std::int64_t>();
+        loaded = attn::load_inputs(base, flags, paths);
+        const attn::inputs in = attn::draw_inputs(loaded.cfg, std::move(loaded.given));
+        tr = attn::compute_trace(loaded.cfg, in);
+    } catch (const std::exception& e) {
+        FAIL_CHECK(name << ": " << e.what());
+        return;
+    }
+    const attn::config& got = loaded.cfg;
+    CHECK_MESSAGE(got.batch == want.batch, name << ": B " << got.batch);
+    CHECK_MESSAGE(got.seq == want.seq, name << ": Sq " << got.seq);
+    CHECK_MESSAGE(got.kv_seq == want.kv_seq, name << ": Sk " << got.kv_seq);
+    CHECK_MESSAGE(got.d_model == want.d_model, name << ": D " << got.d_model);
+    if (!got.from_projections) {
+        CHECK_MESSAGE(got.d_in == want.d_in, name << ": Din " << got.d_in);
+        CHECK_MESSAGE(got.d_kv_in == want.d_kv_in, name << ": Dkv " << got.d_kv_in);
+    }
+    const bool has_nan_input = name.find("nan") != std::string::npos;
+    CHECK_MESSAGE(loaded.warnings.size() == (has_nan_input ? 1u : 0u), name << ": warnings about the files");
+    check_stages(name, doc, tr);
+}
+
 }  // namespace
 
 // ----------------------------------------------------------------------------
@@ -249,6 +307,16 @@ TEST_CASE("every stage of every PyTorch fixture matches, and no stage is extra")
                       path.string() << " is named \"" << doc.at("name").get<std::string>() << '"');
         check_fixture(name, doc);
     }
+}
+
+TEST_CASE("tensors from .npy, .npz and .json files give every stage PyTorch gives") {
+    const fs::path dir = fs::path(ATTN_REFERENCE_DIR) / "file_inputs";
+    std::vector<fs::path> cases;
+    for (const auto& entry : fs::directory_iterator(dir))
+        if (entry.is_directory()) cases.push_back(entry.path());
+    std::sort(cases.begin(), cases.end());
+    REQUIRE(cases.size() >= 7);
+    for (const auto& case_dir : cases) check_file_case(case_dir, load_json(case_dir / "expected.json"));
 }
 
 TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows are NaN or uniform") {

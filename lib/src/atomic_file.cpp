@@ -38,22 +38,30 @@ std::string make_temporary_beside(const std::string& path, const std::string& wh
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, const std::string& what,
-                           const std::function<void(std::ostream&)>& write) {
+void write_file_atomically_at(const std::string& path, const std::string& what,
+                              const std::function<void(const std::string& temp_path)>& write) {
     const std::string temporary = make_temporary_beside(path, what);
     try {
-        std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-        if (!file) throw error(what + ": cannot open " + temporary + " for writing");
-        write(file);
-        file.flush();
-        if (!file) throw error(what + ": writing failed (" + std::strerror(errno) + ")");
-        file.close();
+        write(temporary);
         if (std::rename(temporary.c_str(), path.c_str()) != 0)
             throw error(what + ": cannot replace " + path + ": " + std::strerror(errno));
     } catch (...) {
         std::remove(temporary.c_str());
         throw;
     }
+}
+
+void write_file_atomically(const std::string& path, const std::string& what,
+                           const std::function<void(std::ostream&)>& write) {
+    write_file_atomically_at(path, what, [&](const std::string& temporary) {
+        std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+        if (!file) throw error(what + ": cannot open " + temporary + " for writing");
+        write(file);
+        file.flush();
+        if (!file) throw error(what + ": writing failed (" + std::strerror(errno) + ")");
+        file.close();
+        if (!file) throw error(what + ": writing failed (" + std::strerror(errno) + ")");
+    });
 }
 
 }  // namespace attn

@@ -12,6 +12,7 @@
 
 #include <xtensor/xmanipulation.hpp>
 
+#include "attn/dropout.hpp"
 #include "attn/linalg.hpp"
 #include "attn/mask.hpp"
 
@@ -120,6 +121,34 @@ std::vector<tensor> param_tensors(const parameters& p) {
     return params;
 }
 
+/// Stage 3's tensors: q [B,Sq,D], k [B,Sk,D], v [B,Sk,D].
+std::vector<tensor> projection_tensors(projections qkv) {
+    return {named("q", {"batch", "seq", "d_model"}, std::move(qkv.q)),
+            named("k", {"batch", "kv_seq", "d_model"}, std::move(qkv.k)),
+            named("v", {"batch", "kv_seq", "d_model"}, std::move(qkv.v))};
+}
+
+/// Stages 1-3 from the embeddings and the weights; returns the projections stage.
+const stage& project_inputs(trace& t, const inputs& in, const stage_callback& on_stage) {
+    const parameters& p = in.params;
+    const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
+
+    // 1. input: the token embeddings
+    std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};                   // [B,Sq,Din]
+    if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));  // [B,Sk,Dkv]
+    add_stage(t, "input", std::move(input), on_stage);
+
+    // 2. params: nn.Linear weights [out,in] and biases [out]
+    add_stage(t, "params", param_tensors(p), on_stage);
+
+    // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
+    return add_stage(t, "projections",
+                     projection_tensors({linear(in.x, p.w_q, present(p.b_q)),     // [B,Sq,D]
+                                         linear(x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
+                                         linear(x_kv, p.w_v, present(p.b_v))}),   // [B,Sk,D]
+                     on_stage);
+}
+
 xt::xarray<float> to_float(const xt::xarray<bool>& mask) {
     return xt::xarray<float>(xt::cast<float>(mask));
 }
@@ -132,22 +161,10 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
     const auto heads = static_cast<std::size_t>(c.heads);
     const parameters& p = in.params;
-    const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
 
-    // 1. input: the token embeddings
-    std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};              // [B,Sq,Din]
-    if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));  // [B,Sk,Dkv]
-    add_stage(t, "input", std::move(input), on_stage);
-
-    // 2. params: nn.Linear weights [out,in] and biases [out]
-    add_stage(t, "params", param_tensors(p), on_stage);
-
-    // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
-    const stage& proj = add_stage(t, "projections",
-                                  {named("q", {"batch", "seq", "d_model"}, linear(in.x, p.w_q, present(p.b_q))),       // [B,Sq,D]
-                                   named("k", {"batch", "kv_seq", "d_model"}, linear(x_kv, p.w_k, present(p.b_k))),    // [B,Sk,D]
-                                   named("v", {"batch", "kv_seq", "d_model"}, linear(x_kv, p.w_v, present(p.b_v)))},   // [B,Sk,D]
-                                  on_stage);
+    // 1-3. input, params, projections; or, with --q --k --v, the given projections
+    const stage& proj = in.qkv ? add_stage(t, "projections", projection_tensors(*in.qkv), on_stage)
+                               : project_inputs(t, in, on_stage);
 
     // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads
     const stage& view = add_stage(t, "view",
@@ -177,7 +194,7 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
 
     // 8-9. mask [B,1,Sq,Sk] (true = may attend), then masked_fill(mask == false, fill)
     if (c.mask.any()) {
-        const xt::xarray<bool> mask = build_mask(c);
+        const xt::xarray<bool> mask = build_mask(c, in.mask ? &*in.mask : nullptr);
         warn_empty_rows(mask, c.fill, t.warnings);
         add_stage(t, "mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)},
                   on_stage);
@@ -189,12 +206,22 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     // 10. softmax over the key axis: each query's weights sum to 1
     xt::xarray<float> weights = weights_from->tensors[0].values;  // [B,H,Sq,Sk]
     softmax_last_axis(weights);
-    const stage& soft = add_stage(t, "softmax", {named("weights", score_dims, std::move(weights))}, on_stage);
+    const stage* soft = &add_stage(t, "softmax", {named("weights", score_dims, std::move(weights))}, on_stage);
+
+    // 11. dropout (training mode): weights · keep / (1 - p), keep = torch.rand(B,H,Sq,Sk) < 1 - p
+    if (c.dropout.applied()) {
+        const xt::xarray<float>& w = soft->tensors[0].values;
+        const xt::xarray<bool> keep = dropout_keep({w.shape().begin(), w.shape().end()}, c.dropout.seed, c.dropout.p);
+        soft = &add_stage(t, "dropout",
+                          {named("weights", score_dims, apply_dropout(w, keep, c.dropout.p)),
+                           named("keep", score_dims, to_float(keep), element_type::boolean)},
+                          on_stage);
+    }
 
     // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk]
     const stage& context = add_stage(
         t, "context",
-        {named("context", {"batch", "head", "seq", "head_dim"}, matmul_per_head(soft.tensors[0].values, v, false))},
+        {named("context", {"batch", "head", "seq", "head_dim"}, matmul_per_head(soft->tensors[0].values, v, false))},
         on_stage);
 
     // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk]

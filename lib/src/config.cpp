@@ -62,6 +62,8 @@ void validate(const config& c) {
     if (std::isnan(c.fill) || c.fill == std::numeric_limits<float>::infinity())
         throw usage_error("--fill " + fill_to_string(c.fill) + " must be -inf or a finite number");
     validate_mask(c);
+    if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
+        throw usage_error("--dropout " + shortest(c.dropout.p) + " must be between 0 and 1");
 }
 
 std::string fill_to_string(float fill) {

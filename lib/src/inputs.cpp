@@ -28,21 +28,31 @@ xt::xarray<float> draw_randn(torch_generator& gen, std::initializer_list<std::in
     return t;
 }
 
-}  // namespace
-
-inputs draw_inputs(const config& c) {
-    torch_generator gen(c.seed);
-    inputs in;
-    parameters& p = in.params;
-    draw_linear(gen, c.d_in, c.d_model, c.qkv_bias, p.w_q, p.b_q);
-    draw_linear(gen, c.d_kv_in, c.d_model, c.qkv_bias, p.w_k, p.b_k);
-    draw_linear(gen, c.d_kv_in, c.d_model, c.qkv_bias, p.w_v, p.b_v);
+parameters draw_parameters(torch_generator& gen, const config& c) {
+    parameters p;
+    if (!c.from_projections) {
+        draw_linear(gen, c.d_in, c.d_model, c.qkv_bias, p.w_q, p.b_q);
+        draw_linear(gen, c.d_kv_in, c.d_model, c.qkv_bias, p.w_k, p.b_k);
+        draw_linear(gen, c.d_kv_in, c.d_model, c.qkv_bias, p.w_v, p.b_v);
+    }
     if (c.out_proj) {
         p.w_o.emplace();
         draw_linear(gen, c.d_model, c.d_model, true, *p.w_o, p.b_o);
     }
-    in.x = draw_randn(gen, {c.batch, c.seq, c.d_in});
-    if (c.cross()) in.x_kv = draw_randn(gen, {c.batch, c.kv_seq, c.d_kv_in});
+    return p;
+}
+
+}  // namespace
+
+inputs draw_inputs(const config& c, given_inputs given) {
+    torch_generator gen(c.seed);
+    inputs in;
+    in.params = given.params ? std::move(*given.params) : draw_parameters(gen, c);
+    in.qkv = std::move(given.qkv);
+    in.mask = std::move(given.mask);
+    if (c.from_projections) return in;
+    in.x = given.x ? std::move(*given.x) : draw_randn(gen, {c.batch, c.seq, c.d_in});
+    if (c.cross()) in.x_kv = given.x_kv ? std::move(*given.x_kv) : draw_randn(gen, {c.batch, c.kv_seq, c.d_kv_in});
     return in;
 }
 

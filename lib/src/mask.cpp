@@ -55,13 +55,14 @@ xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t s
     return mask;
 }
 
-xt::xarray<bool> build_mask(const config& c) {
+xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) {
     const mask_spec& m = c.mask;
     xt::xarray<bool> mask(mask_shape(c.batch, c.seq, c.kv_seq), true);
     if (m.causal) mask = mask && mask_causal(c.batch, c.seq, c.kv_seq);
     if (m.padding) mask = mask && mask_padding(m.lengths, c.seq, c.kv_seq);
     if (m.window) mask = mask && mask_window(c.batch, c.seq, c.kv_seq, *m.window_size);
     if (m.random) mask = mask && mask_random(c.batch, c.seq, c.kv_seq, m.random_seed, m.random_keep);
+    if (from_file) mask = mask && *from_file;
     return mask;
 }
 

@@ -47,7 +47,8 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
         // the float copy in the trace plus the boolean mask it was built from
         if (name == "mask") return sum({floats(product({B, Sq, Sk})), product({B, Sq, Sk})});
         if (name == "context" || name == "merge" || name == "concat" || name == "output") return per_query;
-        return plane;  // scores, scaled, masked, softmax (and dropout)
+        if (name == "dropout") return sum({plane, plane});  // weights and the keep mask
+        return plane;  // scores, scaled, masked, softmax
     };
     std::vector<stage_bytes> stages;
     for (const stage_info& info : stage_table)
@@ -56,12 +57,16 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
 }
 
 std::uint64_t estimate_total_bytes(const config& c) {
-    const auto stages = estimate_stage_bytes(c);
     std::uint64_t total = 0;
-    for (const auto& s : stages)
-        if (__builtin_add_overflow(total, s.bytes, &total)) return saturated;
-    // the inputs are held once more, outside the trace, while it is computed
-    return sum({total, stages[0].bytes, stages[1].bytes});
+    for (const auto& s : estimate_stage_bytes(c)) {
+        // the inputs are held once more, outside the trace, while it is computed
+        const bool held_twice = s.stage == "input" || s.stage == "params" ||
+                                (s.stage == "projections" && c.from_projections);
+        const int copies = held_twice ? 2 : 1;
+        for (int i = 0; i < copies; ++i)
+            if (__builtin_add_overflow(total, s.bytes, &total)) return saturated;
+    }
+    return total;
 }
 
 void check_memory(const config& c, std::uint64_t limit_bytes) {

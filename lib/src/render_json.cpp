@@ -117,10 +117,17 @@ nlohmann::ordered_json config_to_json(const config& c) {
         j["mask_seed"] = c.mask.random_seed;
         j["mask_keep"] = c.mask.random_keep;
     }
+    if (c.mask.from_file) j["mask_file"] = true;
     if (std::isinf(c.fill))
         j["fill"] = "-inf";
     else  // the double nearest the float's shortest decimal form: -0.1, not -0.10000000149011612
         j["fill"] = std::stod(fill_to_string(c.fill));
+    if (c.from_projections) j["from_projections"] = true;
+    if (c.dropout.p > 0.0 || c.dropout.train) {  // absent when dropout was never asked for
+        j["dropout"] = c.dropout.p;
+        j["train"] = c.dropout.train;
+        if (c.dropout.applied()) j["dropout_seed"] = c.dropout.seed;
+    }
     return j;
 }
 

@@ -3,35 +3,29 @@
 // Numbers are chosen and summarised the way PyTorch's print does
 // (torch/_tensor_str.py), so a student can hold this output next to a notebook
 // and see the same digits:
-//   * one notation per tensor (_Formatter, sci_mode=None), decided over the
-//     finite nonzero values that are printed;
+//   * one notation per tensor (_Formatter; options.notation is sci_mode),
+//     decided over the finite nonzero values that are printed;
 //   * a tensor of more than 1000 elements keeps only the first and last 3
 //     entries of every axis longer than 6 (get_summarized_data).
+// Both rules live in torch_format, shared with --format torch.
 #include "attn/render_table.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "attn/torch_format.hpp"
+
 namespace attn {
 
 namespace {
 
-// PyTorch's default print options (torch.set_printoptions).
-constexpr std::size_t summarise_threshold = 1000;  // more elements than this are summarised
-constexpr std::size_t edge_items = 3;              // entries kept at each end of a long axis
-
 constexpr std::string_view column_gap = "  ";
 constexpr std::string_view ellipsis = "...";
-
-// Enough for "%.40f" of the largest float (39 digits, sign, point, 40 decimals).
-constexpr int max_precision = 40;
-constexpr std::size_t number_buffer_size = 128;
 
 /// ANSI codes, or empty strings when colour is off, so no caller has to branch.
 struct palette {
@@ -67,124 +61,6 @@ void write_left(std::ostream& out, std::string_view text, std::size_t width,
     out << colour << text;
     if (!colour.empty()) out << p.reset;
     if (text.size() < width) write_spaces(out, width - text.size());
-}
-
-/// The indices of one axis that are printed: all of them, or the first and
-/// last edge_items when the tensor is summarised and the axis is long.
-/// A jump between two consecutive entries marks the ellipsis.
-std::vector<std::size_t> shown_indices(std::size_t size, bool summarise) {
-    std::vector<std::size_t> shown;
-    if (summarise && size > 2 * edge_items) {
-        for (std::size_t i = 0; i < edge_items; ++i) shown.push_back(i);
-        for (std::size_t i = size - edge_items; i < size; ++i) shown.push_back(i);
-    } else {
-        for (std::size_t i = 0; i < size; ++i) shown.push_back(i);
-    }
-    return shown;
-}
-
-/// True when entries were left out between shown[k - 1] and shown[k].
-bool gap_before(const std::vector<std::size_t>& shown, std::size_t k) {
-    return k > 0 && shown[k] != shown[k - 1] + 1;
-}
-
-/// The printed elements of a tensor: per axis, the indices shown.
-struct element_grid {
-    const float* data = nullptr;
-    std::vector<std::size_t> shape;
-    std::vector<std::ptrdiff_t> strides;        // in elements, as xtensor stores them
-    std::vector<std::vector<std::size_t>> shown;  // per axis
-
-    float at(std::ptrdiff_t offset) const { return data[offset]; }
-    /// How far index `i` of `axis` lies from index 0, in elements.
-    std::ptrdiff_t step(std::size_t axis, std::size_t i) const {
-        return static_cast<std::ptrdiff_t>(i) * strides[axis];
-    }
-};
-
-element_grid make_grid(const tensor& t, bool summarise) {
-    element_grid g;
-    g.data = t.values.data();
-    for (std::size_t a = 0; a < t.values.dimension(); ++a) {
-        g.shape.push_back(t.values.shape()[a]);
-        g.strides.push_back(static_cast<std::ptrdiff_t>(t.values.strides()[a]));
-        g.shown.push_back(shown_indices(g.shape.back(), summarise));
-    }
-    return g;
-}
-
-/// Calls f(value) for every printed element (the grid must not be empty).
-template <class F>
-void for_each_shown(const element_grid& g, F&& f) {
-    const std::size_t rank = g.shown.size();
-    std::vector<std::size_t> pos(rank, 0);  // position within each axis' shown list
-    for (;;) {
-        std::ptrdiff_t offset = 0;
-        for (std::size_t a = 0; a < rank; ++a)
-            offset += g.step(a, g.shown[a][pos[a]]);
-        f(g.at(offset));
-        // Odometer: advance the last axis, carry into the ones before it.
-        std::size_t a = rank;
-        for (; a > 0; --a) {
-            if (++pos[a - 1] < g.shown[a - 1].size()) break;
-            pos[a - 1] = 0;
-        }
-        if (a == 0) return;
-    }
-}
-
-enum class notation { fixed, integer, scientific, boolean };
-
-struct number_format {
-    notation kind = notation::fixed;
-    int precision = 4;
-};
-
-/// PyTorch's _Formatter with sci_mode=None: over the finite nonzero printed
-/// values, scientific when max/min > 1000 or max > 1e8 (or, unless every value
-/// is an integer, min < 1e-4); all-integer tensors print as "1.".
-number_format choose_format(const tensor& t, const element_grid& g, int precision) {
-    number_format f{notation::fixed, std::clamp(precision, 0, max_precision)};
-    if (t.type == element_type::boolean) {
-        f.kind = notation::boolean;
-        return f;
-    }
-    double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
-    bool integral = true, any = false;
-    for_each_shown(g, [&](float v) {
-        if (!std::isfinite(v) || v == 0.0f) return;
-        const double a = std::fabs(static_cast<double>(v));
-        lo = std::min(lo, a);
-        hi = std::max(hi, a);
-        any = true;
-        if (v != std::ceil(v)) integral = false;
-    });
-    const bool wide = any && (hi / lo > 1000.0 || hi > 1e8);
-    if (!any || integral)
-        f.kind = wide ? notation::scientific : notation::integer;
-    else
-        f.kind = (wide || lo < 1e-4) ? notation::scientific : notation::fixed;
-    return f;
-}
-
-/// Writes `v` the way PyTorch prints it into `buf`, unpadded; returns the text.
-std::string_view format_number(float v, const number_format& f, char* buf) {
-    int n = 0;
-    const double d = v;
-    if (f.kind == notation::boolean)
-        return v != 0.0f ? "True" : "False";
-    else if (std::isnan(v))
-        return "nan";  // printf may write "-nan"; Python never does
-    else if (std::isinf(v))
-        return v < 0 ? "-inf" : "inf";
-    else if (f.kind == notation::scientific)
-        n = std::snprintf(buf, number_buffer_size, "%.*e", f.precision, d);
-    else if (f.kind == notation::integer)
-        n = std::snprintf(buf, number_buffer_size, "%.0f.", d);
-    else
-        n = std::snprintf(buf, number_buffer_size, "%.*f", f.precision, d);
-    const std::size_t len = std::min(static_cast<std::size_t>(std::max(n, 0)), number_buffer_size - 1);
-    return {buf, len};
 }
 
 std::string index_label(std::string_view dim, std::size_t index) {
@@ -229,10 +105,10 @@ tensor_printer::tensor_printer(const tensor& t, const render_options& options, c
     : t_(t),
       p_(p),
       faint_value_(faint_value),
-      summarise_(!options.full && t.values.size() > summarise_threshold),
+      summarise_(summarised(t, options)),
       grid_(make_grid(t, summarise_)) {
     if (t.values.size() == 0) return;  // nothing to measure or print
-    format_ = choose_format(t, grid_, options.precision);
+    format_ = choose_format(t, grid_, options);
     measure();
 }
 
@@ -388,7 +264,7 @@ void tensor_printer::print_value(std::ostream& out, float v) const {
 /// Entries that carry no information for attention: False in a mask, -inf,
 /// and the fill value where the mask removed a key.
 bool tensor_printer::faint(float v) const {
-    if (format_.kind == notation::boolean) return v == 0.0f;
+    if (format_.kind == number_kind::boolean) return v == 0.0f;
     if (v == -std::numeric_limits<float>::infinity()) return true;
     return faint_value_ != nullptr && v == *faint_value_;
 }

@@ -21,7 +21,8 @@ std::string stage_names_list() {
 
 bool stage_in_run(const config& c, std::string_view name) {
     if (name == "mask" || name == "masked") return c.mask.any();
-    if (name == "dropout") return false;
+    if (name == "input" || name == "params") return !c.from_projections;
+    if (name == "dropout") return c.dropout.applied();
     if (name == "output") return c.out_proj;
     return find_stage_info(name) != nullptr;
 }

@@ -4,40 +4,7 @@
 # Needs jq and python3. Prints one line per check and "N passed, N failed".
 set -u
 attn=${1:?usage: run.sh path/to/attn}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-
-ok()   { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && printf '     %s\n' "$2"; }
-
-# run ARGS...: runs attn, keeping stdout in $work/out, stderr in $work/err, the status in $rc.
-run() { "$attn" "$@" >"$work/out" 2>"$work/err"; rc=$?; }
-
-# expect_error NAME RC 'exact stderr first line' ARGS...: a usage or runtime error
-# with one clear line, the given exit code and nothing on stdout.
-expect_error() {
-  local name=$1 want_rc=$2 want_msg=$3; shift 3
-  run "$@"
-  local got_msg; got_msg=$(head -n 1 "$work/err")
-  if [ "$rc" -ne "$want_rc" ]; then fail "$name" "exit $rc, wanted $want_rc; stderr: $got_msg"
-  elif [ "$got_msg" != "$want_msg" ]; then fail "$name" "stderr: '$got_msg' wanted '$want_msg'"
-  elif [ -s "$work/out" ]; then fail "$name" "stdout is not empty"
-  else ok "$name"; fi
-}
-
-# expect_ok NAME ARGS...: exit 0.
-expect_ok() {
-  local name=$1; shift
-  run "$@"
-  if [ "$rc" -eq 0 ]; then ok "$name"; else fail "$name" "exit $rc: $(head -n 2 "$work/err")"; fi
-}
-
-# check NAME CONDITION-COMMAND...: the command succeeds.
-check() {
-  local name=$1; shift
-  if "$@" >/dev/null 2>&1; then ok "$name"; else fail "$name" "failed: $*"; fi
-}
+. "$(dirname "$0")/common.sh"
 
 # --- help and version ---------------------------------------------------------
 expect_ok "help exits 0" --help
@@ -198,9 +165,9 @@ expect_error "bad fill" 2 "attn: error: --fill abc: expected -inf or a finite nu
 expect_error "unknown stage" 2 \
   "attn: error: --stage foo: unknown stage (valid: input, params, projections, view, transpose, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output)" \
   trace --stage foo
-expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs a --mask)" \
+expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs --mask or --mask-file)" \
   trace --stage mask
-expect_error "unknown format" 2 "attn: error: --format: npz not in {table,json,jsonl}" trace --format npz
+expect_error "unknown format" 2 "attn: error: --format: xml not in {table,json,jsonl,npz,torch}" trace --format xml
 expect_error "not a number" 2 "attn: error: Could not convert: --heads = abc" trace --heads abc
 expect_error "unknown flag" 2 "attn: error: The following argument was not expected: --bogus" trace --bogus
 expect_error "no subcommand" 2 "attn: error: A subcommand is required" 
@@ -216,6 +183,4 @@ expect_error "--max-memory is honoured" 1 \
   "attn: error: these sizes need 3.1 MiB but the limit is 1.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 1.0 MiB each, for [B,H,Sq,Sk] = [1,4,256,256]" \
   trace --seq 256 --heads 4 --max-memory 1MiB
 
-echo
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -49,6 +49,7 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "fixtures")
+FILE_DIR = os.path.join(HERE, "file_inputs")
 
 MASK_KINDS = ("causal", "padding", "window", "random")  # the order of "+" in config["mask"]
 
@@ -121,9 +122,102 @@ CASES = [
     case("seed_42", seed=42, batch=2, seq=3, heads=2),
     case("seed_123", seed=123, batch=2, seq=3, heads=4, mask="causal"),
     case("seed_2p31_plus_5", seed=2**31 + 5, batch=2, seq=3, heads=2),
+    # dropout in training mode: stage 11, keep = torch.rand(B,H,Sq,Sk) < 1 - p after manual_seed
+    case("dropout_train", seed=26, batch=2, seq=4, heads=2, dropout=0.1, train=True,
+         dropout_seed=5),
+    case("dropout_train_causal_half", seed=27, batch=1, seq=6, heads=3, d_model=6, mask="causal",
+         dropout=0.5, train=True, dropout_seed=0),
+    case("dropout_eval_is_identity", seed=28, batch=1, seq=3, heads=2, dropout=0.5, train=False),
+    case("dropout_train_p1_zeroes_all", seed=29, batch=1, seq=3, heads=2, dropout=1.0, train=True,
+         dropout_seed=1),
     # larger: randn(2,16,32) fills 64 whole blocks of 16
     case("large_causal", seed=25, batch=2, seq=16, d_model=32, heads=4, mask="causal"),
 ]
+
+
+# tensors from files (--input, --kv-input, --params, --q --k --v, --mask-file): each case is a
+# directory file_inputs/<name>/ holding the files, written by numpy from torch tensors, and
+# expected.json (the fixture format plus "files": {flag: file name}). The sizes are left to
+# the files: the C++ test passes no size flag and checks that the config comes out as here.
+
+
+def linear_params(seed, d_in, d_kv_in, d, qkv_bias=True, out_proj=True):
+    """Weights from torch, NOT drawn the way attn draws (another seed, randn scaled)."""
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *shape: torch.randn(*shape, generator=g) * 0.4
+    p = {"w_q": r(d, d_in), "w_k": r(d, d_kv_in), "w_v": r(d, d_kv_in)}
+    if qkv_bias:
+        p.update({"b_q": r(d), "b_k": r(d), "b_v": r(d)})
+    if out_proj:
+        p.update({"w_o": r(d, d), "b_o": r(d)})
+    return p
+
+
+def file_randn(seed, *shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def file_cases():
+    """(name, config, given tensors, files {flag: (file name, tensor or dict, how)}[, size flags]):
+    the size flags are those no file implies (here, B and Sq when x is drawn)."""
+    cases = []
+
+    c = case("input_npy_params_npz", batch=2, seq=5, d_model=8, heads=4, mask="causal")[1]
+    x, p = file_randn(101, 2, 5, 8), linear_params(102, 8, 8, 8)
+    cases.append(("input_npy_params_npz", c, {"x": x, "params": p},
+                  {"input": ("x.npy", x, "f4"), "params": ("params.npz", p, "savez")}))
+
+    c = case("x", batch=2, seq=3, kv_seq=4, d_model=8, heads=2, d_in=6, d_kv_in=10)[1]
+    x, x_kv, p = file_randn(103, 2, 3, 6), file_randn(104, 2, 4, 10), linear_params(105, 6, 10, 8)
+    cases.append(("input_f64_kv_input_params_json", c, {"x": x, "x_kv": x_kv, "params": p},
+                  {"input": ("x.npy", x, "f8"), "kv_input": ("x_kv.npy", x_kv, "f4"),
+                   "params": ("params.json", {"params." + k: v for k, v in p.items()}, "json")}))
+
+    c = case("x", seed=7, batch=2, seq=3, d_model=8, heads=2, fill=-1e9)[1]
+    q, k, v = (file_randn(s, 2, 3, 8) for s in (106, 107, 108))
+    mask = torch.rand(2, 1, 3, 3, generator=torch.Generator().manual_seed(109)) < 0.5
+    cases.append(("qkv_npy_mask_npy_drawn_w_o", c, {"qkv": (q, k, v), "mask": mask},
+                  {"q": ("q.npy", q, "f4"), "k": ("k.npy", k, "f4"), "v": ("v.npy", v, "f4"),
+                   "mask": ("mask.npy", mask, "b1")}))
+
+    c = case("x", batch=1, seq=3, kv_seq=5, d_model=6, heads=3, out_proj=False, mask="causal")[1]
+    q, k, v = file_randn(110, 1, 3, 6), file_randn(111, 1, 5, 6), file_randn(112, 1, 5, 6)
+    mask2d = torch.tensor([[1, 1, 0, 1, 1], [0, 1, 1, 1, 0], [1, 1, 1, 1, 1]])
+    cases.append(("qkv_json_mask_2d_ints", c,
+                  {"qkv": (q, k, v), "mask": mask2d.bool().view(1, 1, 3, 5)},
+                  {"q": ("q.json", q, "json"), "k": ("k.json", k, "json"),
+                   "v": ("v.json", v, "json"), "mask": ("mask.json", mask2d, "json")}))
+
+    c = case("x", seed=3, batch=1, seq=4, d_model=8, heads=2)[1]
+    x = file_randn(113, 1, 4, 8)
+    cases.append(("input_json_params_drawn", c, {"x": x}, {"input": ("x.json", x, "json")}))
+
+    c = case("x", seed=5, batch=2, seq=3, d_model=4, heads=2, qkv_bias=False)[1]
+    p = linear_params(114, 4, 4, 4, qkv_bias=False)
+    cases.append(("params_npz_compressed_x_drawn", c, {"params": p},
+                  {"params": ("params.npz", p, "savez_compressed")}, {"batch": 2, "seq": 3}))
+
+    c = case("x", batch=1, seq=3, d_model=4, heads=2)[1]
+    x = file_randn(115, 1, 3, 4)
+    x[0, 1, 2] = float("nan")
+    p = linear_params(116, 4, 4, 4)
+    cases.append(("input_with_nan", c, {"x": x, "params": p},
+                  {"input": ("x.npy", x, "f4"), "params": ("params.npz", p, "savez")}))
+    return cases
+
+
+def write_given_file(path, value, how):
+    import numpy as np
+    if how in ("f4", "f8", "b1"):
+        np.save(path, value.numpy().astype({"f4": "<f4", "f8": "<f8", "b1": "|b1"}[how]))
+    elif how in ("savez", "savez_compressed"):
+        getattr(np, how)(path, **{k: t.numpy() for k, t in value.items()})
+    elif how == "json":
+        obj = {k: t.tolist() for k, t in value.items()} if isinstance(value, dict) else value.tolist()
+        with open(path, "w") as fh:
+            json.dump(obj, fh)
+    else:
+        raise ValueError(how)
 
 
 # ----------------------------------------------------------------------------
@@ -152,21 +246,57 @@ def build_mask(c, B, Sq, Sk):
     return mask
 
 
-def run(c):
-    """Every stage of one case: {stage: {tensor: torch tensor}}, in CLI.md's order."""
+def draw_linear(given, name, d_in, d_out, bias):
+    """nn.Linear(d_in, d_out) from the generator, or the weight and bias of a given params file."""
+    if given is None:
+        return nn.Linear(d_in, d_out, bias=bias)
+    return GivenLinear(given["w_" + name], given["b_" + name] if bias else None)
+
+
+class GivenLinear:
+    """nn.Linear's forward (F.linear) with given weights: constructing one draws nothing."""
+
+    def __init__(self, weight, bias):
+        self.weight, self.bias = weight, bias
+
+    def __call__(self, x):
+        return torch.nn.functional.linear(x, self.weight, self.bias)
+
+
+def run(c, given=None):
+    """Every stage of one case: {stage: {tensor: torch tensor}}, in CLI.md's order.
+
+    `given` holds tensors read from files ("x", "x_kv", "params" {w_q: ...}, "qkv" (q, k, v),
+    "mask" [B,1,Sq,Sk]); a given tensor draws nothing, the rest keep CLI.md's draw order."""
+    given = given or {}
     B, Sq, Sk = c["batch"], c["seq"], c["kv_seq"]
     D, H, Din, Dkv = c["d_model"], c["heads"], c["d_in"], c["d_kv_in"]
     dk = D // H
-    cross = Sk != Sq or Dkv != Din
+    qkv_given = "qkv" in given
+    cross = Sk != Sq or Dkv != Din or "x_kv" in given
 
     torch.manual_seed(c["seed"])
-    w_q = nn.Linear(Din, D, bias=c["qkv_bias"])
-    w_k = nn.Linear(Dkv, D, bias=c["qkv_bias"])
-    w_v = nn.Linear(Dkv, D, bias=c["qkv_bias"])
-    w_o = nn.Linear(D, D) if c["out_proj"] else None
-    x = torch.randn(B, Sq, Din)                                  # [B,Sq,Din]
-    x_kv = torch.randn(B, Sk, Dkv) if cross else x               # [B,Sk,Dkv]
+    p = given.get("params")
+    if not qkv_given:
+        w_q = draw_linear(p, "q", Din, D, c["qkv_bias"])
+        w_k = draw_linear(p, "k", Dkv, D, c["qkv_bias"])
+        w_v = draw_linear(p, "v", Dkv, D, c["qkv_bias"])
+    w_o = draw_linear(p, "o", D, D, True) if c["out_proj"] else None
+    stages = {}
+    if qkv_given:
+        q, k, v = given["qkv"]
+    else:
+        x = given["x"] if "x" in given else torch.randn(B, Sq, Din)                # [B,Sq,Din]
+        if cross:
+            x_kv = given["x_kv"] if "x_kv" in given else torch.randn(B, Sk, Dkv)  # [B,Sk,Dkv]
+        else:
+            x_kv = x
+        stages.update(input_and_params(x, x_kv, cross, w_q, w_k, w_v, w_o))
+        q, k, v = w_q(x), w_k(x_kv), w_v(x_kv)                   # [B,Sq,D], [B,Sk,D], [B,Sk,D]
+    return attend(c, stages, q, k, v, w_o, given.get("mask"))
 
+
+def input_and_params(x, x_kv, cross, w_q, w_k, w_v, w_o):
     stages = {}
     stages["input"] = {"x": x, **({"x_kv": x_kv} if cross else {})}
     params = {}
@@ -178,7 +308,14 @@ def run(c):
             params["b_" + n] = layer.bias
     stages["params"] = params
 
-    q, k, v = w_q(x), w_k(x_kv), w_v(x_kv)                       # [B,Sq,D], [B,Sk,D], [B,Sk,D]
+    return stages
+
+
+def attend(c, stages, q, k, v, w_o, mask_file):
+    """Stages 3-15 from the projections."""
+    B, Sq, Sk = c["batch"], c["seq"], c["kv_seq"]
+    D, H = c["d_model"], c["heads"]
+    dk = D // H
     stages["projections"] = {"q": q, "k": k, "v": v}
     q = q.view(B, Sq, H, dk)                                     # [B,Sq,H,dk]
     k = k.view(B, Sk, H, dk)
@@ -193,6 +330,8 @@ def run(c):
     stages["scaled"] = {"scaled": scaled}
 
     mask = build_mask(c, B, Sq, Sk)                              # [B,1,Sq,Sk]
+    if mask_file is not None:
+        mask = mask_file if mask is None else mask & mask_file
     masked = scaled
     if mask is not None:
         fill = float("-inf") if c["fill"] == "-inf" else float(c["fill"])
@@ -202,6 +341,17 @@ def run(c):
 
     weights = torch.softmax(masked, dim=-1)                      # [B,H,Sq,Sk]
     stages["softmax"] = {"weights": weights}
+    p = c.get("dropout", 0.0)
+    if c.get("train", False) and p > 0:
+        # nn.Dropout's own formula (aten _dropout_impl: noise.bernoulli_(1 - p); noise.div_(1 - p);
+        # input * noise) with the keep mask drawn reproducibly instead of by bernoulli_
+        torch.manual_seed(c["dropout_seed"])
+        keep = torch.rand(B, H, Sq, Sk) < 1 - p
+        if p == 1:  # aten: input * zeros (no 0/0)
+            weights = weights * torch.zeros(())
+        else:
+            weights = weights * keep.float().div_(1 - p)
+        stages["dropout"] = {"weights": weights, "keep": keep}
     context = weights @ v                                        # [B,H,Sq,dk]
     stages["context"] = {"context": context}
     merge = context.transpose(1, 2)                              # [B,Sq,H,dk]
@@ -250,6 +400,10 @@ def config_json(c):
         out["mask_seed"] = c["mask_seed"]
         out["mask_keep"] = c["mask_keep"]
     out["fill"] = c["fill"]
+    if "dropout" in c:
+        out["dropout"] = c["dropout"]
+        out["train"] = c["train"]
+        out["dropout_seed"] = c.get("dropout_seed", 0)
     return out
 
 
@@ -322,6 +476,32 @@ def main():
             total += len(text)
             print("%-36s %8d bytes" % (name + ".json", len(text)))
     print("%d fixtures, %d bytes in %s" % (len(CASES), total, OUT_DIR))
+    write_file_cases(cap)
+
+
+def write_file_cases(cap):
+    import shutil
+    shutil.rmtree(FILE_DIR, ignore_errors=True)
+    with torch.no_grad():
+        for name, c, given, files, *size_flags in file_cases():
+            case_dir = os.path.join(FILE_DIR, name)
+            os.makedirs(case_dir)
+            for flag, (file_name, value, how) in files.items():
+                write_given_file(os.path.join(case_dir, file_name), value, how)
+            stages, _ = run(c, given)
+            obj = {"name": name, "config": config_json(c),
+                   "made_with": {"torch": torch.__version__, "cpu_capability": cap},
+                   "stages": {s: {t: tensor_json(v) for t, v in ts.items()}
+                              for s, ts in stages.items()}}
+            text = dumps(obj)
+            files_line = json.dumps({flag: f for flag, (f, _, _) in files.items()})
+            flags_line = json.dumps(size_flags[0] if size_flags else {})
+            text = text.replace('"made_with":', '"files":' + files_line + ',\n"size_flags":' + flags_line +
+                                ',\n"made_with":', 1)
+            json.loads(text)
+            with open(os.path.join(case_dir, "expected.json"), "w") as fh:
+                fh.write(text)
+            print("%-36s %s" % (name, ", ".join(sorted(os.listdir(case_dir)))))
 
 
 if __name__ == "__main__":

@@ -14,4 +14,12 @@ namespace attn {
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<void(std::ostream&)>& write);
 
+/// The same for writers that open the file themselves (minizip opens by name):
+/// write(temp_path) gets the name of an empty temporary file beside `path`, must
+/// write it completely and close it, and throws attn::error if it cannot. Then
+/// the temporary file is renamed to `path`; on any failure it is removed and
+/// `path` is left as it was.
+void write_file_atomically_at(const std::string& path, const std::string& what,
+                              const std::function<void(const std::string& temp_path)>& write);
+
 }  // namespace attn

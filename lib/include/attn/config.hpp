@@ -24,7 +24,19 @@ struct mask_spec {
     std::uint64_t random_seed = 0;            // --mask-seed N
     double random_keep = 0.5;                 // --mask-keep P: probability that a key may be attended
 
-    bool any() const { return causal || padding || window || random; }
+    bool from_file = false;  // --mask-file: an explicit mask, held in inputs::mask
+
+    bool any() const { return causal || padding || window || random || from_file; }
+};
+
+/// nn.Dropout(p) on the attention weights. Only in training mode does it act
+/// (stage 11); in eval mode it is the identity, as in PyTorch.
+struct dropout_spec {
+    double p = 0.0;          // --dropout P: the chance that a weight is zeroed
+    bool train = false;      // --train: training mode
+    std::uint64_t seed = 0;  // --dropout-seed N: torch.manual_seed(N); keep = torch.rand(B,H,Sq,Sk) < 1 - p
+
+    bool applied() const { return train && p > 0.0; }
 };
 
 struct config {
@@ -40,9 +52,11 @@ struct config {
     bool out_proj = true;       // the output projection exists (--no-out-proj)
     std::uint64_t seed = 0;     // torch.manual_seed(seed)
     bool separate_kv = false;   // a separate key/value input was given (cross-attention)
+    bool from_projections = false;  // --q --k --v: the run starts at stage 3 (no input, no params)
 
     mask_spec mask;
     float fill = -std::numeric_limits<float>::infinity();  // written where the mask is false
+    dropout_spec dropout;
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     /// Cross-attention: keys and values come from x_kv, not from x.

@@ -22,8 +22,9 @@ xt::xarray<bool> mask_window(std::int64_t batch, std::int64_t sq, std::int64_t s
 /// torch.manual_seed(seed); torch.rand(B,1,Sq,Sk) < keep.
 xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t sk, std::uint64_t seed, double keep);
 
-/// The AND of every mask `c.mask` asks for; call only when c.mask.any().
-xt::xarray<bool> build_mask(const config& c);
+/// The AND of every mask `c.mask` asks for and of `from_file` ([B,1,Sq,Sk],
+/// --mask-file) when given; call only when c.mask.any().
+xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file = nullptr);
 
 /// Parses --mask: "none" or kinds joined by '+' ("causal+padding"). Sets the
 /// kind flags of `spec` and leaves its other fields alone; throws usage_error

@@ -6,10 +6,14 @@
 
 namespace attn {
 
+/// torch.set_printoptions(sci_mode=...): None chooses per tensor, True/False force it.
+enum class sci_mode { automatic, on, off };
+
 struct render_options {
     std::vector<std::string> stages;  // stage names to show; empty = all of them
     int precision = 4;                // digits after the decimal point in text formats
     bool full = false;                // print every element, never summarise
+    sci_mode notation = sci_mode::automatic;  // scientific notation in text formats
     bool color = false;               // ANSI colour (the program decides: terminal, NO_COLOR)
 
     bool shows(std::string_view stage_name) const {

@@ -46,9 +46,9 @@ const stage_info* find_stage_info(std::string_view name);
 /// The valid stage names in order, joined with ", " (for error messages).
 std::string stage_names_list();
 
-/// Whether compute_trace(c, ...) produces the stage called `name`: mask and
-/// masked need a mask, output the output projection; dropout (training mode)
-/// is never applied yet.
+/// Whether compute_trace(c, ...) produces the stage called `name`: input and
+/// params are absent when the run starts at the projections (--q --k --v),
+/// mask and masked need a mask, dropout training mode, output the output projection.
 bool stage_in_run(const config& c, std::string_view name);
 
 enum class element_type { float32, boolean };

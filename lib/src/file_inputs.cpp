@@ -1,0 +1,255 @@
+// Tensors from files, and the sizes they imply.
+//
+// Every size (B, Sq, Sk, D, Din, Dkv) has at most one first source: a flag,
+// else the first file that holds it; every later source must agree.
+#include "attn/file_inputs.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+#include <utility>
+
+#include "attn/error.hpp"
+#include "attn/npz.hpp"
+#include "attn/tensor_file.hpp"
+
+namespace attn {
+namespace {
+
+enum size_name { B, Sq, Sk, D, Din, Dkv, size_count };
+constexpr std::array<const char*, size_count> size_letters{"B", "Sq", "Sk", "D", "Din", "Dkv"};
+constexpr std::array<const char*, size_count> size_flag_names{"--batch", "--seq", "--kv-seq", "--d-model", "--d-in",
+                                                              "--d-kv-in"};
+using layout = std::vector<size_name>;
+
+/// The index [i,j,...] of flat element `e` in a C-order tensor of `shape`.
+std::vector<std::size_t> unravel(std::size_t e, const std::vector<std::size_t>& shape) {
+    std::vector<std::size_t> index(shape.size());
+    for (std::size_t axis = shape.size(); axis-- > 0;) {
+        index[axis] = e % shape[axis];
+        e /= shape[axis];
+    }
+    return index;
+}
+
+std::string number_text(float v) {
+    char text[32];
+    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+}
+
+/// "[0][1][3]": an element's index, as the file readers write it.
+std::string index_text(const std::vector<std::size_t>& index) {
+    std::string text;
+    for (std::size_t i : index) text += "[" + std::to_string(i) + "]";
+    return text;
+}
+
+std::string layout_text(const layout& l) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < l.size(); ++i) text += std::string(i ? "," : "") + size_letters[l[i]];
+    return text + "]";
+}
+
+/// The first source of each size and what it said, so a disagreement names both.
+class size_table {
+public:
+    void from_flag(size_name n, const std::optional<std::int64_t>& value) {
+        if (value) known_[n] = {*value, std::string(size_flag_names[n]) + " " + std::to_string(*value) + " says " +
+                                            size_letters[n] + " = " + std::to_string(*value)};
+    }
+
+    /// `what` ("--q q.npy") holds a tensor laid out as `l`; checks the rank and every size.
+    void from_file(const std::string& what, const std::vector<std::size_t>& shape, const layout& l) {
+        if (shape.size() != l.size())
+            throw error(what + ": shape " + tensor_index_text(shape) + " has " + std::to_string(shape.size()) +
+                        " axes; expected " + std::to_string(l.size()) + ", " + layout_text(l));
+        for (std::size_t axis = 0; axis < l.size(); ++axis) {
+            const auto value = static_cast<std::int64_t>(shape[axis]);
+            const std::string said = what + " has shape " + tensor_index_text(shape) + " " + layout_text(l) + ", so " +
+                                     size_letters[l[axis]] + " = " + std::to_string(value);
+            auto& first = known_[l[axis]];
+            if (!first) {
+                first = {value, said};
+                from_file_[l[axis]] = true;
+            }
+            else if (first->first != value)
+                throw usage_error(said + ", but " + first->second);
+        }
+    }
+
+    bool known(size_name n) const { return known_[n].has_value(); }
+    bool known_from_file(size_name n) const { return from_file_[n]; }
+    std::int64_t get(size_name n) const { return known_[n]->first; }
+    std::int64_t get_or(size_name n, std::int64_t fallback) const { return known(n) ? get(n) : fallback; }
+
+private:
+    std::array<std::optional<std::pair<std::int64_t, std::string>>, size_count> known_;
+    std::array<bool, size_count> from_file_{};
+};
+
+std::string flag_and_file(const char* flag, const std::string& path) { return std::string(flag) + " " + path; }
+
+/// Reads one tensor file; NaN or inf inside it is allowed, and reported.
+loaded_tensor read_checked(const std::string& what, const std::string& path, std::vector<std::string>& warnings) {
+    loaded_tensor t = read_tensor_file(path, what);
+    if (t.non_finite > 0)
+        warnings.push_back(what + " holds " + std::to_string(t.non_finite) + " NaN or infinite value" +
+                           (t.non_finite == 1 ? "" : "s") + " (the first at " + index_text(t.first_non_finite) +
+                           "); they will spread through the stages that use them");
+    return t;
+}
+
+/// The arrays of a --params file by bare name ("w_q"): keys may carry the
+/// "params." prefix of our own dumps, whose other stages are skipped.
+std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path) {
+    const bool npz = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npz") == 0;
+    std::map<std::string, loaded_tensor> raw = npz ? read_npz(path, what) : read_json_tensors(path, what);
+    static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
+    std::map<std::string, loaded_tensor> params;
+    for (auto& [key, value] : raw) {
+        std::string name = key;
+        if (name.rfind("params.", 0) == 0) name = name.substr(7);
+        else if (name.find('.') != std::string::npos || name == "config") continue;  // another stage of a dump
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            throw error(what + ": unexpected array '" + key + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
+        params[name] = std::move(value);
+    }
+    return params;
+}
+
+/// Takes the named weight or bias from a --params file, which must hold it
+/// exactly when `needed`; `why_absent` names the flag that turns it off.
+optional_tensor take_param(std::map<std::string, loaded_tensor>& params, const std::string& name, bool needed,
+                           const std::string& what, const char* why_absent, const layout& l, size_table& sizes,
+                           std::vector<std::string>& warnings) {
+    const auto it = params.find(name);
+    if (it == params.end()) {
+        if (!needed) return std::nullopt;
+        throw error(what + ": no array " + name +
+                    (*why_absent ? std::string(" (give it, or ") + why_absent + ")" : std::string(" (it is always needed)")));
+    }
+    if (!needed)
+        throw usage_error(what + " holds " + name + ", but " + why_absent + " says there is none");
+    loaded_tensor& t = it->second;
+    sizes.from_file(what + " " + name, t.shape, l);
+    if (t.non_finite > 0) warnings.push_back(what + ": " + name + " holds NaN or infinite values");
+    return std::move(t.values);
+}
+
+parameters take_parameters(std::map<std::string, loaded_tensor> file, const config& c, const std::string& what,
+                           size_table& sizes, std::vector<std::string>& warnings) {
+    parameters p;
+    const auto take = [&](const char* name, bool needed, const char* why_absent, const layout& l) {
+        return take_param(file, name, needed, what, why_absent, l, sizes, warnings);
+    };
+    if (!c.from_projections) {
+        p.w_q = *take("w_q", true, "", {D, Din});
+        p.b_q = take("b_q", c.qkv_bias, "--no-qkv-bias", {D});
+        p.w_k = *take("w_k", true, "", {D, Dkv});
+        p.b_k = take("b_k", c.qkv_bias, "--no-qkv-bias", {D});
+        p.w_v = *take("w_v", true, "", {D, Dkv});
+        p.b_v = take("b_v", c.qkv_bias, "--no-qkv-bias", {D});
+    }
+    p.w_o = take("w_o", c.out_proj, "--no-out-proj", {D, D});
+    p.b_o = take("b_o", c.out_proj, "--no-out-proj", {D});
+    return p;
+}
+
+void check_file_combination(const input_paths& p) {
+    const int given = !p.q.empty() + !p.k.empty() + !p.v.empty();
+    if (given == 0) return;
+    if (given != 3)
+        throw usage_error(std::string("--q, --k and --v go together (got only ") + (p.q.empty() ? "" : "--q ") +
+                          (p.k.empty() ? "" : "--k ") + (p.v.empty() ? "" : "--v ") +
+                          "); they start the run at the projections stage");
+    if (!p.input.empty())
+        throw usage_error("--input " + p.input + " cannot be used with --q/--k/--v (they replace the input and its projections)");
+    if (!p.kv_input.empty())
+        throw usage_error("--kv-input " + p.kv_input +
+                          " cannot be used with --q/--k/--v (they replace the input and its projections)");
+}
+
+/// [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] of 0/1 or booleans -> [B,1,Sq,Sk] booleans.
+xt::xarray<bool> take_mask(loaded_tensor t, const std::string& what, size_table& sizes) {
+    const auto& s = t.shape;
+    if (s.size() == 2) sizes.from_file(what, s, {Sq, Sk});
+    else if (s.size() == 3) sizes.from_file(what, s, {B, Sq, Sk});
+    else if (s.size() == 4 && s[1] == 1) sizes.from_file(what, {s[0], s[2], s[3]}, {B, Sq, Sk});
+    else
+        throw error(what + ": shape " + tensor_index_text(s) + " is not a mask shape: expected [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk]");
+    for (std::size_t e = 0; e < t.values.size(); ++e) {
+        const float v = t.values.data()[e];
+        if (v != 0.0f && v != 1.0f)
+            throw error(what + ": " + number_text(v) + " at " + index_text(unravel(e, s)) +
+                        " is not 0 or 1 (a mask holds true/1 = may attend, false/0 = may not)");
+    }
+    const std::size_t sq = s[s.size() - 2], sk = s[s.size() - 1];
+    const std::size_t batch = s.size() == 2 ? static_cast<std::size_t>(sizes.get_or(B, 1)) : s[0];
+    xt::xarray<bool> mask = xt::xarray<bool>::from_shape({batch, 1, sq, sk});
+    const std::size_t plane = sq * sk;
+    for (std::size_t b = 0; b < batch; ++b)  // a 2-D mask is shared by every batch item
+        for (std::size_t e = 0; e < plane; ++e)
+            mask.data()[b * plane + e] = t.values.data()[(s.size() == 2 ? 0 : b * plane) + e] != 0.0f;
+    return mask;
+}
+
+}  // namespace
+
+loaded_inputs load_inputs(config base, const size_flags& flags, const input_paths& paths) {
+    check_file_combination(paths);
+    loaded_inputs out;
+    config& c = base;
+    c.from_projections = !paths.q.empty();
+    c.separate_kv = !paths.kv_input.empty();
+    c.mask.from_file = !paths.mask.empty();
+
+    size_table sizes;
+    sizes.from_flag(B, flags.batch);
+    sizes.from_flag(Sq, flags.seq);
+    sizes.from_flag(Sk, flags.kv_seq);
+    sizes.from_flag(D, flags.d_model);
+    sizes.from_flag(Din, flags.d_in);
+    sizes.from_flag(Dkv, flags.d_kv_in);
+
+    given_inputs& g = out.given;
+    std::vector<std::string>& warnings = out.warnings;
+    const auto read_as = [&](const char* flag, const std::string& path, const layout& l) -> optional_tensor {
+        if (path.empty()) return std::nullopt;
+        const std::string what = flag_and_file(flag, path);
+        loaded_tensor t = read_checked(what, path, warnings);
+        sizes.from_file(what, t.shape, l);
+        return std::move(t.values);
+    };
+    g.x = read_as("--input", paths.input, {B, Sq, Din});
+    g.x_kv = read_as("--kv-input", paths.kv_input, {B, Sk, Dkv});
+    if (c.from_projections) {
+        projections qkv;
+        qkv.q = *read_as("--q", paths.q, {B, Sq, D});
+        qkv.k = *read_as("--k", paths.k, {B, Sk, D});
+        qkv.v = *read_as("--v", paths.v, {B, Sk, D});
+        g.qkv = std::move(qkv);
+    }
+    if (!paths.params.empty()) {
+        const std::string what = flag_and_file("--params", paths.params);
+        g.params = take_parameters(read_params_file(what, paths.params), c, what, sizes, warnings);
+    }
+    if (!paths.mask.empty()) {  // last, so a 2-D mask knows B from the other files
+        const std::string what = flag_and_file("--mask-file", paths.mask);
+        g.mask = take_mask(read_tensor_file(paths.mask, what), what, sizes);
+    }
+
+    // CLI.md's defaults for what neither a flag nor a file gave; a model width
+    // follows the input width a file shows (a [B,S,512] input means D = 512).
+    c.batch = sizes.get_or(B, 1);
+    c.seq = sizes.get_or(Sq, 4);
+    c.d_model = sizes.get_or(D, sizes.known_from_file(Din) ? sizes.get(Din) : 8);
+    c.d_in = sizes.get_or(Din, c.d_model);
+    c.kv_seq = sizes.get_or(Sk, c.seq);
+    c.d_kv_in = sizes.get_or(Dkv, c.d_in);
+    validate(c);
+    out.cfg = c;
+    return out;
+}
+
+}  // namespace attn

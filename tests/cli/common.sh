@@ -1,0 +1,41 @@
+# Shared by the command-line test scripts: sourced after `attn` is set.
+# Needs jq. Each script ends with `finish`, which prints "N passed, N failed".
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+ok()   { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && printf '     %s\n' "$2"; }
+
+# run ARGS...: runs attn, keeping stdout in $work/out, stderr in $work/err, the status in $rc.
+run() { "$attn" "$@" >"$work/out" 2>"$work/err"; rc=$?; }
+
+# expect_error NAME RC 'exact stderr first line' ARGS...: a usage or runtime error
+# with one clear line, the given exit code and nothing on stdout.
+expect_error() {
+  local name=$1 want_rc=$2 want_msg=$3; shift 3
+  run "$@"
+  local got_msg; got_msg=$(head -n 1 "$work/err")
+  if [ "$rc" -ne "$want_rc" ]; then fail "$name" "exit $rc, wanted $want_rc; stderr: $got_msg"
+  elif [ "$got_msg" != "$want_msg" ]; then fail "$name" "stderr: '$got_msg' wanted '$want_msg'"
+  elif [ -s "$work/out" ]; then fail "$name" "stdout is not empty"
+  else ok "$name"; fi
+}
+
+# expect_ok NAME ARGS...: exit 0.
+expect_ok() {
+  local name=$1; shift
+  run "$@"
+  if [ "$rc" -eq 0 ]; then ok "$name"; else fail "$name" "exit $rc: $(head -n 2 "$work/err")"; fi
+}
+
+# check NAME CONDITION-COMMAND...: the command succeeds.
+check() {
+  local name=$1; shift
+  if "$@" >/dev/null 2>&1; then ok "$name"; else fail "$name" "failed: $*"; fi
+}
+
+finish() {
+  echo
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
