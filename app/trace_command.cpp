@@ -202,7 +202,8 @@ void setup_trace(CLI::App& app) {
         "Inputs are drawn as PyTorch would: torch.manual_seed(SEED); nn.Linear(Din,D) for q,\n"
         "nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; x = torch.randn(B,Sq,Din);\n"
         "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers.\n"
-        "A tensor read from a file draws nothing; the rest keep this order.\n\n"
+        "A tensor read from a file draws nothing; the rest keep this order. With --q --k --v\n"
+        "only the output layer is drawn (right after the seed), unless --params gives w_o b_o.\n\n"
         "Stages, in order: input params projections view transpose scores scaled mask masked\n"
         "softmax dropout context merge concat output (input/params not with --q --k --v;\n"
         "mask/masked only with a mask; dropout only with --train; output not with --no-out-proj).\n\n"
@@ -303,7 +304,8 @@ void setup_trace(CLI::App& app) {
     const std::string output = "Output";
     cmd->add_option("--format", o->format,
                     "table (for reading), json (one document), jsonl (one stage per line, as\n"
-                    "computed), npz (NumPy arrays named stage.tensor, plus config), torch\n"
+                    "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out\n"
+                    "or a redirected stdout), torch\n"
                     "(each tensor exactly as PyTorch's print(t), under '# stage.tensor')")
         ->check(CLI::IsMember({"table", "json", "jsonl", "npz", "torch"}))
         ->type_name("FORMAT")

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstring>
+
+#include <strings.h>
 #include <map>
 #include <utility>
 
@@ -103,8 +106,13 @@ loaded_tensor read_checked(const std::string& what, const std::string& path, std
 /// The arrays of a --params file by bare name ("w_q"): keys may carry the
 /// "params." prefix of our own dumps, whose other stages are skipped.
 std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path) {
-    const bool npz = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npz") == 0;
-    std::map<std::string, loaded_tensor> raw = npz ? read_npz(path, what) : read_json_tensors(path, what);
+    const auto has_extension = [&](const char* ext) {
+        const std::size_t n = std::strlen(ext);
+        return path.size() >= n && strcasecmp(path.c_str() + path.size() - n, ext) == 0;
+    };
+    if (!has_extension(".npz") && !has_extension(".json"))
+        throw error(what + ": expected a .json object of named arrays or an .npz archive (np.savez)");
+    std::map<std::string, loaded_tensor> raw = has_extension(".npz") ? read_npz(path, what) : read_json_tensors(path, what);
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
     for (auto& [key, value] : raw) {

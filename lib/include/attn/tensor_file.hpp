@@ -1,6 +1,7 @@
 #pragma once
 // Tensors read from the files users give (--input, --q, --params, --mask-file, ...):
-// JSON nested arrays as `json.dump(tensor.tolist())` writes them, or NumPy .npy.
+// JSON nested arrays as `json.dump(tensor.tolist())` writes them (json_tensor.hpp
+// parses the text), or NumPy .npy (npy.hpp).
 //
 // Every value becomes float32, as torch.tensor(list) and np.asarray(a, np.float32)
 // make it: a double beyond float range (1e39) becomes ±inf, integers round to the
@@ -30,24 +31,13 @@ struct loaded_tensor {
 /// Reads one tensor; the extension picks the reader: .npy (NumPy) or .json
 /// (nested arrays). Errors: "<what>: cannot open: No such file or directory",
 /// "<what>: unknown file type '.txt'; expected .json (nested arrays) or .npy (NumPy)",
-/// and the readers' errors.
+/// and the readers' errors (json_tensor.hpp, npy.hpp).
 loaded_tensor read_tensor_file(const std::string& path, const std::string& what);
 
 /// Reads a JSON object of named tensors, {"w_q": [[...]], "b_q": [...], ...}
 /// (keys in file order are not kept: the map sorts them). Errors name the key:
 /// "<what>: w_q: ragged nested arrays: ...".
 std::map<std::string, loaded_tensor> read_json_tensors(const std::string& path, const std::string& what);
-
-/// The JSON readers on text already in memory (what the files above hold).
-///   numbers -> float32; "nan", "inf", "-inf" (any case; also "+inf", "Infinity",
-///   "-Infinity", "NaN") and Python's bare NaN, Infinity, -Infinity -> non-finite;
-///   true/false -> a boolean tensor (all leaves must then be booleans);
-///   a bare number -> a 0-d tensor.
-/// Syntax errors give the line and column: "<what>: line 3, column 14: ...".
-/// Ragged, empty, null, object or other string elements give their index path:
-/// "<what>: ragged nested arrays: element [1] has 3 entries, element [0] has 4".
-loaded_tensor parse_json_tensor(const std::string& text, const std::string& what);
-std::map<std::string, loaded_tensor> parse_json_tensors(const std::string& text, const std::string& what);
 
 /// A double as float32, as torch.tensor(list) and NumPy's astype make it on IEEE
 /// hardware: rounded to nearest; from the halfway point above FLT_MAX on, ±inf (1e39 -> inf).
