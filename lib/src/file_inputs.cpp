@@ -8,10 +8,10 @@
 #include <array>
 #include <charconv>
 #include <cstring>
-
-#include <strings.h>
 #include <map>
 #include <utility>
+
+#include <strings.h>
 
 #include "attn/error.hpp"
 #include "attn/npz.hpp"
@@ -71,13 +71,14 @@ public:
             const auto value = static_cast<std::int64_t>(shape[axis]);
             const std::string said = what + " has shape " + tensor_index_text(shape) + " " + layout_text(l) + ", so " +
                                      size_letters[l[axis]] + " = " + std::to_string(value);
+            if (value == 0) throw error(said + "; every size must be at least 1");
             auto& first = known_[l[axis]];
             if (!first) {
                 first = {value, said};
                 from_file_[l[axis]] = true;
-            }
-            else if (first->first != value)
+            } else if (first->first != value) {
                 throw usage_error(said + ", but " + first->second);
+            }
         }
     }
 
@@ -85,6 +86,8 @@ public:
     bool known_from_file(size_name n) const { return from_file_[n]; }
     std::int64_t get(size_name n) const { return known_[n]->first; }
     std::int64_t get_or(size_name n, std::int64_t fallback) const { return known(n) ? get(n) : fallback; }
+    /// What the first source said, e.g. "--q q.npy has shape [1,2,6] [B,Sq,D], so D = 6".
+    const std::string& source(size_name n) const { return known_[n]->second; }
 
 private:
     std::array<std::optional<std::pair<std::int64_t, std::string>>, size_count> known_;
@@ -255,6 +258,8 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     c.d_in = sizes.get_or(Din, c.d_model);
     c.kv_seq = sizes.get_or(Sk, c.seq);
     c.d_kv_in = sizes.get_or(Dkv, c.d_in);
+    if (sizes.known_from_file(D) && c.heads > 0 && c.d_model % c.heads != 0)  // validate() would blame --d-model
+        throw usage_error(sizes.source(D) + ", which is not divisible by --heads " + std::to_string(c.heads));
     validate(c);
     out.cfg = c;
     return out;

@@ -50,6 +50,9 @@ check "no input or params stage" test "$(jq -r .name "$work/out" | head -2 | pas
 expect_ok "scores from the given Q and K" trace --q "$work/q.json" --k "$work/k.json" --v "$work/v.json" --heads 1 \
   --no-out-proj --format json --stage scores
 check "Q·Kᵀ by hand" test "$(jq -c '.stages.scores.tensors.scores.data' "$work/out")" = '[[[[1,0,1],[0,1,1]]]]'
+expect_error "a D from a file that --heads does not divide" 2 \
+  "attn: error: --q $work/q.json has shape [1,2,4] [B,Sq,D], so D = 4, which is not divisible by --heads 3" \
+  trace --q "$work/q.json" --k "$work/k.json" --v "$work/v.json" --heads 3
 expect_error "--q alone" 2 "attn: error: --q, --k and --v go together (got only --q ); they start the run at the projections stage" \
   trace --q "$work/q.json"
 expect_error "--q with --input" 2 \
