@@ -564,7 +564,19 @@ TEST_CASE("stage_in_run names exactly the stages compute_trace produces") {
         c.out_proj = false;
         c.qkv_bias = false;
     }
-    const attn::trace t = attn::compute_trace(c, attn::draw_inputs(c));
+    SUBCASE("dropout in training mode") {
+        c.dropout.p = 0.5;
+        c.dropout.train = true;
+    }
+    SUBCASE("dropout in eval mode is the identity: no stage") { c.dropout.p = 0.5; }
+    attn::given_inputs given;
+    SUBCASE("starting at the given projections") {
+        c.from_projections = true;
+        const std::size_t B = c.batch, Sq = c.seq, Sk = c.kv_seq, D = c.d_model;
+        given.qkv = attn::projections{xt::ones<float>({B, Sq, D}), xt::ones<float>({B, Sk, D}),
+                                      xt::ones<float>({B, Sk, D})};
+    }
+    const attn::trace t = attn::compute_trace(c, attn::draw_inputs(c, std::move(given)));
     for (const auto& info : attn::stage_table) {
         CAPTURE(info.name);
         CHECK(attn::stage_in_run(c, info.name) == (t.find(info.name) != nullptr));

@@ -119,6 +119,11 @@ TEST_CASE("estimate_stage_bytes equals, stage by stage, the bytes compute_trace 
         c.mask.lengths = {1, 4};
         check_estimate_matches_trace(c);
     }
+    SUBCASE("dropout in training mode: the weights and the keep mask") {
+        c.dropout.p = 0.25;
+        c.dropout.train = true;
+        check_estimate_matches_trace(c);
+    }
     SUBCASE("cross-attention with window and random masks") {
         c.seq = 3;
         c.kv_seq = 6;

@@ -182,6 +182,12 @@ check "--format npz to a redirected stdout is a zip" bash -c "head -c 2 '$work/s
 expect_ok "--format torch" trace --format torch --stage softmax,mask --mask causal --seq 3
 check "a header line per tensor" test "$(grep '^#' "$work/out" | paste -sd, -)" = "# mask.mask,# softmax.weights"
 check "booleans as PyTorch prints them" grep -q "tensor(\[\[\[\[ True, False, False\]," "$work/out"
+# the README's --format torch block is what the program prints
+readme="$here/../../README.md"
+awk '/--stage softmax --format torch` prints:/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' \
+  "$readme" >"$work/readme-torch"
+"$attn" trace --seq 3 --mask causal --stage softmax --format torch >"$work/actual-torch"
+check "README's --format torch block is real" diff "$work/readme-torch" "$work/actual-torch"
 expect_ok "--sci-mode on" trace --format torch --stage scaled --sci-mode on
 check "scientific notation" grep -q "e-0\|e+0" "$work/out"
 expect_error "a bad --sci-mode" 2 "attn: error: --sci-mode: maybe not in {auto,on,off}" trace --sci-mode maybe

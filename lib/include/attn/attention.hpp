@@ -16,7 +16,8 @@ namespace attn {
 using stage_callback = std::function<void(const trace&, const stage&)>;
 
 /// Computes every stage from `in`. `c` must have passed validate() and the
-/// inputs must have the shapes `c` names. Rows of the weights with no allowed
+/// inputs must have the shapes `c` names; given projections (in.qkv) start the
+/// run at stage 3, which c.from_projections must say too. Rows of the weights with no allowed
 /// key are reported in trace::warnings.
 trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage = {});
 
