@@ -16,6 +16,7 @@
 #include "attn/json_tensor.hpp"
 #include "attn/npz.hpp"
 #include "attn/tensor_file.hpp"
+#include "loaded_tensor_checks.hpp"
 
 namespace {
 
@@ -24,17 +25,6 @@ constexpr float inf = std::numeric_limits<float>::infinity();
 
 attn::loaded_tensor json(const std::string& text) { return attn::parse_json_tensor(text, "--q q.json"); }
 
-/// Same shape, same flags, same values (NaN where NaN).
-void check_same(const attn::loaded_tensor& a, const attn::loaded_tensor& b) {
-    REQUIRE(a.shape == b.shape);
-    CHECK(a.boolean == b.boolean);
-    CHECK(a.non_finite == b.non_finite);
-    REQUIRE(a.values.size() == b.values.size());
-    for (std::size_t e = 0; e < a.values.size(); ++e) {
-        const float x = a.values.data()[e], y = b.values.data()[e];
-        REQUIRE((x == y || (std::isnan(x) && std::isnan(y))));
-    }
-}
 
 std::vector<float> values_of(const attn::loaded_tensor& t) {
     return std::vector<float>(t.values.data(), t.values.data() + t.values.size());

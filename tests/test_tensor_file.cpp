@@ -9,23 +9,13 @@
 
 #include "attn/error.hpp"
 #include "attn/tensor_file.hpp"
+#include "loaded_tensor_checks.hpp"
 
 namespace {
 
 const std::string io_dir = std::string(ATTN_REFERENCE_DIR) + "/io/";
 constexpr float inf = std::numeric_limits<float>::infinity();
 
-/// Same shape, same flags, same values (NaN where NaN).
-void check_same(const attn::loaded_tensor& a, const attn::loaded_tensor& b) {
-    REQUIRE(a.shape == b.shape);
-    CHECK(a.boolean == b.boolean);
-    CHECK(a.non_finite == b.non_finite);
-    REQUIRE(a.values.size() == b.values.size());
-    for (std::size_t e = 0; e < a.values.size(); ++e) {
-        const float x = a.values.data()[e], y = b.values.data()[e];
-        REQUIRE((x == y || (std::isnan(x) && std::isnan(y))));
-    }
-}
 
 }  // namespace
 
