@@ -229,9 +229,14 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--d-in", sz.d_in, "Din, query-side input width (default: --d-model)")->group(shapes);
     cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->group(shapes);
 
-    const std::string files = "Tensors from files (JSON nested arrays as from tensor.tolist(), or NumPy .npy)";
+    const std::string files = "Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)";
     attn::input_paths& f = o->files;
-    cmd->add_option("--input", f.input, "x [B,Sq,Din] instead of torch.randn")->type_name("FILE")->group(files);
+    cmd->add_option("--input", f.input,
+                    "x [B,Sq,Din] instead of torch.randn. From an .npz: the array our dumps\n"
+                    "name after the flag (input.x, input.x_kv, projections.q, mask.mask, ...)\n"
+                    "or the archive's only array")
+        ->type_name("FILE")
+        ->group(files);
     cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
         ->type_name("FILE")
         ->group(files);
@@ -281,7 +286,7 @@ void setup_trace(CLI::App& app) {
         ->group(masks);
     cmd->add_option("--mask-file", f.mask,
                     "an explicit mask, true/1 = may attend: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk]\n"
-                    "(.json or .npy); combined with --mask by AND")
+                    "(.json, .npy or .npz); combined with --mask by AND")
         ->type_name("FILE")
         ->group(masks);
 

@@ -96,9 +96,26 @@ private:
 
 std::string flag_and_file(const char* flag, const std::string& path) { return std::string(flag) + " " + path; }
 
-/// Reads one tensor file; NaN or inf inside it is allowed, and reported.
-loaded_tensor read_checked(const std::string& what, const std::string& path, std::vector<std::string>& warnings) {
-    loaded_tensor t = read_tensor_file(path, what);
+bool has_extension(const std::string& path, const char* ext) {
+    const std::size_t n = std::strlen(ext);
+    return path.size() >= n && strcasecmp(path.c_str() + path.size() - n, ext) == 0;
+}
+
+/// One tensor from a .json or .npy file, or from an .npz: the array our own
+/// dumps call `dump_name` ("input.x"), else the archive's only array.
+loaded_tensor read_one_tensor(const std::string& what, const std::string& path, const std::string& dump_name) {
+    if (!has_extension(path, ".npz")) return read_tensor_file(path, what);
+    std::map<std::string, loaded_tensor> arrays = read_npz(path, what);
+    if (const auto it = arrays.find(dump_name); it != arrays.end()) return std::move(it->second);
+    if (arrays.size() == 1) return std::move(arrays.begin()->second);
+    throw error(what + ": no array " + dump_name + " (an .npz here holds " + dump_name +
+                ", as our --format npz dumps do, or a single array)");
+}
+
+/// Reads one tensor; NaN or inf inside it is allowed, and reported.
+loaded_tensor read_checked(const std::string& what, const std::string& path, const std::string& dump_name,
+                           std::vector<std::string>& warnings) {
+    loaded_tensor t = read_one_tensor(what, path, dump_name);
     if (t.non_finite > 0)
         warnings.push_back(what + " holds " + std::to_string(t.non_finite) + " NaN or infinite value" +
                            (t.non_finite == 1 ? "" : "s") + " (the first at " + index_text(t.first_non_finite) +
@@ -109,13 +126,10 @@ loaded_tensor read_checked(const std::string& what, const std::string& path, std
 /// The arrays of a --params file by bare name ("w_q"): keys may carry the
 /// "params." prefix of our own dumps, whose other stages are skipped.
 std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path) {
-    const auto has_extension = [&](const char* ext) {
-        const std::size_t n = std::strlen(ext);
-        return path.size() >= n && strcasecmp(path.c_str() + path.size() - n, ext) == 0;
-    };
-    if (!has_extension(".npz") && !has_extension(".json"))
+    const bool npz = has_extension(path, ".npz");
+    if (!npz && !has_extension(path, ".json"))
         throw error(what + ": expected a .json object of named arrays or an .npz archive (np.savez)");
-    std::map<std::string, loaded_tensor> raw = has_extension(".npz") ? read_npz(path, what) : read_json_tensors(path, what);
+    std::map<std::string, loaded_tensor> raw = npz ? read_npz(path, what) : read_json_tensors(path, what);
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
     for (auto& [key, value] : raw) {
@@ -225,20 +239,21 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
 
     given_inputs& g = out.given;
     std::vector<std::string>& warnings = out.warnings;
-    const auto read_as = [&](const char* flag, const std::string& path, const layout& l) -> optional_tensor {
+    const auto read_as = [&](const char* flag, const std::string& path, const char* dump_name,
+                             const layout& l) -> optional_tensor {
         if (path.empty()) return std::nullopt;
         const std::string what = flag_and_file(flag, path);
-        loaded_tensor t = read_checked(what, path, warnings);
+        loaded_tensor t = read_checked(what, path, dump_name, warnings);
         sizes.from_file(what, t.shape, l);
         return std::move(t.values);
     };
-    g.x = read_as("--input", paths.input, {B, Sq, Din});
-    g.x_kv = read_as("--kv-input", paths.kv_input, {B, Sk, Dkv});
+    g.x = read_as("--input", paths.input, "input.x", {B, Sq, Din});
+    g.x_kv = read_as("--kv-input", paths.kv_input, "input.x_kv", {B, Sk, Dkv});
     if (c.from_projections) {
         projections qkv;
-        qkv.q = *read_as("--q", paths.q, {B, Sq, D});
-        qkv.k = *read_as("--k", paths.k, {B, Sk, D});
-        qkv.v = *read_as("--v", paths.v, {B, Sk, D});
+        qkv.q = *read_as("--q", paths.q, "projections.q", {B, Sq, D});
+        qkv.k = *read_as("--k", paths.k, "projections.k", {B, Sk, D});
+        qkv.v = *read_as("--v", paths.v, "projections.v", {B, Sk, D});
         g.qkv = std::move(qkv);
     }
     if (!paths.params.empty()) {
@@ -247,7 +262,7 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     }
     if (!paths.mask.empty()) {  // last, so a 2-D mask knows B from the other files
         const std::string what = flag_and_file("--mask-file", paths.mask);
-        g.mask = take_mask(read_tensor_file(paths.mask, what), what, sizes);
+        g.mask = take_mask(read_one_tensor(what, paths.mask, "mask.mask"), what, sizes);
     }
 
     // CLI.md's defaults for what neither a flag nor a file gave; a model width

@@ -97,6 +97,14 @@ expect_ok "--params from our own npz dump (params.* keys) and --input from its J
   trace --seed 1234 --params "$work/dump.npz" --input "$work/x9.json" --format json
 check "the same run comes back" test "$(jq -c '.stages | del(.input, .params)' "$work/out")" = "$(cat "$work/want")"
 jq -c '.stages.params.tensors | map_values(.data)' "$work/out" >"$work/params.json"
+expect_ok "--input, --params and --mask-file from one npz dump" \
+  trace --input "$work/dump.npz" --params "$work/dump.npz" --format json
+check "the npz dump alone gives the same run" test "$(jq -c '.stages | del(.input, .params)' "$work/out")" = "$(cat "$work/want")"
+expect_ok "--q --k --v from an npz dump" trace --q "$work/dump.npz" --k "$work/dump.npz" --v "$work/dump.npz" --format json
+check "... the same scores" test "$(jq -c '.stages.scores' "$work/out")" = "$(jq -c '.scores' "$work/want")"
+expect_error "an npz without the array a flag needs" 1 \
+  "attn: error: --mask-file $work/dump.npz: no array mask.mask (an .npz here holds mask.mask, as our --format npz dumps do, or a single array)" \
+  trace --mask-file "$work/dump.npz"
 expect_ok "--params from a JSON object" trace --params "$work/params.json" --input "$work/x9.json" --format json
 check "JSON params give the same run" test "$(jq -c '.stages | del(.input, .params)' "$work/out")" = "$(cat "$work/want")"
 jq -c 'del(.b_o)' "$work/params.json" >"$work/no_bo.json"
