@@ -184,10 +184,13 @@ parameters take_parameters(std::map<std::string, loaded_tensor> file, const conf
 void check_file_combination(const input_paths& p) {
     const int given = !p.q.empty() + !p.k.empty() + !p.v.empty();
     if (given == 0) return;
-    if (given != 3)
-        throw usage_error(std::string("--q, --k and --v go together (got only ") + (p.q.empty() ? "" : "--q ") +
-                          (p.k.empty() ? "" : "--k ") + (p.v.empty() ? "" : "--v ") +
+    if (given != 3) {
+        std::string got;
+        for (const auto& [flag, path] : {std::pair{"--q", &p.q}, {"--k", &p.k}, {"--v", &p.v}})
+            if (!path->empty()) got += (got.empty() ? "" : " ") + std::string(flag);
+        throw usage_error("--q, --k and --v go together (got only " + got +
                           "); they start the run at the projections stage");
+    }
     if (!p.input.empty())
         throw usage_error("--input " + p.input + " cannot be used with --q/--k/--v (they replace the input and its projections)");
     if (!p.kv_input.empty())

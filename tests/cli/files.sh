@@ -53,8 +53,11 @@ check "Q·Kᵀ by hand" test "$(jq -c '.stages.scores.tensors.scores.data' "$wor
 expect_error "a D from a file that --heads does not divide" 2 \
   "attn: error: --q $work/q.json has shape [1,2,4] [B,Sq,D], so D = 4, which is not divisible by --heads 3" \
   trace --q "$work/q.json" --k "$work/k.json" --v "$work/v.json" --heads 3
-expect_error "--q alone" 2 "attn: error: --q, --k and --v go together (got only --q ); they start the run at the projections stage" \
+expect_error "--q alone" 2 "attn: error: --q, --k and --v go together (got only --q); they start the run at the projections stage" \
   trace --q "$work/q.json"
+expect_error "--k and --v without --q" 2 \
+  "attn: error: --q, --k and --v go together (got only --k --v); they start the run at the projections stage" \
+  trace --k "$work/k.json" --v "$work/v.json"
 expect_error "--q with --input" 2 \
   "attn: error: --input $work/x.json cannot be used with --q/--k/--v (they replace the input and its projections)" \
   trace --q "$work/q.json" --k "$work/k.json" --v "$work/v.json" --input "$work/x.json"
