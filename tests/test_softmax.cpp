@@ -8,6 +8,10 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
 
 #include "attn/generator.hpp"
 #include "attn/linalg.hpp"
@@ -34,6 +38,33 @@ xt::xarray<float> softmax(xt::xarray<float> x) {
 }  // namespace
 
 TEST_SUITE("linalg") {
+
+TEST_CASE("softmax_last_axis is torch.softmax to the bit, for widths 1 to 257") {
+    // tests/reference/softmax_rows.json (make_fixtures.py): rows under and over the 8 lanes
+    // of aten's AVX2 kernel, spreads from 0.01 to 60, -inf entries and all -inf rows.
+    std::ifstream in(std::string(ATTN_REFERENCE_DIR) + "/softmax_rows.json");
+    REQUIRE(in);
+    const auto cases = nlohmann::json::parse(in);
+    REQUIRE(cases.size() >= 100);
+    const auto number = [](const nlohmann::json& v) {
+        if (!v.is_string()) return v.get<float>();
+        const auto s = v.get<std::string>();
+        return s == "nan" ? std::numeric_limits<float>::quiet_NaN() : s == "-inf" ? -inf : inf;
+    };
+    for (const auto& c : cases) {
+        const auto shape = c.at("x").at("shape").get<std::vector<std::size_t>>();
+        xt::xarray<float> x = xt::xarray<float>::from_shape(shape);
+        for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = number(c.at("x").at("data")[i]);
+        attn::softmax_last_axis(x);
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const float want = number(c.at("softmax").at("data")[i]), got = x.data()[i];
+            differ += !(got == want || (std::isnan(got) && std::isnan(want)));
+        }
+        CHECK_MESSAGE(differ == 0, "width " << c.at("width") << ", scale " << c.at("scale") << ": " << differ
+                                            << " values differ from torch.softmax");
+    }
+}
 
 TEST_CASE("softmax_last_axis: hand-worked rows") {
     SUBCASE("[0, 0] -> [0.5, 0.5]") {

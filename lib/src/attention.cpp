@@ -48,13 +48,13 @@ xt::xarray<float> swap_axes_1_2(const xt::xarray<float>& x) {
 }
 
 // [B,H,M,K] · [B,H,K,N] -> [B,H,M,N], or · [B,H,N,K]ᵀ when b_transposed:
-// one GEMM per (batch, head) on the contiguous 2-D blocks.
+// one product per (batch, head) on the contiguous 2-D blocks, as torch.bmm.
 xt::xarray<float> matmul_per_head(const xt::xarray<float>& a, const xt::xarray<float>& b, bool b_transposed) {
     const std::size_t batch = a.shape()[0], heads = a.shape()[1], m = a.shape()[2], k = a.shape()[3];
     const std::size_t n = b_transposed ? b.shape()[2] : b.shape()[3];
     auto c = xt::xarray<float>::from_shape({batch, heads, m, n});
     for (std::size_t bh = 0; bh < batch * heads; ++bh)
-        matmul(a.data() + bh * m * k, b.data() + bh * k * n, c.data() + bh * m * n, m, n, k, b_transposed);
+        bmm_item(a.data() + bh * m * k, b.data() + bh * k * n, c.data() + bh * m * n, m, n, k, b_transposed);
     return c;
 }
 

@@ -193,6 +193,18 @@ check "--format npz to a redirected stdout is a zip" bash -c "head -c 2 '$work/s
 expect_ok "--format torch" trace --format torch --stage softmax,mask --mask causal --seq 3
 check "a header line per tensor" test "$(grep '^#' "$work/out" | paste -sd, -)" = "# mask.mask,# softmax.weights"
 check "booleans as PyTorch prints them" grep -q "tensor(\[\[\[\[ True, False, False\]," "$work/out"
+# whole runs, character for character as PyTorch printed every tensor (tests/reference/torch_text)
+text="$here/../reference/torch_text"
+while read -r case args; do
+  # shellcheck disable=SC2086
+  "$attn" trace $args --format torch >"$work/torch.txt" 2>/dev/null
+  check "--format torch equals PyTorch's print, every tensor: $case" diff "$text/$case.txt" "$work/torch.txt"
+done <<'CASES'
+notebook_000_seed24 --seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj
+fill_neg1e9_fully_masked_padding --seed 11 --batch 2 --seq 3 --heads 2 --mask padding --lengths 3,0 --fill -1e9
+cross_d_kv_in --seed 16 --batch 2 --seq 3 --kv-seq 4 --d-model 8 --heads 2 --d-in 6 --d-kv-in 10
+CASES
+
 # the README's --format torch block is what the program prints
 readme="$here/../../README.md"
 awk '/--stage softmax --format torch` prints:/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' \

@@ -477,6 +477,49 @@ def main():
             print("%-36s %8d bytes" % (name + ".json", len(text)))
     print("%d fixtures, %d bytes in %s" % (len(CASES), total, OUT_DIR))
     write_file_cases(cap)
+    write_printed_cases()
+    write_softmax_rows()
+
+
+def write_softmax_rows():
+    """softmax_rows.json: torch.softmax of rows of many widths (under and over the 8 lanes of
+    an AVX2 vector, with a tail or not), small and large spreads, -inf entries, all -inf."""
+    g = torch.Generator().manual_seed(7)
+    cases = []
+    for width in list(range(1, 21)) + [23, 31, 32, 33, 64, 100, 257]:
+        for scale in (0.01, 1.0, 8.0, 60.0):
+            x = torch.randn(3, width, generator=g) * scale
+            if width > 1:
+                x[1, torch.rand(width, generator=g) < 0.4] = float("-inf")
+                x[1, 0] = 0.5
+                x[2] = float("-inf") if scale == 60.0 else x[2]
+            y = torch.softmax(x, dim=-1)
+            cases.append({"width": width, "scale": scale, "x": tensor_json(x), "softmax": tensor_json(y)})
+    with open(os.path.join(HERE, "softmax_rows.json"), "w") as fh:
+        fh.write("[\n" + ",\n".join(json.dumps(c, separators=(",", ":")) for c in cases) + "\n]\n")
+    print("softmax_rows.json: %d cases" % len(cases))
+
+
+# What `print(t)` shows for every tensor of a few whole runs, as `attn trace --format torch`
+# must print them: torch_text/<case>.txt, each tensor under "# stage.tensor".
+PRINTED_CASES = ("notebook_000_seed24", "fill_neg1e9_fully_masked_padding", "cross_d_kv_in")
+TEXT_DIR = os.path.join(HERE, "torch_text")
+
+
+def write_printed_cases():
+    os.makedirs(TEXT_DIR, exist_ok=True)
+    with torch.no_grad():
+        for name, c in CASES:
+            if name not in PRINTED_CASES:
+                continue
+            stages, _ = run(c)
+            lines = []
+            for sname, tensors in stages.items():
+                for tname, t in tensors.items():
+                    lines.append("# %s.%s\n%s\n" % (sname, tname, t.detach()))
+            with open(os.path.join(TEXT_DIR, name + ".txt"), "w") as fh:
+                fh.write("".join(lines))
+            print("%-36s printed" % name)
 
 
 def write_file_cases(cap):

@@ -12,12 +12,21 @@ namespace attn {
 void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
             bool b_transposed);
 
+/// One batch item of torch.bmm (what torch.matmul runs for [B,H,M,K] · [B,H,K,N]):
+/// c[m,n] = a[m,k] · b[k,n] (or · b[n,k]ᵀ), summed as aten sums it, so the
+/// results are PyTorch's to the bit. Products with k·m·n < 400 use aten's plain
+/// loop (baddbmm_cpu_kernel: from 0, in k order, a multiply then an add, no
+/// FMA); larger ones go to BLAS, as aten's per-item mm does.
+void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+              bool b_transposed);
+
 /// nn.Linear: y[..., out] = x[..., in] · w[out,in]ᵀ + bias[out] (bias may be null).
 xt::xarray<float> linear(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias);
 
-/// Softmax over the last axis, in place, computed as PyTorch does: subtract the
-/// row maximum, exponentiate, divide by the sum. A row that is all -inf becomes
-/// NaN (the maximum is -inf and -inf - -inf is NaN), exactly as in PyTorch.
+/// Softmax over the last axis, in place, computed as PyTorch's AVX2 kernel does,
+/// to the bit: subtract the row maximum, exponentiate (Sleef's expf), sum (in
+/// vector lanes), multiply by the inverse of the sum. A row that is all -inf
+/// becomes NaN (the maximum is -inf and -inf - -inf is NaN), as in PyTorch.
 void softmax_last_axis(xt::xarray<float>& x);
 
 }  // namespace attn
