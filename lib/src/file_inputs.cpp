@@ -7,11 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstring>
 #include <map>
 #include <utility>
 
-#include <strings.h>
 
 #include "attn/error.hpp"
 #include "attn/npz.hpp"
@@ -26,26 +24,9 @@ constexpr std::array<const char*, size_count> size_flag_names{"--batch", "--seq"
                                                               "--d-kv-in"};
 using layout = std::vector<size_name>;
 
-/// The index [i,j,...] of flat element `e` in a C-order tensor of `shape`.
-std::vector<std::size_t> unravel(std::size_t e, const std::vector<std::size_t>& shape) {
-    std::vector<std::size_t> index(shape.size());
-    for (std::size_t axis = shape.size(); axis-- > 0;) {
-        index[axis] = e % shape[axis];
-        e /= shape[axis];
-    }
-    return index;
-}
-
 std::string number_text(float v) {
     char text[32];
     return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
-}
-
-/// "[0][1][3]": an element's index, as the file readers write it.
-std::string index_text(const std::vector<std::size_t>& index) {
-    std::string text;
-    for (std::size_t i : index) text += "[" + std::to_string(i) + "]";
-    return text;
 }
 
 std::string layout_text(const layout& l) {
@@ -96,15 +77,10 @@ private:
 
 std::string flag_and_file(const char* flag, const std::string& path) { return std::string(flag) + " " + path; }
 
-bool has_extension(const std::string& path, const char* ext) {
-    const std::size_t n = std::strlen(ext);
-    return path.size() >= n && strcasecmp(path.c_str() + path.size() - n, ext) == 0;
-}
-
 /// One tensor from a .json or .npy file, or from an .npz: the array our own
 /// dumps call `dump_name` ("input.x"), else the archive's only array.
 loaded_tensor read_one_tensor(const std::string& what, const std::string& path, const std::string& dump_name) {
-    if (!has_extension(path, ".npz")) return read_tensor_file(path, what);
+    if (file_extension(path) != ".npz") return read_tensor_file(path, what);
     std::map<std::string, loaded_tensor> arrays = read_npz(path, what);
     if (const auto it = arrays.find(dump_name); it != arrays.end()) return std::move(it->second);
     if (arrays.size() == 1) return std::move(arrays.begin()->second);
@@ -118,7 +94,7 @@ loaded_tensor read_checked(const std::string& what, const std::string& path, con
     loaded_tensor t = read_one_tensor(what, path, dump_name);
     if (t.non_finite > 0)
         warnings.push_back(what + " holds " + std::to_string(t.non_finite) + " NaN or infinite value" +
-                           (t.non_finite == 1 ? "" : "s") + " (the first at " + index_text(t.first_non_finite) +
+                           (t.non_finite == 1 ? "" : "s") + " (the first at " + element_index_text(t.first_non_finite) +
                            "); they will spread through the stages that use them");
     return t;
 }
@@ -126,8 +102,9 @@ loaded_tensor read_checked(const std::string& what, const std::string& path, con
 /// The arrays of a --params file by bare name ("w_q"): keys may carry the
 /// "params." prefix of our own dumps, whose other stages are skipped.
 std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path) {
-    const bool npz = has_extension(path, ".npz");
-    if (!npz && !has_extension(path, ".json"))
+    const std::string extension = file_extension(path);
+    const bool npz = extension == ".npz";
+    if (!npz && extension != ".json")
         throw error(what + ": expected a .json object of named arrays or an .npz archive (np.savez)");
     std::map<std::string, loaded_tensor> raw = npz ? read_npz(path, what) : read_json_tensors(path, what);
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
@@ -209,7 +186,7 @@ xt::xarray<bool> take_mask(loaded_tensor t, const std::string& what, size_table&
     for (std::size_t e = 0; e < t.values.size(); ++e) {
         const float v = t.values.data()[e];
         if (v != 0.0f && v != 1.0f)
-            throw error(what + ": " + number_text(v) + " at " + index_text(unravel(e, s)) +
+            throw error(what + ": " + number_text(v) + " at " + element_index_text(unravel_index(e, s)) +
                         " is not 0 or 1 (a mask holds true/1 = may attend, false/0 = may not)");
     }
     const std::size_t sq = s[s.size() - 2], sk = s[s.size() - 1];

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <strings.h>
 
 #include "attn/error.hpp"
 
@@ -29,29 +30,15 @@ using json = nlohmann::json;
 constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr std::size_t max_axes = 64;  // deeper nesting is an error, never a deep recursion
 
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
 /// "nan", "inf", "-inf", "+inf", "infinity", ... in any case; false for anything else.
 bool non_finite_word(const std::string& s, float& value) {
-    std::string w = lower(s);
-    float sign = 1.0f;
-    if (!w.empty() && (w[0] == '-' || w[0] == '+')) {
-        sign = w[0] == '-' ? -1.0f : 1.0f;
-        w.erase(0, 1);
-    }
-    if (w == "inf" || w == "infinity") value = sign * inf;
-    else if (w == "nan") value = std::numeric_limits<float>::quiet_NaN();
+    const bool signed_word = !s.empty() && (s[0] == '-' || s[0] == '+');
+    const float sign = !s.empty() && s[0] == '-' ? -1.0f : 1.0f;
+    const char* w = s.c_str() + (signed_word ? 1 : 0);
+    if (strcasecmp(w, "inf") == 0 || strcasecmp(w, "infinity") == 0) value = sign * inf;
+    else if (strcasecmp(w, "nan") == 0) value = std::numeric_limits<float>::quiet_NaN();
     else return false;
     return true;
-}
-
-std::string path_text(const std::vector<std::size_t>& index) {
-    std::string text;
-    for (const std::size_t i : index) text += "[" + std::to_string(i) + "]";
-    return text;
 }
 
 // ----------------------------------------------------------------------------
@@ -193,11 +180,11 @@ public:
     void start_array() {
         if (ndim_known_ && open_.size() == ndim_) {
             const auto here = element_path();
-            fail("ragged nested arrays: element " + path_text(here) + " is an array, element " + zeros(here.size()) +
+            fail("ragged nested arrays: element " + element_index_text(here) + " is an array, element " + zeros(here.size()) +
                  " is a " + kind_name(kind_));
         }
         if (open_.size() == max_axes)
-            fail("element " + path_text(element_path()) + " opens more than " + std::to_string(max_axes) +
+            fail("element " + element_index_text(element_path()) + " opens more than " + std::to_string(max_axes) +
                  " nested arrays");
         open_.push_back(0);
     }
@@ -209,12 +196,12 @@ public:
         const auto here = element_path();
         if (entries == 0)
             fail(here.empty() ? std::string("empty array: a tensor needs at least one entry on every axis")
-                              : "element " + path_text(here) + " is an empty array; a tensor needs at least one "
+                              : "element " + element_index_text(here) + " is an empty array; a tensor needs at least one "
                                 "entry on every axis");
         if (shape_[axis] == 0) {
             shape_[axis] = entries;  // the first array on this axis: element [0]...[0]
         } else if (shape_[axis] != entries) {
-            fail("ragged nested arrays: element " + path_text(here) + " has " + std::to_string(entries) +
+            fail("ragged nested arrays: element " + element_index_text(here) + " has " + std::to_string(entries) +
                  (entries == 1 ? " entry" : " entries") + ", element " + zeros(here.size()) + " has " + std::to_string(shape_[axis]));
         }
         if (!open_.empty()) ++open_.back();
@@ -230,11 +217,11 @@ public:
             kind_ = kind;
         } else if (open_.size() < ndim_) {
             const auto here = element_path();
-            fail("ragged nested arrays: element " + path_text(here) + " is a " + kind_name(kind) + ", element " +
+            fail("ragged nested arrays: element " + element_index_text(here) + " is a " + kind_name(kind) + ", element " +
                  zeros(here.size()) + " is an array");
         } else if (kind != kind_) {
             const auto here = element_path();
-            fail("element " + path_text(here) + " is a " + kind_name(kind) + ", element " + zeros(here.size()) +
+            fail("element " + element_index_text(here) + " is a " + kind_name(kind) + ", element " + zeros(here.size()) +
                  " is a " + kind_name(kind_) + "; a tensor holds numbers or booleans, not both");
         }
         values_.push_back(value);
@@ -246,7 +233,7 @@ public:
         const auto here = element_path();
         const std::string expected = "; expected a number, true/false, or \"nan\", \"inf\", \"-inf\"";
         if (here.empty()) fail(root_ + " is " + found + "; expected nested arrays of numbers");
-        fail("element " + path_text(here) + " is " + found + expected);
+        fail("element " + element_index_text(here) + " is " + found + expected);
     }
 
     bool done() const { return ndim_known_ && open_.empty(); }
@@ -267,7 +254,7 @@ private:
     /// Where the next element goes: its index in every open array.
     std::vector<std::size_t> element_path() const { return open_; }
 
-    static std::string zeros(std::size_t n) { return path_text(std::vector<std::size_t>(n, 0)); }
+    static std::string zeros(std::size_t n) { return element_index_text(std::vector<std::size_t>(n, 0)); }
     static const char* kind_name(leaf_kind k) { return k == number ? "number" : "boolean"; }
 
     std::string what_;

@@ -18,20 +18,6 @@ namespace {
 
 constexpr float inf = std::numeric_limits<float>::infinity();
 
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-/// ".json" of "dir/x.JSON"; "" when the name has none ("x", ".hidden", "..").
-std::string extension_of(const std::string& path) {
-    const auto slash = path.find_last_of('/');
-    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-    const auto dot = name.find_last_of('.');
-    if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()) return "";
-    return lower(name.substr(dot));
-}
-
 std::string read_text_file(const std::string& path, const std::string& what) {
     const input_file file = open_input_file(path, what);
     std::string text;
@@ -77,6 +63,31 @@ std::string printable_text(const std::string& text) {
     return out;
 }
 
+std::string file_extension(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    const auto dot = name.find_last_of('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()) return "";
+    std::string extension = name.substr(dot);
+    for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return extension;
+}
+
+std::string element_index_text(const std::vector<std::size_t>& index) {
+    std::string text;
+    for (const std::size_t i : index) text += "[" + std::to_string(i) + "]";
+    return text;
+}
+
+std::vector<std::size_t> unravel_index(std::size_t flat, const std::vector<std::size_t>& shape) {
+    std::vector<std::size_t> index(shape.size());
+    for (std::size_t axis = shape.size(); axis-- > 0;) {
+        index[axis] = flat % shape[axis];
+        flat /= shape[axis];
+    }
+    return index;
+}
+
 std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index) {
     std::string text = "[";
     for (std::size_t i = 0; i < shape_or_index.size(); ++i) text += (i ? "," : "") + std::to_string(shape_or_index[i]);
@@ -93,16 +104,11 @@ void count_non_finite(loaded_tensor& t) {
         if (!std::isfinite(v[e])) {
             if (t.non_finite++ == 0) first = e;
         }
-    if (t.non_finite == 0) return;
-    t.first_non_finite.resize(t.shape.size());
-    for (std::size_t axis = t.shape.size(); axis-- > 0;) {
-        t.first_non_finite[axis] = first % t.shape[axis];
-        first /= t.shape[axis];
-    }
+    if (t.non_finite > 0) t.first_non_finite = unravel_index(first, t.shape);
 }
 
 loaded_tensor read_tensor_file(const std::string& path, const std::string& what) {
-    const std::string extension = extension_of(path);
+    const std::string extension = file_extension(path);
     if (extension == ".npy") return read_npy_file(path, what);
     if (extension == ".json") return parse_json_tensor(read_text_file(path, what), what);
     throw error(what + ": unknown file type" + (extension.empty() ? "" : " '" + extension + "'") +

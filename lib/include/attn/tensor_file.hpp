@@ -58,4 +58,13 @@ std::string printable_text(const std::string& text);
 /// "[2,3]": a shape or an index as the messages write it ("[]" for none).
 std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index);
 
+/// "[0][1][3]": an element's index as the messages write it, like Python's t[0][1][3].
+std::string element_index_text(const std::vector<std::size_t>& index);
+
+/// The index of flat element `flat` in a C-order tensor of `shape`.
+std::vector<std::size_t> unravel_index(std::size_t flat, const std::vector<std::size_t>& shape);
+
+/// ".json" of "dir/x.JSON", lower-cased; "" when the name has none ("x", ".hidden").
+std::string file_extension(const std::string& path);
+
 }  // namespace attn
