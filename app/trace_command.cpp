@@ -130,12 +130,12 @@ attn::sci_mode parse_sci_mode(const std::string& text) {
 }
 
 /// Renders the trace in `format` to `out`; jsonl streams each stage as it is computed.
-std::vector<std::string> emit(const std::string& format, const attn::config& c, const attn::inputs& in,
+attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
                               const attn::render_options& view, std::ostream& out) {
     if (format == "jsonl") {
-        const auto stream_stage = [&](const attn::trace&, const attn::stage& s) {
+        const auto stream_stage = [&](const attn::trace& t, const attn::stage& s) {
             if (!view.shows(s.name())) return;
-            attn::render_json_line(s, out);
+            attn::render_json_line(t, s, out);
             out.flush();  // a reader sees each stage as soon as it is computed
         };
         return attn::compute_trace(c, in, stream_stage).warnings;
@@ -150,8 +150,8 @@ std::vector<std::string> emit(const std::string& format, const attn::config& c, 
     return t.warnings;
 }
 
-void warn(const std::vector<std::string>& warnings) {
-    for (const auto& w : warnings) std::cerr << "attn: warning: " << w << "\n";
+void warn(const attn::warning_list& warnings) {
+    for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
 }
 
 void run_trace(const trace_options& o) {
@@ -166,9 +166,9 @@ void run_trace(const trace_options& o) {
     view.full = o.full;
     view.color = use_color(o);
     attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
-    warn(loaded.warnings);
 
-    const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
+    attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
+    in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
     if (o.format == "npz") {
         const attn::trace t = attn::compute_trace(c, in);
         if (o.out.empty()) {
@@ -180,7 +180,7 @@ void run_trace(const trace_options& o) {
         warn(t.warnings);
         return;
     }
-    std::vector<std::string> warnings;
+    attn::warning_list warnings;
     if (o.out.empty()) {
         warnings = emit(o.format, c, in, view, std::cout);
         if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");

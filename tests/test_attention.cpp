@@ -455,7 +455,7 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
     SUBCASE("-inf: NaN, as PyTorch") {
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0] ==
+        CHECK(t.warnings[0].text ==
               "no key may be attended in batch 1 queries 0..2: their weights are NaN "
               "(the fill is -inf; PyTorch gives NaN too)");
         const auto& w = stage_of(t, "softmax").at("weights").values;
@@ -470,7 +470,7 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         c.fill = -1e9f;
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0] ==
+        CHECK(t.warnings[0].text ==
               "no key may be attended in batch 1 queries 0..2: their weights are uniform (the fill -1e+09 is finite)");
         const auto& w = stage_of(t, "softmax").at("weights").values;
         for (std::size_t h = 0; h < 2; ++h)
@@ -485,7 +485,7 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         c.mask.window_size = 0;  // causal + window 0 = the diagonal; padding 2 empties query 2 of batch 1
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0] ==
+        CHECK(t.warnings[0].text ==
               "no key may be attended in batch 1 query 2: their weights are NaN (the fill is -inf; PyTorch gives NaN "
               "too)");
     }
@@ -495,7 +495,7 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         c.mask.lengths = {1, 2};
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0] ==
+        CHECK(t.warnings[0].text ==
               "no key may be attended in batch 0 queries 1..2, batch 1 query 2: their weights are NaN (the fill is "
               "-inf; PyTorch gives NaN too)");
     }
@@ -511,7 +511,7 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         const auto& mask = stage_of(t, "mask").at("mask").values;  // rows 0, 2, 3 are empty
         CHECK(mask == xt::xarray<float>{{{{0, 0}, {1, 0}, {0, 0}, {0, 0}, {1, 0}}}});
         REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0] ==
+        CHECK(t.warnings[0].text ==
               "no key may be attended in batch 0 query 0, batch 0 queries 2..3: their weights are NaN (the fill is "
               "-inf; PyTorch gives NaN too)");
     }
@@ -521,7 +521,7 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         c.mask.lengths = std::vector<std::int64_t>(8, 0);
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0] ==
+        CHECK(t.warnings[0].text ==
               "no key may be attended in batch 0 queries 0..1, batch 1 queries 0..1, batch 2 queries 0..1, "
               "batch 3 queries 0..1, batch 4 queries 0..1, batch 5 queries 0..1, batch 6 queries 0..1, "
               "batch 7 queries 0..1: their weights are NaN (the fill is -inf; PyTorch gives NaN too)");
@@ -532,7 +532,7 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         c.mask.lengths = std::vector<std::int64_t>(9, 0);
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0] ==
+        CHECK(t.warnings[0].text ==
               "no key may be attended in batch 0 queries 0..1, batch 1 queries 0..1, batch 2 queries 0..1, "
               "batch 3 queries 0..1, batch 4 queries 0..1, batch 5 queries 0..1, batch 6 queries 0..1, "
               "batch 7 queries 0..1, ... (18 rows in all): their weights are NaN (the fill is -inf; PyTorch gives "

@@ -132,10 +132,13 @@ void check_document_matches(const json& doc, const attn::trace& t) {
         if (!stages.contains(s.name())) continue;
         CAPTURE(s.name());
         const json& js = stages.at(std::string(s.name()));
-        CHECK(keys(js) == names{"step", "title", "formula", "tensors"});
+        if (t.warnings_of(s.name()).empty())
+            CHECK(keys(js) == names{"step", "title", "formula", "tensors"});
+        else
+            CHECK(keys(js) == names{"step", "title", "formula", "warnings", "tensors"});
         CHECK(js.at("step") == s.info->step);
         CHECK(js.at("title") == std::string(s.info->title));
-        CHECK(js.at("formula") == std::string(s.info->formula));
+        CHECK(js.at("formula") == s.formula);
         names tensor_names;
         for (const auto& tensor : s.tensors) tensor_names.push_back(tensor.name);
         CHECK(keys(js.at("tensors")) == tensor_names);
@@ -158,6 +161,7 @@ attn::stage make_stage(std::string_view name, std::vector<attn::tensor> tensors)
     attn::stage s;
     s.info = attn::find_stage_info(name);
     REQUIRE(s.info != nullptr);
+    s.formula = std::string(s.info->formula);
     s.tensors = std::move(tensors);
     return s;
 }
@@ -301,7 +305,7 @@ TEST_CASE("tensors larger than the writer's 64 KiB block come out whole and exac
     check_document_matches(doc, t);
 
     std::ostringstream line;
-    attn::render_json_line(t.stages[0], line);
+    attn::render_json_line(t, t.stages[0], line);
     REQUIRE_NOTHROW(doc = json::parse(line.str()));
     data_checker checker(t.stages[0].tensors[0]);
     checker.check(doc.at("tensors").at("masked").at("data"));
@@ -386,8 +390,13 @@ TEST_CASE("warnings is an array of the trace's warnings") {
         const attn::trace t = run(masked_config());
         REQUIRE(t.warnings.size() == 1);
         const json doc = render_parsed(t);
-        CHECK(doc.at("warnings") == json::array({t.warnings[0]}));
+        CHECK(doc.at("warnings") == json::array({t.warnings[0].text}));
         CHECK(doc.at("warnings")[0].get<std::string>().rfind("no key may be attended in batch 1 queries 0..2: ", 0) == 0);
+        SUBCASE("and next to the stage it concerns") {
+            CHECK(t.warnings[0].stage == "softmax");
+            CHECK(doc.at("stages").at("softmax").at("warnings") == json::array({t.warnings[0].text}));
+            CHECK(!doc.at("stages").at("masked").contains("warnings"));
+        }
     }
 }
 
@@ -396,14 +405,17 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
     for (const auto& s : t.stages) {
         CAPTURE(s.name());
         std::ostringstream out;
-        attn::render_json_line(s, out);
+        attn::render_json_line(t, s, out);
         const std::string line = out.str();
         REQUIRE(!line.empty());
         CHECK(line.back() == '\n');
         CHECK(line.find('\n') == line.size() - 1);
         CHECK(line.rfind("{\"name\":\"" + std::string(s.name()) + "\",", 0) == 0);
         const json j = json::parse(line);
-        CHECK(keys(j) == names{"name", "step", "title", "formula", "tensors"});
+        if (s.name() == "softmax")
+            CHECK(keys(j) == names{"name", "step", "title", "formula", "warnings", "tensors"});
+        else
+            CHECK(keys(j) == names{"name", "step", "title", "formula", "tensors"});
         CHECK(j.at("name") == std::string(s.name()));
         CHECK(j.at("step") == s.info->step);
         // the same stage object as in the whole document, plus its name

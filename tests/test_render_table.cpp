@@ -27,6 +27,7 @@ stage make_stage(std::string_view name, std::vector<tensor> tensors) {
     stage s;
     s.info = attn::find_stage_info(name);
     REQUIRE(s.info != nullptr);
+    s.formula = std::string(s.info->formula);
     s.tensors = std::move(tensors);
     return s;
 }
@@ -268,11 +269,12 @@ TEST_CASE("stages are separated by one blank line and filtered by options.stages
     }
 }
 
-TEST_CASE("warnings are left to the program, which prints them to stderr") {
+TEST_CASE("a warning is printed under the stage it concerns") {
     trace t = make_trace({make_stage("mask", {causal_mask()})});
     const std::string without = render(t);
-    t.warnings.push_back("row 0 of batch 0 has no allowed key");
-    CHECK(render(t) == without);
+    t.warnings.push_back({"mask", "row 0 of batch 0 has no allowed key"});
+    t.warnings.push_back({"softmax", "not in this trace"});
+    CHECK(render(t) == without + "   ! row 0 of batch 0 has no allowed key\n");
 }
 
 TEST_CASE("colour: escape codes only when options.color") {

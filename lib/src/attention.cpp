@@ -15,6 +15,7 @@
 #include "attn/dropout.hpp"
 #include "attn/linalg.hpp"
 #include "attn/mask.hpp"
+#include "attn/stage_text.hpp"
 
 namespace attn {
 namespace {
@@ -29,7 +30,7 @@ tensor named(std::string name, dims dim_names, xt::xarray<float> values,
 /// Appends a stage and tells the caller it is complete; returns it so the
 /// next stage can read its tensors.
 const stage& add_stage(trace& t, std::string_view name, std::vector<tensor> tensors, const stage_callback& on_stage) {
-    t.stages.push_back(stage{find_stage_info(name), std::move(tensors)});
+    t.stages.push_back(stage{find_stage_info(name), stage_formula(t.cfg, name), std::move(tensors)});
     if (on_stage) on_stage(t, t.stages.back());
     return t.stages.back();
 }
@@ -75,7 +76,7 @@ xt::xarray<float> apply_mask(const xt::xarray<float>& scaled, const xt::xarray<b
 
 /// One warning naming the (batch, query) rows in which no key may be attended,
 /// consecutive rows as a range: "batch 1 queries 0..3, batch 2 query 5".
-void warn_empty_rows(const xt::xarray<bool>& mask, float fill, std::vector<std::string>& warnings) {
+void warn_empty_rows(const xt::xarray<bool>& mask, const config& c, warning_list& out) {
     const std::size_t batch = mask.shape()[0], sq = mask.shape()[2], sk = mask.shape()[3];
     const auto empty = [&](std::size_t b, std::size_t i) {
         const bool* row = mask.data() + (b * sq + i) * sk;
@@ -97,9 +98,9 @@ void warn_empty_rows(const xt::xarray<bool>& mask, float fill, std::vector<std::
         }
     if (count == 0) return;
     if (runs > 8) rows += ", ... (" + std::to_string(count) + " rows in all)";
-    warnings.push_back("no key may be attended in " + rows + ": their weights are " +
-                       (std::isinf(fill) ? "NaN (the fill is -inf; PyTorch gives NaN too)"
-                                         : "uniform (the fill " + fill_to_string(fill) + " is finite)"));
+    out.push_back({"softmax", "no key may be attended in " + rows + ": their weights are " +
+                                  (std::isinf(c.fill) ? "NaN (the fill is -inf; PyTorch gives NaN too)"
+                                                      : "uniform (the fill " + fill_text(c) + " is finite)")});
 }
 
 const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
@@ -158,6 +159,7 @@ xt::xarray<float> to_float(const xt::xarray<bool>& mask) {
 trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage) {
     trace t;
     t.cfg = c;
+    t.warnings = in.warnings;
     t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
     const auto heads = static_cast<std::size_t>(c.heads);
     const parameters& p = in.params;
@@ -195,7 +197,7 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     // 8-9. mask [B,1,Sq,Sk] (true = may attend), then masked_fill(mask == false, fill)
     if (c.mask.any()) {
         const xt::xarray<bool> mask = build_mask(c, in.mask ? &*in.mask : nullptr);
-        warn_empty_rows(mask, c.fill, t.warnings);
+        warn_empty_rows(mask, c, t.warnings);
         add_stage(t, "mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)},
                   on_stage);
         weights_from = &add_stage(

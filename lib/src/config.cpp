@@ -72,4 +72,15 @@ std::string fill_to_string(float fill) {
     return shortest(fill);
 }
 
+std::string fill_text(const config& c) { return c.fill_text.empty() ? fill_to_string(c.fill) : c.fill_text; }
+
+std::string_view mask_convention_name(mask_convention m) {
+    switch (m) {
+        case mask_convention::mha: return "mha";
+        case mask_convention::additive: return "additive";
+        case mask_convention::keep: break;
+    }
+    return "keep";
+}
+
 }  // namespace attn

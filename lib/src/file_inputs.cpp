@@ -90,12 +90,12 @@ loaded_tensor read_one_tensor(const std::string& what, const std::string& path, 
 
 /// Reads one tensor; NaN or inf inside it is allowed, and reported.
 loaded_tensor read_checked(const std::string& what, const std::string& path, const std::string& dump_name,
-                           std::vector<std::string>& warnings) {
+                           const char* stage, warning_list& warnings) {
     loaded_tensor t = read_one_tensor(what, path, dump_name);
     if (t.non_finite > 0)
-        warnings.push_back(what + " holds " + std::to_string(t.non_finite) + " NaN or infinite value" +
+        warnings.push_back({stage, what + " holds " + std::to_string(t.non_finite) + " NaN or infinite value" +
                            (t.non_finite == 1 ? "" : "s") + " (the first at " + element_index_text(t.first_non_finite) +
-                           "); they will spread through the stages that use them");
+                           "); they will spread through the stages that use them"});
     return t;
 }
 
@@ -124,7 +124,7 @@ std::map<std::string, loaded_tensor> read_params_file(const std::string& what, c
 /// exactly when `needed`; `why_absent` names the flag that turns it off.
 optional_tensor take_param(std::map<std::string, loaded_tensor>& params, const std::string& name, bool needed,
                            const std::string& what, const char* why_absent, const layout& l, size_table& sizes,
-                           std::vector<std::string>& warnings) {
+                           warning_list& warnings) {
     const auto it = params.find(name);
     if (it == params.end()) {
         if (!needed) return std::nullopt;
@@ -135,12 +135,12 @@ optional_tensor take_param(std::map<std::string, loaded_tensor>& params, const s
         throw usage_error(what + " holds " + name + ", but " + why_absent + " says there is none");
     loaded_tensor& t = it->second;
     sizes.from_file(what + " " + name, t.shape, l);
-    if (t.non_finite > 0) warnings.push_back(what + ": " + name + " holds NaN or infinite values");
+    if (t.non_finite > 0) warnings.push_back({"params", what + ": " + name + " holds NaN or infinite values"});
     return std::move(t.values);
 }
 
 parameters take_parameters(std::map<std::string, loaded_tensor> file, const config& c, const std::string& what,
-                           size_table& sizes, std::vector<std::string>& warnings) {
+                           size_table& sizes, warning_list& warnings) {
     parameters p;
     const auto take = [&](const char* name, bool needed, const char* why_absent, const layout& l) {
         return take_param(file, name, needed, what, why_absent, l, sizes, warnings);
@@ -206,7 +206,9 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     loaded_inputs out;
     config& c = base;
     c.from_projections = !paths.q.empty();
-    c.separate_kv = !paths.kv_input.empty();
+    c.separate_kv = c.separate_kv || !paths.kv_input.empty();  // --cross asks for x_kv too
+    c.x_from_file = !paths.input.empty();
+    c.x_kv_from_file = !paths.kv_input.empty();
     c.mask.from_file = !paths.mask.empty();
 
     size_table sizes;
@@ -218,12 +220,12 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     sizes.from_flag(Dkv, flags.d_kv_in);
 
     given_inputs& g = out.given;
-    std::vector<std::string>& warnings = out.warnings;
+    warning_list& warnings = out.warnings;
     const auto read_as = [&](const char* flag, const std::string& path, const char* dump_name,
                              const layout& l) -> optional_tensor {
         if (path.empty()) return std::nullopt;
         const std::string what = flag_and_file(flag, path);
-        loaded_tensor t = read_checked(what, path, dump_name, warnings);
+        loaded_tensor t = read_checked(what, path, dump_name, c.from_projections ? "projections" : "input", warnings);
         sizes.from_file(what, t.shape, l);
         return std::move(t.values);
     };

@@ -85,13 +85,15 @@ void write_tensor(const tensor& t, std::ostream& out) {
     out.put('}');
 }
 
-/// {"step":..,"title":..,"formula":..,"tensors":{...}} with an optional leading "name".
-void write_stage(const stage& s, bool with_name, std::ostream& out) {
+/// {"step":..,"title":..,"formula":..,["warnings":[..],]"tensors":{...}} with an optional
+/// leading "name"; "warnings" only when the trace has some about this stage.
+void write_stage(const trace& t, const stage& s, bool with_name, std::ostream& out) {
     nlohmann::ordered_json head;
     if (with_name) head["name"] = s.name();
     head["step"] = s.info->step;
     head["title"] = s.info->title;
-    head["formula"] = s.info->formula;
+    head["formula"] = s.formula;
+    for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
     std::string text = head.dump();
     text.pop_back();
     out << text << ",\"tensors\":{";
@@ -139,13 +141,15 @@ void render_json(const trace& t, const render_options& options, std::ostream& ou
         if (!first) out.put(',');
         first = false;
         out << '"' << s.name() << "\":";
-        write_stage(s, false, out);
+        write_stage(t, s, false, out);
     }
-    out << R"(},"warnings":)" << nlohmann::json(t.warnings).dump() << "}\n";
+    nlohmann::json texts = nlohmann::json::array();
+    for (const warning& w : t.warnings) texts.push_back(w.text);
+    out << R"(},"warnings":)" << texts.dump() << "}\n";
 }
 
-void render_json_line(const stage& s, std::ostream& out) {
-    write_stage(s, true, out);
+void render_json_line(const trace& t, const stage& s, std::ostream& out) {
+    write_stage(t, s, true, out);
     out.put('\n');
 }
 

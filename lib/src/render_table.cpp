@@ -270,10 +270,15 @@ bool tensor_printer::faint(float v) const {
 }
 
 /// "── 6 · scores ── every query against every key, per head", then the formula.
-void print_stage_heading(std::ostream& out, const stage_info& info, const palette& p) {
-    out << p.bold << "── " << info.step << " · " << info.name << " ── " << info.title << p.reset
+void print_stage_heading(std::ostream& out, const stage& s, const palette& p) {
+    out << p.bold << "── " << s.info->step << " · " << s.name() << " ── " << s.info->title << p.reset
         << '\n';
-    out << "   " << info.formula << '\n';
+    out << "   " << s.formula << '\n';
+}
+
+/// "   ! batch 1, query 3: no key may be attended": the warnings about this stage.
+void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const palette& p) {
+    for (const warning* w : t.warnings_of(s.name())) out << p.red << "   ! " << w->text << p.reset << '\n';
 }
 
 }  // namespace
@@ -285,12 +290,12 @@ void render_table(const trace& t, const render_options& options, std::ostream& o
         if (!options.shows(s.name())) continue;
         if (!first) out << '\n';  // one blank line between stages
         first = false;
-        print_stage_heading(out, *s.info, p);
+        print_stage_heading(out, s, p);
         // In the masked stage the fill value marks the entries the mask removed.
         const float* faint_value = s.name() == "masked" ? &t.cfg.fill : nullptr;
         for (const tensor& x : s.tensors) tensor_printer(x, options, p, faint_value).print(out);
+        print_stage_warnings(out, t, s, p);
     }
-    // t.warnings are not printed here: the program writes them to stderr itself.
 }
 
 }  // namespace attn

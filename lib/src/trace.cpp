@@ -33,6 +33,13 @@ const tensor& stage::at(std::string_view tensor_name) const {
     throw error("stage " + std::string(name()) + " has no tensor " + std::string(tensor_name));
 }
 
+std::vector<const warning*> trace::warnings_of(std::string_view name) const {
+    std::vector<const warning*> found;
+    for (const auto& w : warnings)
+        if (w.stage == name) found.push_back(&w);
+    return found;
+}
+
 const stage* trace::find(std::string_view name) const {
     for (const auto& s : stages)
         if (s.name() == name) return &s;

@@ -8,9 +8,17 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn {
+
+/// How --mask-file's values are read (--mask-convention).
+enum class mask_convention {
+    keep,      // true/1 = may attend (F.scaled_dot_product_attention's boolean mask; attn's own)
+    mha,       // true/1 = may NOT attend (nn.MultiheadAttention's boolean attn_mask, triu(..., 1).bool())
+    additive,  // floats added to the scores: 0 = may attend, -inf or a large negative = may not
+};
 
 /// Which masks to apply; all that are on are combined with AND.
 struct mask_spec {
@@ -24,9 +32,11 @@ struct mask_spec {
     std::uint64_t random_seed = 0;            // --mask-seed N
     double random_keep = 0.5;                 // --mask-keep P: probability that a key may be attended
 
-    bool from_file = false;  // --mask-file: an explicit mask, held in inputs::mask
+    bool from_file = false;    // --mask-file: an explicit mask, combined into inputs::mask
+    mask_convention file_convention = mask_convention::keep;  // how --mask-file was read
+    bool key_padding = false;  // --key-padding-mask: [B,Sk], true = padded key; combined into inputs::mask
 
-    bool any() const { return causal || padding || window || random || from_file; }
+    bool any() const { return causal || padding || window || random || from_file || key_padding; }
 };
 
 /// nn.Dropout(p) on the attention weights. Only in training mode does it act
@@ -51,11 +61,14 @@ struct config {
     bool qkv_bias = true;       // b_q, b_k, b_v exist (--no-qkv-bias turns them off)
     bool out_proj = true;       // the output projection exists (--no-out-proj)
     std::uint64_t seed = 0;     // torch.manual_seed(seed)
-    bool separate_kv = false;   // a separate key/value input was given (cross-attention)
+    bool separate_kv = false;   // keys and values come from their own x_kv (--kv-input or --cross)
     bool from_projections = false;  // --q --k --v: the run starts at stage 3 (no input, no params)
+    bool x_from_file = false;   // --input: x was read, not drawn (likewise x_kv with --kv-input)
+    bool x_kv_from_file = false;
 
     mask_spec mask;
     float fill = -std::numeric_limits<float>::infinity();  // written where the mask is false
+    std::string fill_text;     // --fill as the user typed it ("-1e9"); empty = fill_to_string(fill)
     dropout_spec dropout;
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
@@ -69,5 +82,11 @@ void validate(const config& c);
 
 /// "-inf", "1e+09", ...: the fill value as the user would write it.
 std::string fill_to_string(float fill);
+
+/// The fill as typed ("-1e9"), else fill_to_string(c.fill).
+std::string fill_text(const config& c);
+
+/// "keep", "mha" or "additive", as --mask-convention takes them.
+std::string_view mask_convention_name(mask_convention m);
 
 }  // namespace attn

@@ -29,7 +29,7 @@ struct size_flags {
 struct loaded_inputs {
     config cfg;                         // sizes resolved, validated
     given_inputs given;                 // pass to draw_inputs
-    std::vector<std::string> warnings;  // e.g. NaN or inf inside a file
+    attn::warning_list warnings;            // e.g. NaN or inf inside a file
 };
 
 /// Reads every file in `paths`, resolves the sizes (flag, else file, else

@@ -6,6 +6,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/config.hpp"
+#include "attn/warning.hpp"
 
 namespace attn {
 
@@ -36,6 +37,7 @@ struct inputs {
     parameters params;
     std::optional<projections> qkv;        // given Q, K, V: stages 1-2 are skipped (config::from_projections)
     std::optional<xt::xarray<bool>> mask;  // [B,1,Sq,Sk] from --mask-file (config::mask.from_file)
+    attn::warning_list warnings;               // about the given tensors (NaN in a file); they open the trace's
 };
 
 /// What the user supplied; everything else is drawn.

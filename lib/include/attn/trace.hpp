@@ -10,6 +10,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/config.hpp"
+#include "attn/warning.hpp"
 
 namespace attn {
 
@@ -64,6 +65,7 @@ struct tensor {
 
 struct stage {
     const stage_info* info = nullptr;  // points into stage_table
+    std::string formula;               // info->formula as this run computes it (stage_formula)
     std::vector<tensor> tensors;
 
     std::string_view name() const { return info->name; }
@@ -74,7 +76,10 @@ struct stage {
 struct trace {
     config cfg;
     std::vector<stage> stages;          // in stage_table order; absent stages are skipped
-    std::vector<std::string> warnings;  // for stderr, e.g. rows with no allowed key
+    attn::warning_list warnings;  // for stderr and next to their stage, e.g. rows with no allowed key
+
+    /// The warnings about the stage called `name`, in order.
+    std::vector<const warning*> warnings_of(std::string_view name) const;
 
     /// The stage called `name`, or nullptr when it is absent from this run.
     const stage* find(std::string_view name) const;
