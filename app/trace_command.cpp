@@ -39,6 +39,8 @@ struct trace_options {
     std::vector<std::int64_t> lengths;
     std::optional<std::int64_t> window;
     std::string fill = "-inf";
+    std::string mask_convention;  // empty: each file's own PyTorch convention
+    bool cross = false;
     std::string seed = "0";
 
     std::string format = "table";
@@ -106,7 +108,18 @@ attn::config base_config(const trace_options& o) {
     c.mask.lengths = o.lengths;
     c.mask.window_size = o.window;
     c.fill = parse_fill(o.fill);
+    c.fill_text = o.fill;
     c.seed = parse_seed(o.seed);
+    c.separate_kv = o.cross;
+    if (!o.mask_convention.empty()) {
+        if (o.files.mask.empty() && o.files.key_padding_mask.empty())
+            throw attn::usage_error("--mask-convention " + o.mask_convention +
+                                    " says how to read a mask file: give --mask-file or --key-padding-mask");
+        const auto m = o.mask_convention == "mha"        ? attn::mask_convention::mha
+                       : o.mask_convention == "additive" ? attn::mask_convention::additive
+                                                         : attn::mask_convention::keep;
+        c.mask.file_convention = c.mask.key_padding_convention = m;
+    }
     return c;
 }
 
@@ -228,6 +241,10 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")->default_val(2)->group(shapes);
     cmd->add_option("--d-in", sz.d_in, "Din, query-side input width (default: --d-model)")->group(shapes);
     cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->group(shapes);
+    cmd->add_flag("--cross", o->cross,
+                  "cross-attention even when the sizes match: keys and values from their own\n"
+                  "x_kv = torch.randn(B,Sk,Dkv), drawn after x (a decoder attending an encoder)")
+        ->group(shapes);
 
     const std::string files = "Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)";
     attn::input_paths& f = o->files;
@@ -285,9 +302,23 @@ void setup_trace(CLI::App& app) {
         ->default_val("-inf")
         ->group(masks);
     cmd->add_option("--mask-file", f.mask,
-                    "an explicit mask, true/1 = may attend: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk]\n"
-                    "(.json, .npy or .npz); combined with --mask by AND")
+                    "an explicit mask [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] (.json, .npy or .npz),\n"
+                    "true/1 = may attend unless --mask-convention says otherwise;\n"
+                    "combined with --mask by AND")
         ->type_name("FILE")
+        ->group(masks);
+    cmd->add_option("--key-padding-mask", f.key_padding_mask,
+                    "[B,Sk], true/1 = padded key, as nn.MultiheadAttention's key_padding_mask\n"
+                    "(with --mask-convention keep: 1 = real token, as a padding mask of 1s and 0s)")
+        ->type_name("FILE")
+        ->group(masks);
+    cmd->add_option("--mask-convention", o->mask_convention,
+                    "how the mask files read: keep (true = may attend, F.scaled_dot_product_attention;\n"
+                    "the default for --mask-file), mha (true = NOT allowed, nn.MultiheadAttention's\n"
+                    "attn_mask and key_padding_mask, torch.triu(..., 1).bool(); the default for\n"
+                    "--key-padding-mask) or additive (0 = may attend, -inf or <= -1e4 = may not)")
+        ->check(CLI::IsMember({"keep", "mha", "additive"}))
+        ->type_name("HOW")
         ->group(masks);
 
     const std::string dropout = "Dropout";

@@ -75,8 +75,8 @@ tensor([[[[False,  True,  True],
           [ True, False, False]]]])
 PRINTED
 
-attn trace --q "$work/q.json" --k "$work/k.json" --v "$work/v.json" --mask-file "$work/mask.json" \
-  --fill -1e9 --heads 2 --stage scaled,masked,softmax,context --format torch --out "$work/ours.txt" 2>"$work/stderr"
+(cd "$work" && attn trace --q q.json --k k.json --v v.json --mask-file mask.json \
+  --fill -1e9 --heads 2 --stage scaled,masked,softmax,context --format torch --out ours.txt 2>stderr)
 cat "$work/ours.txt"
 echo
 cat "$work/stderr"  # batch 1, query 1 may attend no key: uniform weights with -1e9

@@ -289,7 +289,10 @@ void check_file_case(const fs::path& dir, const json& doc) {
         CHECK_MESSAGE(got.d_kv_in == want.d_kv_in, name << ": Dkv " << got.d_kv_in);
     }
     const bool has_nan_input = name.find("nan") != std::string::npos;
-    CHECK_MESSAGE(loaded.warnings.size() == (has_nan_input ? 1u : 0u), name << ": warnings about the files");
+    const auto about_non_finite = std::count_if(loaded.warnings.begin(), loaded.warnings.end(), [](const auto& w) {
+        return w.text.find("NaN or infinite") != std::string::npos;
+    });
+    CHECK_MESSAGE(about_non_finite == (has_nan_input ? 1 : 0), name << ": warnings about NaN in the files");
     check_stages(name, doc, tr);
 }
 

@@ -12,6 +12,7 @@
 
 #include <xtensor/xmanipulation.hpp>
 
+#include "attn/advice.hpp"
 #include "attn/dropout.hpp"
 #include "attn/linalg.hpp"
 #include "attn/mask.hpp"
@@ -160,6 +161,7 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     trace t;
     t.cfg = c;
     t.warnings = in.warnings;
+    for (warning& w : settings_advice(c)) t.warnings.push_back(std::move(w));
     t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
     const auto heads = static_cast<std::size_t>(c.heads);
     const parameters& p = in.params;
@@ -195,8 +197,9 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
         t, "scaled", {named("scaled", score_dims, xt::xarray<float>(scores.tensors[0].values / sqrt_dk))}, on_stage);
 
     // 8-9. mask [B,1,Sq,Sk] (true = may attend), then masked_fill(mask == false, fill)
+    xt::xarray<bool> mask;
     if (c.mask.any()) {
-        const xt::xarray<bool> mask = build_mask(c, in.mask ? &*in.mask : nullptr);
+        mask = build_mask(c, in.mask ? &*in.mask : nullptr);
         warn_empty_rows(mask, c, t.warnings);
         add_stage(t, "mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)},
                   on_stage);
@@ -208,6 +211,7 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     // 10. softmax over the key axis: each query's weights sum to 1
     xt::xarray<float> weights = weights_from->tensors[0].values;  // [B,H,Sq,Sk]
     softmax_last_axis(weights);
+    if (c.mask.any()) weak_fill_advice(c, mask, t.find("scaled")->tensors[0].values, weights, t.warnings);
     const stage* soft = &add_stage(t, "softmax", {named("weights", score_dims, std::move(weights))}, on_stage);
 
     // 11. dropout (training mode): weights · keep / (1 - p), keep = torch.rand(B,H,Sq,Sk) < 1 - p

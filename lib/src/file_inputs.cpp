@@ -12,6 +12,7 @@
 
 
 #include "attn/error.hpp"
+#include "attn/mask_file.hpp"
 #include "attn/npz.hpp"
 #include "attn/tensor_file.hpp"
 
@@ -23,11 +24,6 @@ constexpr std::array<const char*, size_count> size_letters{"B", "Sq", "Sk", "D",
 constexpr std::array<const char*, size_count> size_flag_names{"--batch", "--seq", "--kv-seq", "--d-model", "--d-in",
                                                               "--d-kv-in"};
 using layout = std::vector<size_name>;
-
-std::string number_text(float v) {
-    char text[32];
-    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
-}
 
 std::string layout_text(const layout& l) {
     std::string text = "[";
@@ -175,28 +171,35 @@ void check_file_combination(const input_paths& p) {
                           " cannot be used with --q/--k/--v (they replace the input and its projections)");
 }
 
-/// [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] of 0/1 or booleans -> [B,1,Sq,Sk] booleans.
-xt::xarray<bool> take_mask(loaded_tensor t, const std::string& what, size_table& sizes) {
+/// The sizes a --mask-file of shape [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] implies (a
+/// leading 1 is shared by every batch item). A 2-D shape that is also [B,Sk], a
+/// key-padding mask, is an error naming both readings and the flag for each.
+void take_mask_sizes(const loaded_tensor& t, const std::string& what, const std::string& path, size_table& sizes) {
     const auto& s = t.shape;
-    if (s.size() == 2) sizes.from_file(what, s, {Sq, Sk});
-    else if (s.size() == 3) sizes.from_file(what, s, {B, Sq, Sk});
-    else if (s.size() == 4 && s[1] == 1) sizes.from_file(what, {s[0], s[2], s[3]}, {B, Sq, Sk});
-    else
-        throw error(what + ": shape " + tensor_index_text(s) + " is not a mask shape: expected [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk]");
-    for (std::size_t e = 0; e < t.values.size(); ++e) {
-        const float v = t.values.data()[e];
-        if (v != 0.0f && v != 1.0f)
-            throw error(what + ": " + number_text(v) + " at " + element_index_text(unravel_index(e, s)) +
-                        " is not 0 or 1 (a mask holds true/1 = may attend, false/0 = may not)");
+    if (s.size() == 2) {
+        const auto fits = [&](size_name n, std::size_t v) { return !sizes.known(n) || sizes.get(n) == std::int64_t(v); };
+        const bool as_key_padding = sizes.known(B) && sizes.get(B) == std::int64_t(s[0]) && s[0] > 1 && fits(Sk, s[1]);
+        const bool as_attn_mask = fits(Sq, s[0]) && fits(Sk, s[1]);
+        const std::string key_padding_flag = "--key-padding-mask " + path + " (true = padded key; with "
+                                             "--mask-convention keep if 1 marks real tokens)";
+        if (as_key_padding && as_attn_mask)
+            throw usage_error(what + ": shape " + tensor_index_text(s) + " reads two ways: [Sq,Sk], a mask of " +
+                              std::to_string(s[0]) + " queries by " + std::to_string(s[1]) + " keys, or [B,Sk], " +
+                              "a key-padding mask of one row per batch item (B = " + std::to_string(s[0]) +
+                              "). For [B,Sk] give " + key_padding_flag + "; for [Sq,Sk] save it as " +
+                              tensor_index_text({1, s[0], s[1]}));
+        if (as_key_padding)
+            throw usage_error(what + ": shape " + tensor_index_text(s) + " is [B,Sk], a key-padding mask of one row " +
+                              "per batch item, not [Sq,Sk] (" + sizes.source(Sq) + "): give " + key_padding_flag);
+        sizes.from_file(what, s, {Sq, Sk});
+    } else if (s.size() == 3 || (s.size() == 4 && s[1] == 1)) {
+        const std::vector<std::size_t> bqk{s[0], s[s.size() - 2], s[s.size() - 1]};
+        if (bqk[0] == 1) sizes.from_file(what, {bqk[1], bqk[2]}, {Sq, Sk});  // shared by every batch item
+        else sizes.from_file(what, bqk, {B, Sq, Sk});
+    } else {
+        throw error(what + ": shape " + tensor_index_text(s) +
+                    " is not a mask shape: expected [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk]");
     }
-    const std::size_t sq = s[s.size() - 2], sk = s[s.size() - 1];
-    const std::size_t batch = s.size() == 2 ? static_cast<std::size_t>(sizes.get_or(B, 1)) : s[0];
-    xt::xarray<bool> mask = xt::xarray<bool>::from_shape({batch, 1, sq, sk});
-    const std::size_t plane = sq * sk;
-    for (std::size_t b = 0; b < batch; ++b)  // a 2-D mask is shared by every batch item
-        for (std::size_t e = 0; e < plane; ++e)
-            mask.data()[b * plane + e] = t.values.data()[(s.size() == 2 ? 0 : b * plane) + e] != 0.0f;
-    return mask;
 }
 
 }  // namespace
@@ -210,6 +213,7 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     c.x_from_file = !paths.input.empty();
     c.x_kv_from_file = !paths.kv_input.empty();
     c.mask.from_file = !paths.mask.empty();
+    c.mask.key_padding = !paths.key_padding_mask.empty();
 
     size_table sizes;
     sizes.from_flag(B, flags.batch);
@@ -242,15 +246,24 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
         const std::string what = flag_and_file("--params", paths.params);
         g.params = take_parameters(read_params_file(what, paths.params), c, what, sizes, warnings);
     }
-    if (!paths.mask.empty()) {  // last, so a 2-D mask knows B from the other files
-        const std::string what = flag_and_file("--mask-file", paths.mask);
-        g.mask = take_mask(read_one_tensor(what, paths.mask, "mask.mask"), what, sizes);
+    // The masks last, so that a 2-D mask knows B from the other files.
+    const std::string mask_what = flag_and_file("--mask-file", paths.mask);
+    const std::string key_padding_what = flag_and_file("--key-padding-mask", paths.key_padding_mask);
+    std::optional<loaded_tensor> mask_file, key_padding_file;
+    if (!paths.mask.empty()) {
+        mask_file = read_one_tensor(mask_what, paths.mask, "mask.mask");
+        take_mask_sizes(*mask_file, mask_what, paths.mask, sizes);
+    }
+    if (!paths.key_padding_mask.empty()) {
+        key_padding_file = read_one_tensor(key_padding_what, paths.key_padding_mask, "key_padding_mask");
+        sizes.from_file(key_padding_what, key_padding_file->shape, {B, Sk});
     }
 
     // CLI.md's defaults for what neither a flag nor a file gave; a model width
-    // follows the input width a file shows (a [B,S,512] input means D = 512).
+    // follows the input width a file shows (a [B,S,512] input means D = 512),
+    // and a key-padding mask alone means self-attention over its keys.
     c.batch = sizes.get_or(B, 1);
-    c.seq = sizes.get_or(Sq, 4);
+    c.seq = sizes.get_or(Sq, key_padding_file && sizes.known(Sk) ? sizes.get(Sk) : 4);
     c.d_model = sizes.get_or(D, sizes.known_from_file(Din) ? sizes.get(Din) : 8);
     c.d_in = sizes.get_or(Din, c.d_model);
     c.kv_seq = sizes.get_or(Sk, c.seq);
@@ -258,6 +271,19 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     if (sizes.known_from_file(D) && c.heads > 0 && c.d_model % c.heads != 0)  // validate() would blame --d-model
         throw usage_error(sizes.source(D) + ", which is not divisible by --heads " + std::to_string(c.heads));
     validate(c);
+
+    const auto batch = static_cast<std::size_t>(c.batch);
+    if (mask_file) {
+        g.mask = expand_attn_mask(mask_keep_values(*mask_file, c.mask.file_convention, mask_what), mask_file->shape, batch);
+        mask_convention_hints(*g.mask, c.mask.file_convention, false, mask_what, warnings);
+    }
+    if (key_padding_file) {
+        const xt::xarray<bool> keys = expand_key_padding(
+            mask_keep_values(*key_padding_file, c.mask.key_padding_convention, key_padding_what), batch,
+            static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.kv_seq));
+        mask_convention_hints(keys, c.mask.key_padding_convention, true, key_padding_what, warnings);
+        g.mask = g.mask ? xt::xarray<bool>(*g.mask && keys) : keys;
+    }
     out.cfg = c;
     return out;
 }

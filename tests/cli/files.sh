@@ -88,7 +88,7 @@ expect_error "a 4-D mask whose axis 1 is not 1" 1 \
   trace --mask-file "$work/m4.json"
 echo '[[1,0.5,1],[0,1,1]]' >"$work/mhalf.json"
 expect_error "a mask value other than 0 or 1" 1 \
-  "attn: error: --mask-file $work/mhalf.json: 0.5 at [0][1] is not 0 or 1 (a mask holds true/1 = may attend, false/0 = may not)" \
+  "attn: error: --mask-file $work/mhalf.json: 0.5 at [0][1] is not 0 or 1 (read as --mask-convention keep: true/1 = may attend, false/0 = may not)" \
   trace --mask-file "$work/mhalf.json" --seq 2 --kv-seq 3
 
 # --- --params -----------------------------------------------------------------------------------

@@ -33,8 +33,9 @@ struct mask_spec {
     double random_keep = 0.5;                 // --mask-keep P: probability that a key may be attended
 
     bool from_file = false;    // --mask-file: an explicit mask, combined into inputs::mask
-    mask_convention file_convention = mask_convention::keep;  // how --mask-file was read
-    bool key_padding = false;  // --key-padding-mask: [B,Sk], true = padded key; combined into inputs::mask
+    mask_convention file_convention = mask_convention::keep;  // how --mask-file is read
+    bool key_padding = false;  // --key-padding-mask: [B,Sk]; combined into inputs::mask
+    mask_convention key_padding_convention = mask_convention::mha;  // true = padded key, as nn.MultiheadAttention
 
     bool any() const { return causal || padding || window || random || from_file || key_padding; }
 };
