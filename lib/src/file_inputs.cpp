@@ -209,6 +209,8 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     loaded_inputs out;
     config& c = base;
     c.from_projections = !paths.q.empty();
+    if (c.separate_kv && !paths.q.empty())
+        throw usage_error("--cross draws a separate x_kv, but --q/--k/--v start the run after the inputs");
     c.separate_kv = c.separate_kv || !paths.kv_input.empty();  // --cross asks for x_kv too
     c.x_from_file = !paths.input.empty();
     c.x_kv_from_file = !paths.kv_input.empty();

@@ -1,11 +1,11 @@
-"""Masks from files, checked against PyTorch's own attention modules.
+"""Fixtures for the command-line tests of masks from files and of --cross, from PyTorch.
 
 Run with Debian's Python, which has torch 1.13:
 
-    /usr/bin/python3 tests/reference/make_mask_fixtures.py     # from the repository root
+    /usr/bin/python3 tests/reference/make_cli_fixtures.py     # from the repository root
 
-It writes tests/reference/masks/: the mask files (.npy) and what PyTorch computes with them
-(<case>.expected.json), read by tests/cli/masks.sh. The output is committed; the tests never
+It writes tests/reference/cli/: the mask files (.npy) and what PyTorch computes
+(<case>.expected.json), read by tests/cli/masks.sh and tests/cli/polish.sh. The output is committed; the tests never
 need torch.
 
 Cases:
@@ -18,6 +18,9 @@ Cases:
                    (true = not allowed), applied as notebook 003 applies it
                    (masked_fill_(mask, -inf), then softmax(scores / sqrt(dk))).
   additive         the same causal mask as 0 / -inf floats, added to the scores.
+  cross_equal      cross-attention with Sq = Sk and Din = Dkv (seed notebook 000's decoder and
+                   encoder inputs, both [2,5,16]): x and then x_kv = torch.randn(2, 5, 16) after
+                   the weights; plain torch ops as in seed notebook 000. Expected: x_kv, weights, out.
 """
 
 import json
@@ -29,7 +32,7 @@ import torch
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "masks")
+OUT = os.path.join(HERE, "cli")
 
 
 def floats(t):
@@ -79,7 +82,25 @@ def notebook_003_cases():
     np.save(os.path.join(OUT, "causal_additive.npy"), additive.numpy())
 
 
+def cross_equal_case():
+    seed, batch, seq, d_model, heads = 24, 2, 5, 16, 4
+    dk = d_model // heads
+    torch.manual_seed(seed)
+    w_q, w_k, w_v, w_o = (nn.Linear(d_model, d_model) for _ in range(4))
+    x = torch.randn(batch, seq, d_model)      # the decoder's input
+    x_kv = torch.randn(batch, seq, d_model)   # the encoder's output
+    with torch.no_grad():
+        def heads_of(t):
+            return t.view(batch, seq, heads, dk).transpose(1, 2)
+        q, k, v = heads_of(w_q(x)), heads_of(w_k(x_kv)), heads_of(w_v(x_kv))
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(dk), dim=-1)
+        out = w_o((weights @ v).transpose(1, 2).reshape(batch, seq, d_model))
+    config = {"seed": seed, "batch": batch, "seq": seq, "d_model": d_model, "heads": heads, "cross": True}
+    write("cross_equal", config, {"x_kv": x_kv, "weights": weights, "out": out})
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     key_padding_cases()
     notebook_003_cases()
+    cross_equal_case()
