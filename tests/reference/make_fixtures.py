@@ -5,8 +5,25 @@ Run it with Debian's Python, which has torch 1.13 (the `python3` on PATH may not
     /usr/bin/python3 tests/reference/make_fixtures.py            # from the repository root
 
 It writes one JSON file per case to tests/reference/fixtures/<case-name>.json, next to this
-script, replacing the old ones. The output is committed, so the C++ tests
-(tests/test_fixtures.cpp) never need torch: rerun this script only when a case changes.
+script, replacing the old ones (and file_inputs/, torch_text/, softmax_rows.json, below). The
+output is committed, so the C++ tests (tests/test_fixtures.cpp, tests/cli/files.sh) never need
+torch: rerun this script only when a case changes.
+
+One set of bits per OpenBLAS kernel. torch's nn.Linear (addmm) runs OpenBLAS's sgemm, and
+OpenBLAS (DYNAMIC_ARCH) picks its kernel per CPU, so the projections and every stage after
+them differ in the last bits from one kernel to another. The script runs itself once per kernel
+of KERNELS, each in a subprocess with OPENBLAS_CORETYPE=<kernel> (and checks, through
+openblas_get_corename, that OpenBLAS really uses that kernel), then writes:
+
+    fixtures/, file_inputs/, torch_text/  the bits of the Haswell kernel (the main set);
+    openblas/<Set>/<same relative path>   only the files whose bits differ from the main set,
+                                          once per distinct content (<Set> = its first kernel);
+    openblas/kernels.txt                  "<kernel> <Set>" per line (Set Haswell = no overlay).
+
+So the files for kernel K are openblas/<Set of K>/<path> where that exists, else <path>. Inputs
+(x, params, the files of file_inputs/) and softmax_rows.json do not depend on the kernel; the
+script checks that. The tests use the set of the kernel openblas_get_corename() names at run
+time; for a kernel missing from kernels.txt they check the tolerance only and say so.
 
 The numbers come from plain torch ops, written the way a student's notebook writes them
 (seed notebook 000), and NOT from attn's C++ code:
@@ -38,18 +55,26 @@ randn with 16 or more elements depends on the CPU kernel (torch-rng.md, section 
 refuses to run unless torch reports the AVX2 (or AVX512) kernel, which the seed notebooks used.
 """
 
+import ctypes
 import json
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import torch
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT_DIR = os.path.join(HERE, "fixtures")
-FILE_DIR = os.path.join(HERE, "file_inputs")
+
+# OpenBLAS kernels (OPENBLAS_CORETYPE names) of x86-64 CPUs: Haswell (AVX2 Intel), Zen (AMD
+# Zen 1-3), SkylakeX (AVX-512), Cooperlake (AVX-512 with BF16, also AMD Zen 4), Sandybridge
+# (AVX without AVX2). The first is the main set.
+KERNELS = ("Haswell", "Zen", "SkylakeX", "Cooperlake", "Sandybridge")
+KERNEL_DIR = os.path.join(HERE, "openblas")
 
 MASK_KINDS = ("causal", "padding", "window", "random")  # the order of "+" in config["mask"]
 
@@ -446,16 +471,57 @@ def check_case(name, c, stages, mask):
         assert n_x >= 16 and n_x % 16 != 0 and stages["input"]["x_kv"].numel() % 16 != 0
 
 
+def openblas_corename():
+    """The kernel OpenBLAS runs in this process: openblas_get_corename() of the library torch
+    loaded (found in /proc/self/maps, so it is torch's and not another copy)."""
+    with open("/proc/self/maps") as fh:
+        libs = sorted({line.split()[-1] for line in fh if "libopenblas" in line.split()[-1]})
+    if len(libs) != 1:
+        sys.exit("make_fixtures.py: torch should use one OpenBLAS library, it maps %s" % (libs or "none"))
+    get = ctypes.CDLL(libs[0]).openblas_get_corename
+    get.restype = ctypes.c_char_p
+    return get().decode()
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--one-kernel":
+        write_one_kernel(sys.argv[2])  # a subprocess of the run below
+        return
+    if len(sys.argv) != 1:
+        sys.exit("usage: /usr/bin/python3 tests/reference/make_fixtures.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        for kernel in KERNELS:
+            env = dict(os.environ, OPENBLAS_CORETYPE=kernel)
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--one-kernel",
+                                os.path.join(tmp, kernel)], env=env, capture_output=True, text=True)
+            if r.returncode != 0 or kernel == KERNELS[0]:
+                sys.stdout.write(r.stdout)
+            sys.stderr.write(r.stderr)
+            if r.returncode != 0:
+                sys.exit("make_fixtures.py: the run with OPENBLAS_CORETYPE=%s failed" % kernel)
+        install(tmp)
+
+
+def write_one_kernel(root):
+    """Every output of this script, for the OpenBLAS kernel OPENBLAS_CORETYPE names, under root."""
     cap = cpu_capability()
     if cap not in ("AVX2", "AVX512"):
         sys.exit("make_fixtures.py: torch uses the %s kernel; the fixtures need AVX2 "
                  "(torch-rng.md, section 7)" % cap)
+    want, core = os.environ.get("OPENBLAS_CORETYPE"), openblas_corename()
+    if core != want:  # OpenBLAS falls back to the CPU's own kernel on a name it cannot run
+        sys.exit("make_fixtures.py: OPENBLAS_CORETYPE=%s, but OpenBLAS runs %s" % (want, core))
+    print("OpenBLAS kernel %s (openblas_get_corename)" % core)
     torch.set_num_threads(1)
-    os.makedirs(OUT_DIR, exist_ok=True)
-    for f in os.listdir(OUT_DIR):
-        if f.endswith(".json"):
-            os.remove(os.path.join(OUT_DIR, f))
+    write_fixtures(root, cap)
+    write_file_cases(root, cap)
+    write_printed_cases(root)
+    write_softmax_rows(root)
+
+
+def write_fixtures(root, cap):
+    out_dir = os.path.join(root, "fixtures")
+    os.makedirs(out_dir, exist_ok=True)
     names = [n for n, _ in CASES]
     assert len(names) == len(set(names)), "duplicate case names"
     total = 0
@@ -470,18 +536,80 @@ def main():
                               for s, ts in stages.items()}}
             text = dumps(obj)
             json.loads(text)  # well-formed
-            path = os.path.join(OUT_DIR, name + ".json")
-            with open(path, "w") as fh:
+            with open(os.path.join(out_dir, name + ".json"), "w") as fh:
                 fh.write(text)
             total += len(text)
             print("%-36s %8d bytes" % (name + ".json", len(text)))
-    print("%d fixtures, %d bytes in %s" % (len(CASES), total, OUT_DIR))
-    write_file_cases(cap)
-    write_printed_cases()
-    write_softmax_rows()
+    print("%d fixtures, %d bytes in fixtures/" % (len(CASES), total))
 
 
-def write_softmax_rows():
+# ----------------------------------------------------------------------------
+# the sets, one per distinct content
+
+
+def kernel_files(root):
+    """The outputs that depend on the kernel (every stage from the projections on), relative."""
+    rel = ["fixtures/" + f for f in os.listdir(os.path.join(root, "fixtures"))]
+    rel += ["file_inputs/%s/expected.json" % d for d in os.listdir(os.path.join(root, "file_inputs"))]
+    rel += ["torch_text/" + f for f in os.listdir(os.path.join(root, "torch_text"))]
+    return sorted(rel)
+
+
+def read(root, rel):
+    with open(os.path.join(root, rel), "rb") as fh:
+        return fh.read()
+
+
+def check_inputs_equal(kernel, rel, mine, main):
+    """Only GEMM-derived stages may differ: the inputs and params of a fixture may not."""
+    if not rel.endswith(".json"):
+        return
+    a, b = json.loads(mine), json.loads(main)
+    for stage in ("input", "params"):
+        assert a["stages"].get(stage) == b["stages"].get(stage), (kernel, rel, stage)
+    assert {k: v for k, v in a.items() if k != "stages"} == {k: v for k, v in b.items() if k != "stages"}
+
+
+def install(tmp):
+    """The main kernel's outputs in place; for every other kernel the files that differ from
+    them, once per distinct content, in openblas/<Set>/; openblas/kernels.txt."""
+    main_root = os.path.join(tmp, KERNELS[0])
+    files = kernel_files(main_root)
+    sets = {}        # content (the differing files) -> set name, its first kernel
+    kernel_set = {}  # kernel -> set name
+    for kernel in KERNELS:
+        root = os.path.join(tmp, kernel)
+        assert kernel_files(root) == files, kernel
+        assert read(root, "softmax_rows.json") == read(main_root, "softmax_rows.json"), kernel
+        differ = tuple((rel, read(root, rel)) for rel in files if read(root, rel) != read(main_root, rel))
+        for rel, data in differ:
+            check_inputs_equal(kernel, rel, data, read(main_root, rel))
+        kernel_set[kernel] = sets.setdefault(differ, kernel)
+
+    for d in ("fixtures", "file_inputs", "torch_text"):
+        shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
+        shutil.copytree(os.path.join(main_root, d), os.path.join(HERE, d))
+    shutil.copy(os.path.join(main_root, "softmax_rows.json"), HERE)
+    shutil.rmtree(KERNEL_DIR, ignore_errors=True)
+    os.makedirs(KERNEL_DIR)
+    for differ, name in sets.items():
+        for rel, data in differ:
+            path = os.path.join(KERNEL_DIR, name, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(data)
+        print("set %-12s %-40s %3d of %d files differ from %s, %7d bytes" % (
+            name, " ".join(k for k in KERNELS if kernel_set[k] == name), len(differ), len(files),
+            KERNELS[0], sum(len(data) for _, data in differ)))
+    with open(os.path.join(KERNEL_DIR, "kernels.txt"), "w") as fh:
+        fh.write("# OpenBLAS kernel (openblas_get_corename()) and its fixture set; written by\n"
+                 "# make_fixtures.py. Set %s is tests/reference/{fixtures,file_inputs,torch_text};\n"
+                 "# set S is those with openblas/S/<path> in place of <path> where that exists.\n"
+                 % KERNELS[0])
+        fh.writelines("%s %s\n" % (k, kernel_set[k]) for k in KERNELS)
+
+
+def write_softmax_rows(root):
     """softmax_rows.json: torch.softmax of rows of many widths (under and over the 8 lanes of
     an AVX2 vector, with a tail or not), small and large spreads, -inf entries, all -inf."""
     g = torch.Generator().manual_seed(7)
@@ -495,7 +623,7 @@ def write_softmax_rows():
                 x[2] = float("-inf") if scale == 60.0 else x[2]
             y = torch.softmax(x, dim=-1)
             cases.append({"width": width, "scale": scale, "x": tensor_json(x), "softmax": tensor_json(y)})
-    with open(os.path.join(HERE, "softmax_rows.json"), "w") as fh:
+    with open(os.path.join(root, "softmax_rows.json"), "w") as fh:
         fh.write("[\n" + ",\n".join(json.dumps(c, separators=(",", ":")) for c in cases) + "\n]\n")
     print("softmax_rows.json: %d cases" % len(cases))
 
@@ -503,11 +631,11 @@ def write_softmax_rows():
 # What `print(t)` shows for every tensor of a few whole runs, as `attn trace --format torch`
 # must print them: torch_text/<case>.txt, each tensor under "# stage.tensor".
 PRINTED_CASES = ("notebook_000_seed24", "fill_neg1e9_fully_masked_padding", "cross_d_kv_in")
-TEXT_DIR = os.path.join(HERE, "torch_text")
 
 
-def write_printed_cases():
-    os.makedirs(TEXT_DIR, exist_ok=True)
+def write_printed_cases(root):
+    text_dir = os.path.join(root, "torch_text")
+    os.makedirs(text_dir, exist_ok=True)
     with torch.no_grad():
         for name, c in CASES:
             if name not in PRINTED_CASES:
@@ -517,17 +645,15 @@ def write_printed_cases():
             for sname, tensors in stages.items():
                 for tname, t in tensors.items():
                     lines.append("# %s.%s\n%s\n" % (sname, tname, t.detach()))
-            with open(os.path.join(TEXT_DIR, name + ".txt"), "w") as fh:
+            with open(os.path.join(text_dir, name + ".txt"), "w") as fh:
                 fh.write("".join(lines))
             print("%-36s printed" % name)
 
 
-def write_file_cases(cap):
-    import shutil
-    shutil.rmtree(FILE_DIR, ignore_errors=True)
+def write_file_cases(root, cap):
     with torch.no_grad():
         for name, c, given, files, *size_flags in file_cases():
-            case_dir = os.path.join(FILE_DIR, name)
+            case_dir = os.path.join(root, "file_inputs", name)
             os.makedirs(case_dir)
             for flag, (file_name, value, how) in files.items():
                 write_given_file(os.path.join(case_dir, file_name), value, how)
