@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Command-line tests for --format table (the default): one notation per stage,
+# the run header, warnings next to their stage, the params summary, the mask's
+# labels and the notes for skipped stages. Usage: table.sh path/to/attn
+set -u
+attn=${1:?usage: table.sh path/to/attn}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
+
+# stage NAME: the lines of stage NAME in $work/out, from its heading to the blank line after it.
+stage() { awk -v h="· $1 ──" 'index($0, h) {on = 1} on && /^$/ {exit} on' "$work/out"; }
+# has_sci: the text on stdin holds a number in scientific notation.
+has_sci() { grep -qE '[0-9]e[-+][0-9]'; }
+
+# --- 1. one fixed notation per stage ------------------------------------------------
+# PyTorch's print puts w_k of this run in scientific notation and w_q, w_v not.
+expect_ok "d-model 16, seed 24" trace --d-model 16 --heads 4 --seed 24
+check "no stage but params needs scientific notation here" bash -c "! grep -vE '^(w_|b_|d_model )' '$work/out' | grep -qE '[0-9]e[-+][0-9]'"
+expect_ok "--stage params in full" trace --d-model 16 --heads 4 --seed 24 --stage params
+check "w_k holds -1.5199e-05, so the whole stage is scientific, with a note" \
+  grep -qx '   (scientific notation: some values are below 0.00005)' "$work/out"
+check "... w_q too, not only w_k" grep -qE '^d_model 0 +1\.3221e-01 ' "$work/out"
+check "... and w_k's tiny value is there" grep -q -- '-1.5199e-05' "$work/out"
+expect_ok "--sci-mode off" trace --d-model 16 --heads 4 --seed 24 --stage params --sci-mode off
+check "--sci-mode off: fixed, no note" bash -c "! grep -qE 'e-0|scientific' '$work/out'"
+expect_ok "--sci-mode on" trace --stage softmax --sci-mode on
+check "--sci-mode on: scientific" grep -qE '^query 0 +[0-9]\.[0-9]{4}e-01 ' "$work/out"
+expect_ok "--format torch keeps PyTorch's per-tensor rule" trace --d-model 16 --heads 4 --seed 24 --stage params --format torch
+check "... w_q fixed" bash -c "sed -n '/^# params.w_q/,/^# params.b_q/p' '$work/out' | grep -q '0.1322'"
+check "... w_k scientific" bash -c "sed -n '/^# params.w_k/,/^# params.b_k/p' '$work/out' | grep -q '1.5199e-05'"
+expect_ok "a single key" trace --seq 1 --stage softmax
+check "exact 1 prints 1.0000, not PyTorch's '1.'" grep -qx 'query 0  1.0000' "$work/out"
+expect_ok "fill -1e9" trace --batch 2 --mask padding --lengths 3,0 --fill -1e9 --stage masked
+check "the fill as typed in the formula" grep -qx '   masked = scaled.masked_fill(mask == false, -1e9)' "$work/out"
+check "the fill as typed in the table, the scores in fixed notation" grep -qE '^query 0 +0\.1799 +0\.1725 +0\.0786 +-1e9$' "$work/out"
+check "no scientific notation in the masked stage" bash -c "! grep -qE '[0-9]e[-+][0-9]' '$work/out'"
+
+finish
