@@ -352,12 +352,17 @@ TEST_CASE("stages are separated by one blank line and filtered by options.stages
     }
 }
 
-TEST_CASE("a warning is printed under the stage it concerns") {
+TEST_CASE("a warning is printed right under the heading of the stage it concerns, before the tensors") {
     trace t = make_trace({make_stage("mask", {causal_mask()})});
     const std::string without = render(t);
-    t.warnings.push_back({"mask", "row 0 of batch 0 has no allowed key"});
+    t.warnings.push_back({"mask", "batch 0, query 0: no key may be attended, so its weights are NaN (fill -inf)"});
     t.warnings.push_back({"softmax", "not in this trace"});
-    CHECK(render(t) == without + "   ! row 0 of batch 0 has no allowed key\n");
+    const std::string heading =
+        "── 8 · mask ── where each query may attend (true = may attend)\n"
+        "   mask[b,0,i,j]: may query i attend key j?\n";
+    REQUIRE(without.rfind(heading, 0) == 0);
+    CHECK(render(t) == heading + "   ! batch 0, query 0: no key may be attended, so its weights are NaN (fill -inf)\n" +
+                           without.substr(heading.size()));
 }
 
 TEST_CASE("colour: escape codes only when options.color") {

@@ -1,8 +1,8 @@
 // --format table: every stage as labelled 2-D slices over the last two axes,
 // for reading next to a notebook.
 //
-// Each stage: its heading and formula, notes (why scientific notation), its
-// warnings, then its tensors in column widths they share. The parts
+// Each stage: its heading and formula, its warnings, a note on the notation
+// when it is scientific, then its tensors in column widths they share. The parts
 // (table_parts.hpp): one notation per stage (table_numbers.cpp), one tensor's
 // slices and labels (table_tensor.cpp).
 #include "attn/render_table.hpp"
@@ -30,8 +30,8 @@ void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, con
     for (const warning* w : t.warnings_of(s.name())) out << p.red << "   ! " << w->text << p.reset << '\n';
 }
 
-/// The stage's tensors, their columns lined up: one label width and one value
-/// width for all of them.
+/// The stage's tensors, after a note on their notation when it is scientific,
+/// their columns lined up: one label width and one value width for all of them.
 void print_tensors(std::ostream& out, const trace& t, const stage& s, const render_options& options,
                    const palette& p) {
     const table::stage_numbers numbers = table::choose_stage_numbers(s, t.cfg, options);
@@ -57,8 +57,8 @@ void render_table(const trace& t, const render_options& options, std::ostream& o
         if (!first) out << '\n';  // one blank line between stages
         first = false;
         print_stage_heading(out, s, p);
+        print_stage_warnings(out, t, s, p);  // before the tensors, where they are seen
         print_tensors(out, t, s, options, p);
-        print_stage_warnings(out, t, s, p);
     }
 }
 

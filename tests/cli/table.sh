@@ -35,4 +35,21 @@ check "the fill as typed in the formula" grep -qx '   masked = scaled.masked_fil
 check "the fill as typed in the table, the scores in fixed notation" grep -qE '^query 0 +0\.1799 +0\.1725 +0\.0786 +-1e9$' "$work/out"
 check "no scientific notation in the masked stage" bash -c "! grep -qE '[0-9]e[-+][0-9]' '$work/out'"
 
+# --- 3. warnings next to their stage, in plain words ------------------------------------
+expect_ok "three empty rows" trace --batch 2 --seq 3 --mask padding --lengths 3,0 --stage masked,softmax
+check "one warning per row on stderr" grep -qx \
+  'attn: warning: batch 1, query 2: no key may be attended, so its weights are NaN (fill -inf)' "$work/err"
+check "three lines on stderr" test "$(wc -l <"$work/err")" -eq 3
+stage softmax >"$work/softmax"
+check "the ! lines come right after the heading and formula" test "$(sed -n 3p "$work/softmax")" = \
+  '   ! batch 1, query 0: no key may be attended, so its weights are NaN (fill -inf)'
+check "... all three before the tensor" test "$(sed -n 6p "$work/softmax" | cut -c1-8)" = 'weights '
+expect_ok "a finite fill" trace --batch 2 --seq 3 --mask padding --lengths 3,0 --fill -1e9 --stage softmax
+check "uniform, the fill as typed" grep -qx \
+  '   ! batch 1, query 0: no key may be attended, so its weights are uniform (fill -1e9)' "$work/out"
+expect_ok "many empty rows" trace --batch 2 --mask padding --lengths 3,0 --stage softmax
+check "more than three rows: one summary on stderr" grep -qx \
+  'attn: warning: no key may be attended in batch 1 queries 0..3: their weights are NaN (the fill is -inf; PyTorch gives NaN too)' \
+  "$work/err"
+
 finish
