@@ -130,7 +130,42 @@ TEST_CASE("a 2-D tensor has no slice label, a 1-D bias is one row, a 0-D tensor 
     const stage params = make_stage("params", {{"w_q", {"d_model", "d_in"}, w},
                                                {"b_q", {"d_model"}, b},
                                                {"scale", {}, s}});
-    CHECK(render(make_trace({params})) == expected);
+    render_options whole;
+    whole.stages = {"params"};  // asked for by name: printed whole
+    CHECK(render(make_trace({params}), whole) == expected);
+}
+
+TEST_CASE("params: one line per tensor (min, mean, max) unless asked for by name or --full") {
+    xt::xarray<float> w = {{0.5f, -0.25f}, {1.75f, 0.0f}};
+    xt::xarray<float> b = {0.1f, -0.2f, 0.3f};
+    const trace t = make_trace({make_stage("params", {{"w_q", {"d_model", "d_in"}, w}, {"b_q", {"d_model"}, b}})});
+    const std::string expected =
+        "── 2 · params ── weights in nn.Linear layout [out, in]\n"
+        "   y = x·Wᵀ + b\n"
+        "   (each tensor as min, mean and max: --stage params or --full prints them whole)\n"
+        "                               min     mean      max\n"
+        "w_q [2,2] (d_model, d_in)  -0.2500   0.5000   1.7500\n"
+        "b_q [3] (d_model)          -0.2000   0.0667   0.3000\n";
+    CHECK(render(t) == expected);
+    SUBCASE("also when other stages are named") {
+        render_options others;
+        others.stages = {"params", "scores"};
+        CHECK(render(t, others).find("min, mean and max") == std::string::npos);
+        others.stages = {"scores"};
+        CHECK(render(t, others).empty());
+    }
+    SUBCASE("--full prints them whole") {
+        render_options full;
+        full.full = true;
+        const std::string text = render(t, full);
+        CHECK(text.find("min, mean and max") == std::string::npos);
+        CHECK(text.find("d_model 1     1.7500     0.0000\n") != std::string::npos);
+    }
+    SUBCASE("the notation follows min and max") {
+        xt::xarray<float> tiny = {0.00001f, 0.5f};
+        const trace small = make_trace({make_stage("params", {{"b_q", {"d_model"}, tiny}})});
+        CHECK(render(small).find("   (scientific notation: some values are below 0.00005)\n") != std::string::npos);
+    }
 }
 
 TEST_CASE("numbers: one fixed notation per stage, scientific only where fixed would lose a value") {

@@ -8,6 +8,9 @@
 #include "attn/render_table.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "attn/table_parts.hpp"
@@ -47,6 +50,79 @@ void print_tensors(std::ostream& out, const trace& t, const stage& s, const rend
     for (auto& printer : printers) printer.print(out, shared);
 }
 
+/// The params stage is summarised unless it is asked for by name or --full.
+bool summarise_params(const render_options& options) {
+    return !options.full && std::find(options.stages.begin(), options.stages.end(), "params") == options.stages.end();
+}
+
+/// min, mean and max of one tensor; min and max leave NaN out, the mean does not.
+struct tensor_stats {
+    float min = std::numeric_limits<float>::quiet_NaN();
+    float mean = std::numeric_limits<float>::quiet_NaN();
+    float max = std::numeric_limits<float>::quiet_NaN();
+};
+
+tensor_stats stats_of(const tensor& x) {
+    tensor_stats st;
+    if (x.values.size() == 0) return st;
+    double sum = 0.0;
+    for (const float v : x.values) {
+        sum += v;
+        if (std::isnan(v)) continue;
+        if (!(v >= st.min)) st.min = v;  // also replaces the initial NaN
+        if (!(v <= st.max)) st.max = v;
+    }
+    st.mean = static_cast<float>(sum / static_cast<double>(x.values.size()));
+    return st;
+}
+
+/// "w_q [8,8] (d_model, d_in)": the tensor's name, shape and dimension names.
+std::string shape_label(const tensor& x) {
+    std::string label = x.name + " [";
+    for (std::size_t a = 0; a < x.values.dimension(); ++a)
+        label += (a ? "," : "") + std::to_string(x.values.shape()[a]);
+    label += "] (";
+    for (std::size_t a = 0; a < x.dims.size(); ++a) label += (a ? ", " : "") + x.dims[a];
+    return label + ")";
+}
+
+/// The params stage in a few lines: one per tensor with its min, mean and max,
+/// in one notation (decided over the min and max; a mean near 0 may print as 0.0000).
+void print_param_summary(std::ostream& out, const stage& s, const render_options& options, const palette& p) {
+    out << p.dim << "   (each tensor as min, mean and max: --stage params or --full prints them whole)" << p.reset
+        << '\n';
+    std::vector<tensor_stats> stats;
+    table::notation_survey survey;
+    for (const tensor& x : s.tensors) {
+        stats.push_back(stats_of(x));
+        survey.add(stats.back().min);
+        survey.add(stats.back().max);
+    }
+    const table::stage_numbers numbers = survey.decide(options);
+    if (!numbers.note.empty()) out << p.dim << "   " << numbers.note << p.reset << '\n';
+    char buf[number_buffer_size];
+    std::size_t label_width = 0, value_width = std::string_view("mean").size();
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        label_width = std::max(label_width, table::text_width(shape_label(s.tensors[k])));
+        for (const float v : {stats[k].min, stats[k].mean, stats[k].max})
+            value_width = std::max(value_width, format_number(v, numbers.format, buf).size());
+    }
+    table::write_spaces(out, label_width);
+    for (const char* head : {"min", "mean", "max"}) {
+        out << "  ";
+        table::write_right(out, head, value_width, p.dim, p);
+    }
+    out << '\n';
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        table::write_left(out, shape_label(s.tensors[k]), label_width, {}, p);
+        for (const float v : {stats[k].min, stats[k].mean, stats[k].max}) {
+            out << "  ";
+            table::write_right(out, format_number(v, numbers.format, buf), value_width, std::isnan(v) ? p.red : "", p);
+        }
+        out << '\n';
+    }
+}
+
 }  // namespace
 
 void render_table(const trace& t, const render_options& options, std::ostream& out) {
@@ -58,7 +134,10 @@ void render_table(const trace& t, const render_options& options, std::ostream& o
         first = false;
         print_stage_heading(out, s, p);
         print_stage_warnings(out, t, s, p);  // before the tensors, where they are seen
-        print_tensors(out, t, s, options, p);
+        if (s.name() == "params" && summarise_params(options))
+            print_param_summary(out, s, options, p);
+        else
+            print_tensors(out, t, s, options, p);
     }
 }
 

@@ -52,4 +52,17 @@ check "more than three rows: one summary on stderr" grep -qx \
   'attn: warning: no key may be attended in batch 1 queries 0..3: their weights are NaN (the fill is -inf; PyTorch gives NaN too)' \
   "$work/err"
 
+# --- 4. params summarised unless asked for ------------------------------------------------
+expect_ok "default run" trace
+stage params >"$work/params"
+check "params in at most 12 lines (was about 54)" test "$(wc -l <"$work/params")" -le 12
+check "the stage says how to see all" grep -qx '   (each tensor as min, mean and max: --stage params or --full prints them whole)' "$work/params"
+check "one line per tensor" grep -qE '^w_o \[8,8\] \(d_model, d_model\) +-?0\.[0-9]{4} +-?0\.[0-9]{4} +-?0\.[0-9]{4}$' "$work/params"
+expect_ok "--stage params" trace --stage params
+check "--stage params prints them whole" grep -qE '^d_model 7 ' "$work/out"
+check "... without the summary" bash -c "! grep -q 'min, mean and max' '$work/out'"
+expect_ok "--full" trace --full
+stage params >"$work/params"
+check "--full prints them whole" grep -qE '^d_model 7 ' "$work/params"
+
 finish
