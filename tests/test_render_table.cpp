@@ -400,6 +400,36 @@ TEST_CASE("a warning is printed right under the heading of the stage it concerns
                            without.substr(heading.size()));
 }
 
+TEST_CASE("skipped stages between two shown ones get one line: 8-9 without a mask, 11 without dropout") {
+    xt::xarray<float> v = {{{{0.5f, 0.25f}}}};
+    const trace t = make_trace({make_stage("scaled", {{"scaled", bhqk, v}}), make_stage("softmax", {{"weights", bhqk, v}}),
+                                make_stage("context", {{"context", {"batch", "head", "seq", "head_dim"}, v}})});
+    const std::string no_mask = "\n\n── 8-9 · mask, masked ── skipped: no --mask or --mask-file, so every query may attend every key\n\n── 10 · softmax ──";
+    const std::string no_dropout = "\n\n── 11 · dropout ── skipped: no --dropout, so the weights go on unchanged\n\n── 12 · context ──";
+    SUBCASE("all shown") {
+        const std::string text = render(t);
+        CHECK(text.find(no_mask) != std::string::npos);
+        CHECK(text.find(no_dropout) != std::string::npos);
+    }
+    SUBCASE("eval mode says so") {
+        trace eval = t;
+        eval.cfg.dropout.p = 0.5;
+        CHECK(render(eval).find("\n── 11 · dropout ── skipped: eval mode (--dropout acts only with --train), so the "
+                                "weights go on unchanged\n") != std::string::npos);
+    }
+    SUBCASE("only when the neighbouring stages are shown") {
+        render_options some;
+        some.stages = {"softmax"};
+        CHECK(render(t, some).find("skipped") == std::string::npos);
+        some.stages = {"scaled", "context"};
+        CHECK(render(t, some).find("skipped") == std::string::npos);
+        some.stages = {"softmax", "context"};
+        const std::string text = render(t, some);
+        CHECK(text.find("8-9") == std::string::npos);
+        CHECK(text.find(no_dropout) != std::string::npos);
+    }
+}
+
 TEST_CASE("colour: escape codes only when options.color") {
     xt::xarray<float> v = {{{{0.5f, -inf}, {NAN, 1.5f}}}};
     const trace t =

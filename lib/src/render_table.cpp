@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/stage_text.hpp"
 #include "attn/table_parts.hpp"
 
 namespace attn {
@@ -48,6 +49,32 @@ void print_tensors(std::ostream& out, const trace& t, const stage& s, const rend
         shared.value = std::max(shared.value, printers.back().widths().value);
     }
     for (auto& printer : printers) printer.print(out, shared);
+}
+
+/// Stages a run has not, between two that are shown, so the numbers do not
+/// jump unexplained: 8-9 without a mask, 11 without dropout in training mode.
+struct skipped_stages {
+    int before;                // the step of the stage they would precede
+    int after;                 // ... and of the one they would follow
+    std::string_view numbers;  // "8-9"
+    std::string_view names;    // "mask, masked"
+    std::string_view first;    // the stage whose absence stage_absence explains
+};
+
+constexpr skipped_stages skippable[] = {
+    {10, 7, "8-9", "mask, masked", "mask"},
+    {12, 10, "11", "dropout", "dropout"},
+};
+
+/// "── 11 · dropout ── skipped: no --dropout, so ...", when `s` follows the stage
+/// shown before it (`previous_step`) across stages this run has not.
+void print_skipped_before(std::ostream& out, const config& c, const stage& s, int previous_step, const palette& p) {
+    for (const skipped_stages& k : skippable) {
+        if (s.info->step != k.before || previous_step != k.after) continue;
+        const std::string why = stage_absence(c, k.first);
+        if (why.empty()) continue;
+        out << p.dim << "── " << k.numbers << " · " << k.names << " ── skipped: " << why << p.reset << "\n\n";
+    }
 }
 
 /// The params stage is summarised unless it is asked for by name or --full.
@@ -127,11 +154,12 @@ void print_param_summary(std::ostream& out, const stage& s, const render_options
 
 void render_table(const trace& t, const render_options& options, std::ostream& out) {
     const palette p = table::make_palette(options.color);
-    bool first = true;
+    int previous_step = 0;  // of the stage printed last; 0 before the first
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;
-        if (!first) out << '\n';  // one blank line between stages
-        first = false;
+        if (previous_step != 0) out << '\n';  // one blank line between stages
+        print_skipped_before(out, t.cfg, s, previous_step, p);
+        previous_step = s.info->step;
         print_stage_heading(out, s, p);
         print_stage_warnings(out, t, s, p);  // before the tensors, where they are seen
         if (s.name() == "params" && summarise_params(options))

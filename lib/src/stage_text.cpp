@@ -66,4 +66,17 @@ std::string stage_formula(const config& c, std::string_view name) {
     return info ? std::string(info->formula) : std::string();
 }
 
+std::string stage_absence(const config& c, std::string_view name) {
+    if (name == "mask" || name == "masked") {
+        if (c.mask.any()) return {};
+        return "no --mask or --mask-file, so every query may attend every key";
+    }
+    if (name == "dropout") {
+        if (c.dropout.applied()) return {};
+        if (c.dropout.p > 0.0) return "eval mode (--dropout acts only with --train), so the weights go on unchanged";
+        return "no --dropout, so the weights go on unchanged";
+    }
+    return {};
+}
+
 }  // namespace attn

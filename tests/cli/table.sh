@@ -65,4 +65,25 @@ expect_ok "--full" trace --full
 stage params >"$work/params"
 check "--full prints them whole" grep -qE '^d_model 7 ' "$work/params"
 
+# --- 5. the mask [B,1,Sq,Sk] is shared by every head -----------------------------------------
+expect_ok "padding mask" trace --batch 2 --heads 4 --mask padding --lengths 3,0 --stage mask,masked
+check "mask slices by batch item, for every head" grep -qx 'mask\[batch=1\] (the same for every head)' "$work/out"
+check "no mask[batch=0, head=0]" bash -c "! grep -q '^mask\[.*head=' '$work/out'"
+check "masked has a slice per head" grep -qx 'masked\[batch=1, head=3\]' "$work/out"
+expect_ok "dropout's keep" trace --dropout 0.5 --train --heads 2 --stage dropout
+check "keep is per head" grep -qx 'keep\[batch=0, head=1\]' "$work/out"
+
+# --- 6. stages a run has not, between two shown ones ------------------------------------------
+expect_ok "no mask, no dropout" trace --stage scaled,softmax,context
+check "8-9 skipped without a mask" grep -qx '── 8-9 · mask, masked ── skipped: no --mask or --mask-file, so every query may attend every key' "$work/out"
+check "11 skipped without dropout" grep -qx '── 11 · dropout ── skipped: no --dropout, so the weights go on unchanged' "$work/out"
+expect_ok "dropout in eval mode" trace --dropout 0.5 --mask causal --stage softmax,context
+check "11 skipped: eval mode" grep -qx '── 11 · dropout ── skipped: eval mode (--dropout acts only with --train), so the weights go on unchanged' "$work/out"
+check "no 8-9 line with a mask" bash -c "! grep -q '8-9' '$work/out'"
+expect_ok "dropout in training mode" trace --dropout 0.5 --train
+check "no skipped line for 11 when it is there" bash -c "! grep -q '11 · dropout ── skipped' '$work/out'"
+check "... which is shown" grep -q '^── 11 · dropout ── weights after dropout' "$work/out"
+expect_ok "neighbours not shown" trace --stage softmax
+check "no skipped line for a lone stage" bash -c "! grep -q 'skipped' '$work/out'"
+
 finish

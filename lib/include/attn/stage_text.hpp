@@ -13,4 +13,9 @@ namespace attn {
 /// --fill -1e9: "masked = scaled.masked_fill(mask == false, -1e9)".
 std::string stage_formula(const config& c, std::string_view name);
 
+/// Why stage `name` is not in a run of `c`, e.g. for dropout in eval mode:
+/// "eval mode (--dropout acts only with --train), so the weights go on unchanged".
+/// Written for mask, masked and dropout; empty for the others.
+std::string stage_absence(const config& c, std::string_view name);
+
 }  // namespace attn
