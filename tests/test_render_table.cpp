@@ -38,10 +38,20 @@ trace make_trace(std::vector<stage> stages) {
     return t;
 }
 
-std::string render(const trace& t, const render_options& options = {}) {
+/// The whole table: the run header, then the stages.
+std::string render_with_header(const trace& t, const render_options& options = {}) {
     std::ostringstream out;
     attn::render_table(t, options, out);
     return out.str();
+}
+
+/// The stages only: what follows the run header and its blank line.
+std::string render(const trace& t, const render_options& options = {}) {
+    const std::string text = render_with_header(t, options);
+    REQUIRE(text.find("run") <= std::string_view("\x1b[2m").size());  // maybe after a colour code
+    const std::size_t end = text.find("\n\n");
+    REQUIRE(end != std::string::npos);
+    return text.substr(end + 2);
 }
 
 // scores [1,2,3,3]: two heads of a 3x3 score matrix.
@@ -74,6 +84,70 @@ std::size_t count_lines(const std::string& text) {
 }  // namespace
 
 TEST_SUITE("render_table") {
+
+TEST_CASE("the run header: where Q, K, V come from, the seed, the sizes with √dk, the mask and fill") {
+    SUBCASE("defaults") {
+        CHECK(render_with_header(make_trace({})) ==
+              "run    self-attention: Q, K, V from x; seed 0\n"
+              "sizes  B=1  Sq=4  Sk=4  Din=8  D=8  H=2  dk=4  √dk=2\n"
+              "mask   none (every query may attend every key)\n"
+              "\n");
+    }
+    SUBCASE("seed notebook 000, then its first stage") {
+        trace t = make_trace({make_stage("scores", {small_scores()})});
+        t.cfg.seed = 24;
+        t.cfg.batch = 2;
+        t.cfg.seq = t.cfg.kv_seq = 5;
+        t.cfg.heads = 4;
+        t.cfg.mask.causal = true;
+        t.cfg.out_proj = false;
+        CHECK(render_with_header(t) ==
+              "run    self-attention: Q, K, V from x; seed 24; no output projection\n"
+              "sizes  B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142\n"
+              "mask   causal, fill -inf\n"
+              "\n" +
+                  render(t));
+    }
+    SUBCASE("cross-attention from files, padding with a typed fill, dropout in training mode") {
+        trace t = make_trace({});
+        t.cfg.batch = 2;
+        t.cfg.kv_seq = 6;
+        t.cfg.d_kv_in = 12;
+        t.cfg.x_from_file = t.cfg.x_kv_from_file = true;
+        t.cfg.qkv_bias = false;
+        t.cfg.mask.padding = true;
+        t.cfg.mask.lengths = {6, 2};
+        t.cfg.fill = -1e9f;
+        t.cfg.fill_text = "-1e9";
+        t.cfg.dropout.p = 0.25;
+        t.cfg.dropout.train = true;
+        t.cfg.dropout.seed = 5;
+        CHECK(render_with_header(t) ==
+              "run      cross-attention: Q from x (--input), K and V from x_kv (--kv-input); seed 0; Q, K, V without bias\n"
+              "sizes    B=2  Sq=4  Sk=6  Din=8  Dkv=12  D=8  H=2  dk=4  √dk=2\n"
+              "mask     padding (lengths 6,2), fill -1e9\n"
+              "dropout  p=0.25, training mode: stage 11, keep drawn with --dropout-seed 5\n"
+              "\n");
+    }
+    SUBCASE("Q, K, V given, a mask file with causal, dropout in eval mode") {
+        trace t = make_trace({});
+        t.cfg.from_projections = true;
+        t.cfg.out_proj = false;  // nothing is drawn, so no seed
+        t.cfg.mask.causal = t.cfg.mask.from_file = true;
+        t.cfg.dropout.p = 0.5;
+        CHECK(render_with_header(t) ==
+              "run      self-attention: Q, K, V from --q --k --v; no output projection\n"
+              "sizes    B=1  Sq=4  Sk=4  D=8  H=2  dk=4  √dk=2\n"
+              "mask     causal AND --mask-file, fill -inf\n"
+              "dropout  p=0.5, eval mode: the identity (stage 11 needs --train)\n"
+              "\n");
+    }
+    SUBCASE("labels dim with colour") {
+        render_options color;
+        color.color = true;
+        CHECK(render_with_header(make_trace({}), color).rfind("\x1b[2mrun\x1b[0m    self-attention", 0) == 0);
+    }
+}
 
 TEST_CASE("a stage prints its heading, formula, shape and labelled 2-D slices") {
     const std::string expected =
@@ -152,7 +226,7 @@ TEST_CASE("params: one line per tensor (min, mean, max) unless asked for by name
         others.stages = {"params", "scores"};
         CHECK(render(t, others).find("min, mean and max") == std::string::npos);
         others.stages = {"scores"};
-        CHECK(render(t, others).empty());
+        CHECK(render(t, others).empty());  // the header only
     }
     SUBCASE("--full prints them whole") {
         render_options full;

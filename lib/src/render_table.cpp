@@ -1,7 +1,7 @@
 // --format table: every stage as labelled 2-D slices over the last two axes,
 // for reading next to a notebook.
 //
-// Each stage: its heading and formula, its warnings, a note on the notation
+// First the run in a few lines (run_summary), then each stage: its heading and formula, its warnings, a note on the notation
 // when it is scientific, then its tensors in column widths they share. The parts
 // (table_parts.hpp): one notation per stage (table_numbers.cpp), one tensor's
 // slices and labels (table_tensor.cpp).
@@ -21,6 +21,21 @@ namespace attn {
 namespace {
 
 using table::palette;
+
+/// The run in three or four aligned lines, then a blank line:
+///   run    self-attention: Q, K, V from x; seed 24; no output projection
+///   sizes  B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142
+///   mask   causal, fill -inf
+void print_run_header(std::ostream& out, const config& c, const palette& p) {
+    const std::vector<run_line> lines = run_summary(c);
+    std::size_t width = 0;
+    for (const run_line& line : lines) width = std::max(width, line.label.size());
+    for (const run_line& line : lines) {
+        table::write_left(out, line.label, width + 2, p.dim, p);
+        out << line.text << '\n';
+    }
+    out << '\n';
+}
 
 /// "── 6 · scores ── every query against every key, per head", then the formula.
 void print_stage_heading(std::ostream& out, const stage& s, const palette& p) {
@@ -154,6 +169,7 @@ void print_param_summary(std::ostream& out, const stage& s, const render_options
 
 void render_table(const trace& t, const render_options& options, std::ostream& out) {
     const palette p = table::make_palette(options.color);
+    print_run_header(out, t.cfg, p);
     int previous_step = 0;  // of the stage printed last; 0 before the first
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;

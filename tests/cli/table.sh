@@ -35,6 +35,28 @@ check "the fill as typed in the formula" grep -qx '   masked = scaled.masked_fil
 check "the fill as typed in the table, the scores in fixed notation" grep -qE '^query 0 +0\.1799 +0\.1725 +0\.0786 +-1e9$' "$work/out"
 check "no scientific notation in the masked stage" bash -c "! grep -qE '[0-9]e[-+][0-9]' '$work/out'"
 
+# --- 2. the run header -------------------------------------------------------------------------
+expect_ok "seed notebook 000" trace --seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj
+printf '%s\n' 'run    self-attention: Q, K, V from x; seed 24; no output projection' \
+  'sizes  B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142' 'mask   causal, fill -inf' '' '── 1 · input ── the token embeddings' \
+  >"$work/want"
+check "the header states the run, then a blank line" diff "$work/want" <(head -n 5 "$work/out")
+expect_ok "cross-attention, a typed fill, dropout" trace --kv-seq 6 --d-kv-in 12 --batch 2 --mask padding --lengths 6,2 \
+  --fill -1e9 --dropout 0.5 --train --dropout-seed 3 --stage output
+printf '%s\n' 'run      cross-attention: Q from x, K and V from x_kv; seed 0' \
+  'sizes    B=2  Sq=4  Sk=6  Din=8  Dkv=12  D=8  H=2  dk=4  √dk=2' 'mask     padding (lengths 6,2), fill -1e9' \
+  'dropout  p=0.5, training mode: stage 11, keep drawn with --dropout-seed 3' '' >"$work/want"
+check "cross, Dkv, the fill as typed, dropout" diff "$work/want" <(head -n 5 "$work/out")
+echo '[[[1,0,0,0],[0,1,0,0],[0,0,1,0]]]' >"$work/x.json"
+expect_ok "x from a file" trace --input "$work/x.json" --stage scores
+check "where x came from" grep -qx 'run    self-attention: Q, K, V from x (--input); seed 0' "$work/out"
+expect_ok "dropout in eval mode" trace --dropout 0.1 --stage scores
+check "eval mode said" grep -qx 'dropout  p=0.1, eval mode: the identity (stage 11 needs --train)' "$work/out"
+expect_ok "json" trace --format json --stage scores
+check "no header in JSON" jq -e .format "$work/out"
+expect_ok "torch" trace --format torch --stage scores
+check "no header in torch's print" test "$(head -n 1 "$work/out")" = '# scores.scores'
+
 # --- 3. warnings next to their stage, in plain words ------------------------------------
 expect_ok "three empty rows" trace --batch 2 --seq 3 --mask padding --lengths 3,0 --stage masked,softmax
 check "one warning per row on stderr" grep -qx \
