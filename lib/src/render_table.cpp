@@ -1,10 +1,12 @@
 // --format table: every stage as labelled 2-D slices over the last two axes,
 // for reading next to a notebook.
 //
-// First the run in a few lines (run_summary), then each stage: its heading and formula, its warnings, a note on the notation
-// when it is scientific, then its tensors in column widths they share. The parts
-// (table_parts.hpp): one notation per stage (table_numbers.cpp), one tensor's
-// slices and labels (table_tensor.cpp).
+// First the run in a few lines (run_summary), then each stage: its heading and
+// formula, its warnings, a note on the notation when it is scientific, then its
+// tensors in column widths they share (the params stage: one line per tensor).
+// Where stages 8-9 or 11 are absent between two shown stages, one line says so.
+// The parts (table_parts.hpp): one notation per stage (table_numbers.cpp), one
+// tensor's slices and labels (table_tensor.cpp).
 #include "attn/render_table.hpp"
 
 #include <algorithm>
