@@ -108,7 +108,7 @@ attn::config base_config(const trace_options& o) {
     c.mask.lengths = o.lengths;
     c.mask.window_size = o.window;
     c.fill = parse_fill(o.fill);
-    c.fill_text = o.fill;
+    c.fill_text = o.fill;  // as typed ("-1e9"), for the formula, the table and warnings
     c.seed = parse_seed(o.seed);
     c.separate_kv = o.cross;
     if (!o.mask_convention.empty()) {

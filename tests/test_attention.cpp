@@ -443,21 +443,24 @@ TEST_CASE("the masked stage holds the fill exactly where the mask is false, for 
                 }
 }
 
-TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf, uniform with a finite fill") {
-    // Consecutive empty rows of one batch item are one range, "batch 1 queries 0..2"; after
-    // eight ranges the rest is counted.
+TEST_CASE("rows with no allowed key: warnings name them, weights NaN with -inf, uniform with a finite fill") {
+    // Up to three such rows get a warning each, in plain words; more get one warning in
+    // which consecutive empty rows of one batch item are one range, "batch 1 queries 0..3";
+    // after eight ranges the rest is counted.
     attn::config c;
     c.batch = 2;
     c.seq = c.kv_seq = 3;
     c.d_model = c.d_in = c.d_kv_in = 4;
     c.mask.padding = true;
     c.mask.lengths = {3, 0};
-    SUBCASE("-inf: NaN, as PyTorch") {
+    SUBCASE("-inf: NaN, as PyTorch; one warning per row") {
         const attn::trace t = run(c);
-        REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0].text ==
-              "no key may be attended in batch 1 queries 0..2: their weights are NaN "
-              "(the fill is -inf; PyTorch gives NaN too)");
+        REQUIRE(t.warnings.size() == 3);
+        for (std::size_t i = 0; i < 3; ++i) {
+            CHECK(t.warnings[i].stage == "softmax");
+            CHECK(t.warnings[i].text == "batch 1, query " + std::to_string(i) +
+                                            ": no key may be attended, so its weights are NaN (fill -inf)");
+        }
         const auto& w = stage_of(t, "softmax").at("weights").values;
         for (std::size_t h = 0; h < 2; ++h)
             for (std::size_t i = 0; i < 3; ++i)
@@ -466,16 +469,25 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
                     CHECK_FALSE(std::isnan(w(0, h, i, j)));
                 }
     }
-    SUBCASE("-1e9: uniform") {
+    SUBCASE("-1e9: uniform; the fill as typed") {
         c.fill = -1e9f;
+        c.fill_text = "-1e9";
         const attn::trace t = run(c);
-        REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0].text ==
-              "no key may be attended in batch 1 queries 0..2: their weights are uniform (the fill -1e+09 is finite)");
+        REQUIRE(t.warnings.size() == 3);
+        CHECK(t.warnings[2].text == "batch 1, query 2: no key may be attended, so its weights are uniform (fill -1e9)");
         const auto& w = stage_of(t, "softmax").at("weights").values;
         for (std::size_t h = 0; h < 2; ++h)
             for (std::size_t i = 0; i < 3; ++i)
                 for (std::size_t j = 0; j < 3; ++j) CHECK(w(1, h, i, j) == doctest::Approx(1.0 / 3).epsilon(1e-6));
+    }
+    SUBCASE("more than three rows: one warning, uniform with a finite fill") {
+        c.seq = c.kv_seq = 4;
+        c.mask.lengths = {4, 0};
+        c.fill = -1e9f;
+        const attn::trace t = run(c);
+        REQUIRE(t.warnings.size() == 1);
+        CHECK(t.warnings[0].text ==
+              "no key may be attended in batch 1 queries 0..3: their weights are uniform (the fill -1e+09 is finite)");
     }
     SUBCASE("only the empty rows are named (causal + padding + window)") {
         c.mask.causal = true;
@@ -485,34 +497,32 @@ TEST_CASE("rows with no allowed key: a warning names them, weights NaN with -inf
         c.mask.window_size = 0;  // causal + window 0 = the diagonal; padding 2 empties query 2 of batch 1
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
-        CHECK(t.warnings[0].text ==
-              "no key may be attended in batch 1 query 2: their weights are NaN (the fill is -inf; PyTorch gives NaN "
-              "too)");
+        CHECK(t.warnings[0].text == "batch 1, query 2: no key may be attended, so its weights are NaN (fill -inf)");
     }
-    SUBCASE("a range and a single row in different batch items (window 0 + padding {1, 2})") {
+    SUBCASE("a range and a single row in different batch items (window 0 + padding {0, 2})") {
         c.mask.window = true;
         c.mask.window_size = 0;
-        c.mask.lengths = {1, 2};
+        c.mask.lengths = {0, 2};
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
         CHECK(t.warnings[0].text ==
-              "no key may be attended in batch 0 queries 1..2, batch 1 query 2: their weights are NaN (the fill is "
+              "no key may be attended in batch 0 queries 0..2, batch 1 query 2: their weights are NaN (the fill is "
               "-inf; PyTorch gives NaN too)");
     }
-    SUBCASE("a gap splits one batch item's rows into two ranges (random, seed 38, keep 0.3)") {
+    SUBCASE("a gap splits one batch item's rows into two ranges (random, seed 2, keep 0.3)") {
         c.batch = 1;
-        c.seq = 5;
+        c.seq = 6;
         c.kv_seq = 2;
         c.mask = attn::mask_spec{};
         c.mask.random = true;
-        c.mask.random_seed = 38;
+        c.mask.random_seed = 2;
         c.mask.random_keep = 0.3;
         const attn::trace t = run(c);
-        const auto& mask = stage_of(t, "mask").at("mask").values;  // rows 0, 2, 3 are empty
-        CHECK(mask == xt::xarray<float>{{{{0, 0}, {1, 0}, {0, 0}, {0, 0}, {1, 0}}}});
+        const auto& mask = stage_of(t, "mask").at("mask").values;  // rows 0, 1, 2, 5 are empty
+        CHECK(mask == xt::xarray<float>{{{{0, 0}, {0, 0}, {0, 0}, {0, 1}, {0, 1}, {0, 0}}}});
         REQUIRE(t.warnings.size() == 1);
         CHECK(t.warnings[0].text ==
-              "no key may be attended in batch 0 query 0, batch 0 queries 2..3: their weights are NaN (the fill is "
+              "no key may be attended in batch 0 queries 0..2, batch 0 query 5: their weights are NaN (the fill is "
               "-inf; PyTorch gives NaN too)");
     }
     SUBCASE("eight ranges are all named") {

@@ -75,33 +75,54 @@ xt::xarray<float> apply_mask(const xt::xarray<float>& scaled, const xt::xarray<b
     return masked;
 }
 
-/// One warning naming the (batch, query) rows in which no key may be attended,
-/// consecutive rows as a range: "batch 1 queries 0..3, batch 2 query 5".
-void warn_empty_rows(const xt::xarray<bool>& mask, const config& c, warning_list& out) {
+// Up to this many rows with no allowed key get a warning each; more get one that lists them.
+constexpr std::size_t rows_named_one_by_one = 3;
+
+/// The (batch, query) rows of `mask` [B,1,Sq,Sk] in which no key may be attended.
+std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const xt::xarray<bool>& mask) {
     const std::size_t batch = mask.shape()[0], sq = mask.shape()[2], sk = mask.shape()[3];
-    const auto empty = [&](std::size_t b, std::size_t i) {
-        const bool* row = mask.data() + (b * sq + i) * sk;
-        return std::find(row, row + sk, true) == row + sk;
-    };
-    std::string rows;
-    std::size_t runs = 0, count = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> rows;
     for (std::size_t b = 0; b < batch; ++b)
         for (std::size_t i = 0; i < sq; ++i) {
-            if (!empty(b, i)) continue;
-            std::size_t last = i;
-            while (last + 1 < sq && empty(b, last + 1)) ++last;
-            count += last - i + 1;
-            if (++runs <= 8)
-                rows += (runs > 1 ? ", batch " : "batch ") + std::to_string(b) +
-                        (last == i ? " query " + std::to_string(i)
-                                   : " queries " + std::to_string(i) + ".." + std::to_string(last));
-            i = last;
+            const bool* row = mask.data() + (b * sq + i) * sk;
+            if (std::find(row, row + sk, true) == row + sk) rows.emplace_back(b, i);
         }
-    if (count == 0) return;
-    if (runs > 8) rows += ", ... (" + std::to_string(count) + " rows in all)";
-    out.push_back({"softmax", "no key may be attended in " + rows + ": their weights are " +
-                                  (std::isinf(c.fill) ? "NaN (the fill is -inf; PyTorch gives NaN too)"
-                                                      : "uniform (the fill " + fill_text(c) + " is finite)")});
+    return rows;
+}
+
+/// Warnings about the rows in which no key may be attended: one per row when
+/// there are few ("batch 1, query 3: no key may be attended, so its weights are
+/// NaN (fill -inf)"), else one that names them, consecutive rows of a batch item
+/// as a range ("batch 1 queries 0..3, batch 2 query 5"), the first eight ranges.
+void warn_empty_rows(const xt::xarray<bool>& mask, const config& c, warning_list& out) {
+    const auto rows = empty_rows(mask);
+    if (rows.empty()) return;
+    const bool nan = std::isinf(c.fill);
+    if (rows.size() <= rows_named_one_by_one) {
+        for (const auto& [b, i] : rows)
+            out.push_back({"softmax", "batch " + std::to_string(b) + ", query " + std::to_string(i) +
+                                          ": no key may be attended, so its weights are " +
+                                          (nan ? "NaN" : "uniform") + " (fill " + fill_text(c) + ")"});
+        return;
+    }
+    std::string names;
+    std::size_t runs = 0;
+    for (std::size_t k = 0; k < rows.size();) {
+        std::size_t last = k;  // rows[k..last]: consecutive queries of one batch item
+        while (last + 1 < rows.size() && rows[last + 1].first == rows[k].first &&
+               rows[last + 1].second == rows[last].second + 1)
+            ++last;
+        if (++runs <= 8) {
+            const std::string first = std::to_string(rows[k].second);
+            names += (runs > 1 ? ", batch " : "batch ") + std::to_string(rows[k].first) +
+                     (last == k ? " query " + first : " queries " + first + ".." + std::to_string(rows[last].second));
+        }
+        k = last + 1;
+    }
+    if (runs > 8) names += ", ... (" + std::to_string(rows.size()) + " rows in all)";
+    out.push_back({"softmax", "no key may be attended in " + names + ": their weights are " +
+                                  (nan ? "NaN (the fill is -inf; PyTorch gives NaN too)"
+                                       : "uniform (the fill " + fill_text(c) + " is finite)")});
 }
 
 const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }

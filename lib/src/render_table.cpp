@@ -1,272 +1,42 @@
-// --format table: every stage as labelled 2-D slices over the last two axes.
+// --format table: every stage as labelled 2-D slices over the last two axes,
+// for reading next to a notebook.
 //
-// Numbers are chosen and summarised the way PyTorch's print does
-// (torch/_tensor_str.py), so a student can hold this output next to a notebook
-// and see the same digits:
-//   * one notation per tensor (_Formatter; options.notation is sci_mode),
-//     decided over the finite nonzero values that are printed;
-//   * a tensor of more than 1000 elements keeps only the first and last 3
-//     entries of every axis longer than 6 (get_summarized_data).
-// Both rules live in torch_format, shared with --format torch.
+// First the run in a few lines (run_summary), then each stage: its heading and
+// formula, its warnings, a note on the notation when it is scientific, then its
+// tensors in column widths they share (the params stage: one line per tensor).
+// Where stages 8-9 or 11 are absent between two shown stages, one line says so.
+// The parts (table_parts.hpp): one notation per stage (table_numbers.cpp), one
+// tensor's slices and labels (table_tensor.cpp).
 #include "attn/render_table.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstddef>
 #include <limits>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "attn/torch_format.hpp"
+#include "attn/stage_text.hpp"
+#include "attn/table_parts.hpp"
 
 namespace attn {
 
 namespace {
 
-constexpr std::string_view column_gap = "  ";
-constexpr std::string_view ellipsis = "...";
+using table::palette;
 
-/// ANSI codes, or empty strings when colour is off, so no caller has to branch.
-struct palette {
-    std::string_view bold, dim, red, reset;
-};
-
-palette make_palette(bool color) {
-    if (!color) return {};
-    return {"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m"};
-}
-
-void write_spaces(std::ostream& out, std::size_t n) {
-    static constexpr char spaces[] = "                                ";
-    while (n > 0) {
-        const std::size_t k = std::min(n, sizeof spaces - 1);
-        out.write(spaces, static_cast<std::streamsize>(k));
-        n -= k;
-    }
-}
-
-/// `text` right-aligned in `width` columns, coloured when `colour` is not empty.
-/// The padding stays outside the escape codes so widths are counted in visible characters.
-void write_right(std::ostream& out, std::string_view text, std::size_t width,
-                 std::string_view colour, const palette& p) {
-    if (text.size() < width) write_spaces(out, width - text.size());
-    out << colour << text;
-    if (!colour.empty()) out << p.reset;
-}
-
-/// `text` left-aligned in `width` columns (row labels).
-void write_left(std::ostream& out, std::string_view text, std::size_t width,
-                std::string_view colour, const palette& p) {
-    out << colour << text;
-    if (!colour.empty()) out << p.reset;
-    if (text.size() < width) write_spaces(out, width - text.size());
-}
-
-std::string index_label(std::string_view dim, std::size_t index) {
-    return std::string(dim) + " " + std::to_string(index);
-}
-
-/// Prints one tensor: its header line, then its values as labelled 2-D slices.
-class tensor_printer {
-public:
-    tensor_printer(const tensor& t, const render_options& options, const palette& p,
-                   const float* faint_value);
-    void print(std::ostream& out) const;
-
-private:
-    std::string dim_name(std::size_t axis) const;
-    std::size_t rank() const { return grid_.shape.size(); }
-    void measure();
-    void print_header(std::ostream& out) const;
-    void print_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index,
-                       std::ptrdiff_t base) const;
-    void print_skipped(std::ostream& out, std::size_t axis, const std::vector<std::size_t>& index,
-                       std::size_t first, std::size_t last) const;
-    void print_slice(std::ostream& out, const std::vector<std::size_t>& index,
-                     std::ptrdiff_t base) const;
-    void print_column_labels(std::ostream& out) const;
-    void print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const;
-    void print_value(std::ostream& out, float v) const;
-    bool faint(float v) const;
-
-    const tensor& t_;
-    const palette& p_;
-    const float* faint_value_;  // entries equal to it are dimmed (the mask's fill), or nullptr
-    bool summarise_;
-    element_grid grid_;
-    number_format format_;
-    std::size_t column_width_ = 0;  // one width for every value column of the tensor
-    std::size_t label_width_ = 0;   // the row-label column
-};
-
-tensor_printer::tensor_printer(const tensor& t, const render_options& options, const palette& p,
-                               const float* faint_value)
-    : t_(t),
-      p_(p),
-      faint_value_(faint_value),
-      summarise_(summarised(t, options)),
-      grid_(make_grid(t, summarise_)) {
-    if (t.values.size() == 0) return;  // nothing to measure or print
-    format_ = choose_format(t, grid_, options);
-    measure();
-}
-
-/// The dimension's name, or "dim N" when the trace gives none for it.
-std::string tensor_printer::dim_name(std::size_t axis) const {
-    if (axis < t_.dims.size()) return t_.dims[axis];
-    return "dim" + std::to_string(axis);
-}
-
-/// Widths: every value and column label fits the value columns, every row label
-/// fits the label column.
-void tensor_printer::measure() {
-    char buf[number_buffer_size];
-    for_each_shown(grid_, [&](float v) {
-        column_width_ = std::max(column_width_, format_number(v, format_, buf).size());
-    });
-    if (rank() == 0) return;
-    const std::size_t cols = rank() - 1;
-    column_width_ = std::max(column_width_, ellipsis.size());
-    for (std::size_t c : grid_.shown[cols])
-        column_width_ = std::max(column_width_, index_label(dim_name(cols), c).size());
-    if (rank() == 1) {
-        label_width_ = t_.name.size();  // a 1-D tensor's only row is labelled with its name
-        return;
-    }
-    label_width_ = ellipsis.size();
-    for (std::size_t r : grid_.shown[rank() - 2])
-        label_width_ = std::max(label_width_, index_label(dim_name(rank() - 2), r).size());
-}
-
-void tensor_printer::print(std::ostream& out) const {
-    print_header(out);
-    if (t_.values.size() == 0) return;
-    if (rank() == 0) {
-        print_value(out, grid_.at(0));
-        out << '\n';
-    } else if (rank() == 1) {
-        print_column_labels(out);
-        print_row(out, t_.name, 0);
-    } else {
-        std::vector<std::size_t> index;
-        print_leading(out, 0, index, 0);
-    }
-}
-
-/// "scores [2,4,5,5] (batch, head, query, key)", and a note when summarised.
-void tensor_printer::print_header(std::ostream& out) const {
-    out << t_.name << " [";
-    for (std::size_t a = 0; a < rank(); ++a) out << (a ? "," : "") << grid_.shape[a];
-    out << ']';
-    if (rank() > 0) {
-        out << ' ' << p_.dim << '(';
-        for (std::size_t a = 0; a < rank(); ++a) out << (a ? ", " : "") << dim_name(a);
-        out << ')' << p_.reset;
-    }
-    if (summarise_) out << " (summarised: --full prints all " << t_.values.size() << " values)";
-    out << '\n';
-}
-
-/// Walks the leading axes (all but the last two) and prints one slice per
-/// index combination; `index` holds the indices chosen so far.
-void tensor_printer::print_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index,
-                                   std::ptrdiff_t base) const {
-    if (axis + 2 == rank()) {
-        print_slice(out, index, base);
-        return;
-    }
-    const auto& shown = grid_.shown[axis];
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (gap_before(shown, k)) print_skipped(out, axis, index, shown[k - 1] + 1, shown[k] - 1);
-        index.push_back(shown[k]);
-        print_leading(out, axis + 1, index, base + grid_.step(axis, shown[k]));
-        index.pop_back();
-    }
-}
-
-/// "... (8 more slices: batch=0, head=3..6) ...": the slices a summary leaves out.
-void tensor_printer::print_skipped(std::ostream& out, std::size_t axis,
-                                   const std::vector<std::size_t>& index, std::size_t first,
-                                   std::size_t last) const {
-    std::size_t slices = last - first + 1;
-    for (std::size_t a = axis + 1; a + 2 < rank(); ++a) slices *= grid_.shape[a];
-    out << p_.dim << "... (" << slices << " more slices: ";
-    for (std::size_t a = 0; a < index.size(); ++a) out << dim_name(a) << '=' << index[a] << ", ";
-    out << dim_name(axis) << '=' << first << ".." << last << ") ..." << p_.reset << '\n';
-}
-
-/// One 2-D slice: "scores[batch=0, head=1]" (for 3-D and up), column labels, rows.
-void tensor_printer::print_slice(std::ostream& out, const std::vector<std::size_t>& index,
-                                 std::ptrdiff_t base) const {
-    if (!index.empty()) {
-        out << p_.dim << t_.name << '[';
-        for (std::size_t a = 0; a < index.size(); ++a)
-            out << (a ? ", " : "") << dim_name(a) << '=' << index[a];
-        out << ']' << p_.reset << '\n';
-    }
-    print_column_labels(out);
-    const std::size_t rows = rank() - 2;
-    const auto& shown = grid_.shown[rows];
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (gap_before(shown, k)) {
-            write_left(out, ellipsis, 0, p_.dim, p_);
-            out << '\n';
-        }
-        print_row(out, index_label(dim_name(rows), shown[k]), base + grid_.step(rows, shown[k]));
-    }
-}
-
-/// "          key 0    key 1 ...": one label per printed column.
-void tensor_printer::print_column_labels(std::ostream& out) const {
-    const std::size_t cols = rank() - 1;
-    const auto& shown = grid_.shown[cols];
-    write_spaces(out, label_width_);
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (gap_before(shown, k)) {
-            out << column_gap;
-            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
-        }
-        out << column_gap;
-        write_right(out, index_label(dim_name(cols), shown[k]), column_width_, p_.dim, p_);
+/// The run in three or four aligned lines, then a blank line:
+///   run    self-attention: Q, K, V from x; seed 24; no output projection
+///   sizes  B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142
+///   mask   causal, fill -inf
+void print_run_header(std::ostream& out, const config& c, const palette& p) {
+    const std::vector<run_line> lines = run_summary(c);
+    std::size_t width = 0;
+    for (const run_line& line : lines) width = std::max(width, line.label.size());
+    for (const run_line& line : lines) {
+        table::write_left(out, line.label, width + 2, p.dim, p);
+        out << line.text << '\n';
     }
     out << '\n';
-}
-
-/// One row of values along the last axis, starting at element offset `base`.
-void tensor_printer::print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const {
-    const std::size_t cols = rank() - 1;
-    const auto& shown = grid_.shown[cols];
-    write_left(out, label, label_width_, p_.dim, p_);
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (gap_before(shown, k)) {
-            out << column_gap;
-            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
-        }
-        out << column_gap;
-        print_value(out, grid_.at(base + grid_.step(cols, shown[k])));
-    }
-    out << '\n';
-}
-
-/// One value, right-aligned; -inf and masked-out entries dim, nan red.
-void tensor_printer::print_value(std::ostream& out, float v) const {
-    char buf[number_buffer_size];
-    const std::string_view text = format_number(v, format_, buf);
-    std::string_view colour;
-    if (std::isnan(v))
-        colour = p_.red;
-    else if (faint(v))
-        colour = p_.dim;
-    write_right(out, text, column_width_, colour, p_);
-}
-
-/// Entries that carry no information for attention: False in a mask, -inf,
-/// and the fill value where the mask removed a key.
-bool tensor_printer::faint(float v) const {
-    if (format_.kind == number_kind::boolean) return v == 0.0f;
-    if (v == -std::numeric_limits<float>::infinity()) return true;
-    return faint_value_ != nullptr && v == *faint_value_;
 }
 
 /// "── 6 · scores ── every query against every key, per head", then the formula.
@@ -276,25 +46,144 @@ void print_stage_heading(std::ostream& out, const stage& s, const palette& p) {
     out << "   " << s.formula << '\n';
 }
 
-/// "   ! batch 1, query 3: no key may be attended": the warnings about this stage.
+/// "   ! batch 1, query 3: no key may be attended ...": the warnings about this stage.
 void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const palette& p) {
     for (const warning* w : t.warnings_of(s.name())) out << p.red << "   ! " << w->text << p.reset << '\n';
+}
+
+/// The stage's tensors, after a note on their notation when it is scientific,
+/// their columns lined up: one label width and one value width for all of them.
+void print_tensors(std::ostream& out, const trace& t, const stage& s, const render_options& options,
+                   const palette& p) {
+    const table::stage_numbers numbers = table::choose_stage_numbers(s, t.cfg, options);
+    if (!numbers.note.empty()) out << p.dim << "   " << numbers.note << p.reset << '\n';
+    std::vector<table::tensor_printer> printers;
+    printers.reserve(s.tensors.size());
+    table::column_widths shared;
+    for (const tensor& x : s.tensors) {
+        printers.emplace_back(x, numbers, options, p);
+        shared.label = std::max(shared.label, printers.back().widths().label);
+        shared.value = std::max(shared.value, printers.back().widths().value);
+    }
+    for (auto& printer : printers) printer.print(out, shared);
+}
+
+/// Stages a run has not, between two that are shown, so the numbers do not
+/// jump unexplained: 8-9 without a mask, 11 without dropout in training mode.
+struct skipped_stages {
+    int before;                // the step of the stage they would precede
+    int after;                 // ... and of the one they would follow
+    std::string_view numbers;  // "8-9"
+    std::string_view names;    // "mask, masked"
+    std::string_view first;    // the stage whose absence stage_absence explains
+};
+
+constexpr skipped_stages skippable[] = {
+    {10, 7, "8-9", "mask, masked", "mask"},
+    {12, 10, "11", "dropout", "dropout"},
+};
+
+/// "── 11 · dropout ── skipped: no --dropout, so ...", when `s` follows the stage
+/// shown before it (`previous_step`) across stages this run has not.
+void print_skipped_before(std::ostream& out, const config& c, const stage& s, int previous_step, const palette& p) {
+    for (const skipped_stages& k : skippable) {
+        if (s.info->step != k.before || previous_step != k.after) continue;
+        const std::string why = stage_absence(c, k.first);
+        if (why.empty()) continue;
+        out << p.dim << "── " << k.numbers << " · " << k.names << " ── skipped: " << why << p.reset << "\n\n";
+    }
+}
+
+/// The params stage is summarised unless it is asked for by name or --full.
+bool summarise_params(const render_options& options) {
+    return !options.full && std::find(options.stages.begin(), options.stages.end(), "params") == options.stages.end();
+}
+
+/// min, mean and max of one tensor; min and max leave NaN out, the mean does not.
+struct tensor_stats {
+    float min = std::numeric_limits<float>::quiet_NaN();
+    float mean = std::numeric_limits<float>::quiet_NaN();
+    float max = std::numeric_limits<float>::quiet_NaN();
+};
+
+tensor_stats stats_of(const tensor& x) {
+    tensor_stats st;
+    if (x.values.size() == 0) return st;
+    double sum = 0.0;
+    for (const float v : x.values) {
+        sum += v;
+        if (std::isnan(v)) continue;
+        if (!(v >= st.min)) st.min = v;  // also replaces the initial NaN
+        if (!(v <= st.max)) st.max = v;
+    }
+    st.mean = static_cast<float>(sum / static_cast<double>(x.values.size()));
+    return st;
+}
+
+/// "w_q [8,8] (d_model, d_in)": the tensor's name, shape and dimension names.
+std::string shape_label(const tensor& x) {
+    std::string label = x.name + " [";
+    for (std::size_t a = 0; a < x.values.dimension(); ++a)
+        label += (a ? "," : "") + std::to_string(x.values.shape()[a]);
+    label += "] (";
+    for (std::size_t a = 0; a < x.dims.size(); ++a) label += (a ? ", " : "") + x.dims[a];
+    return label + ")";
+}
+
+/// The params stage in a few lines: one per tensor with its min, mean and max,
+/// in one notation (decided over the min and max; a mean near 0 may print as 0.0000).
+void print_param_summary(std::ostream& out, const stage& s, const render_options& options, const palette& p) {
+    out << p.dim << "   (each tensor as min, mean and max: --stage params or --full prints them whole)" << p.reset
+        << '\n';
+    std::vector<tensor_stats> stats;
+    table::notation_survey survey;
+    for (const tensor& x : s.tensors) {
+        stats.push_back(stats_of(x));
+        survey.add(stats.back().min);
+        survey.add(stats.back().max);
+    }
+    const table::stage_numbers numbers = survey.decide(options);
+    if (!numbers.note.empty()) out << p.dim << "   " << numbers.note << p.reset << '\n';
+    char buf[number_buffer_size];
+    std::size_t label_width = 0, value_width = std::string_view("mean").size();
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        label_width = std::max(label_width, table::text_width(shape_label(s.tensors[k])));
+        for (const float v : {stats[k].min, stats[k].mean, stats[k].max})
+            value_width = std::max(value_width, format_number(v, numbers.format, buf).size());
+    }
+    table::write_spaces(out, label_width);
+    for (const char* head : {"min", "mean", "max"}) {
+        out << "  ";
+        table::write_right(out, head, value_width, p.dim, p);
+    }
+    out << '\n';
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        table::write_left(out, shape_label(s.tensors[k]), label_width, {}, p);
+        for (const float v : {stats[k].min, stats[k].mean, stats[k].max}) {
+            out << "  ";
+            table::write_right(out, format_number(v, numbers.format, buf), value_width, std::isnan(v) ? p.red : "", p);
+        }
+        out << '\n';
+    }
 }
 
 }  // namespace
 
 void render_table(const trace& t, const render_options& options, std::ostream& out) {
-    const palette p = make_palette(options.color);
-    bool first = true;
+    const palette p = table::make_palette(options.color);
+    print_run_header(out, t.cfg, p);
+    int previous_step = 0;  // of the stage printed last; 0 before the first
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;
-        if (!first) out << '\n';  // one blank line between stages
-        first = false;
+        if (previous_step != 0) out << '\n';  // one blank line between stages
+        print_skipped_before(out, t.cfg, s, previous_step, p);
+        previous_step = s.info->step;
         print_stage_heading(out, s, p);
-        // In the masked stage the fill value marks the entries the mask removed.
-        const float* faint_value = s.name() == "masked" ? &t.cfg.fill : nullptr;
-        for (const tensor& x : s.tensors) tensor_printer(x, options, p, faint_value).print(out);
-        print_stage_warnings(out, t, s, p);
+        print_stage_warnings(out, t, s, p);  // before the tensors, where they are seen
+        if (s.name() == "params" && summarise_params(options))
+            print_param_summary(out, s, options, p);
+        else
+            print_tensors(out, t, s, options, p);
     }
 }
 

@@ -29,8 +29,9 @@ check "NO_COLOR: no escape codes" bash -c "! grep -q $'\e' '$work/out'"
 readme=$(dirname "$0")/../../README.md
 # the lines between the first pair of ``` fences after the "Output (" line
 awk '/^Output \(/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' "$readme" >"$work/readme-block"
-"$attn" trace --heads 4 --mask causal --stage masked,softmax | sed -n '1,9p;/10 · softmax/,/^query 3/p' \
-  | sed '9a\\' >"$work/actual-block"
+# the run header and its blank line (4 lines), stage 9's first head (9 lines), a blank line, stage 10's first head
+"$attn" trace --heads 4 --mask causal --stage masked,softmax | sed -n '1,13p;/10 · softmax/,/^query 3/p' \
+  | sed '13a\\' >"$work/actual-block"
 check "README's output block is real" diff "$work/readme-block" "$work/actual-block"
 
 # --- JSON ----------------------------------------------------------------------
