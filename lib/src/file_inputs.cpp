@@ -209,6 +209,7 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     c.separate_kv = c.separate_kv || !paths.kv_input.empty();  // --cross asks for x_kv too
     c.x_from_file = !paths.input.empty();
     c.x_kv_from_file = !paths.kv_input.empty();
+    c.params_from_file = !paths.params.empty();
     c.mask.from_file = !paths.mask.empty();
 
     size_table sizes;
