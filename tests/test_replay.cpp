@@ -399,6 +399,61 @@ TEST_SUITE("replay") {
         }
     }
 
+    TEST_CASE("load_replay: a key padding mask comes from the dump's mask.mask (--key-padding-mask)") {
+        const scratch_dir dir;
+        attn::config c = causal_config();
+        c.mask.key_padding = true;
+        attn::given_inputs given;
+        given.mask = xt::xarray<bool>({2, 1, 3, 3}, true);
+        for (std::size_t i = 0; i < 3; ++i) (*given.mask)(1, 0, i, 2) = false;  // batch item 1: key 2 is padding
+        write_dump(run(c, given), dir / "t.json");
+        attn::dump d = attn::read_dump(dir / "t.json");
+        const attn::config flags = d.cfg;
+        SUBCASE("taken as the run's mask, key padding still said") {
+            const attn::loaded_inputs in = attn::load_replay(d, flags, {}, {});
+            REQUIRE(in.given.mask);
+            CHECK_FALSE((*in.given.mask)(1, 0, 2, 2));
+            CHECK((*in.given.mask)(0, 0, 2, 2));
+            CHECK(in.cfg.mask.key_padding);
+            CHECK_FALSE(in.cfg.mask.from_file);
+        }
+        SUBCASE("--mask-file cannot replace it: the key padding would be lost") {
+            attn::input_paths paths;
+            paths.mask = "m.json";
+            CHECK_THROWS_WITH_AS((void)attn::load_replay(d, flags, {}, paths),
+                                 ("--mask-file m.json cannot replace the mask of " + d.what +
+                                  ": its mask.mask holds the run's key padding mask too").c_str(),
+                                 attn::usage_error);
+        }
+    }
+
+    TEST_CASE("load_replay: Q, K, V and the output layer read from files") {
+        const scratch_dir dir;
+        attn::config c = causal_config();
+        c.from_projections = true;
+        c.params_from_file = true;
+        attn::given_inputs given;
+        given.qkv = attn::projections{xt::xarray<float>({2, 3, 4}, 0.5f), xt::xarray<float>({2, 3, 4}, -0.25f),
+                                      xt::xarray<float>({2, 3, 4}, 2.0f)};
+        given.params = attn::parameters{};
+        given.params->w_o = xt::xarray<float>({4, 4}, 0.125f);
+        given.params->b_o = xt::xarray<float>({4}, 1.0f);
+        write_dump(run(c, given), dir / "t.npz");
+        attn::dump d = attn::read_dump(dir / "t.npz");
+        const attn::config flags = d.cfg;
+        // A run that starts at the projections has no params stage: its dump cannot hold w_o.
+        CHECK_THROWS_WITH_AS((void)attn::load_replay(d, flags, {}, {}),
+                             (d.what + ": no array params.w_o: the run read w_o and b_o from --params, and a run "
+                                       "that starts at the projections has no params stage to dump (give --params FILE)")
+                                 .c_str(),
+                             attn::error);
+        attn::config no_output = flags;
+        no_output.out_proj = false;
+        const attn::loaded_inputs in = attn::load_replay(d, no_output, {}, {});
+        REQUIRE(in.given.qkv);
+        CHECK(in.given.qkv->k(1, 2, 3) == -0.25f);
+    }
+
     TEST_CASE("check_inputs with a recorded run: its sizes where no flag or tensor gives one") {
         attn::config recorded;  // Sq = Sk = 4, D = Din = Dkv = 8
         attn::size_flags flags;
