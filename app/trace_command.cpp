@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -25,6 +26,7 @@
 #include "attn/render_npz.hpp"
 #include "attn/render_table.hpp"
 #include "attn/render_torch.hpp"
+#include "attn/replay.hpp"
 
 namespace attn_app {
 namespace {
@@ -34,6 +36,7 @@ struct trace_options {
     attn::config cfg;
     attn::size_flags sizes;
     attn::input_paths files;
+    std::string from;  // --from DUMP: replay it
     bool no_qkv_bias = false, no_out_proj = false;
     std::string mask = "none";
     std::vector<std::int64_t> lengths;
@@ -99,6 +102,15 @@ std::vector<std::string> parse_stages(const std::string& text, const attn::confi
     return names;
 }
 
+/// --mask-convention: how the mask files given on the command line read.
+void apply_mask_convention(const trace_options& o, attn::config& c) {
+    if (o.mask_convention.empty()) return;
+    if (o.files.mask.empty() && o.files.key_padding_mask.empty())
+        throw attn::usage_error("--mask-convention " + o.mask_convention +
+                                " says how to read a mask file: give --mask-file or --key-padding-mask");
+    c.mask.file_convention = c.mask.key_padding_convention = *attn::parse_mask_convention(o.mask_convention);
+}
+
 /// The flags as a config (sizes still open) for attn::load_inputs to complete.
 attn::config base_config(const trace_options& o) {
     attn::config c = o.cfg;
@@ -111,16 +123,49 @@ attn::config base_config(const trace_options& o) {
     c.fill_text = o.fill;  // as typed ("-1e9"), for the formula, the table and warnings
     c.seed = parse_seed(o.seed);
     c.separate_kv = o.cross;
-    if (!o.mask_convention.empty()) {
-        if (o.files.mask.empty() && o.files.key_padding_mask.empty())
-            throw attn::usage_error("--mask-convention " + o.mask_convention +
-                                    " says how to read a mask file: give --mask-file or --key-padding-mask");
-        const auto m = o.mask_convention == "mha"        ? attn::mask_convention::mha
-                       : o.mask_convention == "additive" ? attn::mask_convention::additive
-                                                         : attn::mask_convention::keep;
-        c.mask.file_convention = c.mask.key_padding_convention = m;
-    }
+    apply_mask_convention(o, c);
     return c;
+}
+
+/// Whether a flag ("--seq") was given on the command line (not a default).
+using flag_given = std::function<bool(const char*)>;
+
+/// A replay's config: the dump's, with each flag that was given on top. A size
+/// flag and a file flag are left to attn::load_replay, which checks them against
+/// the dump's tensors.
+attn::config replay_config(const trace_options& o, attn::config c, const flag_given& given) {
+    if (given("--heads")) c.heads = o.cfg.heads;
+    if (given("--seed")) c.seed = parse_seed(o.seed);
+    if (given("--no-qkv-bias")) c.qkv_bias = false;
+    if (given("--no-out-proj")) c.out_proj = false;
+    if (given("--mask")) {
+        attn::parse_mask_kinds(o.mask, c.mask);
+        if (!c.mask.padding) c.mask.lengths.clear();  // the dump's, for a kind no longer asked for
+        if (!c.mask.window) c.mask.window_size.reset();
+    }
+    if (given("--lengths")) c.mask.lengths = o.lengths;
+    if (given("--window")) c.mask.window_size = o.window;
+    if (given("--mask-seed")) c.mask.random_seed = o.cfg.mask.random_seed;
+    if (given("--mask-keep")) c.mask.random_keep = o.cfg.mask.random_keep;
+    if (given("--mask-file")) c.mask.file_convention = attn::mask_convention::keep;
+    if (given("--key-padding-mask")) c.mask.key_padding_convention = attn::mask_convention::mha;
+    apply_mask_convention(o, c);
+    if (given("--cross")) c.separate_kv = true;
+    if (given("--fill")) {
+        c.fill = parse_fill(o.fill);
+        c.fill_text = o.fill;
+    }
+    if (given("--dropout")) c.dropout.p = o.cfg.dropout.p;
+    if (given("--train")) c.dropout.train = true;
+    if (given("--dropout-seed")) c.dropout.seed = o.cfg.dropout.seed;
+    return c;
+}
+
+/// --from DUMP: the dump's config and tensors, the flags given on top.
+attn::loaded_inputs replay_inputs(const trace_options& o, const flag_given& given) {
+    attn::dump d = attn::read_dump(o.from);
+    const attn::config c = replay_config(o, d.cfg, given);
+    return attn::load_replay(std::move(d), c, o.sizes, o.files);
 }
 
 bool use_color(const trace_options& o) {
@@ -167,10 +212,11 @@ void warn(const attn::warning_list& warnings) {
     for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
 }
 
-void run_trace(const trace_options& o) {
+void run_trace(const trace_options& o, const flag_given& given) {
     if (o.format == "npz" && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format npz writes a zip archive: give --out FILE.npz (or redirect stdout to a file)");
-    attn::loaded_inputs loaded = attn::load_inputs(base_config(o), o.sizes, o.files);
+    attn::loaded_inputs loaded =
+        o.from.empty() ? attn::load_inputs(base_config(o), o.sizes, o.files) : replay_inputs(o, given);
     const attn::config& c = loaded.cfg;
     attn::render_options view;
     view.stages = parse_stages(o.stages, c);
@@ -226,7 +272,8 @@ void setup_trace(CLI::App& app) {
         "  attn trace --batch 2 --mask causal+padding --lengths 4,2 --fill -1e9\n"
         "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n"
         "  attn trace --q q.json --k k.json --v v.json --mask-file m.json --fill -1e9 --format torch\n"
-        "  attn trace --input x.npy --params p.npz --format npz --out trace.npz\n\n"
+        "  attn trace --input x.npy --params p.npz --format npz --out trace.npz\n"
+        "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
         "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which).");
 
     attn::config& c = o->cfg;
@@ -267,6 +314,13 @@ void setup_trace(CLI::App& app) {
         ->group(files);
     cmd->add_option("--k", f.k, "K [B,Sk,D]")->type_name("FILE")->group(files);
     cmd->add_option("--v", f.v, "V [B,Sk,D]")->type_name("FILE")->group(files);
+    cmd->add_option("--from", o->from,
+                    "replay a dump of attn trace (--format npz or json): its config, and its\n"
+                    "input, params, projections (when the run started there) and mask (when\n"
+                    "it came from a file); what it lacks is drawn as the run drew it. Flags\n"
+                    "given too override it; one that contradicts its tensors is an error")
+        ->type_name("DUMP")
+        ->group(files);
 
     const std::string params = "Parameters";
     cmd->add_option("--seed", o->seed, "torch.manual_seed(SEED) for the weights and x")
@@ -378,7 +432,7 @@ void setup_trace(CLI::App& app) {
         ->type_name("SIZE")
         ->group(output);
 
-    cmd->callback([o] { run_trace(*o); });
+    cmd->callback([o, cmd] { run_trace(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
 }
 
 }  // namespace attn_app

@@ -107,6 +107,17 @@ TEST_SUITE("npz") {
         CHECK(attn::read_npz(io_dir + "numpy_written.npz", "--params n.npz").size() == 2);
     }
 
+    TEST_CASE("only the members asked for") {
+        std::map<std::string, std::string> texts;
+        const auto only_mask = [](const std::string& name) { return name == "mask" || name == "config"; };
+        const auto tensors = attn::read_npz(io_dir + "numpy_written.npz", "--from n.npz", &texts, only_mask);
+        CHECK(tensors.size() == 1);
+        CHECK(tensors.count("mask") == 1);
+        CHECK(texts.count("config") == 1);
+        const auto none = [](const std::string&) { return false; };
+        CHECK(attn::read_npz(io_dir + "numpy_written.npz", "--from n.npz", nullptr, none).empty());
+    }
+
     TEST_CASE("archives that cannot be read: one line saying why") {
         const auto refuse = [](const std::string& name) { (void)attn::read_npz(io_dir + name, "--params " + name); };
         CHECK_THROWS_WITH_AS(refuse("params_truncated.npz"),

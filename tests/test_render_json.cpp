@@ -373,6 +373,33 @@ TEST_CASE("the config block") {
         CHECK_FALSE(cfg.contains("mask_seed"));
         CHECK_FALSE(cfg.contains("mask_keep"));
     }
+    SUBCASE("what a replay (--from) needs: file inputs, the mask file's convention, key padding, the typed fill") {
+        c.mask.causal = true;
+        c.mask.from_file = true;
+        c.mask.file_convention = attn::mask_convention::mha;
+        c.mask.key_padding = true;
+        c.fill = -1e9f;
+        c.fill_text = "-1e9";
+        c.x_from_file = c.x_kv_from_file = c.params_from_file = true;
+        const json cfg = attn::config_to_json(c);
+        CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
+                                 "qkv_bias", "out_proj", "seed", "mask", "mask_file", "mask_convention", "key_padding",
+                                 "key_padding_convention",
+                                 "fill", "fill_text", "input_file", "kv_input_file", "params_file"});
+        CHECK(cfg.at("mask_convention") == "mha");
+        CHECK(cfg.at("fill") == -1e9);
+        CHECK(cfg.at("fill_text") == "-1e9");
+        SUBCASE("a mask file read as keep-masks says so") {
+            c.mask.file_convention = attn::mask_convention::keep;
+            CHECK(attn::config_to_json(c).at("mask_convention") == "keep");
+        }
+        SUBCASE("none of these keys when nothing came from a file") {
+            attn::config plain;
+            for (const char* key : {"mask_file", "mask_convention", "key_padding", "fill_text", "input_file",
+                                    "kv_input_file", "params_file", "from_projections"})
+                CHECK_FALSE(attn::config_to_json(plain).contains(key));
+        }
+    }
     SUBCASE("config_to_json is the same block") {
         c.mask.window = true;
         c.mask.window_size = 2;

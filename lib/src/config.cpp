@@ -83,4 +83,10 @@ std::string_view mask_convention_name(mask_convention m) {
     return "keep";
 }
 
+std::optional<mask_convention> parse_mask_convention(std::string_view name) {
+    for (const auto m : {mask_convention::keep, mask_convention::mha, mask_convention::additive})
+        if (mask_convention_name(m) == name) return m;
+    return std::nullopt;
+}
+
 }  // namespace attn

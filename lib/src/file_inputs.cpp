@@ -84,15 +84,14 @@ loaded_tensor read_one_tensor(const std::string& what, const std::string& path, 
                 ", as our --format npz dumps do, or a single array)");
 }
 
-/// Reads one tensor; NaN or inf inside it is allowed, and reported.
-loaded_tensor read_checked(const std::string& what, const std::string& path, const std::string& dump_name,
-                           const char* stage, warning_list& warnings) {
-    loaded_tensor t = read_one_tensor(what, path, dump_name);
-    if (t.non_finite > 0)
-        warnings.push_back({stage, what + " holds " + std::to_string(t.non_finite) + " NaN or infinite value" +
-                           (t.non_finite == 1 ? "" : "s") + " (the first at " + element_index_text(t.first_non_finite) +
-                           "); they will spread through the stages that use them"});
-    return t;
+/// NaN or inf inside a given tensor is allowed, and reported.
+void warn_non_finite(const named_tensor& t, const char* stage, warning_list& warnings) {
+    const loaded_tensor& v = t.tensor;
+    if (v.non_finite > 0)
+        warnings.push_back({stage, t.what + " holds " + std::to_string(v.non_finite) + " NaN or infinite value" +
+                                       (v.non_finite == 1 ? "" : "s") + " (the first at " +
+                                       element_index_text(v.first_non_finite) +
+                                       "); they will spread through the stages that use them"});
 }
 
 /// The arrays of a --params file by bare name ("w_q"): keys may carry the
@@ -174,8 +173,9 @@ void check_file_combination(const input_paths& p) {
 /// The sizes a --mask-file of shape [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] implies (a
 /// leading 1 is shared by every batch item). A 2-D shape that is also [B,Sk], a
 /// key-padding mask, is an error naming both readings and the flag for each.
-void take_mask_sizes(const loaded_tensor& t, const std::string& what, const std::string& path, size_table& sizes) {
+void take_mask_sizes(const loaded_tensor& t, const std::string& what, size_table& sizes) {
     const auto& s = t.shape;
+    const std::string path = what.substr(what.find(' ') + 1);  // what = "--mask-file m.npy"
     if (s.size() == 2) {
         const auto fits = [&](size_name n, std::size_t v) { return !sizes.known(n) || sizes.get(n) == std::int64_t(v); };
         const bool as_key_padding = sizes.known(B) && sizes.get(B) == std::int64_t(s[0]) && s[0] > 1 && fits(Sk, s[1]);
@@ -202,11 +202,55 @@ void take_mask_sizes(const loaded_tensor& t, const std::string& what, const std:
     }
 }
 
+/// CLI.md's defaults for what neither a flag nor a file gave (a model width follows
+/// the input width a file shows: a [B,S,512] input means D = 512; a key-padding mask
+/// alone means self-attention over its keys), or the recorded run's sizes, a size
+/// that equalled its default following it.
+void resolve_sizes(config& c, const size_table& sizes, const config* recorded, bool key_padding_given) {
+    if (recorded == nullptr) {
+        c.batch = sizes.get_or(B, 1);
+        c.seq = sizes.get_or(Sq, key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4);
+        c.d_model = sizes.get_or(D, sizes.known_from_file(Din) ? sizes.get(Din) : 8);
+        c.d_in = sizes.get_or(Din, c.d_model);
+        c.kv_seq = sizes.get_or(Sk, c.seq);
+        c.d_kv_in = sizes.get_or(Dkv, c.d_in);
+        return;
+    }
+    const config& r = *recorded;
+    c.batch = sizes.get_or(B, r.batch);
+    c.seq = sizes.get_or(Sq, r.seq);
+    c.d_model = sizes.get_or(D, r.d_model);
+    c.d_in = sizes.get_or(Din, r.d_in == r.d_model ? c.d_model : r.d_in);
+    c.kv_seq = sizes.get_or(Sk, r.kv_seq == r.seq ? c.seq : r.kv_seq);
+    c.d_kv_in = sizes.get_or(Dkv, r.d_kv_in == r.d_in ? c.d_in : r.d_kv_in);
+}
+
 }  // namespace
+
+given_tensors read_given_files(const input_paths& paths) {
+    given_tensors given;
+    const auto read = [](const char* flag, const std::string& path,
+                         const char* dump_name) -> std::optional<named_tensor> {
+        if (path.empty()) return std::nullopt;
+        const std::string what = flag_and_file(flag, path);
+        return named_tensor{what, read_one_tensor(what, path, dump_name)};
+    };
+    given.x = read("--input", paths.input, "input.x");
+    given.x_kv = read("--kv-input", paths.kv_input, "input.x_kv");
+    given.q = read("--q", paths.q, "projections.q");
+    given.k = read("--k", paths.k, "projections.k");
+    given.v = read("--v", paths.v, "projections.v");
+    if (!paths.params.empty()) {
+        given.params_what = flag_and_file("--params", paths.params);
+        given.params = read_params_file(given.params_what, paths.params);
+    }
+    given.mask = read("--mask-file", paths.mask, "mask.mask");
+    given.key_padding_mask = read("--key-padding-mask", paths.key_padding_mask, "key_padding_mask");
+    return given;
+}
 
 loaded_inputs load_inputs(config base, const size_flags& flags, const input_paths& paths) {
     check_file_combination(paths);
-    loaded_inputs out;
     config& c = base;
     c.from_projections = !paths.q.empty();
     if (c.separate_kv && !paths.q.empty())
@@ -214,9 +258,15 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     c.separate_kv = c.separate_kv || !paths.kv_input.empty();  // --cross asks for x_kv too
     c.x_from_file = !paths.input.empty();
     c.x_kv_from_file = !paths.kv_input.empty();
+    c.params_from_file = !paths.params.empty();
     c.mask.from_file = !paths.mask.empty();
     c.mask.key_padding = !paths.key_padding_mask.empty();
+    return check_inputs(c, flags, read_given_files(paths));
+}
 
+loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors given, const config* recorded) {
+    loaded_inputs out;
+    config& c = base;
     size_table sizes;
     sizes.from_flag(B, flags.batch);
     sizes.from_flag(Sq, flags.seq);
@@ -227,63 +277,47 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
 
     given_inputs& g = out.given;
     warning_list& warnings = out.warnings;
-    const auto read_as = [&](const char* flag, const std::string& path, const char* dump_name,
-                             const layout& l) -> optional_tensor {
-        if (path.empty()) return std::nullopt;
-        const std::string what = flag_and_file(flag, path);
-        loaded_tensor t = read_checked(what, path, dump_name, c.from_projections ? "projections" : "input", warnings);
-        sizes.from_file(what, t.shape, l);
-        return std::move(t.values);
+    const auto take = [&](std::optional<named_tensor>& t, const char* stage, const layout& l) -> optional_tensor {
+        if (!t) return std::nullopt;
+        warn_non_finite(*t, stage, warnings);
+        sizes.from_file(t->what, t->tensor.shape, l);
+        return std::move(t->tensor.values);
     };
-    g.x = read_as("--input", paths.input, "input.x", {B, Sq, Din});
-    g.x_kv = read_as("--kv-input", paths.kv_input, "input.x_kv", {B, Sk, Dkv});
+    g.x = take(given.x, "input", {B, Sq, Din});
+    g.x_kv = take(given.x_kv, "input", {B, Sk, Dkv});
     if (c.from_projections) {
+        if (!given.q || !given.k || !given.v) throw error("the run starts at the projections, but Q, K and V are not all given");
         projections qkv;
-        qkv.q = *read_as("--q", paths.q, "projections.q", {B, Sq, D});
-        qkv.k = *read_as("--k", paths.k, "projections.k", {B, Sk, D});
-        qkv.v = *read_as("--v", paths.v, "projections.v", {B, Sk, D});
+        qkv.q = *take(given.q, "projections", {B, Sq, D});
+        qkv.k = *take(given.k, "projections", {B, Sk, D});
+        qkv.v = *take(given.v, "projections", {B, Sk, D});
         g.qkv = std::move(qkv);
     }
-    if (!paths.params.empty()) {
-        const std::string what = flag_and_file("--params", paths.params);
-        g.params = take_parameters(read_params_file(what, paths.params), c, what, sizes, warnings);
-    }
+    if (!given.params_what.empty())
+        g.params = take_parameters(std::move(given.params), c, given.params_what, sizes, warnings);
     // The masks last, so that a 2-D mask knows B from the other files.
-    const std::string mask_what = flag_and_file("--mask-file", paths.mask);
-    const std::string key_padding_what = flag_and_file("--key-padding-mask", paths.key_padding_mask);
-    std::optional<loaded_tensor> mask_file, key_padding_file;
-    if (!paths.mask.empty()) {
-        mask_file = read_one_tensor(mask_what, paths.mask, "mask.mask");
-        take_mask_sizes(*mask_file, mask_what, paths.mask, sizes);
-    }
-    if (!paths.key_padding_mask.empty()) {
-        key_padding_file = read_one_tensor(key_padding_what, paths.key_padding_mask, "key_padding_mask");
-        sizes.from_file(key_padding_what, key_padding_file->shape, {B, Sk});
-    }
+    if (given.mask) take_mask_sizes(given.mask->tensor, given.mask->what, sizes);
+    if (given.key_padding_mask)
+        sizes.from_file(given.key_padding_mask->what, given.key_padding_mask->tensor.shape, {B, Sk});
 
-    // CLI.md's defaults for what neither a flag nor a file gave; a model width
-    // follows the input width a file shows (a [B,S,512] input means D = 512),
-    // and a key-padding mask alone means self-attention over its keys.
-    c.batch = sizes.get_or(B, 1);
-    c.seq = sizes.get_or(Sq, key_padding_file && sizes.known(Sk) ? sizes.get(Sk) : 4);
-    c.d_model = sizes.get_or(D, sizes.known_from_file(Din) ? sizes.get(Din) : 8);
-    c.d_in = sizes.get_or(Din, c.d_model);
-    c.kv_seq = sizes.get_or(Sk, c.seq);
-    c.d_kv_in = sizes.get_or(Dkv, c.d_in);
+    resolve_sizes(c, sizes, recorded, given.key_padding_mask.has_value());
     if (sizes.known_from_file(D) && c.heads > 0 && c.d_model % c.heads != 0)  // validate() would blame --d-model
         throw usage_error(sizes.source(D) + ", which is not divisible by --heads " + std::to_string(c.heads));
     validate(c);
 
     const auto batch = static_cast<std::size_t>(c.batch);
-    if (mask_file) {
-        g.mask = expand_attn_mask(mask_keep_values(*mask_file, c.mask.file_convention, mask_what), mask_file->shape, batch);
-        mask_convention_hints(*g.mask, c.mask.file_convention, false, mask_what, warnings);
+    if (given.mask) {
+        const named_tensor& m = *given.mask;
+        const mask_convention read_as = given.mask_is_keep ? mask_convention::keep : c.mask.file_convention;
+        g.mask = expand_attn_mask(mask_keep_values(m.tensor, read_as, m.what), m.tensor.shape, batch);
+        if (!given.mask_is_keep) mask_convention_hints(*g.mask, read_as, false, m.what, warnings);
     }
-    if (key_padding_file) {
-        const xt::xarray<bool> keys = expand_key_padding(
-            mask_keep_values(*key_padding_file, c.mask.key_padding_convention, key_padding_what), batch,
-            static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.kv_seq));
-        mask_convention_hints(keys, c.mask.key_padding_convention, true, key_padding_what, warnings);
+    if (given.key_padding_mask) {
+        const named_tensor& m = *given.key_padding_mask;
+        const xt::xarray<bool> keys =
+            expand_key_padding(mask_keep_values(m.tensor, c.mask.key_padding_convention, m.what), batch,
+                               static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.kv_seq));
+        mask_convention_hints(keys, c.mask.key_padding_convention, true, m.what, warnings);
         g.mask = g.mask ? xt::xarray<bool>(*g.mask && keys) : keys;
     }
     out.cfg = c;

@@ -55,7 +55,8 @@ std::string zip_reason(int code) {
 
 /// Reads the member unzip is positioned on into `tensors` or `texts`.
 void read_member(unzFile z, const std::string& what, std::uint64_t archive_bytes,
-                 std::map<std::string, loaded_tensor>& tensors, std::map<std::string, std::string>* texts) {
+                 std::map<std::string, loaded_tensor>& tensors, std::map<std::string, std::string>* texts,
+                 const std::function<bool(const std::string&)>& wanted) {
     unz_file_info64 info;
     if (unzGetCurrentFileInfo64(z, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
         throw error(what + ": corrupt zip directory");
@@ -64,6 +65,7 @@ void read_member(unzFile z, const std::string& what, std::uint64_t archive_bytes
         throw error(what + ": corrupt zip directory");
     if (!ends_with(name, ".npy")) return;  // np.load gives such members as raw bytes
     const std::string key = name.substr(0, name.size() - 4);
+    if (wanted && !wanted(key)) return;
     const std::string member = what + ": " + printable_text(key);
     if (tensors.count(key) || (texts && texts->count(key))) throw error(member + ": the member appears twice");
     if (info.flag & 1) throw error(member + ": encrypted members are not supported");
@@ -128,15 +130,17 @@ npz_member npz_member::text_member(std::string name, std::string utf8) {
 }
 
 std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std::string& what,
-                                              std::map<std::string, std::string>* texts) {
+                                              std::map<std::string, std::string>* texts,
+                                              const std::function<bool(const std::string&)>& wanted) {
     const std::uint64_t archive_bytes = file_size(path, what);  // also: "cannot open: ..."
     if (archive_bytes >= max_readable_bytes)
         throw error(what + ": .npz archives of 4 GiB or more cannot be read " + zip64_unsupported +
-                    "; split the arrays over smaller archives");    unzip_handle zip{unzOpen64(path.c_str())};
+                    "; split the arrays over smaller archives");
+    unzip_handle zip{unzOpen64(path.c_str())};
     if (!zip.z) throw not_a_zip(path, what);
     std::map<std::string, loaded_tensor> tensors;
     int status = unzGoToFirstFile(zip.z);
-    for (; status == UNZ_OK; status = unzGoToNextFile(zip.z)) read_member(zip.z, what, archive_bytes, tensors, texts);
+    for (; status == UNZ_OK; status = unzGoToNextFile(zip.z)) read_member(zip.z, what, archive_bytes, tensors, texts, wanted);
     if (status != UNZ_END_OF_LIST_OF_FILE) throw error(what + ": corrupt zip directory (minizip error " + std::to_string(status) + ")");
     return tensors;
 }

@@ -119,12 +119,23 @@ nlohmann::ordered_json config_to_json(const config& c) {
         j["mask_seed"] = c.mask.random_seed;
         j["mask_keep"] = c.mask.random_keep;
     }
-    if (c.mask.from_file) j["mask_file"] = true;
+    if (c.mask.from_file) {
+        j["mask_file"] = true;
+        j["mask_convention"] = std::string(mask_convention_name(c.mask.file_convention));
+    }
+    if (c.mask.key_padding) {
+        j["key_padding"] = true;
+        j["key_padding_convention"] = std::string(mask_convention_name(c.mask.key_padding_convention));
+    }
     if (std::isinf(c.fill))
         j["fill"] = "-inf";
     else  // the double nearest the float's shortest decimal form: -0.1, not -0.10000000149011612
         j["fill"] = std::stod(fill_to_string(c.fill));
+    if (fill_text(c) != fill_to_string(c.fill)) j["fill_text"] = c.fill_text;  // as typed: "-1e9"
     if (c.from_projections) j["from_projections"] = true;
+    if (c.x_from_file) j["input_file"] = true;  // so a replay (--from) knows which tensors came from files
+    if (c.x_kv_from_file) j["kv_input_file"] = true;
+    if (c.params_from_file) j["params_file"] = true;
     if (c.dropout.p > 0.0 || c.dropout.train) {  // absent when dropout was never asked for
         j["dropout"] = c.dropout.p;
         j["train"] = c.dropout.train;

@@ -18,6 +18,8 @@ namespace {
 
 constexpr float inf = std::numeric_limits<float>::infinity();
 
+}  // namespace
+
 std::string read_text_file(const std::string& path, const std::string& what) {
     const input_file file = open_input_file(path, what);
     std::string text;
@@ -30,8 +32,6 @@ std::string read_text_file(const std::string& path, const std::string& what) {
     if (std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
     return text;
 }
-
-}  // namespace
 
 input_file open_input_file(const std::string& path, const std::string& what) {
     input_file file(std::fopen(path.c_str(), "rb"), &std::fclose);

@@ -66,6 +66,7 @@ struct config {
     bool from_projections = false;  // --q --k --v: the run starts at stage 3 (no input, no params)
     bool x_from_file = false;   // --input: x was read, not drawn (likewise x_kv with --kv-input)
     bool x_kv_from_file = false;
+    bool params_from_file = false;  // --params: the weights were read, not drawn
 
     mask_spec mask;
     float fill = -std::numeric_limits<float>::infinity();  // written where the mask is false
@@ -89,5 +90,8 @@ std::string fill_text(const config& c);
 
 /// "keep", "mha" or "additive", as --mask-convention takes them.
 std::string_view mask_convention_name(mask_convention m);
+
+/// The convention called `name` ("keep", "mha", "additive"), or nullopt.
+std::optional<mask_convention> parse_mask_convention(std::string_view name);
 
 }  // namespace attn

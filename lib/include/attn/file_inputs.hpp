@@ -3,12 +3,14 @@
 // --mask-file. Their shapes fill in the sizes no flag gave; a flag that
 // disagrees with a file is an error naming both.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "attn/config.hpp"
 #include "attn/inputs.hpp"
+#include "attn/tensor_file.hpp"
 
 namespace attn {
 
@@ -39,5 +41,37 @@ struct loaded_inputs {
 /// for an unreadable or malformed file, usage_error naming the flags for
 /// contradictions (a flag against a file, --q without --k, ...).
 loaded_inputs load_inputs(config base, const size_flags& sizes, const input_paths& paths);
+
+/// One tensor already read, with the words that name it in messages:
+/// "--input x.npy", "--from t.npz input.x".
+struct named_tensor {
+    std::string what;
+    loaded_tensor tensor;
+};
+
+/// The tensors a run is given, read but not yet checked against the flags or each other.
+struct given_tensors {
+    std::optional<named_tensor> x, x_kv;  // [B,Sq,Din], [B,Sk,Dkv]
+    std::optional<named_tensor> q, k, v;  // all three or none (base.from_projections)
+    std::optional<named_tensor> mask;     // [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk], read as config::mask.file_convention
+    std::optional<named_tensor> key_padding_mask;  // [B,Sk], read as config::mask.key_padding_convention
+    bool mask_is_keep = false;  // `mask` is a dump's mask.mask: keep, whatever the recorded files were
+    std::string params_what;                      // "--params p.npz"; empty: no weights given
+    std::map<std::string, loaded_tensor> params;  // by bare name: w_q, b_q, ..., w_o, b_o
+};
+
+/// Reads the file of each flag in `paths` (an .npz: the array a dump names after the
+/// flag, else its only one); nothing is checked yet. Errors name the flag and file.
+given_tensors read_given_files(const input_paths& paths);
+
+/// load_inputs once the files are read: checks `given` against the size flags and
+/// each other, takes the weights `base` needs (base.from_projections, qkv_bias,
+/// out_proj), resolves the sizes and validates. A size neither a flag nor a tensor
+/// gives comes from `recorded` when given (the run a dump recorded, replay.hpp),
+/// else from CLI.md's defaults; a recorded size that equalled the one it defaults
+/// to (Sk = Sq, Din = D, Dkv = Din) follows that one, so --seq 6 on a recorded
+/// self-attention run gives Sk = 6 too. NaN or inf in a tensor becomes a warning.
+loaded_inputs check_inputs(config base, const size_flags& sizes, given_tensors given,
+                           const config* recorded = nullptr);
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 //   z = np.load("trace.npz"); z["softmax.weights"]; json.loads(str(z["config"]))
 // (a text member is a 0-d unicode array, so np.load needs no allow_pickle).
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,11 +22,14 @@ namespace attn {
 /// in .npy (np.load gives those as raw bytes).
 /// Archives of 4 GiB or more are refused: Debian's minizip 1.1 misreads their zip64
 /// sizes on 64-bit machines (write_npz writes them correctly, and NumPy reads them).
+/// When `wanted` is given, only the members it accepts (by name, "input.x") are read;
+/// the others are skipped unread (a replay needs 4 stages of a dump, not its 15).
 /// Errors: "<what>: cannot open: No such file or directory",
 /// "<what>: truncated (not a complete zip archive)", "<what>: not an .npz file (not a
 /// zip archive)", and a member's errors named after it: "<what>: w_q: unsupported dtype ...".
 std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std::string& what,
-                                              std::map<std::string, std::string>* texts = nullptr);
+                                              std::map<std::string, std::string>* texts = nullptr,
+                                              const std::function<bool(const std::string&)>& wanted = {});
 
 /// One array (or text) of an .npz to write.
 struct npz_member {

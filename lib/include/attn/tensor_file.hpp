@@ -51,6 +51,9 @@ void count_non_finite(loaded_tensor& t);
 using input_file = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
 input_file open_input_file(const std::string& path, const std::string& what);
 
+/// The whole file as text, or "<what>: cannot open: ..." / "<what>: cannot read: ...".
+std::string read_text_file(const std::string& path, const std::string& what);
+
 /// `text` with control characters written as \u000a etc., so a name or a value
 /// quoted from a file keeps a message on one line.
 std::string printable_text(const std::string& text);
