@@ -2,6 +2,7 @@
 // config and render options; then one pass of the library.
 #include "trace_command.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>
@@ -76,23 +78,95 @@ float parse_fill(const std::string& text) {
     throw attn::usage_error("--fill " + text + ": expected -inf or a finite number such as -1e9");
 }
 
-/// --stage a,b,c: each must be a stage name and present in this run.
+/// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
+std::string absent_because(std::string_view name) {
+    if (name == "output") return "it is off with --no-out-proj";
+    if (name == "dropout") return "it needs --dropout P with P > 0 and --train";
+    if (name == "input" || name == "params") return "the run starts at the projections, with --q --k --v";
+    return "it needs --mask or --mask-file";
+}
+
+/// "softmax (10)": a stage as --stage's messages name it.
+std::string name_and_step(const attn::stage_info& info) {
+    return std::string(info.name) + " (" + std::to_string(info.step) + ")";
+}
+
+/// The number `text` is made of (at most 1000: no stage has a larger one), or -1
+/// when it is not only digits.
+int small_number(std::string_view text) {
+    if (text.empty()) return -1;
+    int n = 0;
+    for (char ch : text) {
+        if (ch < '0' || ch > '9') return -1;
+        n = std::min(n * 10 + (ch - '0'), 1000);
+    }
+    return n;
+}
+
+/// The stage numbered `text` (as --stage was given it in `entry`), or an error.
+const attn::stage_info& stage_numbered(std::string_view text, const std::string& entry) {
+    const attn::stage_info* info = attn::find_stage_info(small_number(text));
+    if (info == nullptr)
+        throw attn::usage_error("--stage " + entry + ": there is no stage " + std::string(text) +
+                                " (the stages are numbered 1 to " + std::to_string(attn::stage_table.size()) + ")");
+    return *info;
+}
+
+/// A name that is no stage's: the tensor of that name, and the stage to ask for instead.
+[[noreturn]] void no_stage_called(const std::string& name, const attn::config& c) {
+    const std::vector<const attn::stage_info*> holders = attn::stages_holding(name);
+    if (holders.empty())
+        throw attn::usage_error("--stage " + name + ": no stage is called " + name + " (the stages: " +
+                                attn::stage_names_list() + "; or their numbers, 1 to " +
+                                std::to_string(attn::stage_table.size()) + ")");
+    std::string where;
+    const attn::stage_info* in_run = nullptr;
+    for (std::size_t i = 0; i < holders.size(); ++i) {
+        where += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + name_and_step(*holders[i]);
+        if (in_run == nullptr && attn::stage_in_run(c, holders[i]->name)) in_run = holders[i];
+    }
+    const std::string opening = "--stage " + name + ": no stage is called " + name + "; the tensor " + name +
+                                " is in stage " + where;
+    if (in_run != nullptr) throw attn::usage_error(opening + ": --stage " + std::string(in_run->name));
+    throw attn::usage_error(opening + ", which this run does not have (" + absent_because(holders[0]->name) + ")");
+}
+
+/// --stage a,b,c: stage names, numbers (10 = softmax) or ranges of numbers (6-10),
+/// in any order; each named or numbered stage must be in this run, and a range
+/// takes the stages of this run within it. Returns the stage names.
 std::vector<std::string> parse_stages(const std::string& text, const attn::config& c) {
     std::vector<std::string> names;
     if (text.empty()) return names;
-    for (std::string name : CLI::detail::split(text, ',')) {
-        name = CLI::detail::trim_copy(name);
-        if (attn::find_stage_info(name) == nullptr)
-            throw attn::usage_error("--stage " + name + ": unknown stage (valid: " + attn::stage_names_list() + ")");
-        if (!attn::stage_in_run(c, name))
-            throw attn::usage_error("--stage " + name + ": this run has no " + name + " stage (" +
-                                    (name == "output"    ? "it is off with --no-out-proj"
-                                     : name == "dropout" ? "it needs --dropout P with P > 0 and --train"
-                                     : name == "input" || name == "params"
-                                         ? "the run starts at the projections, with --q --k --v"
-                                         : "it needs --mask or --mask-file") +
-                                    ")");
-        names.push_back(name);
+    for (std::string entry : CLI::detail::split(text, ',')) {
+        entry = CLI::detail::trim_copy(entry);
+        if (entry.empty())
+            throw attn::usage_error("--stage " + text + ": an empty entry (give names or numbers joined by commas, "
+                                    "as in --stage 6,softmax)");
+        const std::size_t dash = entry.find('-');
+        if (dash != std::string::npos && dash > 0 && small_number(entry.substr(0, dash)) >= 0) {  // a range a-b
+            if (small_number(entry.substr(dash + 1)) < 0)
+                throw attn::usage_error("--stage " + entry + ": expected a range of stage numbers such as 6-10");
+            const attn::stage_info& first = stage_numbered(entry.substr(0, dash), entry);
+            const attn::stage_info& last = stage_numbered(entry.substr(dash + 1), entry);
+            if (first.step > last.step)
+                throw attn::usage_error("--stage " + entry + ": a range goes up, as in " + std::to_string(last.step) +
+                                        "-" + std::to_string(first.step));
+            const std::size_t before = names.size();
+            for (int step = first.step; step <= last.step; ++step)
+                if (attn::stage_in_run(c, attn::find_stage_info(step)->name))
+                    names.emplace_back(attn::find_stage_info(step)->name);
+            if (names.size() == before)
+                throw attn::usage_error("--stage " + entry + ": this run has none of these stages (" +
+                                        std::string(first.name) + ": " + absent_because(first.name) + ")");
+            continue;
+        }
+        const attn::stage_info* info =
+            small_number(entry) >= 0 ? &stage_numbered(entry, entry) : attn::find_stage_info(entry);
+        if (info == nullptr) no_stage_called(entry, c);
+        if (!attn::stage_in_run(c, info->name))
+            throw attn::usage_error("--stage " + entry + ": this run has no " + std::string(info->name) + " stage (" +
+                                    absent_because(info->name) + ")");
+        names.emplace_back(info->name);
     }
     return names;
 }
@@ -204,9 +278,11 @@ void setup_trace(CLI::App& app) {
         "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers.\n"
         "A tensor read from a file draws nothing; the rest keep this order. With --q --k --v\n"
         "only the output layer is drawn (right after the seed), unless --params gives w_o b_o.\n\n"
-        "Stages, in order: input params projections view transpose scores scaled mask masked\n"
-        "softmax dropout context merge concat output (input/params not with --q --k --v;\n"
-        "mask/masked only with a mask; dropout only with --train; output not with --no-out-proj).\n\n"
+        "Stages, in order (--stage takes the name or the number): 1 input, 2 params, 3 projections,\n"
+        "4 view, 5 transpose, 6 scores, 7 scaled, 8 mask, 9 masked, 10 softmax, 11 dropout, 12 context,\n"
+        "13 merge, 14 concat, 15 output. Not every run has them all: input and params not with\n"
+        "--q --k --v, mask and masked only with a mask, dropout only with --train, output not with\n"
+        "--no-out-proj.\n\n"
         "Examples:\n"
         "  attn trace --heads 4 --mask causal\n"
         "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --no-out-proj --stage masked,softmax\n"
@@ -316,7 +392,9 @@ void setup_trace(CLI::App& app) {
         ->type_name("FORMAT")
         ->default_val("table")
         ->group(output);
-    cmd->add_option("--stage", o->stages, "only these stages, comma-separated (default: all)")
+    cmd->add_option("--stage", o->stages,
+                    "only these stages, by name or number (below), comma-separated:\n"
+                    "masked,softmax or 9,10 or 9-10 (default: all)")
         ->type_name("NAMES")
         ->group(output);
     cmd->add_option("--out", o->out, "write to FILE instead of stdout (whole or not at all)")
