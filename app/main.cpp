@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/error.hpp"
+#include "messages.hpp"
 #include "trace_command.hpp"
 
 #ifndef ATTN_VERSION
@@ -29,11 +30,10 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        // CLI11 prints help/version (exit 0) or the message; its own codes (100+)
-        // are replaced by the contract's 2 for every usage error.
+        // CLI11 prints help and version (exit 0); every other parse error is a usage
+        // error in attn's words (messages.hpp), exit 2 rather than CLI11's codes (100+).
         if (e.get_exit_code() == 0) return app.exit(e);
-        std::cerr << "attn: error: " << e.what() << "\n"
-                  << "Run `attn" << (app.get_subcommands().empty() ? "" : " trace") << " --help` for usage.\n";
+        std::cerr << "attn: error: " << attn_app::parse_error_message(e, app) << "\n";
         return 2;
     } catch (const attn::usage_error& e) {
         std::cerr << "attn: error: " << e.what() << "\n";

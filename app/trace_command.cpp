@@ -27,6 +27,7 @@
 #include "attn/render_npz.hpp"
 #include "attn/render_table.hpp"
 #include "attn/render_torch.hpp"
+#include "messages.hpp"
 
 namespace attn_app {
 namespace {
@@ -295,15 +296,17 @@ void setup_trace(CLI::App& app) {
     attn::config& c = o->cfg;
     attn::size_flags& sz = o->sizes;
     const std::string shapes = "Shapes (a size not given comes from the input files, else the default)";
-    cmd->add_option("--batch", sz.batch, "B, sequences in the batch (default 1)")->group(shapes);
-    cmd->add_option("--seq", sz.seq, "Sq, query (and by default key) length (default 4)")->group(shapes);
+    cmd->add_option("--batch", sz.batch, "B, sequences in the batch (default 1)")->transform(whole_number())->group(shapes);
+    cmd->add_option("--seq", sz.seq, "Sq, query (and by default key) length (default 4)")->transform(whole_number())->group(shapes);
     cmd->add_option("--kv-seq", sz.kv_seq, "Sk, key/value length (default: --seq); differing = cross-attention")
+        ->transform(whole_number())
         ->group(shapes);
     cmd->add_option("--d-model", sz.d_model, "D, model width: q, k, v and output width\n(default 8, or Din when a file gives Din)")
+        ->transform(whole_number())
         ->group(shapes);
-    cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")->default_val(2)->group(shapes);
-    cmd->add_option("--d-in", sz.d_in, "Din, query-side input width (default: --d-model)")->group(shapes);
-    cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->group(shapes);
+    cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")->default_val(2)->transform(whole_number())->group(shapes);
+    cmd->add_option("--d-in", sz.d_in, "Din, query-side input width (default: --d-model)")->transform(whole_number())->group(shapes);
+    cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->transform(whole_number())->group(shapes);
 
     const std::string files = "Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)";
     attn::input_paths& f = o->files;
@@ -331,6 +334,7 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--seed", o->seed, "torch.manual_seed(SEED) for the weights and x")
         ->type_name("INT")
         ->default_val("0")
+        ->transform(seed_number())
         ->group(params);
     cmd->add_flag("--no-qkv-bias", o->no_qkv_bias, "nn.Linear(..., bias=False) for q, k and v")->group(params);
     cmd->add_flag("--no-out-proj", o->no_out_proj, "no output projection: the result is the concat stage")
@@ -345,14 +349,17 @@ void setup_trace(CLI::App& app) {
         ->group(masks);
     cmd->add_option("--lengths", o->lengths, "padding: valid key length per batch item, e.g. 5,3")
         ->delimiter(',')
+        ->transform(whole_number())
         ->type_name("N,N,...")
         ->group(masks);
-    cmd->add_option("--window", o->window, "window: query i may attend keys j with |i - j| <= W")->group(masks);
+    cmd->add_option("--window", o->window, "window: query i may attend keys j with |i - j| <= W")->transform(whole_number())->group(masks);
     cmd->add_option("--mask-seed", c.mask.random_seed, "random: torch.manual_seed(N); torch.rand(B,1,Sq,Sk) < P")
         ->default_val(0)
+        ->transform(seed_number())
         ->group(masks);
     cmd->add_option("--mask-keep", c.mask.random_keep, "random: P, the chance that a key may be attended")
         ->default_val(0.5)
+        ->transform(number())
         ->group(masks);
     cmd->add_option("--fill", o->fill,
                     "value where the mask is false: -inf (a row with no allowed key gives NaN,\n"
@@ -370,6 +377,7 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--dropout", c.dropout.p,
                     "P, nn.Dropout(p) on the weights; acts only with --train (eval mode is the identity)")
         ->default_val(0.0)
+        ->transform(number())
         ->type_name("P")
         ->group(dropout);
     cmd->add_flag("--train", c.dropout.train, "training mode: adds stage 11, dropout.weights = weights·keep/(1-P)")
@@ -379,6 +387,7 @@ void setup_trace(CLI::App& app) {
                     "dropout draws with bernoulli_, whose numbers depend on how PyTorch was\n"
                     "built, so these are reproducible but not PyTorch's nn.Dropout numbers")
         ->default_val(0)
+        ->transform(seed_number())
         ->type_name("N")
         ->group(dropout);
 
@@ -388,7 +397,7 @@ void setup_trace(CLI::App& app) {
                     "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out\n"
                     "or a redirected stdout), torch\n"
                     "(each tensor exactly as PyTorch's print(t), under '# stage.tensor')")
-        ->check(CLI::IsMember({"table", "json", "jsonl", "npz", "torch"}))
+        ->transform(one_of({"table", "json", "jsonl", "npz", "torch"}))
         ->type_name("FORMAT")
         ->default_val("table")
         ->group(output);
@@ -402,12 +411,12 @@ void setup_trace(CLI::App& app) {
         ->group(output);
     cmd->add_option("--precision", o->precision, "digits after the decimal point (table, torch)")
         ->default_val(4)
-        ->check(CLI::Range(0, 12))
+        ->transform(whole_number(0, 12))
         ->type_name("N")
         ->group(output);
     cmd->add_option("--sci-mode", o->sci_mode,
                     "scientific notation as torch.set_printoptions(sci_mode=...): auto (None),\non (True), off (False)")
-        ->check(CLI::IsMember({"auto", "on", "off"}))
+        ->transform(one_of({"auto", "on", "off"}))
         ->type_name("WHEN")
         ->default_val("auto")
         ->group(output);
@@ -415,13 +424,13 @@ void setup_trace(CLI::App& app) {
                                      "show their first and last 3 along each axis, as PyTorch does")
         ->group(output);
     cmd->add_option("--color", o->color, "auto (only on a terminal, never with NO_COLOR), always, never")
-        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->transform(one_of({"auto", "always", "never"}))
         ->type_name("WHEN")
         ->default_val("auto")
         ->group(output);
     cmd->add_option("--max-memory", o->max_memory,
                     "refuse sizes whose stages need more than SIZE, e.g. 4GiB\n(default: 80% of RAM; exit 1 with the sizes of the largest stages)")
-        ->transform(CLI::AsSizeValue(false))
+        ->transform(byte_size())
         ->type_name("SIZE")
         ->group(output);
 

@@ -8,6 +8,95 @@ attn=${1:?usage: help.sh path/to/attn}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 
+# --- usage errors in attn's words: the flag, what it got, what it expects ---------------
+expect_error "no command" 2 "attn: error: no command given: try \`attn trace --heads 4 --mask causal\`, or \`attn --help\`"
+expect_error "an unknown command" 2 "attn: error: foo: no command is called foo (the commands: trace); see \`attn --help\`" foo
+expect_error "a misspelt command" 2 "attn: error: tarce: no command is called tarce; did you mean trace?" tarce --heads 4
+expect_error "trace's flags before the command" 2 \
+  "attn: error: no command given (--heads is a flag of trace): try \`attn trace --heads 4 --mask causal\`" --heads 4 --mask causal
+expect_error "an unknown flag before the command" 2 \
+  "attn: error: --bogus: attn has no such flag; try \`attn trace --heads 4 --mask causal\`, or \`attn --help\`" --bogus
+expect_error "a flag given twice" 2 "attn: error: --format given twice (json, then table); give it once" \
+  trace --format json --format table
+expect_error "a flag given three times" 2 "attn: error: --heads given 3 times (1, 2, then 4); give it once" \
+  trace --heads 1 --heads 2 --heads 4
+expect_error "an unknown flag" 2 "attn: error: --bogus: attn trace has no such flag; see \`attn trace --help\`" trace --bogus
+expect_error "a misspelt flag" 2 "attn: error: --head: attn trace has no such flag; did you mean --heads?" trace --head 4
+expect_error "a misspelt flag with =" 2 "attn: error: --dmodel: attn trace has no such flag; did you mean --d-model?" \
+  trace --dmodel=16
+expect_error "a value missing at the end" 2 "attn: error: --heads given without a value; expected a whole number" \
+  trace --heads
+expect_error "an empty value" 2 "attn: error: --heads given without a value; expected a whole number" trace --heads=
+expect_error "a value missing before the next flag" 2 \
+  "attn: error: --heads given without a value before --seq; expected a whole number" trace --heads --seq 4
+expect_error "a file flag's value missing before the next flag" 2 \
+  "attn: error: --out given without a value before --format; expected --out FILE" trace --out --format json
+expect_error "a missing value names the choices" 2 \
+  "attn: error: --format given without a value; expected one of table, json, jsonl, npz or torch" trace --format
+expect_error "not a number" 2 "attn: error: --heads abc: expected a whole number" trace --heads abc
+expect_error "not a whole number" 2 "attn: error: --seq 1.5: expected a whole number" trace --seq 1.5
+expect_error "a whole number too large" 2 \
+  "attn: error: --seq 99999999999999999999: expected a whole number from -9223372036854775808 to 9223372036854775807" \
+  trace --seq 99999999999999999999
+expect_error "a list with a non-number" 2 "attn: error: --lengths x: expected a whole number" \
+  trace --mask padding --lengths 1,x
+expect_error "a seed that is not a number" 2 \
+  "attn: error: --dropout-seed x: expected a whole number (negative ones wrap as in torch.manual_seed)" \
+  trace --dropout-seed x
+expect_error "a probability that is not a number" 2 "attn: error: --mask-keep x: expected a number" \
+  trace --mask random --mask-keep x
+expect_error "--precision not a number" 2 "attn: error: --precision abc: expected a whole number from 0 to 12" \
+  trace --precision abc
+expect_error "--precision out of range" 2 "attn: error: --precision 20: expected a whole number from 0 to 12" \
+  trace --precision 20
+expect_error "--format not one of the formats" 2 \
+  "attn: error: --format xml: expected one of table, json, jsonl, npz or torch" trace --format xml
+expect_error "--color not one of its choices" 2 "attn: error: --color red: expected one of auto, always or never" \
+  trace --color red
+expect_error "--max-memory not a size" 2 \
+  "attn: error: --max-memory lots: expected a size such as 4GiB, 512MiB or 1000000 (bytes)" trace --max-memory lots
+expect_error "a flag given a value" 2 "attn: error: --train takes no value (got maybe)" trace --train=maybe
+expect_error "an argument that is no flag" 2 \
+  "attn: error: unexpected argument extra: attn trace takes only flags, each with at most one value (a list is one value, joined by commas)" \
+  trace extra
+expect_error "a second value" 2 \
+  "attn: error: unexpected argument scores: attn trace takes only flags, each with at most one value (a list is one value, joined by commas)" \
+  trace --stage softmax scores
+expect_ok "whole numbers are decimal (010 is 10, not octal 8)" trace --heads 010 --d-model 20 --format json --stage input
+check "--heads 010 is 10 heads" test "$(jq .config.heads "$work/out")" = 10
+expect_ok "--max-memory takes units" trace --max-memory 1GiB --stage input
+
+# Every usage error is one line, attn's own: none of CLI11's phrases, exit 2.
+while IFS= read -r line; do
+  eval "set -- $line"
+  run "$@"
+  if [ "$rc" -ne 2 ]; then fail "one line, attn's words: attn $line" "exit $rc"
+  elif [ "$(wc -l <"$work/err")" -ne 1 ]; then fail "one line, attn's words: attn $line" "$(cat "$work/err")"
+  elif ! grep -q '^attn: error: ' "$work/err"; then fail "one line, attn's words: attn $line" "$(cat "$work/err")"
+  elif grep -qiE 'not expected|could not convert|required but received|not in range|not in \{|subcommand|is required|unit not recognized|should be true|Run `attn' "$work/err"; then
+    fail "one line, attn's words: attn $line" "$(cat "$work/err")"
+  else ok "one line, attn's words: attn $line"; fi
+done <<'LIST'
+trace --window x
+trace --window
+trace --mask
+trace --input
+trace --dropout x
+trace --mask-seed x
+trace --mask-seed 1 --mask-seed 2
+trace --full=maybe
+trace --seed
+trace --sci-mode
+trace --max-memory 99999999EiB
+trace --kv-seq 1e3
+trace --batch 0x10
+trace -x
+trace --heads 4 5
+trace --heads 4 -5
+trace trace
+--heads
+LIST
+
 # --- --stage takes numbers, ranges, and tells a tensor name where it lives ------------
 expect_ok "--stage by number" trace --format json --stage 10
 check "--stage 10 is softmax" test "$(jq -c '.stages | keys_unsorted' "$work/out")" = '["softmax"]'
