@@ -3,10 +3,12 @@
 // Wiring only: parse the command line, run the chosen subcommand, turn errors
 // into `attn: error: ...` and the exit codes of CLI.md (2 usage, 1 otherwise).
 #include <iostream>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 
 #include "attn/error.hpp"
+#include "help_format.hpp"
 #include "messages.hpp"
 #include "trace_command.hpp"
 
@@ -20,12 +22,15 @@ int main(int argc, char** argv) {
                  "Every stage (input, projections, view, transpose, scores, scaling, mask, softmax,\n"
                  "weights·V, merge, concat, output) with PyTorch's numbers for the same seed.",
                  "attn"};
-    app.set_version_flag("--version", "attn " ATTN_VERSION);
+    app.formatter(std::make_shared<attn_app::help_formatter>());  // before the commands: they inherit it
+    app.set_help_flag("-h,--help", "print this help and exit");
+    app.set_version_flag("--version", "attn " ATTN_VERSION, "print attn's version and exit");
     app.require_subcommand(1);
-    app.footer("Example:\n  attn trace --heads 4 --mask causal\n"
-               "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n"
+    app.footer("Examples:\n  attn trace --heads 4 --mask causal\n"
+               "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n\n"
                "Run `attn trace --help` for every option.");
     attn_app::setup_trace(app);
+    for (CLI::App* command : app.get_subcommands({})) command->group("Commands");
 
     try {
         app.parse(argc, argv);

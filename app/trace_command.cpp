@@ -27,6 +27,7 @@
 #include "attn/render_npz.hpp"
 #include "attn/render_table.hpp"
 #include "attn/render_torch.hpp"
+#include "help_format.hpp"
 #include "messages.hpp"
 
 namespace attn_app {
@@ -266,6 +267,25 @@ void run_trace(const trace_options& o) {
     warn(warnings);
 }
 
+/// The stages by number and name, from stage_table, for trace's --help: three rows,
+/// numbered down the columns.
+std::string stages_help() {
+    std::string text = "Stages, in order (--stage takes the name or the number):\n";
+    const std::size_t rows = 3, n = attn::stage_table.size();
+    for (std::size_t row = 0; row < rows; ++row) {
+        std::string line = " ";
+        for (std::size_t i = row; i < n; i += rows) {
+            const attn::stage_info& info = attn::stage_table[i];
+            std::string cell = (info.step < 10 ? "  " : " ") + std::to_string(info.step) + " " + std::string(info.name);
+            line += cell + std::string(i + rows < n ? 17 - cell.size() : 0, ' ');
+        }
+        text += line + "\n";
+    }
+    return text + wrap("Not every run has them all: input and params not with --q --k --v, mask and masked "
+                       "only with a mask, dropout only with --train, output not with --no-out-proj.",
+                       help_width);
+}
+
 }  // namespace
 
 void setup_trace(CLI::App& app) {
@@ -274,19 +294,17 @@ void setup_trace(CLI::App& app) {
         "trace",
         "Compute multi-head attention and show every intermediate stage.");
     cmd->footer(
-        "Inputs are drawn as PyTorch would: torch.manual_seed(SEED); nn.Linear(Din,D) for q,\n"
-        "nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; x = torch.randn(B,Sq,Din);\n"
-        "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers.\n"
-        "A tensor read from a file draws nothing; the rest keep this order. With --q --k --v\n"
-        "only the output layer is drawn (right after the seed), unless --params gives w_o b_o.\n\n"
-        "Stages, in order (--stage takes the name or the number): 1 input, 2 params, 3 projections,\n"
-        "4 view, 5 transpose, 6 scores, 7 scaled, 8 mask, 9 masked, 10 softmax, 11 dropout, 12 context,\n"
-        "13 merge, 14 concat, 15 output. Not every run has them all: input and params not with\n"
-        "--q --k --v, mask and masked only with a mask, dropout only with --train, output not with\n"
-        "--no-out-proj.\n\n"
+        wrap("Inputs are drawn as PyTorch would: torch.manual_seed(N); nn.Linear(Din,D) for q, "
+             "nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; x = torch.randn(B,Sq,Din); "
+             "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers. "
+             "A tensor read from a file draws nothing; the rest keep this order. With --q --k --v "
+             "only the output layer is drawn (right after the seed), unless --params gives w_o b_o.",
+             help_width) +
+        "\n\n" + stages_help() +
+        "\n\n"
         "Examples:\n"
         "  attn trace --heads 4 --mask causal\n"
-        "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --no-out-proj --stage masked,softmax\n"
+        "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --no-out-proj --stage 9,10\n"
         "  attn trace --batch 2 --mask causal+padding --lengths 4,2 --fill -1e9\n"
         "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n"
         "  attn trace --q q.json --k k.json --v v.json --mask-file m.json --fill -1e9 --format torch\n"
@@ -296,23 +314,47 @@ void setup_trace(CLI::App& app) {
     attn::config& c = o->cfg;
     attn::size_flags& sz = o->sizes;
     const std::string shapes = "Shapes (a size not given comes from the input files, else the default)";
-    cmd->add_option("--batch", sz.batch, "B, sequences in the batch (default 1)")->transform(whole_number())->group(shapes);
-    cmd->add_option("--seq", sz.seq, "Sq, query (and by default key) length (default 4)")->transform(whole_number())->group(shapes);
-    cmd->add_option("--kv-seq", sz.kv_seq, "Sk, key/value length (default: --seq); differing = cross-attention")
+    cmd->add_option("--batch", sz.batch, "B, sequences in the batch")
+        ->default_str("1")
         ->transform(whole_number())
+        ->type_name("N")
         ->group(shapes);
-    cmd->add_option("--d-model", sz.d_model, "D, model width: q, k, v and output width\n(default 8, or Din when a file gives Din)")
+    cmd->add_option("--seq", sz.seq, "Sq, query (and by default key) length")
+        ->default_str("4")
         ->transform(whole_number())
+        ->type_name("N")
         ->group(shapes);
-    cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")->default_val(2)->transform(whole_number())->group(shapes);
-    cmd->add_option("--d-in", sz.d_in, "Din, query-side input width (default: --d-model)")->transform(whole_number())->group(shapes);
-    cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width (default: --d-in)")->transform(whole_number())->group(shapes);
+    cmd->add_option("--kv-seq", sz.kv_seq, "Sk, key/value length; differing from Sq = cross-attention")
+        ->default_str("--seq")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--d-model", sz.d_model, "D, model width: q, k, v and output width")
+        ->default_str("8, or Din when a file gives Din")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")
+        ->default_val(2)
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--d-in", sz.d_in, "Din, query-side input width")
+        ->default_str("--d-model")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width")
+        ->default_str("--d-in")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
 
     const std::string files = "Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)";
     attn::input_paths& f = o->files;
     cmd->add_option("--input", f.input,
-                    "x [B,Sq,Din] instead of torch.randn. From an .npz: the array our dumps\n"
-                    "name after the flag (input.x, input.x_kv, projections.q, mask.mask, ...)\n"
+                    "x [B,Sq,Din] instead of torch.randn. From an .npz: the array our dumps "
+                    "name after the flag (input.x, input.x_kv, projections.q, mask.mask, ...) "
                     "or the archive's only array")
         ->type_name("FILE")
         ->group(files);
@@ -320,7 +362,7 @@ void setup_trace(CLI::App& app) {
         ->type_name("FILE")
         ->group(files);
     cmd->add_option("--params", f.params,
-                    ".json object or .npz with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear\n"
+                    ".json object or .npz with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
                     "layout [out,in] (keys may be prefixed params., as in our npz dumps)")
         ->type_name("FILE")
         ->group(files);
@@ -331,8 +373,8 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--v", f.v, "V [B,Sk,D]")->type_name("FILE")->group(files);
 
     const std::string params = "Parameters";
-    cmd->add_option("--seed", o->seed, "torch.manual_seed(SEED) for the weights and x")
-        ->type_name("INT")
+    cmd->add_option("--seed", o->seed, "torch.manual_seed(N) for the weights and x; a negative N wraps, as in PyTorch")
+        ->type_name("N")
         ->default_val("0")
         ->transform(seed_number())
         ->group(params);
@@ -342,40 +384,45 @@ void setup_trace(CLI::App& app) {
 
     const std::string masks = "Masks";
     cmd->add_option("--mask", o->mask,
-                    "none, or kinds joined by '+': causal (j <= i), padding (needs --lengths),\n"
+                    "none, or kinds joined by '+': causal (j <= i), padding (needs --lengths), "
                     "window (needs --window), random (--mask-seed, --mask-keep)")
         ->type_name("KINDS")
         ->default_val("none")
         ->group(masks);
-    cmd->add_option("--lengths", o->lengths, "padding: valid key length per batch item, e.g. 5,3")
+    cmd->add_option("--lengths", o->lengths, "padding: the valid key length of each batch item, e.g. 5,3")
         ->delimiter(',')
         ->transform(whole_number())
         ->type_name("N,N,...")
         ->group(masks);
-    cmd->add_option("--window", o->window, "window: query i may attend keys j with |i - j| <= W")->transform(whole_number())->group(masks);
+    cmd->add_option("--window", o->window, "window: query i may attend keys j with |i - j| <= W")
+        ->transform(whole_number())
+        ->type_name("W")
+        ->group(masks);
     cmd->add_option("--mask-seed", c.mask.random_seed, "random: torch.manual_seed(N); torch.rand(B,1,Sq,Sk) < P")
         ->default_val(0)
         ->transform(seed_number())
+        ->type_name("N")
         ->group(masks);
     cmd->add_option("--mask-keep", c.mask.random_keep, "random: P, the chance that a key may be attended")
         ->default_val(0.5)
         ->transform(number())
+        ->type_name("P")
         ->group(masks);
     cmd->add_option("--fill", o->fill,
-                    "value where the mask is false: -inf (a row with no allowed key gives NaN,\n"
-                    "as in PyTorch) or a number such as -1e9 (such a row gives uniform weights)")
+                    "value where the mask is false: -inf, which gives a row with no allowed key "
+                    "NaN weights as in PyTorch, or a number such as -1e9, which gives it uniform weights")
         ->type_name("V")
         ->default_val("-inf")
         ->group(masks);
     cmd->add_option("--mask-file", f.mask,
-                    "an explicit mask, true/1 = may attend: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk]\n"
+                    "an explicit mask, true/1 = may attend: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] "
                     "(.json, .npy or .npz); combined with --mask by AND")
         ->type_name("FILE")
         ->group(masks);
 
     const std::string dropout = "Dropout";
     cmd->add_option("--dropout", c.dropout.p,
-                    "P, nn.Dropout(p) on the weights; acts only with --train (eval mode is the identity)")
+                    "P, nn.Dropout(p) on the weights; it acts only with --train, as eval mode is the identity")
         ->default_val(0.0)
         ->transform(number())
         ->type_name("P")
@@ -383,8 +430,8 @@ void setup_trace(CLI::App& app) {
     cmd->add_flag("--train", c.dropout.train, "training mode: adds stage 11, dropout.weights = weights·keep/(1-P)")
         ->group(dropout);
     cmd->add_option("--dropout-seed", c.dropout.seed,
-                    "torch.manual_seed(N); keep = torch.rand(B,H,Sq,Sk) < 1-P. PyTorch's own\n"
-                    "dropout draws with bernoulli_, whose numbers depend on how PyTorch was\n"
+                    "torch.manual_seed(N); keep = torch.rand(B,H,Sq,Sk) < 1-P. PyTorch's own "
+                    "dropout draws with bernoulli_, whose numbers depend on how PyTorch was "
                     "built, so these are reproducible but not PyTorch's nn.Dropout numbers")
         ->default_val(0)
         ->transform(seed_number())
@@ -393,18 +440,19 @@ void setup_trace(CLI::App& app) {
 
     const std::string output = "Output";
     cmd->add_option("--format", o->format,
-                    "table (for reading), json (one document), jsonl (one stage per line, as\n"
-                    "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out\n"
-                    "or a redirected stdout), torch\n"
-                    "(each tensor exactly as PyTorch's print(t), under '# stage.tensor')")
+                    "table (for reading), json (one document), jsonl (one stage per line, as "
+                    "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "
+                    "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
+                    "under '# stage.tensor')")
         ->transform(one_of({"table", "json", "jsonl", "npz", "torch"}))
         ->type_name("FORMAT")
         ->default_val("table")
         ->group(output);
     cmd->add_option("--stage", o->stages,
-                    "only these stages, by name or number (below), comma-separated:\n"
-                    "masked,softmax or 9,10 or 9-10 (default: all)")
-        ->type_name("NAMES")
+                    "only these stages, by name or number (see below), comma-separated: "
+                    "masked,softmax or 9,10 or 9-10")
+        ->default_str("all")
+        ->type_name("STAGES")
         ->group(output);
     cmd->add_option("--out", o->out, "write to FILE instead of stdout (whole or not at all)")
         ->type_name("FILE")
@@ -415,12 +463,12 @@ void setup_trace(CLI::App& app) {
         ->type_name("N")
         ->group(output);
     cmd->add_option("--sci-mode", o->sci_mode,
-                    "scientific notation as torch.set_printoptions(sci_mode=...): auto (None),\non (True), off (False)")
+                    "scientific notation: auto, on or off, as torch.set_printoptions(sci_mode=None, True or False)")
         ->transform(one_of({"auto", "on", "off"}))
         ->type_name("WHEN")
         ->default_val("auto")
         ->group(output);
-    cmd->add_flag("--full", o->full, "print every element; by default tensors over 1000 elements\n"
+    cmd->add_flag("--full", o->full, "print every element; by default tensors over 1000 elements "
                                      "show their first and last 3 along each axis, as PyTorch does")
         ->group(output);
     cmd->add_option("--color", o->color, "auto (only on a terminal, never with NO_COLOR), always, never")
@@ -429,7 +477,9 @@ void setup_trace(CLI::App& app) {
         ->default_val("auto")
         ->group(output);
     cmd->add_option("--max-memory", o->max_memory,
-                    "refuse sizes whose stages need more than SIZE, e.g. 4GiB\n(default: 80% of RAM; exit 1 with the sizes of the largest stages)")
+                    "refuse sizes whose stages need more than SIZE, e.g. 4GiB; the message names the "
+                    "largest stages")
+        ->default_str("80% of RAM")
         ->transform(byte_size())
         ->type_name("SIZE")
         ->group(output);

@@ -8,6 +8,29 @@ attn=${1:?usage: help.sh path/to/attn}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 
+# --- --help: one style of defaults, no CLI11 decorations, at most 100 columns ---------------
+# widest FILE: the longest line's length in characters (UTF-8: "·" is one).
+widest() { (LC_ALL=C.UTF-8; w=0; while IFS= read -r line; do [ ${#line} -gt $w ] && w=${#line}; done <"$1"; echo $w); }
+for args in "--help" "trace --help"; do
+  run $args
+  cp "$work/out" "$work/help"
+  check "attn $args fits in 100 columns (widest: $(widest "$work/help"))" test "$(widest "$work/help")" -le 100
+  check "attn $args: no CLI11 default display (TYPE=value)" bash -c "! grep -qE '^  -[-a-z,]+ [A-Z.,]+=' '$work/help'"
+  check "attn $args: no doubled ellipsis or CLI11 type decorations" \
+    bash -c "! grep -qE '\.\.\. \.\.\.|:\{|\[0 - |SIZE \[b|:INT|:UINT|:FLOAT| INT | UINT | FLOAT ' '$work/help'"
+  check "attn $args: defaults only as (default: X)" bash -c "! grep -qE '\(default [^:]|\[default' '$work/help'"
+  check "attn $args: one blank line between parts" bash -c "! awk 'prev == \"\" && \$0 == \"\" && NR > 1 {bad = 1} {prev = \$0} END {exit !bad}' '$work/help'"
+done
+run trace --help
+check "trace help: a default from default_val" grep -qE '^  --heads N +H, attention heads; dk = D / H must be whole \(default: 2\)$' "$work/out"
+check "trace help: a default that depends on another flag" \
+  grep -qE '^  --d-in N +Din, query-side input width \(default: --d-model\)$' "$work/out"
+check "trace help: a list's form, once" grep -qE '^  --lengths N,N,\.\.\. +padding' "$work/out"
+check "trace help: the stages by number" grep -qE '^ +1 input +4 view +7 scaled +10 softmax +13 merge$' "$work/out"
+check "trace help: every default in the same words" test "$(grep -c '(default: ' "$work/out")" -ge 15
+run --help
+check "attn help: commands, not subcommands" grep -qx 'Usage: attn \[OPTIONS\] COMMAND' "$work/out"
+
 # --- usage errors in attn's words: the flag, what it got, what it expects ---------------
 expect_error "no command" 2 "attn: error: no command given: try \`attn trace --heads 4 --mask causal\`, or \`attn --help\`"
 expect_error "an unknown command" 2 "attn: error: foo: no command is called foo (the commands: trace); see \`attn --help\`" foo
