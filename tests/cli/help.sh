@@ -154,4 +154,28 @@ expect_error "--stage an unknown name" 2 \
   "attn: error: --stage foo: no stage is called foo (the stages: input, params, projections, view, transpose, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output; or their numbers, 1 to 15)" \
   trace --stage foo
 
+# --- the README stands alone, and its install step works -------------------------------------
+root="$here/../.."
+for doc in README.md share/attn/doc/torch-rng.md; do
+  check "$doc links nothing outside the repository" \
+    bash -c "test -f '$root/$doc' && ! grep -qE '\]\((\.\./|/|[a-z]+:)|<https?:|\.\./shared' '$root/$doc'"
+done
+for link in $(grep -oE '\]\([^)#][^)]*\)' "$root/README.md" | sed 's/^](//; s/)$//; s/#.*//'); do
+  check "README's link $link is a file of the repository" test -e "$root/$link"
+done
+check "README links the generator doc" grep -qF '](share/attn/doc/torch-rng.md)' "$root/README.md"
+check "README says how to install" grep -qE '^cmake --install build( |$)' "$root/README.md"
+check "README says how to install for one user" grep -qF 'cmake --install build --prefix ~/.local' "$root/README.md"
+build=$(dirname "$attn")  # the build directory holds attn
+if [ -f "$build/cmake_install.cmake" ]; then
+  cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1
+  check "cmake --install puts attn in PREFIX/bin" test -x "$work/prefix/bin/attn"
+  "$work/prefix/bin/attn" trace --heads 4 --mask causal >"$work/out" 2>"$work/err"
+  check "the installed attn runs the README's first command" grep -q "10 · softmax" "$work/out"
+  check "cmake --install puts the generator doc in PREFIX/share/attn/doc" \
+    cmp -s "$root/share/attn/doc/torch-rng.md" "$work/prefix/share/attn/doc/torch-rng.md"
+else
+  fail "cmake --install" "no cmake_install.cmake next to $attn"
+fi
+
 finish
