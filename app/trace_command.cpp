@@ -391,7 +391,7 @@ void setup_trace(CLI::App& app) {
         ->group(masks);
     cmd->add_option("--lengths", o->lengths, "padding: the valid key length of each batch item, e.g. 5,3")
         ->delimiter(',')
-        ->transform(whole_number())
+        ->transform(whole_number().name("whole numbers joined by commas, such as 5,3"))
         ->type_name("N,N,...")
         ->group(masks);
     cmd->add_option("--window", o->window, "window: query i may attend keys j with |i - j| <= W")

@@ -61,6 +61,8 @@ expect_error "not a whole number" 2 "attn: error: --seq 1.5: expected a whole nu
 expect_error "a whole number too large" 2 \
   "attn: error: --seq 99999999999999999999: expected a whole number from -9223372036854775808 to 9223372036854775807" \
   trace --seq 99999999999999999999
+expect_error "a list's value missing" 2 \
+  "attn: error: --lengths given without a value; expected whole numbers joined by commas, such as 5,3" trace --lengths
 expect_error "a list with a non-number" 2 "attn: error: --lengths x: expected a whole number" \
   trace --mask padding --lengths 1,x
 expect_error "a seed that is not a number" 2 \
