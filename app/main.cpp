@@ -3,10 +3,13 @@
 // Wiring only: parse the command line, run the chosen subcommand, turn errors
 // into `attn: error: ...` and the exit codes of CLI.md (2 usage, 1 otherwise).
 #include <iostream>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 
 #include "attn/error.hpp"
+#include "help_format.hpp"
+#include "messages.hpp"
 #include "trace_command.hpp"
 
 #ifndef ATTN_VERSION
@@ -19,21 +22,23 @@ int main(int argc, char** argv) {
                  "Every stage (input, projections, view, transpose, scores, scaling, mask, softmax,\n"
                  "weights·V, merge, concat, output) with PyTorch's numbers for the same seed.",
                  "attn"};
-    app.set_version_flag("--version", "attn " ATTN_VERSION);
+    app.formatter(std::make_shared<attn_app::help_formatter>());  // before the commands: they inherit it
+    app.set_help_flag("-h,--help", "print this help and exit");
+    app.set_version_flag("--version", "attn " ATTN_VERSION, "print attn's version and exit");
     app.require_subcommand(1);
-    app.footer("Example:\n  attn trace --heads 4 --mask causal\n"
-               "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n"
+    app.footer("Examples:\n  attn trace --heads 4 --mask causal\n"
+               "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n\n"
                "Run `attn trace --help` for every option.");
     attn_app::setup_trace(app);
+    for (CLI::App* command : app.get_subcommands({})) command->group("Commands");
 
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        // CLI11 prints help/version (exit 0) or the message; its own codes (100+)
-        // are replaced by the contract's 2 for every usage error.
+        // CLI11 prints help and version (exit 0); every other parse error is a usage
+        // error in attn's words (messages.hpp), exit 2 rather than CLI11's codes (100+).
         if (e.get_exit_code() == 0) return app.exit(e);
-        std::cerr << "attn: error: " << e.what() << "\n"
-                  << "Run `attn" << (app.get_subcommands().empty() ? "" : " trace") << " --help` for usage.\n";
+        std::cerr << "attn: error: " << attn_app::parse_error_message(e, app) << "\n";
         return 2;
     } catch (const attn::usage_error& e) {
         std::cerr << "attn: error: " << e.what() << "\n";

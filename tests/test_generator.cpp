@@ -2,7 +2,7 @@
 //
 // Expected values are float32 BIT PATTERNS printed by Debian's PyTorch 1.13
 // (`t.view(torch.int32)`), never this program's own output: section 8 of
-// shared/docs/torch-rng.md by hand below, and the broader sweep of
+// share/attn/doc/torch-rng.md by hand below, and the broader sweep of
 // tests/reference/generator_vectors.json (written by make_generator_vectors.py).
 // The comments give the `%.8g` values the spec's table shows.
 #include "attn/generator.hpp"

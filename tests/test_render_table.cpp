@@ -478,7 +478,7 @@ TEST_CASE("skipped stages between two shown ones get one line: 8-9 without a mas
     xt::xarray<float> v = {{{{0.5f, 0.25f}}}};
     const trace t = make_trace({make_stage("scaled", {{"scaled", bhqk, v}}), make_stage("softmax", {{"weights", bhqk, v}}),
                                 make_stage("context", {{"context", {"batch", "head", "seq", "head_dim"}, v}})});
-    const std::string no_mask = "\n\n── 8-9 · mask, masked ── skipped: no --mask or --mask-file, so every query may attend every key\n\n── 10 · softmax ──";
+    const std::string no_mask = "\n\n── 8-9 · mask, masked ── skipped: no --mask, --mask-file or --key-padding-mask, so every query may attend every key\n\n── 10 · softmax ──";
     const std::string no_dropout = "\n\n── 11 · dropout ── skipped: no --dropout, so the weights go on unchanged\n\n── 12 · context ──";
     SUBCASE("all shown") {
         const std::string text = render(t);

@@ -1,6 +1,6 @@
 // torch_generator: PyTorch 1.13's default CPU generator, bit for bit.
 //
-// Every rule below comes from ../shared/docs/torch-rng.md; the comments cite its
+// Every rule below comes from share/attn/doc/torch-rng.md; the comments cite its
 // section numbers. Two things matter for bit-exactness:
 //   * this file is compiled with -ffp-contract=off, so `a * b + c` rounds twice;
 //     wherever torch's AVX2 kernel uses one fused multiply-add (one rounding) we

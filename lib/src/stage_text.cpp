@@ -159,7 +159,7 @@ std::string stage_formula(const config& c, std::string_view name) {
 std::string stage_absence(const config& c, std::string_view name) {
     if (name == "mask" || name == "masked") {
         if (c.mask.any()) return {};
-        return "no --mask or --mask-file, so every query may attend every key";
+        return "no --mask, --mask-file or --key-padding-mask, so every query may attend every key";
     }
     if (name == "dropout") {
         if (c.dropout.applied()) return {};

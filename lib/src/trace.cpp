@@ -10,6 +10,21 @@ const stage_info* find_stage_info(std::string_view name) {
     return nullptr;
 }
 
+const stage_info* find_stage_info(int step) {
+    for (const auto& info : stage_table)
+        if (info.step == step) return &info;
+    return nullptr;
+}
+
+std::vector<const stage_info*> stages_holding(std::string_view tensor) {
+    std::vector<const stage_info*> found;
+    if (tensor.empty()) return found;
+    for (const auto& entry : stage_tensor_table)
+        for (std::string_view name : entry.tensors)
+            if (name == tensor) found.push_back(find_stage_info(entry.stage));
+    return found;
+}
+
 std::string stage_names_list() {
     std::string names;
     for (const auto& info : stage_table) {

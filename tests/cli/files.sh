@@ -235,7 +235,7 @@ awk '/--stage softmax --format torch` prints:/ {seen = 1; next} seen && /^```/ {
 check "README's --format torch block is real" diff "$work/readme-torch" "$work/actual-torch"
 expect_ok "--sci-mode on" trace --format torch --stage scaled --sci-mode on
 check "scientific notation" grep -q "e-0\|e+0" "$work/out"
-expect_error "a bad --sci-mode" 2 "attn: error: --sci-mode: maybe not in {auto,on,off}" trace --sci-mode maybe
+expect_error "a bad --sci-mode" 2 "attn: error: --sci-mode maybe: expected one of auto, on or off" trace --sci-mode maybe
 
 # --- dropout ---------------------------------------------------------------------------------------
 expect_ok "--dropout --train adds stage 11" trace --dropout 0.5 --train --format jsonl

@@ -84,6 +84,6 @@ expect_error "--mask-convention without a mask file" 2 \
   "attn: error: --mask-convention mha says how to read a mask file: give --mask-file or --key-padding-mask" \
   trace --mask-convention mha
 expect_error "--mask-convention takes keep, mha or additive" 2 \
-  "attn: error: --mask-convention: bogus not in {keep,mha,additive}" trace --mask-file "$work/triu4.npy" --mask-convention bogus
+  "attn: error: --mask-convention bogus: expected one of keep, mha or additive" trace --mask-file "$work/triu4.npy" --mask-convention bogus
 
 finish

@@ -164,14 +164,14 @@ expect_error "bad seed" 2 "attn: error: --seed x: expected a whole number (negat
   trace --seed x
 expect_error "bad fill" 2 "attn: error: --fill abc: expected -inf or a finite number such as -1e9" trace --fill abc
 expect_error "unknown stage" 2 \
-  "attn: error: --stage foo: unknown stage (valid: input, params, projections, view, transpose, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output)" \
+  "attn: error: --stage foo: no stage is called foo (the stages: input, params, projections, view, transpose, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output; or their numbers, 1 to 15)" \
   trace --stage foo
-expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs --mask or --mask-file)" \
+expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs --mask, --mask-file or --key-padding-mask)" \
   trace --stage mask
-expect_error "unknown format" 2 "attn: error: --format: xml not in {table,json,jsonl,npz,torch}" trace --format xml
-expect_error "not a number" 2 "attn: error: Could not convert: --heads = abc" trace --heads abc
-expect_error "unknown flag" 2 "attn: error: The following argument was not expected: --bogus" trace --bogus
-expect_error "no subcommand" 2 "attn: error: A subcommand is required" 
+expect_error "unknown format" 2 "attn: error: --format xml: expected one of table, json, jsonl, npz or torch" trace --format xml
+expect_error "not a number" 2 "attn: error: --heads abc: expected a whole number" trace --heads abc
+expect_error "unknown flag" 2 "attn: error: --bogus: attn trace has no such flag; see \`attn trace --help\`" trace --bogus
+expect_error "no subcommand" 2 "attn: error: no command given: try \`attn trace --heads 4 --mask causal\`, or \`attn --help\`"
 
 # --- sizes that would not fit: refused before allocating, exit 1 -------------------
 expect_error "sizes too large for memory" 1 \

@@ -97,7 +97,7 @@ check "keep is per head" grep -qx 'keep\[batch=0, head=1\]' "$work/out"
 
 # --- 6. stages a run has not, between two shown ones ------------------------------------------
 expect_ok "no mask, no dropout" trace --stage scaled,softmax,context
-check "8-9 skipped without a mask" grep -qx '── 8-9 · mask, masked ── skipped: no --mask or --mask-file, so every query may attend every key' "$work/out"
+check "8-9 skipped without a mask" grep -qx '── 8-9 · mask, masked ── skipped: no --mask, --mask-file or --key-padding-mask, so every query may attend every key' "$work/out"
 check "11 skipped without dropout" grep -qx '── 11 · dropout ── skipped: no --dropout, so the weights go on unchanged' "$work/out"
 expect_ok "dropout in eval mode" trace --dropout 0.5 --mask causal --stage softmax,context
 check "11 skipped: eval mode" grep -qx '── 11 · dropout ── skipped: eval mode (--dropout acts only with --train), so the weights go on unchanged' "$work/out"

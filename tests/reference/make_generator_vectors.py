@@ -5,7 +5,7 @@ Run with Debian's PyTorch 1.13 on an AVX2/AVX512 CPU (randn >= 16 and uniform_ d
 the no-AVX kernel), e.g. `/usr/bin/python3 make_generator_vectors.py`.
 The file is a JSON list of cases. Each case is {seed, calls, bits}: torch.manual_seed(seed), then the calls in order, and
 bits = the uint32 pattern of every float32 the calls produced, in order (for "linear":
-the weight row-major, then the bias). See shared/docs/torch-rng.md.
+the weight row-major, then the bias). See share/attn/doc/torch-rng.md.
 
 Call forms:
   {"op": "randn", "n": N}               torch.randn(N)

@@ -1,6 +1,6 @@
 #pragma once
 // A bit-exact copy of PyTorch's default CPU generator (torch 1.13, x86 AVX2
-// kernel), as ../shared/docs/torch-rng.md specifies: MT19937 seeded like
+// kernel), as share/attn/doc/torch-rng.md specifies: MT19937 seeded like
 // torch.manual_seed, and the fills torch.rand, torch.randn, uniform_ and
 // nn.Linear's default initialisation make from it.
 #include <cstddef>

@@ -41,8 +41,41 @@ inline constexpr std::array<stage_info, 15> stage_table{{
     {"output", 15, "the output projection", "out = concat·W_oᵀ + b_o"},
 }};
 
+/// The tensors a stage can hold, in the order it holds them (CLI.md's table): the
+/// other way round, which stage to ask for when a user names a tensor (--stage weights).
+/// A run may leave some out: x_kv without cross-attention, the biases without them.
+struct stage_tensors {
+    std::string_view stage;                    // a name in stage_table
+    std::array<std::string_view, 8> tensors;   // "" after the last
+};
+
+inline constexpr std::array<stage_tensors, 15> stage_tensor_table{{
+    {"input", {"x", "x_kv"}},
+    {"params", {"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"}},
+    {"projections", {"q", "k", "v"}},
+    {"view", {"q", "k", "v"}},
+    {"transpose", {"q", "k", "v"}},
+    {"scores", {"scores"}},
+    {"scaled", {"scaled"}},
+    {"mask", {"mask"}},
+    {"masked", {"masked"}},
+    {"softmax", {"weights"}},
+    {"dropout", {"weights", "keep"}},
+    {"context", {"context"}},
+    {"merge", {"context"}},
+    {"concat", {"concat"}},
+    {"output", {"out"}},
+}};
+
 /// The entry of stage_table called `name`, or nullptr.
 const stage_info* find_stage_info(std::string_view name);
+
+/// The entry of stage_table numbered `step` (1 input .. 15 output), or nullptr.
+const stage_info* find_stage_info(int step);
+
+/// The stages that can hold a tensor called `tensor`, in stage order
+/// ("weights": softmax and dropout); empty when no stage has such a tensor.
+std::vector<const stage_info*> stages_holding(std::string_view tensor);
 
 /// The valid stage names in order, joined with ", " (for error messages).
 std::string stage_names_list();

@@ -1,0 +1,384 @@
+// attn's own words for command-line mistakes: CLI11's parse errors translated,
+// and the value checks whose refusals already read as attn's.
+//
+// What went wrong is read from the state CLI11 leaves behind (the values each
+// option got, the arguments it could not place); CLI11's text is read for one
+// thing only: which option it is about (it names it with get_name()).
+#include "messages.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace attn_app {
+namespace {
+
+// --- value checks --------------------------------------------------------------
+
+/// A check named by what it expects. `check` returns "" for a good value (which it
+/// may rewrite for CLI11), else why not; the refusal reads "VALUE: <why>".
+CLI::Validator expecting(const std::string& expected, std::function<std::string(std::string&)> check) {
+    return CLI::Validator(
+        [check = std::move(check)](std::string& value) {
+            const std::string why = check(value);
+            return why.empty() ? why : value + ": " + why;
+        },
+        "",  // no description: --help shows the option's type name alone
+        expected);
+}
+
+/// A decimal whole number as typed: '-'? digits.
+struct whole {
+    bool negative = false;
+    std::uint64_t magnitude = 0;
+    bool too_large = false;  // more than 2^64-1 in magnitude
+};
+
+std::optional<whole> read_whole(const std::string& text) {
+    whole w;
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    if (first != last && *first == '-') {
+        w.negative = true;
+        ++first;
+    }
+    if (first == last || !std::all_of(first, last, [](char ch) { return ch >= '0' && ch <= '9'; }))
+        return std::nullopt;
+    w.too_large = std::from_chars(first, last, w.magnitude).ec == std::errc::result_out_of_range;
+    return w;
+}
+
+constexpr std::uint64_t int64_max = std::numeric_limits<std::int64_t>::max();
+
+/// `w` as an int64, if it is one.
+std::optional<std::int64_t> as_int64(const whole& w) {
+    if (w.too_large || w.magnitude > int64_max + std::uint64_t(w.negative)) return std::nullopt;
+    return w.negative ? static_cast<std::int64_t>(0 - w.magnitude) : static_cast<std::int64_t>(w.magnitude);
+}
+
+/// "a, b, c or d".
+std::string or_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+    return out;
+}
+
+// --- reading what CLI11 left behind ------------------------------------------------
+
+/// The command CLI11 was in when it stopped: the subcommand given, else attn itself.
+CLI::App& parsed_command(CLI::App& app) {
+    const std::vector<CLI::App*> given = app.get_subcommands();
+    return given.empty() ? app : *given.front();
+}
+
+/// "attn trace", "attn".
+std::string command_name(const CLI::App& cmd) {
+    return cmd.get_parent() != nullptr ? cmd.get_parent()->get_name() + " " + cmd.get_name() : cmd.get_name();
+}
+
+/// The option of `cmd` that CLI11's message `what` is about: the one whose name comes
+/// first in it as a whole word ("--heads: ...", "Could not convert: --heads = abc").
+CLI::Option* option_named_in(CLI::App& cmd, const std::string& what) {
+    CLI::Option* found = nullptr;
+    std::size_t found_at = std::string::npos;
+    for (CLI::Option* opt : cmd.get_options()) {
+        const std::string name = opt->get_name();
+        if (name.empty()) continue;
+        for (std::size_t at = what.find(name); at != std::string::npos; at = what.find(name, at + 1)) {
+            const std::size_t end = at + name.size();
+            const bool word = (at == 0 || what[at - 1] == ' ') &&
+                              (end == what.size() || what[end] == ':' || what[end] == ' ' || what[end] == '=');
+            if (word && at < found_at) {
+                found = opt;
+                found_at = at;
+            }
+            if (word) break;
+        }
+    }
+    return found;
+}
+
+/// What `opt` takes, in words: the name of its first attn check ("a whole number"),
+/// else its form in --help ("--mask KINDS").
+std::string expected_of(CLI::Option& opt) {
+    try {
+        const std::string& name = opt.get_validator(0)->get_name();
+        if (!name.empty()) return name;
+    } catch (const CLI::OptionNotFound&) {  // no validator
+    }
+    const std::string type = opt.get_type_name();
+    return type.empty() ? "a value" : opt.get_name() + " " + type;
+}
+
+/// "json, then table"; "json, table, then torch".
+std::string then_list(const std::vector<std::string>& values) {
+    std::string out;
+    for (std::size_t i = 0; i < values.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == values.size() ? ", then " : ", ") + values[i];
+    return out;
+}
+
+/// `text` as the shell reads it back: quoted when it holds anything but plain characters.
+std::string shell_word(const std::string& text) {
+    const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) != 0 || std::string_view("-_.,/+=:@%").find(ch) !=
+                                                                        std::string_view::npos;
+    });
+    if (plain) return text;
+    std::string out = "'";
+    for (char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
+/// Levenshtein distance, for "did you mean".
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+/// The candidate `word` is most likely a slip for: within two edits (and fewer than
+/// half its letters), or the only one it begins; "" when none is.
+std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
+    std::string best;
+    std::size_t best_distance = std::min<std::size_t>(3, (word.size() + 1) / 2);
+    for (const std::string& c : candidates) {
+        const std::size_t d = edit_distance(word, c);
+        if (d < best_distance) {
+            best = c;
+            best_distance = d;
+        }
+    }
+    if (!best.empty() || word.size() < 3) return best;
+    for (const std::string& c : candidates)
+        if (c.compare(0, word.size(), word) == 0) {
+            if (!best.empty()) return "";  // more than one: no guess
+            best = c;
+        }
+    return best;
+}
+
+/// An option whose value is another option's name (`--heads --seq 4`: CLI11 gave
+/// --heads the value "--seq"): the option and that name.
+std::pair<CLI::Option*, std::string> flag_taken_as_value(CLI::App& cmd) {
+    for (CLI::Option* opt : cmd.get_options())
+        for (const std::string& value : opt->results())
+            if (value.size() > 1 && value[0] == '-' && cmd.get_option_no_throw(value.substr(0, value.find('='))) != nullptr)
+                return {opt, value};
+    return {nullptr, ""};
+}
+
+bool looks_like_a_flag(const std::string& arg) {
+    return arg.size() > 1 && arg[0] == '-' && !(std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.');
+}
+
+// --- the messages ---------------------------------------------------------------------
+
+/// attn without a command: none at all, a flag that belongs after one, or a word
+/// that is no command.
+std::string no_command(CLI::App& app) {
+    const std::vector<std::string> rest = app.remaining();
+    const std::string example = "try `attn trace --heads 4 --mask causal`, or `attn --help`";
+    if (rest.empty()) return "no command given: " + example;
+    std::vector<std::string> commands;
+    for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+    const std::string& first = rest.front();
+    if (looks_like_a_flag(first)) {
+        const std::string flag = first.substr(0, first.find('='));
+        for (CLI::App* sub : app.get_subcommands({}))
+            if (sub->get_option_no_throw(flag) != nullptr) {
+                std::string line = "attn " + sub->get_name();
+                for (const std::string& arg : rest) line += " " + shell_word(arg);
+                return "no command given (" + flag + " is a flag of " + sub->get_name() + "): try `" + line + "`";
+            }
+        return flag + ": attn has no such flag; " + example;
+    }
+    const std::string guess = closest(first, commands);
+    if (!guess.empty()) return first + ": no command is called " + first + "; did you mean " + guess + "?";
+    return first + ": no command is called " + first + " (the commands: " + or_list(commands) +
+           "); see `attn --help`";
+}
+
+/// Arguments CLI11 could not place: an unknown flag, or a word where none belongs.
+std::string unexpected(CLI::App& cmd) {
+    const std::vector<std::string> rest = cmd.remaining();
+    const std::string name = command_name(cmd);
+    if (rest.empty()) return "unexpected arguments; see `" + name + " --help`";
+    const std::string& first = rest.front();
+    if (looks_like_a_flag(first)) {
+        const std::string flag = first.substr(0, first.find('='));
+        std::vector<std::string> flags;
+        for (const CLI::Option* opt : cmd.get_options())
+            for (const std::string& lname : opt->get_lnames()) flags.push_back("--" + lname);
+        const std::string guess = closest(flag, flags);
+        if (!guess.empty()) return flag + ": " + name + " has no such flag; did you mean " + guess + "?";
+        return flag + ": " + name + " has no such flag; see `" + name + " --help`";
+    }
+    return "unexpected argument " + shell_word(first) + ": " + name +
+           " takes only flags, each with at most one value (a list is one value, joined by commas)";
+}
+
+/// The option got no value: it ended the command line, or an empty one (--heads=).
+std::string without_value(CLI::Option& opt) {
+    return opt.get_name() + " given without a value; expected " + expected_of(opt);
+}
+
+/// A one-value option given more than once.
+std::string given_again(const CLI::Option& opt) {
+    const std::vector<std::string>& values = opt.results();
+    const std::string times = values.size() == 2 ? "twice" : std::to_string(values.size()) + " times";
+    return opt.get_name() + " given " + times + " (" + then_list(values) + "); give it once";
+}
+
+bool has_empty_value(const CLI::Option& opt) {
+    const auto& values = opt.results();
+    return values.empty() || std::any_of(values.begin(), values.end(), [](const std::string& v) { return v.empty(); });
+}
+
+}  // namespace
+
+// --- value checks ----------------------------------------------------------------------
+
+CLI::Validator whole_number() {
+    return expecting("a whole number", [](std::string& value) -> std::string {
+        const std::optional<whole> w = read_whole(value);
+        if (!w) return "expected a whole number";
+        const std::optional<std::int64_t> n = as_int64(*w);
+        if (!n) return "expected a whole number from " + std::to_string(std::numeric_limits<std::int64_t>::min()) +
+                       " to " + std::to_string(std::numeric_limits<std::int64_t>::max());
+        value = std::to_string(*n);
+        return "";
+    });
+}
+
+CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) {
+    const std::string expected = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+    return expecting(expected, [lo, hi, expected](std::string& value) -> std::string {
+        const std::optional<whole> w = read_whole(value);
+        const std::optional<std::int64_t> n = w ? as_int64(*w) : std::nullopt;
+        if (!n || *n < lo || *n > hi) return "expected " + expected;
+        value = std::to_string(*n);
+        return "";
+    });
+}
+
+CLI::Validator seed_number() {
+    const std::string expected = "a whole number (negative ones wrap as in torch.manual_seed)";
+    return expecting(expected, [expected](std::string& value) -> std::string {
+        const std::optional<whole> w = read_whole(value);
+        if (!w) return "expected " + expected;
+        if (w->too_large || (w->negative && w->magnitude > int64_max + 1))
+            return "expected a whole number from -9223372036854775808 to 18446744073709551615";
+        value = std::to_string(w->negative ? 0 - w->magnitude : w->magnitude);  // mod 2^64
+        return "";
+    });
+}
+
+CLI::Validator number() {
+    return expecting("a number", [](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double x = value.empty() || std::isspace(static_cast<unsigned char>(value[0])) != 0
+                             ? std::nan("")
+                             : std::strtod(value.c_str(), &end);
+        if (end != value.c_str() + value.size() || !std::isfinite(x)) return "expected a number";
+        return "";
+    });
+}
+
+CLI::Validator one_of(std::vector<std::string> choices) {
+    const std::string expected = "one of " + or_list(choices);
+    return expecting(expected, [choices = std::move(choices), expected](std::string& value) -> std::string {
+        return std::find(choices.begin(), choices.end(), value) != choices.end() ? "" : "expected " + expected;
+    });
+}
+
+CLI::Validator byte_size() {
+    const std::string expected = "a size such as 4GiB, 512MiB or 1000000 (bytes)";
+    return expecting(expected, [expected](std::string& value) -> std::string {
+        const std::string text = CLI::detail::trim_copy(value);
+        const std::size_t digits = text.find_first_not_of("0123456789");
+        std::string unit = CLI::detail::to_lower(CLI::detail::trim_copy(text.substr(std::min(digits, text.size()))));
+        if (digits == 0 || text.empty()) return "expected " + expected;
+        static const std::string prefixes = "kmgtpe";
+        int power = 0;
+        if (!unit.empty() && unit != "b") {
+            const std::size_t p = prefixes.find(unit[0]);
+            const std::string rest = unit.substr(1);
+            if (p == std::string::npos || !(rest.empty() || rest == "b" || rest == "i" || rest == "ib"))
+                return "expected " + expected;
+            power = static_cast<int>(p) + 1;
+        }
+        std::uint64_t bytes = 0;
+        bool too_large = std::from_chars(text.data(), text.data() + digits, bytes).ec != std::errc();
+        for (int i = 0; i < power && !too_large; ++i) {
+            too_large = bytes > std::numeric_limits<std::uint64_t>::max() / 1024;
+            bytes *= 1024;
+        }
+        if (too_large) return "expected a size below 16EiB";
+        value = std::to_string(bytes);
+        return "";
+    });
+}
+
+// --- CLI11's errors in attn's words -----------------------------------------------------------
+
+std::string parse_error_message(const CLI::ParseError& e, CLI::App& app) {
+    CLI::App& cmd = parsed_command(app);
+    const std::string what = e.what();
+
+    // `--heads --seq 4`: whatever CLI11 tripped on next, the cause is the missing value.
+    const auto [took_flag, flag] = flag_taken_as_value(cmd);
+    if (took_flag != nullptr)
+        return took_flag->get_name() + " given without a value before " + flag + "; expected " +
+               expected_of(*took_flag);
+
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && &cmd == &app &&
+        app.get_require_subcommand_min() > 0)
+        return no_command(app);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) return unexpected(cmd);
+
+    CLI::Option* opt = option_named_in(cmd, what);
+    if (opt == nullptr) return what;  // nothing attn knows better (CLI11 changed?)
+
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+        if (opt->get_items_expected_max() > 0 && opt->results().size() > std::size_t(opt->get_items_expected_max()) &&
+            !has_empty_value(*opt))
+            return given_again(*opt);
+        if (opt->get_expected_max() == 0) return opt->get_name() + " takes no value";  // a flag
+        return without_value(*opt);
+    }
+    if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) {
+        if (has_empty_value(*opt)) return without_value(*opt);
+        const std::string prefix = opt->get_name() + ": ";  // CLI11: "NAME: " + the check's own words
+        return opt->get_name() + " " + (what.compare(0, prefix.size(), prefix) == 0 ? what.substr(prefix.size()) : what);
+    }
+    if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr) {
+        if (opt->get_expected_max() == 0)  // a flag given a value it cannot read: --train=maybe
+            return opt->get_name() + " takes no value (got " + then_list(opt->results()) + ")";
+        if (has_empty_value(*opt)) return without_value(*opt);
+        std::string values;
+        for (const std::string& v : opt->results()) values += (values.empty() ? "" : ",") + v;
+        return opt->get_name() + " " + shell_word(values) + ": expected " + expected_of(*opt);
+    }
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) return opt->get_name() + " is required";
+    return what;
+}
+
+}  // namespace attn_app

@@ -1,0 +1,46 @@
+#pragma once
+// attn's own words for what goes wrong on the command line. CLI11 finds the
+// mistakes; these turn each into one line that names the flag, what it got and
+// what it expects (CLI.md, "Errors and exit codes"), never CLI11's own text:
+//   attn: error: --format given twice (json, then table); give it once
+//   attn: error: --heads abc: expected a whole number
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace attn_app {
+
+/// The message, without "attn: error: ", for a CLI11 parse error (not help or
+/// version) that `app.parse` threw. Reads what CLI11 left in `app` (the values
+/// given, the arguments it could not place) to say what went wrong.
+std::string parse_error_message(const CLI::ParseError& e, CLI::App& app);
+
+// Value checks in attn's words, for `option->transform(...)`. Each is named after
+// what it expects ("a whole number"), and a value it refuses is reported as
+// "--flag VALUE: expected ...". Use them rather than CLI::IsMember, CLI::Range or
+// CLI::AsSizeValue, whose messages and help decorations are CLI11's. The number
+// checks also hand CLI11 plain decimal text (CLI11 alone reads 010 as octal 8).
+
+/// A whole number in int64 (decimal, optional '-').
+CLI::Validator whole_number();
+
+/// A whole number from `lo` to `hi`.
+CLI::Validator whole_number(std::int64_t lo, std::int64_t hi);
+
+/// A seed for torch.manual_seed into a std::uint64_t: -2^63 .. 2^64-1, negative ones
+/// wrapping mod 2^64 as torch.manual_seed does.
+CLI::Validator seed_number();
+
+/// A finite number (double).
+CLI::Validator number();
+
+/// One of `choices`, exactly.
+CLI::Validator one_of(std::vector<std::string> choices);
+
+/// A size in bytes: a whole number with an optional unit, b, k, kb, ki, kib, m, ..., e
+/// (any case; all of them powers of 1024), replaced by the number of bytes.
+CLI::Validator byte_size();
+
+}  // namespace attn_app

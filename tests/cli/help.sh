@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Command-line tests for attn's own voice: help text, usage-error messages (never
+# CLI11's own words), --stage by name, number and tensor, and the README's install
+# step. Usage: help.sh path/to/attn
+# Needs jq. Prints one line per check and "N passed, N failed".
+set -u
+attn=${1:?usage: help.sh path/to/attn}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
+
+# --- --help: one style of defaults, no CLI11 decorations, at most 100 columns ---------------
+# widest FILE: the longest line's length in characters (UTF-8: "·" is one).
+widest() { (LC_ALL=C.UTF-8; w=0; while IFS= read -r line; do [ ${#line} -gt $w ] && w=${#line}; done <"$1"; echo $w); }
+for args in "--help" "trace --help"; do
+  run $args
+  cp "$work/out" "$work/help"
+  check "attn $args fits in 100 columns (widest: $(widest "$work/help"))" test "$(widest "$work/help")" -le 100
+  check "attn $args: no CLI11 default display (TYPE=value)" bash -c "! grep -qE '^  -[-a-z,]+ [A-Z.,]+=' '$work/help'"
+  check "attn $args: no doubled ellipsis or CLI11 type decorations" \
+    bash -c "! grep -qE '\.\.\. \.\.\.|:\{|\[0 - |SIZE \[b|:INT|:UINT|:FLOAT| INT | UINT | FLOAT ' '$work/help'"
+  check "attn $args: defaults only as (default: X)" bash -c "! grep -qE '\(default [^:]|\[default' '$work/help'"
+  check "attn $args: one blank line between parts" bash -c "! awk 'prev == \"\" && \$0 == \"\" && NR > 1 {bad = 1} {prev = \$0} END {exit !bad}' '$work/help'"
+done
+run trace --help
+check "trace help: a default from default_val" grep -qE '^  --heads N +H, attention heads; dk = D / H must be whole \(default: 2\)$' "$work/out"
+check "trace help: a default that depends on another flag" \
+  grep -qE '^  --d-in N +Din, query-side input width \(default: --d-model\)$' "$work/out"
+check "trace help: a list's form, once" grep -qE '^  --lengths N,N,\.\.\. +padding' "$work/out"
+check "trace help: the stages by number" grep -qE '^ +1 input +4 view +7 scaled +10 softmax +13 merge$' "$work/out"
+check "trace help: every default in the same words" test "$(grep -c '(default: ' "$work/out")" -ge 15
+run --help
+check "attn help: commands, not subcommands" grep -qx 'Usage: attn \[OPTIONS\] COMMAND' "$work/out"
+
+# --- usage errors in attn's words: the flag, what it got, what it expects ---------------
+expect_error "no command" 2 "attn: error: no command given: try \`attn trace --heads 4 --mask causal\`, or \`attn --help\`"
+expect_error "an unknown command" 2 "attn: error: foo: no command is called foo (the commands: trace); see \`attn --help\`" foo
+expect_error "a misspelt command" 2 "attn: error: tarce: no command is called tarce; did you mean trace?" tarce --heads 4
+expect_error "trace's flags before the command" 2 \
+  "attn: error: no command given (--heads is a flag of trace): try \`attn trace --heads 4 --mask causal\`" --heads 4 --mask causal
+expect_error "an unknown flag before the command" 2 \
+  "attn: error: --bogus: attn has no such flag; try \`attn trace --heads 4 --mask causal\`, or \`attn --help\`" --bogus
+expect_error "a flag given twice" 2 "attn: error: --format given twice (json, then table); give it once" \
+  trace --format json --format table
+expect_error "a flag given three times" 2 "attn: error: --heads given 3 times (1, 2, then 4); give it once" \
+  trace --heads 1 --heads 2 --heads 4
+expect_error "an unknown flag" 2 "attn: error: --bogus: attn trace has no such flag; see \`attn trace --help\`" trace --bogus
+expect_error "a misspelt flag" 2 "attn: error: --head: attn trace has no such flag; did you mean --heads?" trace --head 4
+expect_error "a misspelt flag with =" 2 "attn: error: --dmodel: attn trace has no such flag; did you mean --d-model?" \
+  trace --dmodel=16
+expect_error "a value missing at the end" 2 "attn: error: --heads given without a value; expected a whole number" \
+  trace --heads
+expect_error "an empty value" 2 "attn: error: --heads given without a value; expected a whole number" trace --heads=
+expect_error "a value missing before the next flag" 2 \
+  "attn: error: --heads given without a value before --seq; expected a whole number" trace --heads --seq 4
+expect_error "a file flag's value missing before the next flag" 2 \
+  "attn: error: --out given without a value before --format; expected --out FILE" trace --out --format json
+expect_error "a missing value names the choices" 2 \
+  "attn: error: --format given without a value; expected one of table, json, jsonl, npz or torch" trace --format
+expect_error "not a number" 2 "attn: error: --heads abc: expected a whole number" trace --heads abc
+expect_error "not a whole number" 2 "attn: error: --seq 1.5: expected a whole number" trace --seq 1.5
+expect_error "a whole number too large" 2 \
+  "attn: error: --seq 99999999999999999999: expected a whole number from -9223372036854775808 to 9223372036854775807" \
+  trace --seq 99999999999999999999
+expect_error "a list's value missing" 2 \
+  "attn: error: --lengths given without a value; expected whole numbers joined by commas, such as 5,3" trace --lengths
+expect_error "a list with a non-number" 2 "attn: error: --lengths x: expected a whole number" \
+  trace --mask padding --lengths 1,x
+expect_error "a seed that is not a number" 2 \
+  "attn: error: --dropout-seed x: expected a whole number (negative ones wrap as in torch.manual_seed)" \
+  trace --dropout-seed x
+expect_error "a probability that is not a number" 2 "attn: error: --mask-keep x: expected a number" \
+  trace --mask random --mask-keep x
+expect_error "--precision not a number" 2 "attn: error: --precision abc: expected a whole number from 0 to 12" \
+  trace --precision abc
+expect_error "--precision out of range" 2 "attn: error: --precision 20: expected a whole number from 0 to 12" \
+  trace --precision 20
+expect_error "--format not one of the formats" 2 \
+  "attn: error: --format xml: expected one of table, json, jsonl, npz or torch" trace --format xml
+expect_error "--color not one of its choices" 2 "attn: error: --color red: expected one of auto, always or never" \
+  trace --color red
+expect_error "--max-memory not a size" 2 \
+  "attn: error: --max-memory lots: expected a size such as 4GiB, 512MiB or 1000000 (bytes)" trace --max-memory lots
+expect_error "a flag given a value" 2 "attn: error: --train takes no value (got maybe)" trace --train=maybe
+expect_error "an argument that is no flag" 2 \
+  "attn: error: unexpected argument extra: attn trace takes only flags, each with at most one value (a list is one value, joined by commas)" \
+  trace extra
+expect_error "a second value" 2 \
+  "attn: error: unexpected argument scores: attn trace takes only flags, each with at most one value (a list is one value, joined by commas)" \
+  trace --stage softmax scores
+expect_ok "whole numbers are decimal (010 is 10, not octal 8)" trace --heads 010 --d-model 20 --format json --stage input
+check "--heads 010 is 10 heads" test "$(jq .config.heads "$work/out")" = 10
+expect_ok "--max-memory takes units" trace --max-memory 1GiB --stage input
+
+# Every usage error is one line, attn's own: none of CLI11's phrases, exit 2.
+while IFS= read -r line; do
+  eval "set -- $line"
+  run "$@"
+  if [ "$rc" -ne 2 ]; then fail "one line, attn's words: attn $line" "exit $rc"
+  elif [ "$(wc -l <"$work/err")" -ne 1 ]; then fail "one line, attn's words: attn $line" "$(cat "$work/err")"
+  elif ! grep -q '^attn: error: ' "$work/err"; then fail "one line, attn's words: attn $line" "$(cat "$work/err")"
+  elif grep -qiE 'not expected|could not convert|required but received|not in range|not in \{|subcommand|is required|unit not recognized|should be true|Run `attn' "$work/err"; then
+    fail "one line, attn's words: attn $line" "$(cat "$work/err")"
+  else ok "one line, attn's words: attn $line"; fi
+done <<'LIST'
+trace --window x
+trace --window
+trace --mask
+trace --input
+trace --dropout x
+trace --mask-seed x
+trace --mask-seed 1 --mask-seed 2
+trace --full=maybe
+trace --seed
+trace --sci-mode
+trace --max-memory 99999999EiB
+trace --kv-seq 1e3
+trace --batch 0x10
+trace -x
+trace --heads 4 5
+trace --heads 4 -5
+trace trace
+--heads
+LIST
+
+# --- --stage takes numbers, ranges, and tells a tensor name where it lives ------------
+expect_ok "--stage by number" trace --format json --stage 10
+check "--stage 10 is softmax" test "$(jq -c '.stages | keys_unsorted' "$work/out")" = '["softmax"]'
+expect_ok "--stage numbers and names mixed" trace --format json --stage 7,6,softmax
+check "--stage 7,6,softmax keeps stage order" test "$(jq -c '.stages | keys_unsorted' "$work/out")" = \
+  '["scores","scaled","softmax"]'
+expect_ok "--stage a range" trace --format json --mask causal --stage 6-10
+check "--stage 6-10 with a mask" test "$(jq -c '.stages | keys_unsorted' "$work/out")" = \
+  '["scores","scaled","mask","masked","softmax"]'
+expect_ok "--stage a range over absent stages" trace --format json --stage 6-10
+check "--stage 6-10 without a mask takes the stages this run has" \
+  test "$(jq -c '.stages | keys_unsorted' "$work/out")" = '["scores","scaled","softmax"]'
+expect_error "--stage a tensor name" 2 \
+  "attn: error: --stage weights: no stage is called weights; the tensor weights is in stage softmax (10) and dropout (11): --stage softmax" \
+  trace --stage weights
+expect_error "--stage a tensor of three stages" 2 \
+  "attn: error: --stage q: no stage is called q; the tensor q is in stage projections (3), view (4) and transpose (5): --stage projections" \
+  trace --stage q
+expect_error "--stage a tensor of a stage absent from this run" 2 \
+  "attn: error: --stage keep: no stage is called keep; the tensor keep is in stage dropout (11), which this run does not have (it needs --dropout P with P > 0 and --train)" \
+  trace --stage keep
+expect_error "--stage a number absent from this run" 2 \
+  "attn: error: --stage 8: this run has no mask stage (it needs --mask, --mask-file or --key-padding-mask)" trace --stage 8
+expect_error "--stage a number absent with --no-out-proj" 2 \
+  "attn: error: --stage 15: this run has no output stage (it is off with --no-out-proj)" trace --no-out-proj --stage 15
+expect_error "--stage a number no stage has" 2 \
+  "attn: error: --stage 16: there is no stage 16 (the stages are numbered 1 to 15)" trace --stage 16
+expect_error "--stage a range downwards" 2 "attn: error: --stage 10-6: a range goes up, as in 6-10" trace --stage 10-6
+expect_error "--stage a range of absent stages" 2 \
+  "attn: error: --stage 8-9: this run has none of these stages (mask: it needs --mask, --mask-file or --key-padding-mask)" trace --stage 8-9
+expect_error "--stage an unknown name" 2 \
+  "attn: error: --stage foo: no stage is called foo (the stages: input, params, projections, view, transpose, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output; or their numbers, 1 to 15)" \
+  trace --stage foo
+
+# --- the README stands alone, and its install step works -------------------------------------
+root="$here/../.."
+for doc in README.md share/attn/doc/torch-rng.md; do
+  check "$doc links nothing outside the repository" \
+    bash -c "test -f '$root/$doc' && ! grep -qE '\]\((\.\./|/|[a-z]+:)|<https?:|\.\./shared' '$root/$doc'"
+done
+for link in $(grep -oE '\]\([^)#][^)]*\)' "$root/README.md" | sed 's/^](//; s/)$//; s/#.*//'); do
+  check "README's link $link is a file of the repository" test -e "$root/$link"
+done
+check "README links the generator doc" grep -qF '](share/attn/doc/torch-rng.md)' "$root/README.md"
+check "README says how to install" grep -qE '^cmake --install build( |$)' "$root/README.md"
+check "README says how to install for one user" grep -qF 'cmake --install build --prefix ~/.local' "$root/README.md"
+build=$(dirname "$attn")  # the build directory holds attn
+if [ -f "$build/cmake_install.cmake" ]; then
+  cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1
+  check "cmake --install puts attn in PREFIX/bin" test -x "$work/prefix/bin/attn"
+  "$work/prefix/bin/attn" trace --heads 4 --mask causal >"$work/out" 2>"$work/err"
+  check "the installed attn runs the README's first command" grep -q "10 · softmax" "$work/out"
+  check "cmake --install puts the generator doc in PREFIX/share/attn/doc" \
+    cmp -s "$root/share/attn/doc/torch-rng.md" "$work/prefix/share/attn/doc/torch-rng.md"
+else
+  fail "cmake --install" "no cmake_install.cmake next to $attn"
+fi
+
+finish
