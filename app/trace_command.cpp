@@ -436,9 +436,9 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--k", f.k, "K [B,Sk,D]")->type_name("FILE")->group(files);
     cmd->add_option("--v", f.v, "V [B,Sk,D]")->type_name("FILE")->group(files);
     cmd->add_option("--from", o->from,
-                    "replay a dump of attn trace (--format npz or json): its config, and its\n"
-                    "input, params, projections (when the run started there) and mask (when\n"
-                    "it came from a file); what it lacks is drawn as the run drew it. Flags\n"
+                    "replay a dump of attn trace (--format npz or json): its config, and its "
+                    "input, params, projections (when the run started there) and mask (when "
+                    "it came from a file); what it lacks is drawn as the run drew it. Flags "
                     "given too override it; one that contradicts its tensors is an error")
         ->type_name("DUMP")
         ->group(files);
