@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "attn/error.hpp"
+#include "attn/compute/error.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "trace_command.hpp"

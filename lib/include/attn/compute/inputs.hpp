@@ -1,0 +1,59 @@
+#pragma once
+// The numbers attention starts from: the token embeddings and the weights, or
+// the projections themselves; each either given (read from a file) or drawn.
+#include <optional>
+
+#include <xtensor/xarray.hpp>
+
+#include "attn/compute/config.hpp"
+#include "attn/compute/warning.hpp"
+
+namespace attn {
+
+using optional_tensor = std::optional<xt::xarray<float>>;
+
+/// Weights in PyTorch's nn.Linear layout [out, in]; y = x·Wᵀ + b.
+/// The biases are absent with --no-qkv-bias, w_o and b_o with --no-out-proj;
+/// w_q, w_k, w_v are empty when the run starts at the projections.
+struct parameters {
+    xt::xarray<float> w_q;  // [D,Din]
+    xt::xarray<float> w_k;  // [D,Dkv]
+    xt::xarray<float> w_v;  // [D,Dkv]
+    optional_tensor b_q, b_k, b_v;  // [D] each
+    optional_tensor w_o;    // [D,D]
+    optional_tensor b_o;    // [D]
+};
+
+/// Q, K and V before the heads are split (--q --k --v).
+struct projections {
+    xt::xarray<float> q;  // [B,Sq,D]
+    xt::xarray<float> k;  // [B,Sk,D]
+    xt::xarray<float> v;  // [B,Sk,D]
+};
+
+struct inputs {
+    xt::xarray<float> x;    // [B,Sq,Din]; empty when the run starts at the projections
+    optional_tensor x_kv;   // [B,Sk,Dkv]; absent for self-attention (keys and values come from x)
+    parameters params;
+    std::optional<projections> qkv;        // given Q, K, V: stages 1-2 are skipped (config::from_projections)
+    std::optional<xt::xarray<bool>> mask;  // [B,1,Sq,Sk] from --mask-file (config::mask.from_file)
+    attn::warning_list warnings;               // about the given tensors (NaN in a file); they open the trace's
+};
+
+/// What the user supplied; everything else is drawn.
+struct given_inputs {
+    optional_tensor x, x_kv;
+    std::optional<parameters> params;  // all the weights the config needs, or none
+    std::optional<projections> qkv;
+    std::optional<xt::xarray<bool>> mask;
+};
+
+/// Completes `given` by drawing what is missing exactly as PyTorch would (CLI.md):
+///   torch.manual_seed(seed)
+///   nn.Linear(Din,D) for q, nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output
+///   x = torch.randn(B,Sq,Din); for cross-attention only, x_kv = torch.randn(B,Sk,Dkv)
+/// A given tensor draws nothing; the rest keep this order. With given Q, K, V
+/// only the output layer is drawn (when there are no given params).
+inputs draw_inputs(const config& c, given_inputs given = {});
+
+}  // namespace attn

@@ -1,0 +1,77 @@
+#pragma once
+// Tensors the user brings: --input, --kv-input, --params, --q --k --v and
+// --mask-file. Their shapes fill in the sizes no flag gave; a flag that
+// disagrees with a file is an error naming both.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/compute/config.hpp"
+#include "attn/compute/inputs.hpp"
+#include "attn/io/tensor_file.hpp"
+
+namespace attn {
+
+/// The file given to each flag; empty = not given.
+struct input_paths {
+    std::string input;     // --input: x [B,Sq,Din]
+    std::string kv_input;  // --kv-input: x_kv [B,Sk,Dkv] (cross-attention)
+    std::string params;    // --params: .json object or .npz of w_q b_q w_k b_k w_v b_v w_o b_o
+    std::string q, k, v;   // --q --k --v: [B,Sq,D], [B,Sk,D], [B,Sk,D]
+    std::string mask;      // --mask-file: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk], read as config::mask.file_convention
+    std::string key_padding_mask;  // --key-padding-mask: [B,Sk], read as config::mask.key_padding_convention
+};
+
+/// The size flags as typed; absent = not given (a default or a file decides).
+struct size_flags {
+    std::optional<std::int64_t> batch, seq, kv_seq, d_model, d_in, d_kv_in;
+};
+
+struct loaded_inputs {
+    config cfg;                         // sizes resolved, validated
+    given_inputs given;                 // pass to draw_inputs
+    attn::warning_list warnings;            // e.g. NaN or inf inside a file
+};
+
+/// Reads every file in `paths`, resolves the sizes (flag, else file, else
+/// CLI.md's default; D defaults to Din when a file gives Din) and validates.
+/// `base` carries every non-size setting. Throws attn::error naming the file
+/// for an unreadable or malformed file, usage_error naming the flags for
+/// contradictions (a flag against a file, --q without --k, ...).
+loaded_inputs load_inputs(config base, const size_flags& sizes, const input_paths& paths);
+
+/// One tensor already read, with the words that name it in messages:
+/// "--input x.npy", "--from t.npz input.x".
+struct named_tensor {
+    std::string what;
+    loaded_tensor tensor;
+};
+
+/// The tensors a run is given, read but not yet checked against the flags or each other.
+struct given_tensors {
+    std::optional<named_tensor> x, x_kv;  // [B,Sq,Din], [B,Sk,Dkv]
+    std::optional<named_tensor> q, k, v;  // all three or none (base.from_projections)
+    std::optional<named_tensor> mask;     // [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk], read as config::mask.file_convention
+    std::optional<named_tensor> key_padding_mask;  // [B,Sk], read as config::mask.key_padding_convention
+    bool mask_is_keep = false;  // `mask` is a dump's mask.mask: keep, whatever the recorded files were
+    std::string params_what;                      // "--params p.npz"; empty: no weights given
+    std::map<std::string, loaded_tensor> params;  // by bare name: w_q, b_q, ..., w_o, b_o
+};
+
+/// Reads the file of each flag in `paths` (an .npz: the array a dump names after the
+/// flag, else its only one); nothing is checked yet. Errors name the flag and file.
+given_tensors read_given_files(const input_paths& paths);
+
+/// load_inputs once the files are read: checks `given` against the size flags and
+/// each other, takes the weights `base` needs (base.from_projections, qkv_bias,
+/// out_proj), resolves the sizes and validates. A size neither a flag nor a tensor
+/// gives comes from `recorded` when given (the run a dump recorded, replay.hpp),
+/// else from CLI.md's defaults; a recorded size that equalled the one it defaults
+/// to (Sk = Sq, Din = D, Dkv = Din) follows that one, so --seq 6 on a recorded
+/// self-attention run gives Sk = 6 too. NaN or inf in a tensor becomes a warning.
+loaded_inputs check_inputs(config base, const size_flags& sizes, given_tensors given,
+                           const config* recorded = nullptr);
+
+}  // namespace attn

@@ -1,0 +1,19 @@
+#pragma once
+// --format npz: every shown tensor as a NumPy array named "stage.tensor"
+// ("softmax.weights"), in stage order, and "config", the run's config as JSON
+// text. Python: z = np.load("t.npz"); z["softmax.weights"]; json.loads(str(z["config"])).
+#include <ostream>
+#include <string>
+
+#include "attn/render/render_options.hpp"
+#include "attn/compute/trace.hpp"
+
+namespace attn {
+
+/// Writes the archive at `path`, whole or not at all; errors name `what` ("--out t.npz").
+void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what);
+
+/// Writes the archive to `out` (a zip needs seeking, so it is built in a temporary file first).
+void render_npz(const trace& t, const render_options& options, std::ostream& out);
+
+}  // namespace attn

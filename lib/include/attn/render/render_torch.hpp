@@ -1,0 +1,31 @@
+#pragma once
+// --format torch: each tensor exactly as PyTorch 1.13's print(t) shows it, so a
+// student can diff attn's output against a notebook cell:
+//
+//   # softmax.weights
+//   tensor([[[[1.0000, 0.0000, 0.0000, 0.0000],
+//             [0.4816, 0.5184, 0.0000, 0.0000],
+//   ...
+//
+// Print options follow render_options: precision, notation (sci_mode) and full
+// (profile="full": never summarise); linewidth is PyTorch's default, 80. No
+// grad_fn or requires_grad suffix, since attn's tensors have no autograd history.
+#include <ostream>
+#include <string>
+
+#include "attn/render/render_options.hpp"
+#include "attn/compute/trace.hpp"
+
+namespace attn {
+
+/// For each stage that options.shows, in order, for each of its tensors:
+/// "# stage.tensor\n", then the print(t) text, then "\n".
+void render_torch(const trace& t, const render_options& options, std::ostream& out);
+
+/// print(t) of one tensor, "tensor(...)", without the trailing newline.
+std::string format_torch(const tensor& t, const render_options& options);
+
+/// format_torch written straight to `out`, without building the string.
+void write_torch(const tensor& t, const render_options& options, std::ostream& out);
+
+}  // namespace attn

@@ -1,0 +1,35 @@
+#pragma once
+// What each stage says about itself in this run: stage_table's formula,
+// rewritten so that it is true of the run (a file instead of torch.randn,
+// no "+ b_q" without the bias, the fill the user typed, ...).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/compute/config.hpp"
+
+namespace attn {
+
+/// The formula line of stage `name` for a run of `c`, e.g. for masked with
+/// --fill -1e9: "masked = scaled.masked_fill(mask == false, -1e9)".
+std::string stage_formula(const config& c, std::string_view name);
+
+/// One line of a run's description: a label ("sizes") and its text.
+struct run_line {
+    std::string label;
+    std::string text;
+};
+
+/// The run in three lines, four with dropout (--format table prints them on top):
+///   run      self-attention: Q, K, V from x; seed 24; no output projection
+///   sizes    B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142
+///   mask     causal, fill -inf
+///   dropout  p=0.5, training mode: stage 11, keep drawn with --dropout-seed 0
+std::vector<run_line> run_summary(const config& c);
+
+/// Why stage `name` is not in a run of `c`, e.g. for dropout in eval mode:
+/// "eval mode (--dropout acts only with --train), so the weights go on unchanged".
+/// Written for mask, masked and dropout; empty for the others.
+std::string stage_absence(const config& c, std::string_view name);
+
+}  // namespace attn

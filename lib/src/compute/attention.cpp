@@ -1,0 +1,273 @@
+// Multi-head attention, one block per stage of CLI.md's table, in order.
+//
+// Dimension key: B batch, Sq query length, Sk key length, Din/Dkv input widths,
+// D model width, H heads, dk = D / H head width. Shapes in PyTorch order.
+#include "attn/compute/attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xmanipulation.hpp>
+
+#include "attn/teach/advice.hpp"
+#include "attn/compute/dropout.hpp"
+#include "attn/compute/linalg.hpp"
+#include "attn/compute/mask.hpp"
+#include "attn/teach/stage_text.hpp"
+
+namespace attn {
+namespace {
+
+using dims = std::vector<std::string>;
+
+tensor named(std::string name, dims dim_names, xt::xarray<float> values,
+             element_type type = element_type::float32) {
+    return tensor{std::move(name), std::move(dim_names), std::move(values), type};
+}
+
+/// Appends a stage and tells the caller it is complete; returns it so the
+/// next stage can read its tensors.
+const stage& add_stage(trace& t, std::string_view name, std::vector<tensor> tensors, const stage_callback& on_stage) {
+    t.stages.push_back(stage{find_stage_info(name), stage_formula(t.cfg, name), std::move(tensors)});
+    if (on_stage) on_stage(t, t.stages.back());
+    return t.stages.back();
+}
+
+// [B,S,D] -> [B,S,H,dk]: the same numbers, the last axis read as H rows of dk.
+xt::xarray<float> split_heads(const xt::xarray<float>& x, std::size_t heads) {
+    xt::xarray<float> y = x;
+    const auto& s = x.shape();
+    y.reshape({s[0], s[1], heads, s[2] / heads});
+    return y;
+}
+
+// [B,S,H,dk] <-> [B,H,S,dk]: swap axes 1 and 2, materialised contiguous.
+xt::xarray<float> swap_axes_1_2(const xt::xarray<float>& x) {
+    return xt::transpose(x, {0, 2, 1, 3});
+}
+
+// [B,H,M,K] · [B,H,K,N] -> [B,H,M,N], or · [B,H,N,K]ᵀ when b_transposed:
+// one product per (batch, head) on the contiguous 2-D blocks, as torch.bmm.
+xt::xarray<float> matmul_per_head(const xt::xarray<float>& a, const xt::xarray<float>& b, bool b_transposed) {
+    const std::size_t batch = a.shape()[0], heads = a.shape()[1], m = a.shape()[2], k = a.shape()[3];
+    const std::size_t n = b_transposed ? b.shape()[2] : b.shape()[3];
+    auto c = xt::xarray<float>::from_shape({batch, heads, m, n});
+    for (std::size_t bh = 0; bh < batch * heads; ++bh)
+        bmm_item(a.data() + bh * m * k, b.data() + bh * k * n, c.data() + bh * m * n, m, n, k, b_transposed);
+    return c;
+}
+
+// masked[b,h,i,j] = mask[b,0,i,j] ? scaled[b,h,i,j] : fill   (mask broadcast over heads)
+xt::xarray<float> apply_mask(const xt::xarray<float>& scaled, const xt::xarray<bool>& mask, float fill) {
+    xt::xarray<float> masked = scaled;
+    const std::size_t batch = scaled.shape()[0], heads = scaled.shape()[1];
+    const std::size_t plane = scaled.shape()[2] * scaled.shape()[3];  // Sq*Sk
+    for (std::size_t b = 0; b < batch; ++b)
+        for (std::size_t h = 0; h < heads; ++h) {
+            float* out = masked.data() + (b * heads + h) * plane;
+            const bool* allowed = mask.data() + b * plane;
+            for (std::size_t e = 0; e < plane; ++e)
+                if (!allowed[e]) out[e] = fill;
+        }
+    return masked;
+}
+
+// Up to this many rows with no allowed key get a warning each; more get one that lists them.
+constexpr std::size_t rows_named_one_by_one = 3;
+
+/// The (batch, query) rows of `mask` [B,1,Sq,Sk] in which no key may be attended.
+std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const xt::xarray<bool>& mask) {
+    const std::size_t batch = mask.shape()[0], sq = mask.shape()[2], sk = mask.shape()[3];
+    std::vector<std::pair<std::size_t, std::size_t>> rows;
+    for (std::size_t b = 0; b < batch; ++b)
+        for (std::size_t i = 0; i < sq; ++i) {
+            const bool* row = mask.data() + (b * sq + i) * sk;
+            if (std::find(row, row + sk, true) == row + sk) rows.emplace_back(b, i);
+        }
+    return rows;
+}
+
+/// Warnings about the rows in which no key may be attended: one per row when
+/// there are few ("batch 1, query 3: no key may be attended, so its weights are
+/// NaN (fill -inf)"), else one that names them, consecutive rows of a batch item
+/// as a range ("batch 1 queries 0..3, batch 2 query 5"), the first eight ranges.
+void warn_empty_rows(const xt::xarray<bool>& mask, const config& c, warning_list& out) {
+    const auto rows = empty_rows(mask);
+    if (rows.empty()) return;
+    const bool nan = std::isinf(c.fill);
+    if (rows.size() <= rows_named_one_by_one) {
+        for (const auto& [b, i] : rows)
+            out.push_back({"softmax", "batch " + std::to_string(b) + ", query " + std::to_string(i) +
+                                          ": no key may be attended, so its weights are " +
+                                          (nan ? "NaN" : "uniform") + " (fill " + fill_text(c) + ")"});
+        return;
+    }
+    std::string names;
+    std::size_t runs = 0;
+    for (std::size_t k = 0; k < rows.size();) {
+        std::size_t last = k;  // rows[k..last]: consecutive queries of one batch item
+        while (last + 1 < rows.size() && rows[last + 1].first == rows[k].first &&
+               rows[last + 1].second == rows[last].second + 1)
+            ++last;
+        if (++runs <= 8) {
+            const std::string first = std::to_string(rows[k].second);
+            names += (runs > 1 ? ", batch " : "batch ") + std::to_string(rows[k].first) +
+                     (last == k ? " query " + first : " queries " + first + ".." + std::to_string(rows[last].second));
+        }
+        k = last + 1;
+    }
+    if (runs > 8) names += ", ... (" + std::to_string(rows.size()) + " rows in all)";
+    out.push_back({"softmax", "no key may be attended in " + names + ": their weights are " +
+                                  (nan ? "NaN (the fill is -inf; PyTorch gives NaN too)"
+                                       : "uniform (the fill " + fill_text(c) + " is finite)")});
+}
+
+const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
+
+/// The params stage: w_q b_q w_k b_k w_v b_v w_o b_o, leaving out those that are absent.
+std::vector<tensor> param_tensors(const parameters& p) {
+    std::vector<tensor> params;
+    const auto add = [&](const char* name, const xt::xarray<float>* v, dims d) {
+        if (v) params.push_back(named(name, std::move(d), *v));
+    };
+    add("w_q", &p.w_q, {"d_model", "d_in"});        // [D,Din]
+    add("b_q", present(p.b_q), {"d_model"});        // [D]
+    add("w_k", &p.w_k, {"d_model", "d_kv_in"});     // [D,Dkv]
+    add("b_k", present(p.b_k), {"d_model"});
+    add("w_v", &p.w_v, {"d_model", "d_kv_in"});     // [D,Dkv]
+    add("b_v", present(p.b_v), {"d_model"});
+    add("w_o", present(p.w_o), {"d_model", "d_model"});  // [D,D]
+    add("b_o", present(p.b_o), {"d_model"});
+    return params;
+}
+
+/// Stage 3's tensors: q [B,Sq,D], k [B,Sk,D], v [B,Sk,D].
+std::vector<tensor> projection_tensors(projections qkv) {
+    return {named("q", {"batch", "seq", "d_model"}, std::move(qkv.q)),
+            named("k", {"batch", "kv_seq", "d_model"}, std::move(qkv.k)),
+            named("v", {"batch", "kv_seq", "d_model"}, std::move(qkv.v))};
+}
+
+/// Stages 1-3 from the embeddings and the weights; returns the projections stage.
+const stage& project_inputs(trace& t, const inputs& in, const stage_callback& on_stage) {
+    const parameters& p = in.params;
+    const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
+
+    // 1. input: the token embeddings
+    std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};                   // [B,Sq,Din]
+    if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));  // [B,Sk,Dkv]
+    add_stage(t, "input", std::move(input), on_stage);
+
+    // 2. params: nn.Linear weights [out,in] and biases [out]
+    add_stage(t, "params", param_tensors(p), on_stage);
+
+    // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
+    return add_stage(t, "projections",
+                     projection_tensors({linear(in.x, p.w_q, present(p.b_q)),     // [B,Sq,D]
+                                         linear(x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
+                                         linear(x_kv, p.w_v, present(p.b_v))}),   // [B,Sk,D]
+                     on_stage);
+}
+
+xt::xarray<float> to_float(const xt::xarray<bool>& mask) {
+    return xt::xarray<float>(xt::cast<float>(mask));
+}
+
+}  // namespace
+
+trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage) {
+    trace t;
+    t.cfg = c;
+    t.warnings = in.warnings;
+    for (warning& w : settings_advice(c)) t.warnings.push_back(std::move(w));
+    t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
+    const auto heads = static_cast<std::size_t>(c.heads);
+    const parameters& p = in.params;
+
+    // 1-3. input, params, projections; or, with --q --k --v, the given projections
+    const stage& proj = in.qkv ? add_stage(t, "projections", projection_tensors(*in.qkv), on_stage)
+                               : project_inputs(t, in, on_stage);
+
+    // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads
+    const stage& view = add_stage(t, "view",
+                                  {named("q", {"batch", "seq", "head", "head_dim"}, split_heads(proj.tensors[0].values, heads)),
+                                   named("k", {"batch", "kv_seq", "head", "head_dim"}, split_heads(proj.tensors[1].values, heads)),
+                                   named("v", {"batch", "kv_seq", "head", "head_dim"}, split_heads(proj.tensors[2].values, heads))},
+                                  on_stage);
+
+    // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis
+    const stage& tr = add_stage(t, "transpose",
+                                {named("q", {"batch", "head", "seq", "head_dim"}, swap_axes_1_2(view.tensors[0].values)),
+                                 named("k", {"batch", "head", "kv_seq", "head_dim"}, swap_axes_1_2(view.tensors[1].values)),
+                                 named("v", {"batch", "head", "kv_seq", "head_dim"}, swap_axes_1_2(view.tensors[2].values))},
+                                on_stage);
+    const xt::xarray<float>& q = tr.tensors[0].values;  // [B,H,Sq,dk]
+    const xt::xarray<float>& k = tr.tensors[1].values;  // [B,H,Sk,dk]
+    const xt::xarray<float>& v = tr.tensors[2].values;  // [B,H,Sk,dk]
+    const dims score_dims{"batch", "head", "query", "key"};
+
+    // 6. scores: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk]
+    const stage& scores = add_stage(t, "scores", {named("scores", score_dims, matmul_per_head(q, k, true))}, on_stage);
+
+    // 7. scaled: / √dk, so the scores' spread does not grow with the head width
+    const float sqrt_dk = std::sqrt(static_cast<float>(c.head_dim()));
+    const stage* weights_from = &add_stage(
+        t, "scaled", {named("scaled", score_dims, xt::xarray<float>(scores.tensors[0].values / sqrt_dk))}, on_stage);
+
+    // 8-9. mask [B,1,Sq,Sk] (true = may attend), then masked_fill(mask == false, fill)
+    xt::xarray<bool> mask;
+    if (c.mask.any()) {
+        mask = build_mask(c, in.mask ? &*in.mask : nullptr);
+        warn_empty_rows(mask, c, t.warnings);
+        add_stage(t, "mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)},
+                  on_stage);
+        weights_from = &add_stage(
+            t, "masked", {named("masked", score_dims, apply_mask(weights_from->tensors[0].values, mask, c.fill))},
+            on_stage);
+    }
+
+    // 10. softmax over the key axis: each query's weights sum to 1
+    xt::xarray<float> weights = weights_from->tensors[0].values;  // [B,H,Sq,Sk]
+    softmax_last_axis(weights);
+    if (c.mask.any()) weak_fill_advice(c, mask, t.find("scaled")->tensors[0].values, weights, t.warnings);
+    const stage* soft = &add_stage(t, "softmax", {named("weights", score_dims, std::move(weights))}, on_stage);
+
+    // 11. dropout (training mode): weights · keep / (1 - p), keep = torch.rand(B,H,Sq,Sk) < 1 - p
+    if (c.dropout.applied()) {
+        const xt::xarray<float>& w = soft->tensors[0].values;
+        const xt::xarray<bool> keep = dropout_keep({w.shape().begin(), w.shape().end()}, c.dropout.seed, c.dropout.p);
+        soft = &add_stage(t, "dropout",
+                          {named("weights", score_dims, apply_dropout(w, keep, c.dropout.p)),
+                           named("keep", score_dims, to_float(keep), element_type::boolean)},
+                          on_stage);
+    }
+
+    // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk]
+    const stage& context = add_stage(
+        t, "context",
+        {named("context", {"batch", "head", "seq", "head_dim"}, matmul_per_head(soft->tensors[0].values, v, false))},
+        on_stage);
+
+    // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk]
+    const stage& merge = add_stage(
+        t, "merge",
+        {named("context", {"batch", "seq", "head", "head_dim"}, swap_axes_1_2(context.tensors[0].values))},
+        on_stage);
+
+    // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side (a reshape of contiguous data)
+    xt::xarray<float> concat = merge.tensors[0].values;
+    concat.reshape({static_cast<std::size_t>(c.batch), static_cast<std::size_t>(c.seq),
+                    static_cast<std::size_t>(c.d_model)});
+    const stage& cat = add_stage(t, "concat", {named("concat", {"batch", "seq", "d_model"}, std::move(concat))}, on_stage);
+
+    // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D]
+    if (p.w_o)
+        add_stage(t, "output", {named("out", {"batch", "seq", "d_model"}, linear(cat.tensors[0].values, *p.w_o, present(p.b_o)))},
+                  on_stage);
+    return t;
+}
+
+}  // namespace attn

@@ -1,0 +1,92 @@
+#include "attn/compute/config.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "attn/compute/error.hpp"
+
+namespace attn {
+namespace {
+
+/// The fewest digits that read back as the same value: 1.5, -1e+09, -0.1.
+template <class Real>
+std::string shortest(Real value) {
+    char text[64];
+    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
+
+void require_positive(std::int64_t value, const char* flag) {
+    if (value <= 0)
+        throw usage_error(std::string(flag) + " " + std::to_string(value) + " must be at least 1");
+}
+
+void validate_mask(const config& c) {
+    const mask_spec& m = c.mask;
+    if (m.padding) {
+        if (m.lengths.empty())
+            throw usage_error("--mask padding needs --lengths n1,n2,... (one valid key length per batch item)");
+        if (static_cast<std::int64_t>(m.lengths.size()) != c.batch)
+            throw usage_error("--lengths has " + std::to_string(m.lengths.size()) +
+                              (m.lengths.size() == 1 ? " value" : " values") + " but --batch is " +
+                              std::to_string(c.batch) + " (one length per batch item)");
+        for (std::int64_t n : m.lengths)
+            if (n < 0 || n > c.kv_seq)
+                throw usage_error("--lengths " + std::to_string(n) + " is outside 0.." + std::to_string(c.kv_seq) +
+                                  " (the key length, --kv-seq)");
+    } else if (!m.lengths.empty()) {
+        throw usage_error("--lengths is given but --mask has no padding (use --mask padding)");
+    }
+    if (m.window && !m.window_size)
+        throw usage_error("--mask window needs --window W (query i may attend keys j with |i - j| <= W)");
+    if (!m.window && m.window_size)
+        throw usage_error("--window is given but --mask has no window (use --mask window)");
+    if (m.window_size && *m.window_size < 0)
+        throw usage_error("--window " + std::to_string(*m.window_size) + " must be 0 or more");
+    if (m.random && !(m.random_keep >= 0.0 && m.random_keep <= 1.0))
+        throw usage_error("--mask-keep " + shortest(m.random_keep) + " must be between 0 and 1");
+}
+
+}  // namespace
+
+void validate(const config& c) {
+    require_positive(c.batch, "--batch");
+    require_positive(c.seq, "--seq");
+    require_positive(c.kv_seq, "--kv-seq");
+    require_positive(c.d_model, "--d-model");
+    require_positive(c.heads, "--heads");
+    require_positive(c.d_in, "--d-in");
+    require_positive(c.d_kv_in, "--d-kv-in");
+    if (c.d_model % c.heads != 0)
+        throw usage_error("--d-model " + std::to_string(c.d_model) + " is not divisible by --heads " +
+                          std::to_string(c.heads));
+    if (std::isnan(c.fill) || c.fill == std::numeric_limits<float>::infinity())
+        throw usage_error("--fill " + fill_to_string(c.fill) + " must be -inf or a finite number");
+    validate_mask(c);
+    if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
+        throw usage_error("--dropout " + shortest(c.dropout.p) + " must be between 0 and 1");
+}
+
+std::string fill_to_string(float fill) {
+    if (std::isinf(fill)) return fill < 0 ? "-inf" : "inf";
+    if (std::isnan(fill)) return "nan";
+    return shortest(fill);
+}
+
+std::string fill_text(const config& c) { return c.fill_text.empty() ? fill_to_string(c.fill) : c.fill_text; }
+
+std::string_view mask_convention_name(mask_convention m) {
+    switch (m) {
+        case mask_convention::mha: return "mha";
+        case mask_convention::additive: return "additive";
+        case mask_convention::keep: break;
+    }
+    return "keep";
+}
+
+std::optional<mask_convention> parse_mask_convention(std::string_view name) {
+    for (const auto m : {mask_convention::keep, mask_convention::mha, mask_convention::additive})
+        if (mask_convention_name(m) == name) return m;
+    return std::nullopt;
+}
+
+}  // namespace attn

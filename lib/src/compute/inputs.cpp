@@ -1,0 +1,59 @@
+#include "attn/compute/inputs.hpp"
+
+#include <vector>
+
+#include "attn/compute/generator.hpp"
+
+namespace attn {
+namespace {
+
+xt::xarray<float> uninitialised(std::initializer_list<std::int64_t> dims) {
+    std::vector<std::size_t> shape;
+    for (std::int64_t d : dims) shape.push_back(static_cast<std::size_t>(d));
+    return xt::xarray<float>::from_shape(shape);
+}
+
+/// nn.Linear(in, out, bias): the weight [out,in] is drawn first, then the bias [out].
+void draw_linear(torch_generator& gen, std::int64_t in, std::int64_t out, bool with_bias, xt::xarray<float>& w,
+                 optional_tensor& b) {
+    w = uninitialised({out, in});
+    if (with_bias) b = uninitialised({out});
+    gen.linear_init(w.data(), with_bias ? b->data() : nullptr, static_cast<std::size_t>(out),
+                    static_cast<std::size_t>(in));
+}
+
+xt::xarray<float> draw_randn(torch_generator& gen, std::initializer_list<std::int64_t> dims) {
+    xt::xarray<float> t = uninitialised(dims);
+    gen.randn(t.data(), t.size());
+    return t;
+}
+
+parameters draw_parameters(torch_generator& gen, const config& c) {
+    parameters p;
+    if (!c.from_projections) {
+        draw_linear(gen, c.d_in, c.d_model, c.qkv_bias, p.w_q, p.b_q);
+        draw_linear(gen, c.d_kv_in, c.d_model, c.qkv_bias, p.w_k, p.b_k);
+        draw_linear(gen, c.d_kv_in, c.d_model, c.qkv_bias, p.w_v, p.b_v);
+    }
+    if (c.out_proj) {
+        p.w_o.emplace();
+        draw_linear(gen, c.d_model, c.d_model, true, *p.w_o, p.b_o);
+    }
+    return p;
+}
+
+}  // namespace
+
+inputs draw_inputs(const config& c, given_inputs given) {
+    torch_generator gen(c.seed);
+    inputs in;
+    in.params = given.params ? std::move(*given.params) : draw_parameters(gen, c);
+    in.qkv = std::move(given.qkv);
+    in.mask = std::move(given.mask);
+    if (c.from_projections) return in;
+    in.x = given.x ? std::move(*given.x) : draw_randn(gen, {c.batch, c.seq, c.d_in});
+    if (c.cross()) in.x_kv = given.x_kv ? std::move(*given.x_kv) : draw_randn(gen, {c.batch, c.kv_seq, c.d_kv_in});
+    return in;
+}
+
+}  // namespace attn

@@ -1,0 +1,150 @@
+#include "attn/compute/linalg.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include <xtensor-blas/xblas.hpp>
+#include <xtensor/xadapt.hpp>
+
+namespace attn {
+namespace {
+
+/// A [rows, cols] row-major matrix over memory owned elsewhere: no copy is made.
+auto matrix_over(const float* data, std::size_t rows, std::size_t cols) {
+    const std::array<std::size_t, 2> shape{rows, cols};
+    // xt::adapt wants a mutable pointer; gemm only reads its operands.
+    return xt::adapt(const_cast<float*>(data), rows * cols, xt::no_ownership(), shape);
+}
+
+/// 2^k for k in [-126, 127], built from its exponent bits (Sleef's vpow2i).
+inline float pow2i(int k) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(k + 127) << 23;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/// expf as PyTorch's AVX2 softmax computes it: Sleef_expf8_u10 (the argument
+/// reduced by ln 2 in two parts, a degree-6 polynomial, all fused multiply-adds,
+/// then scaled by 2^q in two steps). It differs from std::exp in the last bit
+/// for about one argument in three.
+[[gnu::always_inline]] inline float torch_expf(float d) {
+    if (std::isnan(d)) return d;
+    if (d < -104.0f) return 0.0f;
+    if (d > 100.0f) return std::numeric_limits<float>::infinity();
+    constexpr float log2_e = 1.442695040888963407359924681001892137426645954152985934135449406931f;
+    constexpr float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187045e-06f;
+    const int q = static_cast<int>(std::nearbyint(d * log2_e));
+    float s = std::fma(static_cast<float>(q), -ln2_hi, d);
+    s = std::fma(static_cast<float>(q), -ln2_lo, s);
+    float u = 0.000198527617612853646278381f;
+    u = std::fma(u, s, 0.00139304355252534151077271f);
+    u = std::fma(u, s, 0.00833336077630519866943359f);
+    u = std::fma(u, s, 0.0416664853692054748535156f);
+    u = std::fma(u, s, 0.166666671633720397949219f);
+    u = std::fma(u, s, 0.5f);
+    u = 1.0f + std::fma(s * s, u, s);
+    const int half = q >> 1;  // 2^q as 2^half · 2^(q-half), so neither factor overflows
+    return u * pow2i(half) * pow2i(q - half);
+}
+
+/// row[j] = torch_expf(row[j] - max). Built twice: with the FMA instructions
+/// (one per std::fma) for CPUs that have them, and plain, where std::fma is
+/// glibc's exact software version; both give the same bits.
+[[gnu::always_inline]] inline void exp_shifted(float* row, std::size_t n, float max) {
+    for (std::size_t j = 0; j < n; ++j) row[j] = torch_expf(row[j] - max);
+}
+[[gnu::target("fma,sse4.1")]] void exp_shifted_fma(float* row, std::size_t n, float max) { exp_shifted(row, n, max); }
+void exp_shifted_plain(float* row, std::size_t n, float max) { exp_shifted(row, n, max); }
+
+const auto exp_shifted_here = __builtin_cpu_supports("fma") ? exp_shifted_fma : exp_shifted_plain;
+
+/// The sum of a row as aten's vec::reduce_all adds it with 8-float AVX2 vectors:
+/// under 8 values one after another; else 8 lane sums over the row (the tail
+/// added to the first lanes), then lanes i+4, i^2 and i^1 combined pairwise.
+float torch_sum(const float* v, std::size_t n) {
+    constexpr std::size_t lanes = 8;
+    if (n < lanes) {
+        float sum = v[0];
+        for (std::size_t i = 1; i < n; ++i) sum += v[i];
+        return sum;
+    }
+    std::array<float, lanes> acc{};
+    std::copy(v, v + lanes, acc.begin());
+    std::size_t d = lanes;
+    for (; d + lanes <= n; d += lanes)
+        for (std::size_t i = 0; i < lanes; ++i) acc[i] += v[d + i];
+    for (std::size_t i = 0; d + i < n; ++i) acc[i] += v[d + i];
+    std::array<float, lanes> half{}, quarter{};
+    for (std::size_t i = 0; i < lanes; ++i) half[i] = acc[i] + acc[(i + 4) % lanes];   // 128-bit swap
+    for (std::size_t i = 0; i < lanes; ++i) quarter[i] = half[i] + half[i ^ 2];        // 64-bit swap
+    return quarter[0] + quarter[1];                                                     // 32-bit swap
+}
+
+}  // namespace
+
+void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+            bool b_transposed) {
+    if (m == 0 || n == 0) return;
+    auto a_mk = matrix_over(a, m, k);
+    auto b_kn = b_transposed ? matrix_over(b, n, k) : matrix_over(b, k, n);
+    auto c_mn = matrix_over(c, m, n);
+    if (k == 0) {
+        std::fill(c, c + m * n, 0.0f);
+        return;
+    }
+    xt::blas::gemm(a_mk, b_kn, c_mn, false, b_transposed);
+}
+
+void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+              bool b_transposed) {
+    constexpr std::size_t aten_small_product = 400;  // contraction_size * res_rows * res_cols < 400
+    if (k * m * n >= aten_small_product) {
+        matmul(a, b, c, m, n, k, b_transposed);
+        return;
+    }
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+            float acc = 0.0f;
+            for (std::size_t p = 0; p < k; ++p)  // this file is built with -ffp-contract=off: no FMA
+                acc += a[i * k + p] * (b_transposed ? b[j * k + p] : b[p * n + j]);
+            c[i * n + j] = acc;
+        }
+}
+
+xt::xarray<float> linear(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias) {
+    const std::size_t out_features = w.shape()[0];
+    const std::size_t in_features = w.shape()[1];
+    const std::size_t rows = x.size() / in_features;  // every leading axis folded into one
+
+    auto y_shape = x.shape();
+    y_shape.back() = out_features;
+    auto y = xt::xarray<float>::from_shape(y_shape);
+    matmul(x.data(), w.data(), y.data(), rows, out_features, in_features, true);  // [rows,in] · [out,in]ᵀ
+    if (bias != nullptr) {
+        float* row = y.data();
+        for (std::size_t r = 0; r < rows; ++r, row += out_features)
+            for (std::size_t o = 0; o < out_features; ++o) row[o] += bias->data()[o];
+    }
+    return y;
+}
+
+void softmax_last_axis(xt::xarray<float>& x) {
+    const std::size_t width = x.shape().back();
+    if (width == 0) return;
+    const std::size_t rows = x.size() / width;
+    float* row = x.data();
+    for (std::size_t r = 0; r < rows; ++r, row += width) {
+        float max = row[0];
+        for (std::size_t j = 1; j < width; ++j) max = row[j] > max ? row[j] : max;  // inlined, unlike std::fmax
+        exp_shifted_here(row, width, max);
+        const float inverse = 1.0f / torch_sum(row, width);  // aten multiplies by the inverse of the sum
+        for (std::size_t j = 0; j < width; ++j) row[j] *= inverse;
+    }
+}
+
+}  // namespace attn

@@ -1,0 +1,327 @@
+// Tensors from files, and the sizes they imply.
+//
+// Every size (B, Sq, Sk, D, Din, Dkv) has at most one first source: a flag,
+// else the first file that holds it; every later source must agree.
+#include "attn/io/file_inputs.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+#include <utility>
+
+
+#include "attn/compute/error.hpp"
+#include "attn/io/mask_file.hpp"
+#include "attn/io/npz.hpp"
+#include "attn/io/tensor_file.hpp"
+
+namespace attn {
+namespace {
+
+enum size_name { B, Sq, Sk, D, Din, Dkv, size_count };
+constexpr std::array<const char*, size_count> size_letters{"B", "Sq", "Sk", "D", "Din", "Dkv"};
+constexpr std::array<const char*, size_count> size_flag_names{"--batch", "--seq", "--kv-seq", "--d-model", "--d-in",
+                                                              "--d-kv-in"};
+using layout = std::vector<size_name>;
+
+std::string layout_text(const layout& l) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < l.size(); ++i) text += std::string(i ? "," : "") + size_letters[l[i]];
+    return text + "]";
+}
+
+/// The first source of each size and what it said, so a disagreement names both.
+class size_table {
+public:
+    void from_flag(size_name n, const std::optional<std::int64_t>& value) {
+        if (value) known_[n] = {*value, std::string(size_flag_names[n]) + " " + std::to_string(*value) + " says " +
+                                            size_letters[n] + " = " + std::to_string(*value)};
+    }
+
+    /// `what` ("--q q.npy") holds a tensor laid out as `l`; checks the rank and every size.
+    void from_file(const std::string& what, const std::vector<std::size_t>& shape, const layout& l) {
+        if (shape.size() != l.size())
+            throw error(what + ": shape " + tensor_index_text(shape) + " has " + std::to_string(shape.size()) +
+                        " axes; expected " + std::to_string(l.size()) + ", " + layout_text(l));
+        for (std::size_t axis = 0; axis < l.size(); ++axis) {
+            const auto value = static_cast<std::int64_t>(shape[axis]);
+            const std::string said = what + " has shape " + tensor_index_text(shape) + " " + layout_text(l) + ", so " +
+                                     size_letters[l[axis]] + " = " + std::to_string(value);
+            if (value == 0) throw error(said + "; every size must be at least 1");
+            auto& first = known_[l[axis]];
+            if (!first) {
+                first = {value, said};
+                from_file_[l[axis]] = true;
+            } else if (first->first != value) {
+                throw usage_error(said + ", but " + first->second);
+            }
+        }
+    }
+
+    bool known(size_name n) const { return known_[n].has_value(); }
+    bool known_from_file(size_name n) const { return from_file_[n]; }
+    std::int64_t get(size_name n) const { return known_[n]->first; }
+    std::int64_t get_or(size_name n, std::int64_t fallback) const { return known(n) ? get(n) : fallback; }
+    /// What the first source said, e.g. "--q q.npy has shape [1,2,6] [B,Sq,D], so D = 6".
+    const std::string& source(size_name n) const { return known_[n]->second; }
+
+private:
+    std::array<std::optional<std::pair<std::int64_t, std::string>>, size_count> known_;
+    std::array<bool, size_count> from_file_{};
+};
+
+std::string flag_and_file(const char* flag, const std::string& path) { return std::string(flag) + " " + path; }
+
+/// One tensor from a .json or .npy file, or from an .npz: the array our own
+/// dumps call `dump_name` ("input.x"), else the archive's only array.
+loaded_tensor read_one_tensor(const std::string& what, const std::string& path, const std::string& dump_name) {
+    if (file_extension(path) != ".npz") return read_tensor_file(path, what);
+    std::map<std::string, loaded_tensor> arrays = read_npz(path, what);
+    if (const auto it = arrays.find(dump_name); it != arrays.end()) return std::move(it->second);
+    if (arrays.size() == 1) return std::move(arrays.begin()->second);
+    throw error(what + ": no array " + dump_name + " (an .npz here holds " + dump_name +
+                ", as our --format npz dumps do, or a single array)");
+}
+
+/// NaN or inf inside a given tensor is allowed, and reported.
+void warn_non_finite(const named_tensor& t, const char* stage, warning_list& warnings) {
+    const loaded_tensor& v = t.tensor;
+    if (v.non_finite > 0)
+        warnings.push_back({stage, t.what + " holds " + std::to_string(v.non_finite) + " NaN or infinite value" +
+                                       (v.non_finite == 1 ? "" : "s") + " (the first at " +
+                                       element_index_text(v.first_non_finite) +
+                                       "); they will spread through the stages that use them"});
+}
+
+/// The arrays of a --params file by bare name ("w_q"): keys may carry the
+/// "params." prefix of our own dumps, whose other stages are skipped.
+std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path) {
+    const std::string extension = file_extension(path);
+    const bool npz = extension == ".npz";
+    if (!npz && extension != ".json")
+        throw error(what + ": expected a .json object of named arrays or an .npz archive (np.savez)");
+    std::map<std::string, loaded_tensor> raw = npz ? read_npz(path, what) : read_json_tensors(path, what);
+    static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
+    std::map<std::string, loaded_tensor> params;
+    for (auto& [key, value] : raw) {
+        std::string name = key;
+        if (name.rfind("params.", 0) == 0) name = name.substr(7);
+        else if (name.find('.') != std::string::npos || name == "config") continue;  // another stage of a dump
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            throw error(what + ": unexpected array '" + key + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
+        params[name] = std::move(value);
+    }
+    return params;
+}
+
+/// Takes the named weight or bias from a --params file, which must hold it
+/// exactly when `needed`; `why_absent` names the flag that turns it off.
+optional_tensor take_param(std::map<std::string, loaded_tensor>& params, const std::string& name, bool needed,
+                           const std::string& what, const char* why_absent, const layout& l, size_table& sizes,
+                           warning_list& warnings) {
+    const auto it = params.find(name);
+    if (it == params.end()) {
+        if (!needed) return std::nullopt;
+        throw error(what + ": no array " + name +
+                    (*why_absent ? std::string(" (give it, or ") + why_absent + ")" : std::string(" (it is always needed)")));
+    }
+    if (!needed)
+        throw usage_error(what + " holds " + name + ", but " + why_absent + " says there is none");
+    loaded_tensor& t = it->second;
+    sizes.from_file(what + " " + name, t.shape, l);
+    if (t.non_finite > 0) warnings.push_back({"params", what + ": " + name + " holds NaN or infinite values"});
+    return std::move(t.values);
+}
+
+parameters take_parameters(std::map<std::string, loaded_tensor> file, const config& c, const std::string& what,
+                           size_table& sizes, warning_list& warnings) {
+    parameters p;
+    const auto take = [&](const char* name, bool needed, const char* why_absent, const layout& l) {
+        return take_param(file, name, needed, what, why_absent, l, sizes, warnings);
+    };
+    if (!c.from_projections) {
+        p.w_q = *take("w_q", true, "", {D, Din});
+        p.b_q = take("b_q", c.qkv_bias, "--no-qkv-bias", {D});
+        p.w_k = *take("w_k", true, "", {D, Dkv});
+        p.b_k = take("b_k", c.qkv_bias, "--no-qkv-bias", {D});
+        p.w_v = *take("w_v", true, "", {D, Dkv});
+        p.b_v = take("b_v", c.qkv_bias, "--no-qkv-bias", {D});
+    }
+    p.w_o = take("w_o", c.out_proj, "--no-out-proj", {D, D});
+    p.b_o = take("b_o", c.out_proj, "--no-out-proj", {D});
+    return p;
+}
+
+void check_file_combination(const input_paths& p) {
+    const int given = !p.q.empty() + !p.k.empty() + !p.v.empty();
+    if (given == 0) return;
+    if (given != 3) {
+        std::string got;
+        for (const auto& [flag, path] : {std::pair{"--q", &p.q}, {"--k", &p.k}, {"--v", &p.v}})
+            if (!path->empty()) got += (got.empty() ? "" : " ") + std::string(flag);
+        throw usage_error("--q, --k and --v go together (got only " + got +
+                          "); they start the run at the projections stage");
+    }
+    if (!p.input.empty())
+        throw usage_error("--input " + p.input + " cannot be used with --q/--k/--v (they replace the input and its projections)");
+    if (!p.kv_input.empty())
+        throw usage_error("--kv-input " + p.kv_input +
+                          " cannot be used with --q/--k/--v (they replace the input and its projections)");
+}
+
+/// The sizes a --mask-file of shape [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] implies (a
+/// leading 1 is shared by every batch item). A 2-D shape that is also [B,Sk], a
+/// key-padding mask, is an error naming both readings and the flag for each.
+void take_mask_sizes(const loaded_tensor& t, const std::string& what, size_table& sizes) {
+    const auto& s = t.shape;
+    const std::string path = what.substr(what.find(' ') + 1);  // what = "--mask-file m.npy"
+    if (s.size() == 2) {
+        const auto fits = [&](size_name n, std::size_t v) { return !sizes.known(n) || sizes.get(n) == std::int64_t(v); };
+        const bool as_key_padding = sizes.known(B) && sizes.get(B) == std::int64_t(s[0]) && s[0] > 1 && fits(Sk, s[1]);
+        const bool as_attn_mask = fits(Sq, s[0]) && fits(Sk, s[1]);
+        const std::string key_padding_flag = "--key-padding-mask " + path + " (true = padded key; with "
+                                             "--mask-convention keep if 1 marks real tokens)";
+        if (as_key_padding && as_attn_mask)
+            throw usage_error(what + ": shape " + tensor_index_text(s) + " reads two ways: [Sq,Sk], a mask of " +
+                              std::to_string(s[0]) + " queries by " + std::to_string(s[1]) + " keys, or [B,Sk], " +
+                              "a key-padding mask of one row per batch item (B = " + std::to_string(s[0]) +
+                              "). For [B,Sk] give " + key_padding_flag + "; for [Sq,Sk] save it as " +
+                              tensor_index_text({1, s[0], s[1]}));
+        if (as_key_padding)
+            throw usage_error(what + ": shape " + tensor_index_text(s) + " is [B,Sk], a key-padding mask of one row " +
+                              "per batch item, not [Sq,Sk] (" + sizes.source(Sq) + "): give " + key_padding_flag);
+        sizes.from_file(what, s, {Sq, Sk});
+    } else if (s.size() == 3 || (s.size() == 4 && s[1] == 1)) {
+        const std::vector<std::size_t> bqk{s[0], s[s.size() - 2], s[s.size() - 1]};
+        if (bqk[0] == 1) sizes.from_file(what, {bqk[1], bqk[2]}, {Sq, Sk});  // shared by every batch item
+        else sizes.from_file(what, bqk, {B, Sq, Sk});
+    } else {
+        throw error(what + ": shape " + tensor_index_text(s) +
+                    " is not a mask shape: expected [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk]");
+    }
+}
+
+/// CLI.md's defaults for what neither a flag nor a file gave (a model width follows
+/// the input width a file shows: a [B,S,512] input means D = 512; a key-padding mask
+/// alone means self-attention over its keys), or the recorded run's sizes, a size
+/// that equalled its default following it.
+void resolve_sizes(config& c, const size_table& sizes, const config* recorded, bool key_padding_given) {
+    if (recorded == nullptr) {
+        c.batch = sizes.get_or(B, 1);
+        c.seq = sizes.get_or(Sq, key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4);
+        c.d_model = sizes.get_or(D, sizes.known_from_file(Din) ? sizes.get(Din) : 8);
+        c.d_in = sizes.get_or(Din, c.d_model);
+        c.kv_seq = sizes.get_or(Sk, c.seq);
+        c.d_kv_in = sizes.get_or(Dkv, c.d_in);
+        return;
+    }
+    const config& r = *recorded;
+    c.batch = sizes.get_or(B, r.batch);
+    c.seq = sizes.get_or(Sq, r.seq);
+    c.d_model = sizes.get_or(D, r.d_model);
+    c.d_in = sizes.get_or(Din, r.d_in == r.d_model ? c.d_model : r.d_in);
+    c.kv_seq = sizes.get_or(Sk, r.kv_seq == r.seq ? c.seq : r.kv_seq);
+    c.d_kv_in = sizes.get_or(Dkv, r.d_kv_in == r.d_in ? c.d_in : r.d_kv_in);
+}
+
+}  // namespace
+
+given_tensors read_given_files(const input_paths& paths) {
+    given_tensors given;
+    const auto read = [](const char* flag, const std::string& path,
+                         const char* dump_name) -> std::optional<named_tensor> {
+        if (path.empty()) return std::nullopt;
+        const std::string what = flag_and_file(flag, path);
+        return named_tensor{what, read_one_tensor(what, path, dump_name)};
+    };
+    given.x = read("--input", paths.input, "input.x");
+    given.x_kv = read("--kv-input", paths.kv_input, "input.x_kv");
+    given.q = read("--q", paths.q, "projections.q");
+    given.k = read("--k", paths.k, "projections.k");
+    given.v = read("--v", paths.v, "projections.v");
+    if (!paths.params.empty()) {
+        given.params_what = flag_and_file("--params", paths.params);
+        given.params = read_params_file(given.params_what, paths.params);
+    }
+    given.mask = read("--mask-file", paths.mask, "mask.mask");
+    given.key_padding_mask = read("--key-padding-mask", paths.key_padding_mask, "key_padding_mask");
+    return given;
+}
+
+loaded_inputs load_inputs(config base, const size_flags& flags, const input_paths& paths) {
+    check_file_combination(paths);
+    config& c = base;
+    c.from_projections = !paths.q.empty();
+    if (c.separate_kv && !paths.q.empty())
+        throw usage_error("--cross draws a separate x_kv, but --q/--k/--v start the run after the inputs");
+    c.separate_kv = c.separate_kv || !paths.kv_input.empty();  // --cross asks for x_kv too
+    c.x_from_file = !paths.input.empty();
+    c.x_kv_from_file = !paths.kv_input.empty();
+    c.params_from_file = !paths.params.empty();
+    c.mask.from_file = !paths.mask.empty();
+    c.mask.key_padding = !paths.key_padding_mask.empty();
+    return check_inputs(c, flags, read_given_files(paths));
+}
+
+loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors given, const config* recorded) {
+    loaded_inputs out;
+    config& c = base;
+    size_table sizes;
+    sizes.from_flag(B, flags.batch);
+    sizes.from_flag(Sq, flags.seq);
+    sizes.from_flag(Sk, flags.kv_seq);
+    sizes.from_flag(D, flags.d_model);
+    sizes.from_flag(Din, flags.d_in);
+    sizes.from_flag(Dkv, flags.d_kv_in);
+
+    given_inputs& g = out.given;
+    warning_list& warnings = out.warnings;
+    const auto take = [&](std::optional<named_tensor>& t, const char* stage, const layout& l) -> optional_tensor {
+        if (!t) return std::nullopt;
+        warn_non_finite(*t, stage, warnings);
+        sizes.from_file(t->what, t->tensor.shape, l);
+        return std::move(t->tensor.values);
+    };
+    g.x = take(given.x, "input", {B, Sq, Din});
+    g.x_kv = take(given.x_kv, "input", {B, Sk, Dkv});
+    if (c.from_projections) {
+        if (!given.q || !given.k || !given.v) throw error("the run starts at the projections, but Q, K and V are not all given");
+        projections qkv;
+        qkv.q = *take(given.q, "projections", {B, Sq, D});
+        qkv.k = *take(given.k, "projections", {B, Sk, D});
+        qkv.v = *take(given.v, "projections", {B, Sk, D});
+        g.qkv = std::move(qkv);
+    }
+    if (!given.params_what.empty())
+        g.params = take_parameters(std::move(given.params), c, given.params_what, sizes, warnings);
+    // The masks last, so that a 2-D mask knows B from the other files.
+    if (given.mask) take_mask_sizes(given.mask->tensor, given.mask->what, sizes);
+    if (given.key_padding_mask)
+        sizes.from_file(given.key_padding_mask->what, given.key_padding_mask->tensor.shape, {B, Sk});
+
+    resolve_sizes(c, sizes, recorded, given.key_padding_mask.has_value());
+    if (sizes.known_from_file(D) && c.heads > 0 && c.d_model % c.heads != 0)  // validate() would blame --d-model
+        throw usage_error(sizes.source(D) + ", which is not divisible by --heads " + std::to_string(c.heads));
+    validate(c);
+
+    const auto batch = static_cast<std::size_t>(c.batch);
+    if (given.mask) {
+        const named_tensor& m = *given.mask;
+        const mask_convention read_as = given.mask_is_keep ? mask_convention::keep : c.mask.file_convention;
+        g.mask = expand_attn_mask(mask_keep_values(m.tensor, read_as, m.what), m.tensor.shape, batch);
+        if (!given.mask_is_keep) mask_convention_hints(*g.mask, read_as, false, m.what, warnings);
+    }
+    if (given.key_padding_mask) {
+        const named_tensor& m = *given.key_padding_mask;
+        const xt::xarray<bool> keys =
+            expand_key_padding(mask_keep_values(m.tensor, c.mask.key_padding_convention, m.what), batch,
+                               static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.kv_seq));
+        mask_convention_hints(keys, c.mask.key_padding_convention, true, m.what, warnings);
+        g.mask = g.mask ? xt::xarray<bool>(*g.mask && keys) : keys;
+    }
+    out.cfg = c;
+    return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,556 @@
+// `attn trace --from DUMP`: a dump's config and input tensors read back, and a
+// run made of them and of the flags given on top.
+#include "attn/io/replay.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "attn/compute/error.hpp"
+#include "attn/compute/inputs.hpp"
+#include "attn/compute/mask.hpp"
+#include "attn/io/npz.hpp"
+
+namespace attn {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::array<const char*, 8> param_names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
+
+template <class Number>
+std::string shortest_text(Number value) {
+    char text[64];
+    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
+
+/// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string json_message(const std::exception& e) {
+    const std::string message = e.what();
+    const std::size_t end = message.rfind("] ", 40);
+    return message.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? message.substr(end + 2) : message;
+}
+
+// ----------------------------------------------------------------------------
+// config_from_json: every key as config_to_json writes it.
+
+class config_keys {
+public:
+    config_keys(const json& j, const std::string& what) : j_(j), what_(what) {
+        if (!j.is_object()) throw error(what + ": config is " + j.dump() + "; expected a JSON object");
+    }
+    bool has(const char* key) {
+        seen_.insert(key);
+        return j_.contains(key);
+    }
+    const json& at(const char* key) {
+        if (!has(key)) throw error(what_ + ": config has no \"" + key + "\"");
+        return j_.at(key);
+    }
+    std::int64_t whole(const char* key) {
+        const json& v = at(key);
+        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
+            wrong(key, "a whole number");
+        return v.get<std::int64_t>();
+    }
+    std::uint64_t unsigned_whole(const char* key) {
+        if (!at(key).is_number_unsigned()) wrong(key, "a whole number, 0 or more");
+        return j_.at(key).get<std::uint64_t>();
+    }
+    double number(const char* key) {
+        if (!at(key).is_number()) wrong(key, "a number");
+        return j_.at(key).get<double>();
+    }
+    bool flag(const char* key) {
+        if (!at(key).is_boolean()) wrong(key, "true or false");
+        return j_.at(key).get<bool>();
+    }
+    std::string text(const char* key) {
+        if (!at(key).is_string()) wrong(key, "a string");
+        return j_.at(key).get<std::string>();
+    }
+    [[noreturn]] void wrong(const char* key, const std::string& expected) const {
+        throw error(what_ + ": config \"" + key + "\" is " + j_.at(key).dump() + "; expected " + expected);
+    }
+    /// Throws for a key no call asked about: a setting this attn cannot replay.
+    void no_others() const {
+        for (const auto& item : j_.items())
+            if (!seen_.count(item.key()))
+                throw error(what_ + ": config \"" + item.key() + "\" is not a setting this attn knows (a dump of a newer attn?)");
+    }
+
+private:
+    const json& j_;
+    const std::string& what_;
+    std::set<std::string> seen_;
+};
+
+/// The float32 config_to_json wrote as the double nearest its shortest decimal form.
+float float_of(double value) {
+    const std::string text = shortest_text(value);
+    float f = 0.0f;
+    if (std::from_chars(text.data(), text.data() + text.size(), f).ec == std::errc()) return f;
+    return to_float32(value);
+}
+
+void read_mask_keys(config_keys& k, mask_spec& m) {
+    const std::string kinds = k.text("mask");
+    try {
+        parse_mask_kinds(kinds, m);
+    } catch (const usage_error&) {
+        k.wrong("mask", "none, or causal, padding, window, random joined by '+'");
+    }
+    if (k.has("lengths")) {
+        if (!k.at("lengths").is_array()) k.wrong("lengths", "a list of whole numbers");
+        for (const json& n : k.at("lengths")) {
+            if (!n.is_number_integer()) k.wrong("lengths", "a list of whole numbers");
+            m.lengths.push_back(n.get<std::int64_t>());
+        }
+    }
+    if (k.has("window")) m.window_size = k.whole("window");
+    if (k.has("mask_seed")) m.random_seed = k.unsigned_whole("mask_seed");
+    if (k.has("mask_keep")) m.random_keep = k.number("mask_keep");
+    if (k.has("mask_file")) m.from_file = k.flag("mask_file");
+    const auto convention = [&](const char* key, mask_convention& into) {
+        if (!k.has(key)) return;
+        const auto m = parse_mask_convention(k.text(key));
+        if (!m) k.wrong(key, "keep, mha or additive");
+        else into = *m;
+    };
+    convention("mask_convention", m.file_convention);
+    if (k.has("key_padding")) m.key_padding = k.flag("key_padding");
+    convention("key_padding_convention", m.key_padding_convention);
+}
+
+void read_fill_keys(config_keys& k, config& c) {
+    const json& fill = k.at("fill");
+    if (fill.is_string() && fill.get<std::string>() == "-inf") c.fill = -std::numeric_limits<float>::infinity();
+    else if (fill.is_number()) c.fill = float_of(fill.get<double>());
+    else k.wrong("fill", "\"-inf\" or a number");
+    if (k.has("fill_text")) c.fill_text = k.text("fill_text");
+}
+
+/// cross and head_dim are derived; they must agree with the sizes (a forced cross,
+/// with Sk = Sq and Dkv = Din, is --cross or --kv-input: keys and values from x_kv).
+void check_derived(config_keys& k, config& c, const std::string& what) {
+    const bool cross = k.flag("cross");
+    const bool by_sizes = c.kv_seq != c.seq || c.d_kv_in != c.d_in;
+    if (!cross && by_sizes)
+        throw error(what + ": config \"cross\" is false, but kv_seq " + std::to_string(c.kv_seq) + " and d_kv_in " +
+                    std::to_string(c.d_kv_in) + " differ from seq " + std::to_string(c.seq) + " and d_in " +
+                    std::to_string(c.d_in));
+    c.separate_kv = (cross && !by_sizes) || c.x_kv_from_file;
+    const std::int64_t head_dim = k.whole("head_dim");
+    if (c.heads > 0 && c.d_model % c.heads == 0 && head_dim != c.head_dim())
+        throw error(what + ": config \"head_dim\" is " + std::to_string(head_dim) + ", but d_model " +
+                    std::to_string(c.d_model) + " / heads " + std::to_string(c.heads) + " is " +
+                    std::to_string(c.head_dim()));
+}
+
+// ----------------------------------------------------------------------------
+// A --format json document, read as it streams by: "format", "config" and the
+// tensors replay_reads accepts are kept (as JSON); every other stage is skipped.
+
+/// JSON parsers (nlohmann's, Python's) read "-0", how a float32 -0 is written, as
+/// the integer 0; "-0.0" keeps the sign. Returns the text with that change made.
+std::string keep_negative_zeros(std::string text) {
+    std::vector<std::size_t> at;
+    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+        if (text[i] == '"') {  // skip the string
+            for (++i; i < text.size() && text[i] != '"'; ++i)
+                if (text[i] == '\\') ++i;
+        } else if (text[i] == '-' && text[i + 1] == '0' && (i == 0 || (text[i - 1] != 'e' && text[i - 1] != 'E'))) {
+            const char next = i + 2 < text.size() ? text[i + 2] : ' ';
+            if (next != '.' && next != 'e' && next != 'E' && !(next >= '0' && next <= '9')) at.push_back(i + 2);
+        }
+    }
+    if (at.empty()) return text;
+    std::string out;
+    out.reserve(text.size() + 2 * at.size());
+    std::size_t from = 0;
+    for (const std::size_t i : at) {
+        out.append(text, from, i - from).append(".0");
+        from = i;
+    }
+    return out.append(text, from, std::string::npos);
+}
+
+class dump_json_reader : public nlohmann::json_sax<json> {
+public:
+    explicit dump_json_reader(std::string what) : what_(std::move(what)) {}
+
+    std::map<std::string, json> parts;  // "format", "config", "input.x", ...
+
+    bool null() override { return value(json(nullptr)); }
+    bool boolean(bool b) override { return value(json(b)); }
+    bool number_integer(number_integer_t n) override { return value(json(n)); }
+    bool number_unsigned(number_unsigned_t n) override { return value(json(n)); }
+    bool number_float(number_float_t n, const string_t& text) override {
+        if (!in_stages()) return value(json(n));
+        float f = 0.0f;  // a tensor's float32, from its text: no rounding through a double
+        const bool exact = std::from_chars(text.data(), text.data() + text.size(), f).ec == std::errc();
+        return value(json(static_cast<double>(exact ? f : to_float32(n))));
+    }
+    bool string(string_t& s) override { return value(json(s)); }
+    bool binary(binary_t&) override { return value(json(nullptr)); }
+    bool start_object(std::size_t) override { return open(json::object(), false); }
+    bool start_array(std::size_t) override { return open(json::array(), true); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        key_ = k;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const json::exception& e) override {
+        throw error(what_ + ": " + json_message(e));
+    }
+
+private:
+    struct frame {
+        std::string key;  // the key it stands under in its parent object ("" in an array)
+        bool array;
+        json* kept;       // where its contents go; nullptr = skipped
+    };
+
+    bool in_stages() const { return frames_.size() > 1 && frames_[1].key == "stages"; }
+    bool in_array() const { return !frames_.empty() && frames_.back().array; }
+
+    /// The name a value at this position is kept under ("config", "input.x"), or "".
+    std::string name_here() const {
+        if (in_array()) return "";
+        if (frames_.size() == 1 && (key_ == "format" || key_ == "config")) return key_;
+        if (frames_.size() == 4 && in_stages() && frames_[3].key == "tensors" && !frames_[2].array &&
+            replay_reads(frames_[2].key + "." + key_))
+            return frames_[2].key + "." + key_;
+        return "";
+    }
+    /// Where a value at this position goes, or nullptr when it is skipped.
+    json* slot() {
+        if (!frames_.empty() && frames_.back().kept != nullptr) {
+            json& parent = *frames_.back().kept;
+            if (parent.is_array()) {
+                parent.push_back(nullptr);
+                return &parent.back();
+            }
+            return &parent[key_];
+        }
+        if (frames_.empty()) return nullptr;
+        const std::string name = name_here();
+        return name.empty() ? nullptr : &parts[name];
+    }
+    bool value(json v) {
+        if (json* s = slot()) *s = std::move(v);
+        return true;
+    }
+    bool open(json empty, bool array) {
+        json* s = slot();
+        if (s != nullptr) *s = std::move(empty);
+        frames_.push_back({in_array() ? std::string() : key_, array, s});
+        return true;
+    }
+    bool close() {
+        frames_.pop_back();
+        return true;
+    }
+
+    std::string what_;
+    std::vector<frame> frames_;
+    std::string key_;
+};
+
+/// One leaf of a tensor's "data": a number, "nan"/"inf"/"-inf", or a boolean.
+float leaf_value(const json& v, const std::string& what, const std::vector<std::size_t>& index) {
+    if (v.is_boolean()) return v.get<bool>() ? 1.0f : 0.0f;
+    if (v.is_number_unsigned()) return static_cast<float>(v.get<std::uint64_t>());
+    if (v.is_number_integer()) return static_cast<float>(v.get<std::int64_t>());
+    if (v.is_number_float()) return to_float32(v.get<double>());  // exact: the reader kept the float32
+    if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        if (s == "nan") return std::numeric_limits<float>::quiet_NaN();
+        if (s == "inf") return std::numeric_limits<float>::infinity();
+        if (s == "-inf") return -std::numeric_limits<float>::infinity();
+    }
+    throw error(what + ": data" + element_index_text(index) + " is " + v.dump() +
+                "; expected a number, \"nan\", \"inf\", \"-inf\" or a boolean");
+}
+
+void flatten(const json& v, const std::vector<std::size_t>& shape, std::vector<std::size_t>& index,
+             std::vector<float>& out, const std::string& what) {
+    const std::size_t axis = index.size();
+    if (axis == shape.size()) return out.push_back(leaf_value(v, what, index));
+    if (!v.is_array() || v.size() != shape[axis])
+        throw error(what + ": data" + element_index_text(index) + " is not a list of " + std::to_string(shape[axis]) +
+                    " (\"shape\" is " + tensor_index_text(shape) + ")");
+    for (std::size_t i = 0; i < shape[axis]; ++i) {
+        index.push_back(i);
+        flatten(v[i], shape, index, out, what);
+        index.pop_back();
+    }
+}
+
+/// {"shape": [...], "dtype": "float32"|"bool", "data": [[...]]} as render_json writes a tensor.
+loaded_tensor tensor_from_json(const json& t, const std::string& what) {
+    if (!t.is_object() || !t.contains("shape") || !t.contains("data"))
+        throw error(what + ": expected an object with \"shape\" and \"data\", as --format json writes a tensor");
+    loaded_tensor out;
+    const json& shape = t.at("shape");
+    if (!shape.is_array() || shape.size() > 32) throw error(what + ": \"shape\" is " + shape.dump() + "; expected a list of sizes");
+    for (const json& s : shape) {
+        if (!s.is_number_unsigned()) throw error(what + ": \"shape\" is " + shape.dump() + "; expected a list of sizes");
+        out.shape.push_back(s.get<std::size_t>());
+    }
+    out.boolean = t.contains("dtype") && t.at("dtype") == "bool";
+    std::vector<float> values;
+    std::vector<std::size_t> index;
+    flatten(t.at("data"), out.shape, index, values, what);
+    out.values = xt::xarray<float>::from_shape(out.shape);
+    std::copy(values.begin(), values.end(), out.values.data());
+    count_non_finite(out);
+    return out;
+}
+
+json read_json_dump(const std::string& path, dump& d) {
+    dump_json_reader reader(d.what);
+    const std::string text = keep_negative_zeros(read_text_file(path, d.what));
+    json::sax_parse(text, &reader);
+    const auto format = reader.parts.find("format");
+    if (format == reader.parts.end())
+        throw error(d.what + ": not a dump of attn trace --format json (it has no \"format\": \"attn.trace/1\")");
+    if (format->second != "attn.trace/1")
+        throw error(d.what + ": \"format\" is " + format->second.dump() + "; this attn replays \"attn.trace/1\"");
+    const auto config = reader.parts.find("config");
+    if (config == reader.parts.end()) throw error(d.what + ": no \"config\" (attn trace --format json writes one)");
+    for (auto& [name, part] : reader.parts)
+        if (name.find('.') != std::string::npos) d.tensors[name] = tensor_from_json(part, d.what + " " + name);
+    return std::move(config->second);
+}
+
+json read_npz_dump(const std::string& path, dump& d) {
+    std::map<std::string, std::string> texts;
+    const auto wanted = [](const std::string& name) { return name == "config" || replay_reads(name); };
+    d.tensors = read_npz(path, d.what, &texts, wanted);
+    const auto config = texts.find("config");
+    if (config == texts.end())
+        throw error(d.what + ": not a dump of attn trace --format npz (it has no config text member)");
+    try {
+        return json::parse(config->second);
+    } catch (const json::exception& e) {
+        throw error(d.what + ": config: " + json_message(e));
+    }
+}
+
+// ----------------------------------------------------------------------------
+// load_replay's checks: flags against the dump, and what the dump lacks.
+
+/// A replay starts where the recorded run started: at the input, or at Q, K, V.
+void check_start(const std::string& what, const config& recorded, const input_paths& p) {
+    for (const auto& [flag, path] : {std::pair{"--q", &p.q}, {"--k", &p.k}, {"--v", &p.v}})
+        if (!path->empty() && !recorded.from_projections)
+            throw usage_error(std::string(flag) + " " + *path + " cannot be used with " + what +
+                              ": its run starts at the input, not at the projections");
+    for (const auto& [flag, path] : {std::pair{"--input", &p.input}, {"--kv-input", &p.kv_input}})
+        if (!path->empty() && recorded.from_projections)
+            throw usage_error(std::string(flag) + " " + *path + " cannot be used with " + what +
+                              ": its run starts at the projections (--q --k --v)");
+}
+
+/// The dump's mask.mask already holds every kind the recorded run ANDed into it;
+/// a flag can add kinds, but not drop or change one.
+void check_mask_kinds(const std::string& what, const mask_spec& was, const mask_spec& now) {
+    const std::string holds = ", but " + what + " mask.mask holds it already (ANDed with the run's " +
+                              (was.from_file ? "mask file" : "key padding mask") +
+                              "); give --mask-file to replace that mask";
+    const auto kind = [&](bool on_was, bool on_now, const char* name, bool same, const std::string& changed_by) {
+        if (!on_was) return;
+        if (!on_now) throw usage_error("--mask " + mask_kinds_to_string(now) + " drops " + name + holds);
+        if (!same) throw usage_error(changed_by + " changes the " + name + " mask" + holds);
+    };
+    std::string lengths;
+    for (const std::int64_t n : now.lengths) lengths += (lengths.empty() ? "" : ",") + std::to_string(n);
+    kind(was.causal, now.causal, "causal", true, "");
+    kind(was.padding, now.padding, "padding", was.lengths == now.lengths, "--lengths " + lengths);
+    kind(was.window, now.window, "window", was.window_size == now.window_size,
+         "--window " + (now.window_size ? std::to_string(*now.window_size) : std::string()));
+    kind(was.random, now.random, "random", was.random_seed == now.random_seed,
+         "--mask-seed " + std::to_string(now.random_seed));
+    kind(was.random, now.random, "random", was.random_keep == now.random_keep,
+         "--mask-keep " + shortest_text(now.random_keep));
+}
+
+/// "input.x and params": the tensors a replay takes from the dump that the recorded run drew.
+std::string joined(const std::vector<std::string>& names) {
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    return text;
+}
+
+/// Moves the tensors a replay starts from out of the dump into `given` (a file flag's
+/// tensor stays); returns the names of those the recorded run drew from its seed.
+std::vector<std::string> take_from_dump(dump& d, const config& c, given_tensors& given) {
+    const config& rec = d.cfg;
+    std::vector<std::string> drawn;
+    const auto take = [&](std::optional<named_tensor>& slot, const std::string& name, bool from_file) {
+        const auto it = d.tensors.find(name);
+        if (slot || it == d.tensors.end()) return;
+        slot = named_tensor{d.what + " " + name, std::move(it->second)};
+        if (!from_file) drawn.push_back(name);
+    };
+    if (!c.from_projections) {
+        take(given.x, "input.x", rec.x_from_file);
+        take(given.x_kv, "input.x_kv", rec.x_kv_from_file);
+    } else {
+        take(given.q, "projections.q", true);
+        take(given.k, "projections.k", true);
+        take(given.v, "projections.v", true);
+    }
+    if (given.params_what.empty()) {
+        for (const char* name : param_names)
+            if (const auto it = d.tensors.find(std::string("params.") + name); it != d.tensors.end())
+                given.params[name] = std::move(it->second);
+        if (!given.params.empty()) {
+            given.params_what = d.what;
+            if (!rec.params_from_file) drawn.emplace_back("params");
+        }
+    }
+    if (rec.mask.from_file || rec.mask.key_padding) {
+        take(given.mask, "mask.mask", true);
+        given.mask_is_keep = given.mask.has_value();  // the dump holds attn's own keep-mask
+    }
+    return drawn;
+}
+
+/// The recorded run read these from files; a dump that lacks them cannot replay it.
+void check_file_tensors(const dump& d, const config& c, const given_tensors& given) {
+    const config& rec = d.cfg;
+    const auto lacks = [&](const std::string& array, const std::string& flag, const std::string& stage) {
+        throw error(d.what + ": no array " + array + ": the run read it from " + flag +
+                    ", and the dump does not hold it (give " + flag + " FILE, or dump the " + stage + " stage)");
+    };
+    if (!c.from_projections && rec.x_from_file && !given.x) lacks("input.x", "--input", "input");
+    if (!c.from_projections && rec.x_kv_from_file && !given.x_kv) lacks("input.x_kv", "--kv-input", "input");
+    if (c.from_projections && !given.q) lacks("projections.q", "--q", "projections");
+    if (c.from_projections && !given.k) lacks("projections.k", "--k", "projections");
+    if (c.from_projections && !given.v) lacks("projections.v", "--v", "projections");
+    if (rec.params_from_file && given.params_what.empty() && !c.from_projections) lacks("params.w_q", "--params", "params");
+    if (rec.params_from_file && given.params_what.empty() && c.from_projections && c.out_proj)
+        throw error(d.what + ": no array params.w_o: the run read w_o and b_o from --params, and a run that starts "
+                             "at the projections has no params stage to dump (give --params FILE)");
+    if ((rec.mask.from_file || rec.mask.key_padding) && !given.mask)
+        lacks("mask.mask", rec.mask.from_file ? "--mask-file" : "--key-padding-mask", "mask");
+}
+
+/// draw_inputs skips a given tensor without drawing it, as a file flag does; a tensor
+/// the recorded run drew must not shift the draws after it. When the dump holds some
+/// drawn tensors and lacks others, the recorded run's draws are made again and the
+/// lacking ones taken from them.
+void draw_as_recorded(loaded_inputs& in, bool drawn_taken) {
+    given_inputs& g = in.given;
+    const config& c = in.cfg;
+    const bool params_lack = !g.params && (!c.from_projections || c.out_proj);
+    const bool x_lacks = !c.from_projections && !g.x;
+    const bool x_kv_lacks = !c.from_projections && c.cross() && !g.x_kv;
+    if (!drawn_taken || !(params_lack || x_lacks || x_kv_lacks)) return;
+    given_inputs files;  // what the run read from files, which draws nothing
+    if (c.params_from_file) files.params = g.params;
+    if (c.x_from_file) files.x = g.x;
+    if (c.x_kv_from_file) files.x_kv = g.x_kv;
+    inputs drawn = draw_inputs(c, std::move(files));
+    if (params_lack) g.params = std::move(drawn.params);
+    if (x_lacks) g.x = std::move(drawn.x);
+    if (x_kv_lacks) g.x_kv = std::move(drawn.x_kv);
+}
+
+}  // namespace
+
+bool replay_reads(const std::string& name) {
+    static const std::set<std::string> names = [] {
+        std::set<std::string> n{"input.x", "input.x_kv", "projections.q", "projections.k", "projections.v", "mask.mask"};
+        for (const char* p : param_names) n.insert(std::string("params.") + p);
+        return n;
+    }();
+    return names.count(name) > 0;
+}
+
+config config_from_json(const json& j, const std::string& what) {
+    config_keys k(j, what);
+    config c;
+    c.batch = k.whole("batch");
+    c.seq = k.whole("seq");
+    c.kv_seq = k.whole("kv_seq");
+    c.d_model = k.whole("d_model");
+    c.heads = k.whole("heads");
+    c.d_in = k.whole("d_in");
+    c.d_kv_in = k.whole("d_kv_in");
+    c.qkv_bias = k.flag("qkv_bias");
+    c.out_proj = k.flag("out_proj");
+    c.seed = k.unsigned_whole("seed");
+    read_mask_keys(k, c.mask);
+    read_fill_keys(k, c);
+    const auto optional_flag = [&](const char* key) { return k.has(key) && k.flag(key); };
+    c.from_projections = optional_flag("from_projections");
+    c.x_from_file = optional_flag("input_file");
+    c.x_kv_from_file = optional_flag("kv_input_file");
+    c.params_from_file = optional_flag("params_file");
+    if (k.has("dropout")) c.dropout.p = k.number("dropout");
+    c.dropout.train = optional_flag("train");
+    if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
+    check_derived(k, c, what);
+    k.no_others();
+    try {
+        validate(c);
+    } catch (const usage_error& e) {
+        throw error(what + ": config is not a run attn can make: " + e.what());
+    }
+    return c;
+}
+
+dump read_dump(const std::string& path) {
+    dump d;
+    d.what = "--from " + path;
+    const std::string extension = file_extension(path);
+    json config;
+    if (extension == ".npz") config = read_npz_dump(path, d);
+    else if (extension == ".json") config = read_json_dump(path, d);
+    else if (extension == ".jsonl")
+        throw error(d.what + ": --format jsonl has no config to replay; dump with --format json or --format npz");
+    else
+        throw error(d.what + ": expected a dump of attn trace: .npz (--format npz) or .json (--format json)");
+    d.cfg = config_from_json(config, d.what);
+    return d;
+}
+
+loaded_inputs load_replay(dump d, config c, const size_flags& sizes, const input_paths& paths) {
+    const config& rec = d.cfg;
+    check_start(d.what, rec, paths);
+    if (!paths.mask.empty() && rec.mask.key_padding)
+        throw usage_error("--mask-file " + paths.mask + " cannot replace the mask of " + d.what +
+                          ": its mask.mask holds the run's key padding mask too");
+    c.from_projections = rec.from_projections;
+    c.x_from_file = rec.x_from_file || !paths.input.empty();
+    c.x_kv_from_file = rec.x_kv_from_file || !paths.kv_input.empty();
+    c.params_from_file = rec.params_from_file || !paths.params.empty();
+    c.mask.from_file = rec.mask.from_file || !paths.mask.empty();
+
+    given_tensors given = read_given_files(paths);
+    const std::vector<std::string> drawn = take_from_dump(d, c, given);
+    check_file_tensors(d, c, given);
+    if (c.seed != rec.seed && !drawn.empty())
+        throw usage_error("--seed " + std::to_string(c.seed) + " contradicts " + d.what + ", whose " + joined(drawn) +
+                          (drawn.size() == 1 && drawn[0] != "params" ? " was" : " were") + " drawn with --seed " +
+                          std::to_string(rec.seed) + " (a replay takes them as they are)");
+    if (given.mask && paths.mask.empty()) check_mask_kinds(d.what, rec.mask, c.mask);
+    if (given.x_kv) c.separate_kv = true;  // keys and values come from it, as with --kv-input
+
+    loaded_inputs in = check_inputs(c, sizes, std::move(given), &rec);
+    draw_as_recorded(in, !drawn.empty());
+    return in;
+}
+
+}  // namespace attn

@@ -1,0 +1,122 @@
+#include "attn/io/tensor_file.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include <sys/stat.h>
+
+#include "attn/compute/error.hpp"
+#include "attn/io/json_tensor.hpp"
+#include "attn/io/npy.hpp"
+
+namespace attn {
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+
+}  // namespace
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+    const input_file file = open_input_file(path, what);
+    std::string text;
+    char buffer[1 << 16];
+    for (;;) {
+        const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+        text.append(buffer, n);
+        if (n < sizeof buffer) break;
+    }
+    if (std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
+    return text;
+}
+
+input_file open_input_file(const std::string& path, const std::string& what) {
+    input_file file(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!file) throw error(what + ": cannot open: " + std::strerror(errno));
+    struct stat info;
+    if (fstat(fileno(file.get()), &info) == 0 && S_ISDIR(info.st_mode))
+        throw error(what + ": cannot open: " + std::strerror(EISDIR));
+    return file;
+}
+
+float to_float32(double d) {
+    constexpr double overflow = 0x1.ffffffp127;  // 2^128 - 2^103, halfway from FLT_MAX to 2^128
+    if (d >= overflow) return inf;
+    if (d <= -overflow) return -inf;
+    return static_cast<float>(d);  // NaN stays NaN
+}
+
+std::string printable_text(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+            out += c;
+            continue;
+        }
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
+        out += escaped;
+    }
+    return out;
+}
+
+std::string file_extension(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    const auto dot = name.find_last_of('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()) return "";
+    std::string extension = name.substr(dot);
+    for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return extension;
+}
+
+std::string element_index_text(const std::vector<std::size_t>& index) {
+    std::string text;
+    for (const std::size_t i : index) text += "[" + std::to_string(i) + "]";
+    return text;
+}
+
+std::vector<std::size_t> unravel_index(std::size_t flat, const std::vector<std::size_t>& shape) {
+    std::vector<std::size_t> index(shape.size());
+    for (std::size_t axis = shape.size(); axis-- > 0;) {
+        index[axis] = flat % shape[axis];
+        flat /= shape[axis];
+    }
+    return index;
+}
+
+std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape_or_index.size(); ++i) text += (i ? "," : "") + std::to_string(shape_or_index[i]);
+    return text + "]";
+}
+
+void count_non_finite(loaded_tensor& t) {
+    t.non_finite = 0;
+    t.first_non_finite.clear();
+    const float* v = t.values.data();
+    const std::size_t n = t.values.size();
+    std::size_t first = n;
+    for (std::size_t e = 0; e < n; ++e)
+        if (!std::isfinite(v[e])) {
+            if (t.non_finite++ == 0) first = e;
+        }
+    if (t.non_finite > 0) t.first_non_finite = unravel_index(first, t.shape);
+}
+
+loaded_tensor read_tensor_file(const std::string& path, const std::string& what) {
+    const std::string extension = file_extension(path);
+    if (extension == ".npy") return read_npy_file(path, what);
+    if (extension == ".json") return parse_json_tensor(read_text_file(path, what), what);
+    throw error(what + ": unknown file type" + (extension.empty() ? "" : " '" + extension + "'") +
+                "; expected .json (nested arrays) or .npy (NumPy)");
+}
+
+std::map<std::string, loaded_tensor> read_json_tensors(const std::string& path, const std::string& what) {
+    return parse_json_tensors(read_text_file(path, what), what);
+}
+
+}  // namespace attn

@@ -1,0 +1,167 @@
+#include "attn/render/render_json.hpp"
+
+#include <charconv>
+#include <memory>
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "attn/compute/mask.hpp"
+
+namespace attn {
+namespace {
+
+/// Writes the nested arrays of one tensor, element by element, without building
+/// a JSON tree: large stages stream to the output in blocks of 64 KiB.
+class data_writer {
+public:
+    data_writer(const tensor& t, std::ostream& out) : t_(t), out_(out) {}
+    ~data_writer() { flush(); }
+
+    void write() {
+        const float* next = t_.values.data();
+        write_axis(0, next);
+    }
+
+private:
+    static constexpr std::size_t block = 64 * 1024;
+    static constexpr std::size_t longest_number = 32;
+
+    void write_axis(std::size_t axis, const float*& next) {
+        if (axis == t_.values.dimension()) {
+            write_number(*next++);
+            return;
+        }
+        put('[');
+        for (std::size_t i = 0; i < t_.values.shape()[axis]; ++i) {
+            if (i != 0) put(',');
+            write_axis(axis + 1, next);
+        }
+        put(']');
+    }
+
+    void write_number(float v) {
+        if (used_ + longest_number > block) flush();
+        if (t_.type == element_type::boolean)
+            append(v != 0.0f ? "true" : "false");
+        else if (std::isnan(v))
+            append("\"nan\"");
+        else if (std::isinf(v))
+            append(v < 0 ? "\"-inf\"" : "\"inf\"");
+        else  // the shortest text that reads back as the same float32
+            used_ = std::to_chars(buffer_ + used_, buffer_ + block, v).ptr - buffer_;
+    }
+
+    void put(char c) {
+        if (used_ == block) flush();
+        buffer_[used_++] = c;
+    }
+    void append(std::string_view text) {
+        text.copy(buffer_ + used_, text.size());
+        used_ += text.size();
+    }
+    void flush() {
+        out_.write(buffer_, static_cast<std::streamsize>(used_));
+        used_ = 0;
+    }
+
+    const tensor& t_;
+    std::ostream& out_;
+    char buffer_[block];
+    std::size_t used_ = 0;
+};
+
+void write_tensor(const tensor& t, std::ostream& out) {
+    nlohmann::ordered_json head{{"shape", t.values.shape()},
+                                {"dims", t.dims},
+                                {"dtype", t.type == element_type::boolean ? "bool" : "float32"}};
+    std::string text = head.dump();
+    text.pop_back();  // reopen the object to append "data"
+    out << text << ",\"data\":";
+    {
+        auto writer = std::make_unique<data_writer>(t, out);  // its 64 KiB buffer lives on the heap
+        writer->write();
+    }
+    out.put('}');
+}
+
+/// {"step":..,"title":..,"formula":..,["warnings":[..],]"tensors":{...}} with an optional
+/// leading "name"; "warnings" only when the trace has some about this stage.
+void write_stage(const trace& t, const stage& s, bool with_name, std::ostream& out) {
+    nlohmann::ordered_json head;
+    if (with_name) head["name"] = s.name();
+    head["step"] = s.info->step;
+    head["title"] = s.info->title;
+    head["formula"] = s.formula;
+    for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
+    std::string text = head.dump();
+    text.pop_back();
+    out << text << ",\"tensors\":{";
+    for (std::size_t i = 0; i < s.tensors.size(); ++i) {
+        if (i != 0) out.put(',');
+        out << nlohmann::json(s.tensors[i].name).dump() << ':';
+        write_tensor(s.tensors[i], out);
+    }
+    out << "}}";
+}
+
+}  // namespace
+
+nlohmann::ordered_json config_to_json(const config& c) {
+    nlohmann::ordered_json j{{"batch", c.batch},     {"seq", c.seq},       {"kv_seq", c.kv_seq},
+                             {"d_model", c.d_model}, {"heads", c.heads},   {"head_dim", c.head_dim()},
+                             {"d_in", c.d_in},       {"d_kv_in", c.d_kv_in}, {"cross", c.cross()},
+                             {"qkv_bias", c.qkv_bias}, {"out_proj", c.out_proj}, {"seed", c.seed},
+                             {"mask", mask_kinds_to_string(c.mask)}};
+    if (c.mask.padding) j["lengths"] = c.mask.lengths;
+    if (c.mask.window) j["window"] = *c.mask.window_size;
+    if (c.mask.random) {
+        j["mask_seed"] = c.mask.random_seed;
+        j["mask_keep"] = c.mask.random_keep;
+    }
+    if (c.mask.from_file) {
+        j["mask_file"] = true;
+        j["mask_convention"] = std::string(mask_convention_name(c.mask.file_convention));
+    }
+    if (c.mask.key_padding) {
+        j["key_padding"] = true;
+        j["key_padding_convention"] = std::string(mask_convention_name(c.mask.key_padding_convention));
+    }
+    if (std::isinf(c.fill))
+        j["fill"] = "-inf";
+    else  // the double nearest the float's shortest decimal form: -0.1, not -0.10000000149011612
+        j["fill"] = std::stod(fill_to_string(c.fill));
+    if (fill_text(c) != fill_to_string(c.fill)) j["fill_text"] = c.fill_text;  // as typed: "-1e9"
+    if (c.from_projections) j["from_projections"] = true;
+    if (c.x_from_file) j["input_file"] = true;  // so a replay (--from) knows which tensors came from files
+    if (c.x_kv_from_file) j["kv_input_file"] = true;
+    if (c.params_from_file) j["params_file"] = true;
+    if (c.dropout.p > 0.0 || c.dropout.train) {  // absent when dropout was never asked for
+        j["dropout"] = c.dropout.p;
+        j["train"] = c.dropout.train;
+        if (c.dropout.applied()) j["dropout_seed"] = c.dropout.seed;
+    }
+    return j;
+}
+
+void render_json(const trace& t, const render_options& options, std::ostream& out) {
+    out << R"({"format":"attn.trace/1","config":)" << config_to_json(t.cfg).dump() << R"(,"stages":{)";
+    bool first = true;
+    for (const stage& s : t.stages) {
+        if (!options.shows(s.name())) continue;
+        if (!first) out.put(',');
+        first = false;
+        out << '"' << s.name() << "\":";
+        write_stage(t, s, false, out);
+    }
+    nlohmann::json texts = nlohmann::json::array();
+    for (const warning& w : t.warnings) texts.push_back(w.text);
+    out << R"(},"warnings":)" << texts.dump() << "}\n";
+}
+
+void render_json_line(const trace& t, const stage& s, std::ostream& out) {
+    write_stage(t, s, true, out);
+    out.put('\n');
+}
+
+}  // namespace attn

@@ -1,0 +1,190 @@
+// --format table: every stage as labelled 2-D slices over the last two axes,
+// for reading next to a notebook.
+//
+// First the run in a few lines (run_summary), then each stage: its heading and
+// formula, its warnings, a note on the notation when it is scientific, then its
+// tensors in column widths they share (the params stage: one line per tensor).
+// Where stages 8-9 or 11 are absent between two shown stages, one line says so.
+// The parts (table_parts.hpp): one notation per stage (table_numbers.cpp), one
+// tensor's slices and labels (table_tensor.cpp).
+#include "attn/render/render_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attn/teach/stage_text.hpp"
+#include "attn/render/table_parts.hpp"
+
+namespace attn {
+
+namespace {
+
+using table::palette;
+
+/// The run in three or four aligned lines, then a blank line:
+///   run    self-attention: Q, K, V from x; seed 24; no output projection
+///   sizes  B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142
+///   mask   causal, fill -inf
+void print_run_header(std::ostream& out, const config& c, const palette& p) {
+    const std::vector<run_line> lines = run_summary(c);
+    std::size_t width = 0;
+    for (const run_line& line : lines) width = std::max(width, line.label.size());
+    for (const run_line& line : lines) {
+        table::write_left(out, line.label, width + 2, p.dim, p);
+        out << line.text << '\n';
+    }
+    out << '\n';
+}
+
+/// "── 6 · scores ── every query against every key, per head", then the formula.
+void print_stage_heading(std::ostream& out, const stage& s, const palette& p) {
+    out << p.bold << "── " << s.info->step << " · " << s.name() << " ── " << s.info->title << p.reset
+        << '\n';
+    out << "   " << s.formula << '\n';
+}
+
+/// "   ! batch 1, query 3: no key may be attended ...": the warnings about this stage.
+void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const palette& p) {
+    for (const warning* w : t.warnings_of(s.name())) out << p.red << "   ! " << w->text << p.reset << '\n';
+}
+
+/// The stage's tensors, after a note on their notation when it is scientific,
+/// their columns lined up: one label width and one value width for all of them.
+void print_tensors(std::ostream& out, const trace& t, const stage& s, const render_options& options,
+                   const palette& p) {
+    const table::stage_numbers numbers = table::choose_stage_numbers(s, t.cfg, options);
+    if (!numbers.note.empty()) out << p.dim << "   " << numbers.note << p.reset << '\n';
+    std::vector<table::tensor_printer> printers;
+    printers.reserve(s.tensors.size());
+    table::column_widths shared;
+    for (const tensor& x : s.tensors) {
+        printers.emplace_back(x, numbers, options, p);
+        shared.label = std::max(shared.label, printers.back().widths().label);
+        shared.value = std::max(shared.value, printers.back().widths().value);
+    }
+    for (auto& printer : printers) printer.print(out, shared);
+}
+
+/// Stages a run has not, between two that are shown, so the numbers do not
+/// jump unexplained: 8-9 without a mask, 11 without dropout in training mode.
+struct skipped_stages {
+    int before;                // the step of the stage they would precede
+    int after;                 // ... and of the one they would follow
+    std::string_view numbers;  // "8-9"
+    std::string_view names;    // "mask, masked"
+    std::string_view first;    // the stage whose absence stage_absence explains
+};
+
+constexpr skipped_stages skippable[] = {
+    {10, 7, "8-9", "mask, masked", "mask"},
+    {12, 10, "11", "dropout", "dropout"},
+};
+
+/// "── 11 · dropout ── skipped: no --dropout, so ...", when `s` follows the stage
+/// shown before it (`previous_step`) across stages this run has not.
+void print_skipped_before(std::ostream& out, const config& c, const stage& s, int previous_step, const palette& p) {
+    for (const skipped_stages& k : skippable) {
+        if (s.info->step != k.before || previous_step != k.after) continue;
+        const std::string why = stage_absence(c, k.first);
+        if (why.empty()) continue;
+        out << p.dim << "── " << k.numbers << " · " << k.names << " ── skipped: " << why << p.reset << "\n\n";
+    }
+}
+
+/// The params stage is summarised unless it is asked for by name or --full.
+bool summarise_params(const render_options& options) {
+    return !options.full && std::find(options.stages.begin(), options.stages.end(), "params") == options.stages.end();
+}
+
+/// min, mean and max of one tensor; min and max leave NaN out, the mean does not.
+struct tensor_stats {
+    float min = std::numeric_limits<float>::quiet_NaN();
+    float mean = std::numeric_limits<float>::quiet_NaN();
+    float max = std::numeric_limits<float>::quiet_NaN();
+};
+
+tensor_stats stats_of(const tensor& x) {
+    tensor_stats st;
+    if (x.values.size() == 0) return st;
+    double sum = 0.0;
+    for (const float v : x.values) {
+        sum += v;
+        if (std::isnan(v)) continue;
+        if (!(v >= st.min)) st.min = v;  // also replaces the initial NaN
+        if (!(v <= st.max)) st.max = v;
+    }
+    st.mean = static_cast<float>(sum / static_cast<double>(x.values.size()));
+    return st;
+}
+
+/// "w_q [8,8] (d_model, d_in)": the tensor's name, shape and dimension names.
+std::string shape_label(const tensor& x) {
+    std::string label = x.name + " [";
+    for (std::size_t a = 0; a < x.values.dimension(); ++a)
+        label += (a ? "," : "") + std::to_string(x.values.shape()[a]);
+    label += "] (";
+    for (std::size_t a = 0; a < x.dims.size(); ++a) label += (a ? ", " : "") + x.dims[a];
+    return label + ")";
+}
+
+/// The params stage in a few lines: one per tensor with its min, mean and max,
+/// in one notation (decided over the min and max; a mean near 0 may print as 0.0000).
+void print_param_summary(std::ostream& out, const stage& s, const render_options& options, const palette& p) {
+    out << p.dim << "   (each tensor as min, mean and max: --stage params or --full prints them whole)" << p.reset
+        << '\n';
+    std::vector<tensor_stats> stats;
+    table::notation_survey survey;
+    for (const tensor& x : s.tensors) {
+        stats.push_back(stats_of(x));
+        survey.add(stats.back().min);
+        survey.add(stats.back().max);
+    }
+    const table::stage_numbers numbers = survey.decide(options);
+    if (!numbers.note.empty()) out << p.dim << "   " << numbers.note << p.reset << '\n';
+    char buf[number_buffer_size];
+    std::size_t label_width = 0, value_width = std::string_view("mean").size();
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        label_width = std::max(label_width, table::text_width(shape_label(s.tensors[k])));
+        for (const float v : {stats[k].min, stats[k].mean, stats[k].max})
+            value_width = std::max(value_width, format_number(v, numbers.format, buf).size());
+    }
+    table::write_spaces(out, label_width);
+    for (const char* head : {"min", "mean", "max"}) {
+        out << "  ";
+        table::write_right(out, head, value_width, p.dim, p);
+    }
+    out << '\n';
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        table::write_left(out, shape_label(s.tensors[k]), label_width, {}, p);
+        for (const float v : {stats[k].min, stats[k].mean, stats[k].max}) {
+            out << "  ";
+            table::write_right(out, format_number(v, numbers.format, buf), value_width, std::isnan(v) ? p.red : "", p);
+        }
+        out << '\n';
+    }
+}
+
+}  // namespace
+
+void render_table(const trace& t, const render_options& options, std::ostream& out) {
+    const palette p = table::make_palette(options.color);
+    print_run_header(out, t.cfg, p);
+    int previous_step = 0;  // of the stage printed last; 0 before the first
+    for (const stage& s : t.stages) {
+        if (!options.shows(s.name())) continue;
+        if (previous_step != 0) out << '\n';  // one blank line between stages
+        print_skipped_before(out, t.cfg, s, previous_step, p);
+        previous_step = s.info->step;
+        print_stage_heading(out, s, p);
+        print_stage_warnings(out, t, s, p);  // before the tensors, where they are seen
+        if (s.name() == "params" && summarise_params(options))
+            print_param_summary(out, s, options, p);
+        else
+            print_tensors(out, t, s, options, p);
+    }
+}
+
+}  // namespace attn

@@ -1,0 +1,258 @@
+// --format table, layout and labels: one tensor as labelled 2-D slices over its
+// last two axes, "scores[batch=0, head=1]" above each, "key 0 ..." over the
+// columns and "query 0 ..." before the rows. A tensor of more than 1000 elements
+// keeps the first and last 3 entries of every axis longer than 6, as PyTorch's
+// print does (torch_format's shown_indices).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attn/render/table_parts.hpp"
+
+namespace attn::table {
+
+namespace {
+
+constexpr std::string_view column_gap = "  ";
+constexpr std::string_view ellipsis = "...";
+
+std::string index_label(std::string_view dim, std::size_t index) {
+    return std::string(dim) + " " + std::to_string(index);
+}
+
+/// A boolean tensor with a "head" axis of size 1 before its last two: a mask
+/// broadcast over the heads ([B,1,Sq,Sk]), the same for every head.
+bool broadcast_over_heads(const tensor& t) {
+    if (t.type != element_type::boolean) return false;
+    const std::size_t rank = t.values.dimension();
+    for (std::size_t a = 0; a + 2 < rank && a < t.dims.size(); ++a)
+        if (t.dims[a] == "head" && t.values.shape()[a] == 1) return true;
+    return false;
+}
+
+}  // namespace
+
+palette make_palette(bool color) {
+    if (!color) return {};
+    return {"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m"};
+}
+
+void write_spaces(std::ostream& out, std::size_t n) {
+    static constexpr char spaces[] = "                                ";
+    while (n > 0) {
+        const std::size_t k = std::min(n, sizeof spaces - 1);
+        out.write(spaces, static_cast<std::streamsize>(k));
+        n -= k;
+    }
+}
+
+void write_right(std::ostream& out, std::string_view text, std::size_t width, std::string_view colour,
+                 const palette& p) {
+    const std::size_t w = text_width(text);
+    if (w < width) write_spaces(out, width - w);
+    out << colour << text;
+    if (!colour.empty()) out << p.reset;
+}
+
+void write_left(std::ostream& out, std::string_view text, std::size_t width, std::string_view colour,
+                const palette& p) {
+    out << colour << text;
+    if (!colour.empty()) out << p.reset;
+    const std::size_t w = text_width(text);
+    if (w < width) write_spaces(out, width - w);
+}
+
+std::size_t text_width(std::string_view text) {
+    // Count the bytes that start a UTF-8 code point (not 10xxxxxx).
+    return static_cast<std::size_t>(
+        std::count_if(text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+}
+
+tensor_printer::tensor_printer(const tensor& t, const stage_numbers& numbers, const render_options& options,
+                               const palette& p)
+    : t_(t),
+      p_(p),
+      numbers_(numbers),
+      summarise_(summarised(t, options)),
+      grid_(make_grid(t, summarise_)),
+      format_(numbers.format),
+      broadcast_head_(broadcast_over_heads(t)) {
+    if (t.type == element_type::boolean) format_ = number_format{number_kind::boolean, 0, 1};
+    if (t.values.size() == 0) return;  // nothing to measure or print
+    measure();
+}
+
+/// The dimension's name, or "dim N" when the trace gives none for it.
+std::string tensor_printer::dim_name(std::size_t axis) const {
+    if (axis < t_.dims.size()) return t_.dims[axis];
+    return "dim" + std::to_string(axis);
+}
+
+/// Whether slice labels name this leading axis: not a head axis a mask is broadcast over.
+bool tensor_printer::labelled(std::size_t axis) const {
+    return !(broadcast_head_ && dim_name(axis) == "head" && grid_.shape[axis] == 1);
+}
+
+/// Widths: every value and column label fits the value columns, every row label
+/// fits the label column.
+void tensor_printer::measure() {
+    char buf[number_buffer_size];
+    std::size_t& value = widths_.value;
+    for_each_shown(grid_, [&](float v) { value = std::max(value, text_width(text_of(v, buf))); });
+    if (rank() == 0) return;
+    const std::size_t cols = rank() - 1;
+    value = std::max(value, ellipsis.size());
+    for (std::size_t c : grid_.shown[cols]) value = std::max(value, index_label(dim_name(cols), c).size());
+    if (rank() == 1) {
+        widths_.label = t_.name.size();  // a 1-D tensor's only row is labelled with its name
+        return;
+    }
+    widths_.label = ellipsis.size();
+    for (std::size_t r : grid_.shown[rank() - 2])
+        widths_.label = std::max(widths_.label, index_label(dim_name(rank() - 2), r).size());
+}
+
+void tensor_printer::print(std::ostream& out, column_widths w) {
+    used_ = w;
+    print_header(out);
+    if (t_.values.size() == 0) return;
+    if (rank() == 0) {
+        print_value(out, grid_.at(0), 0);  // a lone value: no column to line up with
+        out << '\n';
+    } else if (rank() == 1) {
+        print_column_labels(out);
+        print_row(out, t_.name, 0);
+    } else {
+        std::vector<std::size_t> index;
+        print_leading(out, 0, index, 0);
+    }
+}
+
+/// "scores [2,4,5,5] (batch, head, query, key)", and a note when summarised.
+void tensor_printer::print_header(std::ostream& out) const {
+    out << t_.name << " [";
+    for (std::size_t a = 0; a < rank(); ++a) out << (a ? "," : "") << grid_.shape[a];
+    out << ']';
+    if (rank() > 0) {
+        out << ' ' << p_.dim << '(';
+        for (std::size_t a = 0; a < rank(); ++a) out << (a ? ", " : "") << dim_name(a);
+        out << ')' << p_.reset;
+    }
+    if (summarise_) out << " (summarised: --full prints all " << t_.values.size() << " values)";
+    out << '\n';
+}
+
+/// Walks the leading axes (all but the last two) and prints one slice per
+/// index combination; `index` holds the indices chosen so far.
+void tensor_printer::print_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index,
+                                   std::ptrdiff_t base) const {
+    if (axis + 2 == rank()) {
+        print_slice(out, index, base);
+        return;
+    }
+    const auto& shown = grid_.shown[axis];
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) print_skipped(out, axis, index, shown[k - 1] + 1, shown[k] - 1);
+        index.push_back(shown[k]);
+        print_leading(out, axis + 1, index, base + grid_.step(axis, shown[k]));
+        index.pop_back();
+    }
+}
+
+/// "... (8 more slices: batch=0, head=3..6) ...": the slices a summary leaves out.
+void tensor_printer::print_skipped(std::ostream& out, std::size_t axis, const std::vector<std::size_t>& index,
+                                   std::size_t first, std::size_t last) const {
+    std::size_t slices = last - first + 1;
+    for (std::size_t a = axis + 1; a + 2 < rank(); ++a) slices *= grid_.shape[a];
+    out << p_.dim << "... (" << slices << " more slices: ";
+    for (std::size_t a = 0; a < index.size(); ++a)
+        if (labelled(a)) out << dim_name(a) << '=' << index[a] << ", ";
+    out << dim_name(axis) << '=' << first << ".." << last << ") ..." << p_.reset << '\n';
+}
+
+/// One 2-D slice: "scores[batch=0, head=1]" (for 3-D and up), column labels, rows.
+/// A mask broadcast over the heads says so instead of "head=0".
+void tensor_printer::print_slice(std::ostream& out, const std::vector<std::size_t>& index,
+                                 std::ptrdiff_t base) const {
+    if (!index.empty()) {
+        out << p_.dim << t_.name;
+        bool first = true;
+        for (std::size_t a = 0; a < index.size(); ++a) {
+            if (!labelled(a)) continue;
+            out << (first ? "[" : ", ") << dim_name(a) << '=' << index[a];
+            first = false;
+        }
+        if (!first) out << ']';
+        if (broadcast_head_) out << " (the same for every head)";
+        out << p_.reset << '\n';
+    }
+    print_column_labels(out);
+    const std::size_t rows = rank() - 2;
+    const auto& shown = grid_.shown[rows];
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) {
+            write_left(out, ellipsis, 0, p_.dim, p_);
+            out << '\n';
+        }
+        print_row(out, index_label(dim_name(rows), shown[k]), base + grid_.step(rows, shown[k]));
+    }
+}
+
+/// "          key 0    key 1 ...": one label per printed column.
+void tensor_printer::print_column_labels(std::ostream& out) const {
+    const std::size_t cols = rank() - 1;
+    const auto& shown = grid_.shown[cols];
+    write_spaces(out, used_.label);
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) {
+            out << column_gap;
+            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
+        }
+        out << column_gap;
+        write_right(out, index_label(dim_name(cols), shown[k]), used_.value, p_.dim, p_);
+    }
+    out << '\n';
+}
+
+/// One row of values along the last axis, starting at element offset `base`.
+void tensor_printer::print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const {
+    const std::size_t cols = rank() - 1;
+    const auto& shown = grid_.shown[cols];
+    write_left(out, label, used_.label, p_.dim, p_);
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) {
+            out << column_gap;
+            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
+        }
+        out << column_gap;
+        print_value(out, grid_.at(base + grid_.step(cols, shown[k])), used_.value);
+    }
+    out << '\n';
+}
+
+/// The text of one value: the stage's notation, True/False, or the fill as typed.
+std::string_view tensor_printer::text_of(float v, char* buf) const {
+    if (format_.kind != number_kind::boolean && numbers_.fill_as_text && v == *numbers_.fill) return numbers_.fill_text;
+    return format_number(v, format_, buf);
+}
+
+/// One value, right-aligned in `width`; -inf and masked-out entries dim, nan red.
+void tensor_printer::print_value(std::ostream& out, float v, std::size_t width) const {
+    char buf[number_buffer_size];
+    std::string_view colour;
+    if (std::isnan(v))
+        colour = p_.red;
+    else if (faint(v))
+        colour = p_.dim;
+    write_right(out, text_of(v, buf), width, colour, p_);
+}
+
+/// Entries that carry no information for attention: False in a mask, -inf,
+/// and the fill value where the mask removed a key.
+bool tensor_printer::faint(float v) const {
+    if (format_.kind == number_kind::boolean) return v == 0.0f;
+    if (v == -std::numeric_limits<float>::infinity()) return true;
+    return numbers_.fill && v == *numbers_.fill;
+}
+
+}  // namespace attn::table

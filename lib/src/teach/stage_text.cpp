@@ -1,0 +1,172 @@
+#include "attn/teach/stage_text.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "attn/compute/mask.hpp"
+#include "attn/compute/trace.hpp"
+
+namespace attn {
+namespace {
+
+std::string input_formula(const config& c) {
+    std::string x = c.x_from_file ? "x from --input [B,Sq,Din]" : "x = torch.randn(B,Sq,Din)";
+    if (!c.cross()) return x + "; keys and values also come from x (self-attention)";
+    return x + "; " + (c.x_kv_from_file ? "x_kv from --kv-input [B,Sk,Dkv]" : "x_kv = torch.randn(B,Sk,Dkv)") +
+           " (cross-attention: keys and values come from x_kv)";
+}
+
+std::string params_formula(const config& c) {
+    if (c.qkv_bias) return c.out_proj ? "y = x·Wᵀ + b" : "y = x·Wᵀ + b (no output projection)";
+    return c.out_proj ? "y = x·Wᵀ for q, k, v (no bias); y = x·Wᵀ + b for the output"
+                      : "y = x·Wᵀ (no biases, no output projection)";
+}
+
+std::string projections_formula(const config& c) {
+    if (c.from_projections) return "Q, K, V from --q --k --v (no input and no weights before them)";
+    const std::string x_kv = c.cross() ? "X_kv" : "X";
+    const auto one = [&](const char* out, const std::string& x, const char* letter) {
+        std::string f = std::string(out) + " = " + x + "·W_" + letter + "ᵀ";
+        if (c.qkv_bias) f += std::string(" + b_") + letter;
+        return f;
+    };
+    return one("Q", "X", "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
+}
+
+std::string mask_formula(const config& c) {
+    const mask_spec& m = c.mask;
+    std::string terms;
+    const auto add = [&](bool on, const std::string& term) {
+        if (on) terms += (terms.empty() ? "" : " AND ") + term;
+    };
+    add(m.causal, "(j <= i)");
+    add(m.padding, "(j < lengths[b])");
+    add(m.window, "(|i - j| <= " + (m.window_size ? std::to_string(*m.window_size) : std::string("W")) + ")");
+    add(m.random, "(rand[b,0,i,j] < mask_keep)");
+    add(m.from_file && m.file_convention == mask_convention::keep, "file[b,i,j]");
+    add(m.from_file && m.file_convention == mask_convention::mha, "NOT file[b,i,j] (mha: true = not allowed)");
+    add(m.from_file && m.file_convention == mask_convention::additive, "(file[b,i,j] == 0) (additive)");
+    add(m.key_padding, "NOT key_padding_mask[b,j]");
+    return "mask[b,0,i,j] = " + terms + "; true = query i may attend key j, the same for every head";
+}
+
+/// %g-like but with up to four decimals and no trailing zeros: 1.4142, 2, 0.5.
+std::string short_number(double v) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.4f", v);
+    std::string s = text;
+    if (s.find('.') != std::string::npos) {
+        s.erase(s.find_last_not_of('0') + 1);
+        if (s.back() == '.') s.pop_back();
+    }
+    return s;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+    std::string text;
+    for (const auto& part : parts) text += (text.empty() ? "" : std::string(separator)) + part;
+    return text;
+}
+
+/// "self-attention: Q, K, V from x; seed 24; no output projection".
+std::string run_text(const config& c) {
+    std::string sources;
+    if (c.from_projections)
+        sources = "Q, K, V from --q --k --v";
+    else if (!c.cross())
+        sources = std::string("Q, K, V from x") + (c.x_from_file ? " (--input)" : "");
+    else
+        sources = std::string("Q from x") + (c.x_from_file ? " (--input)" : "") + ", K and V from x_kv" +
+                  (c.x_kv_from_file ? " (--kv-input)" : "");
+    std::vector<std::string> parts{std::string(c.cross() ? "cross" : "self") + "-attention: " + sources};
+    if (!(c.from_projections && !c.out_proj)) parts.push_back("seed " + std::to_string(c.seed));  // else nothing is drawn
+    if (!c.from_projections && !c.qkv_bias) parts.push_back("Q, K, V without bias");
+    if (!c.out_proj) parts.push_back("no output projection");
+    return join(parts, "; ");
+}
+
+/// "B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142" (Dkv with cross-attention).
+std::string sizes_text(const config& c) {
+    std::vector<std::string> parts{"B=" + std::to_string(c.batch), "Sq=" + std::to_string(c.seq),
+                                   "Sk=" + std::to_string(c.kv_seq)};
+    if (!c.from_projections) {
+        parts.push_back("Din=" + std::to_string(c.d_in));
+        if (c.d_kv_in != c.d_in || c.cross()) parts.push_back("Dkv=" + std::to_string(c.d_kv_in));
+    }
+    parts.push_back("D=" + std::to_string(c.d_model));
+    parts.push_back("H=" + std::to_string(c.heads));
+    parts.push_back("dk=" + std::to_string(c.head_dim()));
+    parts.push_back("√dk=" + short_number(std::sqrt(static_cast<float>(c.head_dim()))));  // as stage 7 divides
+    return join(parts, "  ");
+}
+
+/// "causal+padding (lengths 3,0), fill -inf", or "none (...)".
+std::string mask_text(const config& c) {
+    const mask_spec& m = c.mask;
+    if (!m.any()) return "none (every query may attend every key)";
+    std::vector<std::string> details;
+    if (m.padding) {
+        std::vector<std::string> lengths;
+        for (std::int64_t n : m.lengths) lengths.push_back(std::to_string(n));
+        details.push_back("lengths " + join(lengths, ","));
+    }
+    if (m.window) details.push_back("window " + (m.window_size ? std::to_string(*m.window_size) : std::string("W")));
+    if (m.random) details.push_back("mask-seed " + std::to_string(m.random_seed) + ", keep " + short_number(m.random_keep));
+    std::vector<std::string> masks;
+    if (m.causal || m.padding || m.window || m.random)
+        masks.push_back(mask_kinds_to_string(m) + (details.empty() ? "" : " (" + join(details, "; ") + ")"));
+    if (m.from_file)
+        masks.push_back(m.file_convention == mask_convention::keep
+                            ? std::string("--mask-file")
+                            : "--mask-file (" + std::string(mask_convention_name(m.file_convention)) + ")");
+    if (m.key_padding) masks.push_back("--key-padding-mask");
+    return join(masks, " AND ") + ", fill " + fill_text(c);
+}
+
+/// "p=0.5, training mode: stage 11, keep drawn with --dropout-seed 0".
+std::string dropout_text(const config& c) {
+    const std::string p = "p=" + short_number(c.dropout.p);
+    if (c.dropout.applied())
+        return p + ", training mode: stage 11, keep drawn with --dropout-seed " + std::to_string(c.dropout.seed);
+    if (c.dropout.p > 0.0) return p + ", eval mode: the identity (stage 11 needs --train)";
+    return p + ", training mode: the identity";
+}
+
+}  // namespace
+
+std::vector<run_line> run_summary(const config& c) {
+    std::vector<run_line> lines{{"run", run_text(c)}, {"sizes", sizes_text(c)}, {"mask", mask_text(c)}};
+    if (c.dropout.p > 0.0 || c.dropout.train) lines.push_back({"dropout", dropout_text(c)});
+    return lines;
+}
+
+std::string stage_formula(const config& c, std::string_view name) {
+    if (name == "input") return input_formula(c);
+    if (name == "params") return params_formula(c);
+    if (name == "projections") return projections_formula(c);
+    if (name == "mask") return mask_formula(c);
+    if (name == "masked") return "masked = scaled.masked_fill(mask == false, " + fill_text(c) + ")";
+    if (name == "softmax") return std::string("weights = softmax(") + (c.mask.any() ? "masked" : "scaled") + ", dim=-1)";
+    if (name == "dropout") {
+        char p[32];
+        std::snprintf(p, sizeof p, "%g", c.dropout.p);
+        return std::string("weights · keep / (1 - ") + p + ")";
+    }
+    const stage_info* info = find_stage_info(name);
+    return info ? std::string(info->formula) : std::string();
+}
+
+std::string stage_absence(const config& c, std::string_view name) {
+    if (name == "mask" || name == "masked") {
+        if (c.mask.any()) return {};
+        return "no --mask, --mask-file or --key-padding-mask, so every query may attend every key";
+    }
+    if (name == "dropout") {
+        if (c.dropout.applied()) return {};
+        if (c.dropout.p > 0.0) return "eval mode (--dropout acts only with --train), so the weights go on unchanged";
+        return "no --dropout, so the weights go on unchanged";
+    }
+    return {};
+}
+
+}  // namespace attn

@@ -1,0 +1,214 @@
+// linalg: softmax over the last axis, matmul and linear on hand-worked examples.
+//
+// Expected values are worked out by hand (exp, products of small integers) and written
+// out literally; see the comment next to each.
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "attn/compute/generator.hpp"
+#include "attn/compute/linalg.hpp"
+
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+
+/// Every element of `actual` is within 1e-6 of `expected` (same shape).
+void check_values(const xt::xarray<float>& actual, const xt::xarray<float>& expected) {
+    REQUIRE(std::vector<std::size_t>(actual.shape().begin(), actual.shape().end()) ==
+            std::vector<std::size_t>(expected.shape().begin(), expected.shape().end()));
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+        CAPTURE(i);
+        CHECK(actual.data()[i] == doctest::Approx(expected.data()[i]).epsilon(1e-6));
+    }
+}
+
+xt::xarray<float> softmax(xt::xarray<float> x) {
+    attn::softmax_last_axis(x);
+    return x;
+}
+
+}  // namespace
+
+TEST_SUITE("linalg") {
+
+TEST_CASE("softmax_last_axis is torch.softmax to the bit, for widths 1 to 257") {
+    // tests/reference/softmax_rows.json (make_fixtures.py): rows under and over the 8 lanes
+    // of aten's AVX2 kernel, spreads from 0.01 to 60, -inf entries and all -inf rows.
+    std::ifstream in(std::string(ATTN_REFERENCE_DIR) + "/softmax_rows.json");
+    REQUIRE(in);
+    const auto cases = nlohmann::json::parse(in);
+    REQUIRE(cases.size() >= 100);
+    const auto number = [](const nlohmann::json& v) {
+        if (!v.is_string()) return v.get<float>();
+        const auto s = v.get<std::string>();
+        return s == "nan" ? std::numeric_limits<float>::quiet_NaN() : s == "-inf" ? -inf : inf;
+    };
+    for (const auto& c : cases) {
+        const auto shape = c.at("x").at("shape").get<std::vector<std::size_t>>();
+        xt::xarray<float> x = xt::xarray<float>::from_shape(shape);
+        for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = number(c.at("x").at("data")[i]);
+        attn::softmax_last_axis(x);
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const float want = number(c.at("softmax").at("data")[i]), got = x.data()[i];
+            differ += !(got == want || (std::isnan(got) && std::isnan(want)));
+        }
+        CHECK_MESSAGE(differ == 0, "width " << c.at("width") << ", scale " << c.at("scale") << ": " << differ
+                                            << " values differ from torch.softmax");
+    }
+}
+
+TEST_CASE("softmax_last_axis: hand-worked rows") {
+    SUBCASE("[0, 0] -> [0.5, 0.5]") {
+        const auto w = softmax(xt::xarray<float>{0.0f, 0.0f});
+        CHECK(w(0) == 0.5f);
+        CHECK(w(1) == 0.5f);
+    }
+    SUBCASE("[1, 2, 3]: e^(x - 3) / (e^-2 + e^-1 + 1)") {
+        // e^-2 = 0.135335283, e^-1 = 0.367879441, sum 1.503214724
+        check_values(softmax(xt::xarray<float>{1.0f, 2.0f, 3.0f}),
+                     xt::xarray<float>{0.0900305732f, 0.2447284711f, 0.6652409558f});
+    }
+    SUBCASE("each row of a matrix on its own") {
+        check_values(softmax(xt::xarray<float>{{1.0f, 2.0f, 3.0f}, {0.0f, 0.0f, 0.0f}, {3.0f, 2.0f, 1.0f}}),
+                     xt::xarray<float>{{0.0900305732f, 0.2447284711f, 0.6652409558f},
+                                       {1.0f / 3, 1.0f / 3, 1.0f / 3},
+                                       {0.6652409558f, 0.2447284711f, 0.0900305732f}});
+    }
+    SUBCASE("-inf entries get exactly 0, the others share the weight") {
+        const auto w = softmax(xt::xarray<float>{{0.0f, -inf, 0.0f, -inf}, {-inf, 5.0f, -inf, -inf}});
+        CHECK(w(0, 0) == 0.5f);
+        CHECK(w(0, 1) == 0.0f);
+        CHECK(w(0, 2) == 0.5f);
+        CHECK(w(0, 3) == 0.0f);
+        CHECK(w(1, 0) == 0.0f);
+        CHECK(w(1, 1) == 1.0f);
+        CHECK(w(1, 2) == 0.0f);
+        CHECK(w(1, 3) == 0.0f);
+    }
+    SUBCASE("a row that is all -inf becomes all NaN (as PyTorch); the next row is unaffected") {
+        const auto w = softmax(xt::xarray<float>{{-inf, -inf, -inf}, {0.0f, 0.0f, -inf}});
+        CHECK(std::isnan(w(0, 0)));
+        CHECK(std::isnan(w(0, 1)));
+        CHECK(std::isnan(w(0, 2)));
+        CHECK(w(1, 0) == 0.5f);
+        CHECK(w(1, 1) == 0.5f);
+        CHECK(w(1, 2) == 0.0f);
+    }
+    SUBCASE("a row that is all -1e9 becomes uniform") {
+        const auto w = softmax(xt::xarray<float>{-1e9f, -1e9f, -1e9f, -1e9f});
+        for (std::size_t j = 0; j < 4; ++j) CHECK(w(j) == 0.25f);
+    }
+    SUBCASE("-1e9 next to ordinary scores underflows to exactly 0") {
+        const auto w = softmax(xt::xarray<float>{0.5f, -1e9f, 0.5f});
+        CHECK(w(0) == 0.5f);
+        CHECK(w(1) == 0.0f);
+        CHECK(w(2) == 0.5f);
+    }
+    SUBCASE("large values do not overflow: [1000, 1001] = [1/(1+e), e/(1+e)]") {
+        check_values(softmax(xt::xarray<float>{1000.0f, 1001.0f}), xt::xarray<float>{0.2689414214f, 0.7310585786f});
+        check_values(softmax(xt::xarray<float>{-1000.0f, -1001.0f}), xt::xarray<float>{0.7310585786f, 0.2689414214f});
+    }
+    SUBCASE("a single key gets weight 1") {
+        xt::xarray<float> x = xt::xarray<float>::from_shape({2, 1});
+        x(0, 0) = -3.0f;
+        x(1, 0) = 42.0f;
+        const auto w = softmax(x);
+        CHECK(w(0, 0) == 1.0f);
+        CHECK(w(1, 0) == 1.0f);
+    }
+}
+
+TEST_CASE("softmax_last_axis: every row of a random [2,3,4,5] sums to 1 and keeps its order") {
+    xt::xarray<float> x = xt::xarray<float>::from_shape({2, 3, 4, 5});
+    attn::torch_generator(0).randn(x.data(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] *= 4.0f;  // a wider spread than N(0,1)
+    const xt::xarray<float> before = x;
+    attn::softmax_last_axis(x);
+    CHECK(x.shape()[3] == 5);
+    for (std::size_t r = 0; r < 2 * 3 * 4; ++r) {
+        CAPTURE(r);
+        const float* row = x.data() + r * 5;
+        const float* in = before.data() + r * 5;
+        double sum = 0.0;
+        for (std::size_t j = 0; j < 5; ++j) {
+            CHECK(row[j] > 0.0f);
+            sum += row[j];
+        }
+        CHECK(std::fabs(sum - 1.0) <= 1e-6);
+        // softmax is monotonic: the larger score gets the larger weight
+        for (std::size_t j = 1; j < 5; ++j) CHECK((in[j] > in[0]) == (row[j] > row[0]));
+    }
+}
+
+TEST_CASE("matmul: c[m,n] = a[m,k] · b[k,n], or · b[n,k]ᵀ") {
+    // [[1,2,3],[4,5,6]] · [[7,8],[9,10],[11,12]] = [[58,64],[139,154]]
+    const float a[6] = {1, 2, 3, 4, 5, 6};
+    const float expected[4] = {58, 64, 139, 154};
+    SUBCASE("b as [k,n]") {
+        const float b[6] = {7, 8, 9, 10, 11, 12};
+        float c[4] = {-1, -1, -1, -1};  // overwritten, not accumulated into
+        attn::matmul(a, b, c, 2, 2, 3, false);
+        for (std::size_t i = 0; i < 4; ++i) CHECK(c[i] == expected[i]);
+    }
+    SUBCASE("b as [n,k], transposed") {
+        const float b_t[6] = {7, 9, 11, 8, 10, 12};
+        float c[4] = {-1, -1, -1, -1};
+        attn::matmul(a, b_t, c, 2, 2, 3, true);
+        for (std::size_t i = 0; i < 4; ++i) CHECK(c[i] == expected[i]);
+    }
+    SUBCASE("a row times a column: [1,2,3] · [4,5,6]ᵀ = [32]") {
+        const float b[3] = {4, 5, 6};
+        float c[1] = {0};
+        attn::matmul(a, b, c, 1, 1, 3, false);
+        CHECK(c[0] == 32.0f);
+    }
+    SUBCASE("k == 0 gives zeros") {
+        const float none[1] = {99};
+        float c[6] = {7, 7, 7, 7, 7, 7};
+        attn::matmul(none, none, c, 2, 3, 0, false);
+        for (float v : c) CHECK(v == 0.0f);
+        float d[6] = {7, 7, 7, 7, 7, 7};
+        attn::matmul(none, none, d, 3, 2, 0, true);
+        for (float v : d) CHECK(v == 0.0f);
+    }
+    SUBCASE("m == 0 writes nothing") {
+        float c[1] = {7};
+        attn::matmul(a, a, c, 0, 1, 3, true);
+        CHECK(c[0] == 7.0f);
+    }
+}
+
+TEST_CASE("linear: y = x·wᵀ + bias, as nn.Linear") {
+    // x [2,3], w [2 out, 3 in]:
+    //   row 0: [1,2,3]·[1,0,-1] = -2, [1,2,3]·[0.5,0.5,0.5] = 3
+    //   row 1: [4,5,6]·[1,0,-1] = -2, [4,5,6]·[0.5,0.5,0.5] = 7.5
+    const xt::xarray<float> x{{1, 2, 3}, {4, 5, 6}};
+    const xt::xarray<float> w{{1, 0, -1}, {0.5f, 0.5f, 0.5f}};
+    const xt::xarray<float> bias{10, 20};
+    SUBCASE("with a bias") {
+        check_values(attn::linear(x, w, &bias), xt::xarray<float>{{8, 23}, {8, 27.5f}});
+    }
+    SUBCASE("a null bias adds nothing") {
+        check_values(attn::linear(x, w, nullptr), xt::xarray<float>{{-2, 3}, {-2, 7.5f}});
+    }
+    SUBCASE("leading axes are kept: [1,2,3] -> [1,2,2]") {
+        xt::xarray<float> x3 = x;
+        x3.reshape({1, 2, 3});
+        check_values(attn::linear(x3, w, &bias), xt::xarray<float>{{{8, 23}, {8, 27.5f}}});
+    }
+    SUBCASE("out != in: w [3 out, 3 in] = identity rows reordered") {
+        const xt::xarray<float> perm{{0, 0, 1}, {1, 0, 0}, {0, 1, 0}};
+        check_values(attn::linear(x, perm, nullptr), xt::xarray<float>{{3, 1, 2}, {6, 4, 5}});
+    }
+}
+
+}  // TEST_SUITE("linalg")

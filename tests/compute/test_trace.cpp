@@ -1,0 +1,117 @@
+// trace: the stage tables and their lookups (by name, by number, by tensor name),
+// as `--stage` uses them. The tensor table is checked against CLI.md's stage table
+// written out here, and against what compute_trace actually holds.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "attn/compute/attention.hpp"
+#include "attn/compute/config.hpp"
+#include "attn/compute/inputs.hpp"
+#include "attn/compute/trace.hpp"
+
+namespace {
+
+using names = std::vector<std::string>;
+
+names stage_names(const std::vector<const attn::stage_info*>& infos) {
+    names out;
+    for (const attn::stage_info* info : infos) out.emplace_back(info->name);
+    return out;
+}
+
+names tensor_names(const attn::stage_tensors& entry) {
+    names out;
+    for (std::string_view name : entry.tensors)
+        if (!name.empty()) out.emplace_back(name);
+    return out;
+}
+
+}  // namespace
+
+TEST_SUITE("trace") {
+
+TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, nothing outside them") {
+    CHECK(attn::find_stage_info(1)->name == "input");
+    CHECK(attn::find_stage_info(6)->name == "scores");
+    CHECK(attn::find_stage_info(10)->name == "softmax");
+    CHECK(attn::find_stage_info(11)->name == "dropout");
+    CHECK(attn::find_stage_info(15)->name == "output");
+    CHECK(attn::find_stage_info(0) == nullptr);
+    CHECK(attn::find_stage_info(16) == nullptr);
+    CHECK(attn::find_stage_info(-3) == nullptr);
+    for (const auto& info : attn::stage_table) {
+        CAPTURE(info.name);
+        CHECK(attn::find_stage_info(info.step) == &info);
+        CHECK(attn::find_stage_info(info.name) == &info);
+    }
+}
+
+TEST_CASE("stage_tensor_table names stage_table's stages, in the same order") {
+    REQUIRE(attn::stage_tensor_table.size() == attn::stage_table.size());
+    for (std::size_t i = 0; i < attn::stage_table.size(); ++i) {
+        CAPTURE(i);
+        CHECK(attn::stage_tensor_table[i].stage == attn::stage_table[i].name);
+        CHECK_FALSE(attn::stage_tensor_table[i].tensors[0].empty());
+    }
+}
+
+TEST_CASE("stage_tensor_table is CLI.md's tensors column") {
+    CHECK(tensor_names(attn::stage_tensor_table[0]) == names{"x", "x_kv"});
+    CHECK(tensor_names(attn::stage_tensor_table[1]) == names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"});
+    CHECK(tensor_names(attn::stage_tensor_table[2]) == names{"q", "k", "v"});
+    CHECK(tensor_names(attn::stage_tensor_table[3]) == names{"q", "k", "v"});
+    CHECK(tensor_names(attn::stage_tensor_table[4]) == names{"q", "k", "v"});
+    CHECK(tensor_names(attn::stage_tensor_table[5]) == names{"scores"});
+    CHECK(tensor_names(attn::stage_tensor_table[6]) == names{"scaled"});
+    CHECK(tensor_names(attn::stage_tensor_table[7]) == names{"mask"});
+    CHECK(tensor_names(attn::stage_tensor_table[8]) == names{"masked"});
+    CHECK(tensor_names(attn::stage_tensor_table[9]) == names{"weights"});
+    CHECK(tensor_names(attn::stage_tensor_table[10]) == names{"weights", "keep"});
+    CHECK(tensor_names(attn::stage_tensor_table[11]) == names{"context"});
+    CHECK(tensor_names(attn::stage_tensor_table[12]) == names{"context"});
+    CHECK(tensor_names(attn::stage_tensor_table[13]) == names{"concat"});
+    CHECK(tensor_names(attn::stage_tensor_table[14]) == names{"out"});
+}
+
+TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
+    CHECK(stage_names(attn::stages_holding("weights")) == names{"softmax", "dropout"});
+    CHECK(stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose"});
+    CHECK(stage_names(attn::stages_holding("context")) == names{"context", "merge"});
+    CHECK(stage_names(attn::stages_holding("keep")) == names{"dropout"});
+    CHECK(stage_names(attn::stages_holding("x_kv")) == names{"input"});
+    CHECK(stage_names(attn::stages_holding("b_o")) == names{"params"});
+    CHECK(stage_names(attn::stages_holding("out")) == names{"output"});
+    SUBCASE("a name no stage holds, or none") {
+        CHECK(attn::stages_holding("softmax").empty());
+        CHECK(attn::stages_holding("Weights").empty());
+        CHECK(attn::stages_holding("").empty());
+    }
+}
+
+TEST_CASE("every tensor compute_trace holds is in stage_tensor_table, in the table's order") {
+    attn::config c;
+    c.batch = 1;
+    c.seq = 2;
+    c.kv_seq = 3;  // cross-attention: the input holds x_kv too
+    c.d_model = c.d_in = 4;
+    c.d_kv_in = 6;
+    c.heads = 2;
+    c.mask.causal = true;
+    c.dropout.p = 0.5;
+    c.dropout.train = true;
+    attn::validate(c);
+    const attn::trace t = attn::compute_trace(c, attn::draw_inputs(c));
+    REQUIRE(t.stages.size() == attn::stage_table.size());  // every stage is present
+    for (std::size_t i = 0; i < t.stages.size(); ++i) {
+        const attn::stage& s = t.stages[i];
+        CAPTURE(s.name());
+        names held;
+        for (const auto& tensor : s.tensors) held.push_back(tensor.name);
+        CHECK(held == tensor_names(attn::stage_tensor_table[i]));
+    }
+}
+
+}  // TEST_SUITE("trace")
