@@ -1,0 +1,272 @@
+// The run flags (run_flags.hpp): CLI11 wiring, and the config they make.
+#include "run_flags.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "attn/compute/error.hpp"
+#include "attn/compute/mask.hpp"
+#include "attn/io/replay.hpp"
+#include "help_format.hpp"
+#include "messages.hpp"
+
+namespace attn_app {
+namespace {
+
+/// torch.manual_seed takes any Python int; a negative one wraps mod 2^64.
+std::uint64_t parse_seed(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const bool negative = !text.empty() && text[0] == '-';
+        const std::uint64_t value =
+            negative ? static_cast<std::uint64_t>(std::stoll(text, &used)) : std::stoull(text, &used);
+        if (used == text.size() && !text.empty() && text[0] != '+' && text[0] != ' ') return value;
+    } catch (const std::exception&) {
+    }
+    throw attn::usage_error("--seed " + text + ": expected a whole number (negative ones wrap as in torch.manual_seed)");
+}
+
+float parse_fill(const std::string& text) {
+    if (text == "-inf") return -std::numeric_limits<float>::infinity();
+    try {
+        std::size_t used = 0;
+        const double value = std::stod(text, &used);
+        if (used == text.size() && std::abs(value) <= std::numeric_limits<float>::max())
+            return static_cast<float>(value);
+    } catch (const std::exception&) {
+    }
+    throw attn::usage_error("--fill " + text + ": expected -inf or a finite number such as -1e9");
+}
+
+/// --mask-convention: how the mask files given on the command line read.
+void apply_mask_convention(const run_options& o, attn::config& c) {
+    if (o.mask_convention.empty()) return;
+    if (o.files.mask.empty() && o.files.key_padding_mask.empty())
+        throw attn::usage_error("--mask-convention " + o.mask_convention +
+                                " says how to read a mask file: give --mask-file or --key-padding-mask");
+    c.mask.file_convention = c.mask.key_padding_convention = *attn::parse_mask_convention(o.mask_convention);
+}
+
+/// The flags as a config (sizes still open) for attn::load_inputs to complete.
+attn::config base_config(const run_options& o) {
+    attn::config c = o.cfg;
+    c.qkv_bias = !o.no_qkv_bias;
+    c.out_proj = !o.no_out_proj;
+    attn::parse_mask_kinds(o.mask, c.mask);
+    c.mask.lengths = o.lengths;
+    c.mask.window_size = o.window;
+    c.fill = parse_fill(o.fill);
+    c.fill_text = o.fill;  // as typed ("-1e9"), for the formula, the table and warnings
+    c.seed = parse_seed(o.seed);
+    c.separate_kv = o.cross;
+    apply_mask_convention(o, c);
+    return c;
+}
+
+/// A replay's config: the dump's, with each flag that was given on top. A size
+/// flag and a file flag are left to attn::load_replay, which checks them against
+/// the dump's tensors.
+attn::config replay_config(const run_options& o, attn::config c, const flag_given& given) {
+    if (given("--heads")) c.heads = o.cfg.heads;
+    if (given("--seed")) c.seed = parse_seed(o.seed);
+    if (given("--no-qkv-bias")) c.qkv_bias = false;
+    if (given("--no-out-proj")) c.out_proj = false;
+    if (given("--mask")) {
+        attn::parse_mask_kinds(o.mask, c.mask);
+        if (!c.mask.padding) c.mask.lengths.clear();  // the dump's, for a kind no longer asked for
+        if (!c.mask.window) c.mask.window_size.reset();
+    }
+    if (given("--lengths")) c.mask.lengths = o.lengths;
+    if (given("--window")) c.mask.window_size = o.window;
+    if (given("--mask-seed")) c.mask.random_seed = o.cfg.mask.random_seed;
+    if (given("--mask-keep")) c.mask.random_keep = o.cfg.mask.random_keep;
+    if (given("--mask-file")) c.mask.file_convention = attn::mask_convention::keep;
+    if (given("--key-padding-mask")) c.mask.key_padding_convention = attn::mask_convention::mha;
+    apply_mask_convention(o, c);
+    if (given("--cross")) c.separate_kv = true;
+    if (given("--fill")) {
+        c.fill = parse_fill(o.fill);
+        c.fill_text = o.fill;
+    }
+    if (given("--dropout")) c.dropout.p = o.cfg.dropout.p;
+    if (given("--train")) c.dropout.train = true;
+    if (given("--dropout-seed")) c.dropout.seed = o.cfg.dropout.seed;
+    return c;
+}
+
+/// --from DUMP: the dump's config and tensors, the flags given on top.
+attn::loaded_inputs replay_inputs(const run_options& o, const flag_given& given) {
+    attn::dump d = attn::read_dump(o.from);
+    const attn::config c = replay_config(o, d.cfg, given);
+    return attn::load_replay(std::move(d), c, o.sizes, o.files);
+}
+
+}  // namespace
+
+attn::loaded_inputs load_run_inputs(const run_options& o, const flag_given& given) {
+    return o.from.empty() ? attn::load_inputs(base_config(o), o.sizes, o.files) : replay_inputs(o, given);
+}
+
+std::string draw_order_help() {
+    return wrap("Inputs are drawn as PyTorch would: torch.manual_seed(N); nn.Linear(Din,D) for q, "
+         "nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; x = torch.randn(B,Sq,Din); "
+         "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers. "
+         "A tensor read from a file draws nothing; the rest keep this order. With --q --k --v "
+         "only the output layer is drawn (right after the seed), unless --params gives w_o b_o.",
+         help_width);
+}
+
+void add_run_flags(CLI::App* cmd, run_options& o) {
+    attn::config& c = o.cfg;
+    attn::size_flags& sz = o.sizes;
+    const std::string shapes = "Shapes (a size not given comes from the input files, else the default)";
+    cmd->add_option("--batch", sz.batch, "B, sequences in the batch")
+        ->default_str("1")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--seq", sz.seq, "Sq, query (and by default key) length")
+        ->default_str("4")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--kv-seq", sz.kv_seq, "Sk, key/value length; differing from Sq = cross-attention")
+        ->default_str("--seq")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--d-model", sz.d_model, "D, model width: q, k, v and output width")
+        ->default_str("8, or Din when a file gives Din")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")
+        ->default_val(2)
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--d-in", sz.d_in, "Din, query-side input width")
+        ->default_str("--d-model")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width")
+        ->default_str("--d-in")
+        ->transform(whole_number())
+        ->type_name("N")
+        ->group(shapes);
+    cmd->add_flag("--cross", o.cross,
+                  "cross-attention even when the sizes match: keys and values from their own "
+                  "x_kv = torch.randn(B,Sk,Dkv), drawn after x (a decoder attending an encoder)")
+        ->group(shapes);
+
+    const std::string files = "Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)";
+    attn::input_paths& f = o.files;
+    cmd->add_option("--input", f.input,
+                    "x [B,Sq,Din] instead of torch.randn. From an .npz: the array our dumps "
+                    "name after the flag (input.x, input.x_kv, projections.q, mask.mask, ...) "
+                    "or the archive's only array")
+        ->type_name("FILE")
+        ->group(files);
+    cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
+        ->type_name("FILE")
+        ->group(files);
+    cmd->add_option("--params", f.params,
+                    ".json object or .npz with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
+                    "layout [out,in] (keys may be prefixed params., as in our npz dumps)")
+        ->type_name("FILE")
+        ->group(files);
+    cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")
+        ->type_name("FILE")
+        ->group(files);
+    cmd->add_option("--k", f.k, "K [B,Sk,D]")->type_name("FILE")->group(files);
+    cmd->add_option("--v", f.v, "V [B,Sk,D]")->type_name("FILE")->group(files);
+    cmd->add_option("--from", o.from,
+                    "replay a dump of attn trace (--format npz or json): its config, and its "
+                    "input, params, projections (when the run started there) and mask (when "
+                    "it came from a file); what it lacks is drawn as the run drew it. Flags "
+                    "given too override it; one that contradicts its tensors is an error")
+        ->type_name("DUMP")
+        ->group(files);
+
+    const std::string params = "Parameters";
+    cmd->add_option("--seed", o.seed, "torch.manual_seed(N) for the weights and x; a negative N wraps, as in PyTorch")
+        ->type_name("N")
+        ->default_val("0")
+        ->transform(seed_number())
+        ->group(params);
+    cmd->add_flag("--no-qkv-bias", o.no_qkv_bias, "nn.Linear(..., bias=False) for q, k and v")->group(params);
+    cmd->add_flag("--no-out-proj", o.no_out_proj, "no output projection: the result is the concat stage")
+        ->group(params);
+
+    const std::string masks = "Masks";
+    cmd->add_option("--mask", o.mask,
+                    "none, or kinds joined by '+': causal (j <= i), padding (needs --lengths), "
+                    "window (needs --window), random (--mask-seed, --mask-keep)")
+        ->type_name("KINDS")
+        ->default_val("none")
+        ->group(masks);
+    cmd->add_option("--lengths", o.lengths, "padding: the valid key length of each batch item, e.g. 5,3")
+        ->delimiter(',')
+        ->transform(whole_number().name("whole numbers joined by commas, such as 5,3"))
+        ->type_name("N,N,...")
+        ->group(masks);
+    cmd->add_option("--window", o.window, "window: query i may attend keys j with |i - j| <= W")
+        ->transform(whole_number())
+        ->type_name("W")
+        ->group(masks);
+    cmd->add_option("--mask-seed", c.mask.random_seed, "random: torch.manual_seed(N); torch.rand(B,1,Sq,Sk) < P")
+        ->default_val(0)
+        ->transform(seed_number())
+        ->type_name("N")
+        ->group(masks);
+    cmd->add_option("--mask-keep", c.mask.random_keep, "random: P, the chance that a key may be attended")
+        ->default_val(0.5)
+        ->transform(number())
+        ->type_name("P")
+        ->group(masks);
+    cmd->add_option("--fill", o.fill,
+                    "value where the mask is false: -inf, which gives a row with no allowed key "
+                    "NaN weights as in PyTorch, or a number such as -1e9, which gives it uniform weights")
+        ->type_name("V")
+        ->default_val("-inf")
+        ->group(masks);
+    cmd->add_option("--mask-file", f.mask,
+                    "an explicit mask [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] (.json, .npy or .npz), "
+                    "true/1 = may attend unless --mask-convention says otherwise; combined with --mask by AND")
+        ->type_name("FILE")
+        ->group(masks);
+    cmd->add_option("--key-padding-mask", f.key_padding_mask,
+                    "[B,Sk], true/1 = padded key, as nn.MultiheadAttention's key_padding_mask (with "
+                    "--mask-convention keep: 1 = real token, as a padding mask of 1s and 0s)")
+        ->type_name("FILE")
+        ->group(masks);
+    cmd->add_option("--mask-convention", o.mask_convention,
+                    "how the mask files read: keep (true = may attend, as F.scaled_dot_product_attention), "
+                    "mha (true = NOT allowed, as nn.MultiheadAttention's attn_mask and key_padding_mask, "
+                    "torch.triu(..., 1).bool()) or additive (0 = may attend, -inf or <= -1e4 = may not)")
+        ->transform(one_of({"keep", "mha", "additive"}))
+        ->default_str("keep for --mask-file, mha for --key-padding-mask")
+        ->type_name("HOW")
+        ->group(masks);
+
+    const std::string dropout = "Dropout";
+    cmd->add_option("--dropout", c.dropout.p,
+                    "P, nn.Dropout(p) on the weights; it acts only with --train, as eval mode is the identity")
+        ->default_val(0.0)
+        ->transform(number())
+        ->type_name("P")
+        ->group(dropout);
+    cmd->add_flag("--train", c.dropout.train, "training mode: adds stage 11, dropout.weights = weights·keep/(1-P)")
+        ->group(dropout);
+    cmd->add_option("--dropout-seed", c.dropout.seed,
+                    "torch.manual_seed(N); keep = torch.rand(B,H,Sq,Sk) < 1-P. PyTorch's own "
+                    "dropout draws with bernoulli_, whose numbers depend on how PyTorch was "
+                    "built, so these are reproducible but not PyTorch's nn.Dropout numbers")
+        ->default_val(0)
+        ->transform(seed_number())
+        ->type_name("N")
+        ->group(dropout);
+}
+
+}  // namespace attn_app

@@ -1,0 +1,49 @@
+#pragma once
+// The flags that say which run to compute, shared by every command that computes
+// one (trace now; mask, check and exercise next): shapes, tensors from files,
+// parameters, masks and dropout. They become a config and loaded inputs here;
+// each command adds its own output flags.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "attn/compute/config.hpp"
+#include "attn/io/file_inputs.hpp"
+
+namespace attn_app {
+
+/// Everything the run flags say, before defaults that depend on other flags are applied.
+struct run_options {
+    attn::config cfg;
+    attn::size_flags sizes;
+    attn::input_paths files;
+    std::string from;  // --from DUMP: replay it
+    bool no_qkv_bias = false, no_out_proj = false;
+    std::string mask = "none";
+    std::vector<std::int64_t> lengths;
+    std::optional<std::int64_t> window;
+    std::string fill = "-inf";
+    std::string mask_convention;  // empty: each file's own PyTorch convention
+    bool cross = false;
+    std::string seed = "0";
+};
+
+/// Whether a flag ("--seq") was given on the command line (not a default).
+using flag_given = std::function<bool(const char*)>;
+
+/// Adds the groups Shapes, Tensors from files, Parameters, Masks and Dropout to `cmd`,
+/// writing into `o` (which must outlive parsing).
+void add_run_flags(CLI::App* cmd, run_options& o);
+
+/// The run the flags describe: the files read, the sizes resolved and validated; with
+/// --from, the dump's config and tensors with the flags given on top.
+attn::loaded_inputs load_run_inputs(const run_options& o, const flag_given& given);
+
+/// "Inputs are drawn as PyTorch would: ...", wrapped for a command's --help footer.
+std::string draw_order_help();
+
+}  // namespace attn_app
