@@ -1,5 +1,7 @@
 #pragma once
 // What every renderer is asked to show, and how.
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,11 @@ struct render_options {
     bool full = false;                // print every element, never summarise
     sci_mode notation = sci_mode::automatic;  // scientific notation in text formats
     bool color = false;               // ANSI colour (the program decides: terminal, NO_COLOR)
+    bool explain = false;             // --explain: each stage's explanation (teach/explain.hpp)
+
+    // Views (--batch-index I, --head H, --row Q): only this batch item, head or query row
+    // of every tensor that has that axis; empty = all.
+    std::optional<std::size_t> batch_index, head, row;
 
     bool shows(std::string_view stage_name) const {
         if (stages.empty()) return true;
