@@ -25,11 +25,13 @@
 #include "attn/io/file_inputs.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/render_npz.hpp"
+#include "attn/render/render_row.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "run_flags.hpp"
+#include "view_flags.hpp"
 
 namespace attn_app {
 namespace {
@@ -46,6 +48,7 @@ struct trace_options {
     bool full = false;
     std::string color = "auto";
     std::uint64_t max_memory = 0;  // 0: most of the machine's memory
+    view_flags views;              // --batch-index, --head, --row
 };
 
 /// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
@@ -166,7 +169,7 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
     if (format == "jsonl") {
         const auto stream_stage = [&](const attn::trace& t, const attn::stage& s) {
             if (!view.shows(s.name())) return;
-            attn::render_json_line(t, s, out);
+            attn::render_json_line(t, s, view, out);
             out.flush();  // a reader sees each stage as soon as it is computed
         };
         return attn::compute_trace(c, in, stream_stage).warnings;
@@ -176,6 +179,8 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
         attn::render_json(t, view, out);
     else if (format == "torch")
         attn::render_torch(t, view, out);
+    else if (view.row)  // the table format with --row: one query's row as bars
+        attn::render_row(t, view, out);
     else
         attn::render_table(t, view, out);
     return t.warnings;
@@ -197,6 +202,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     view.notation = parse_sci_mode(o.sci_mode);
     view.full = o.full;
     view.color = use_color(o);
+    set_views(o.views, given, c, o.format, view);
     attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
@@ -309,6 +315,25 @@ void setup_trace(CLI::App& app) {
         ->default_str("80% of RAM")
         ->transform(byte_size())
         ->type_name("SIZE")
+        ->group(output);
+    cmd->add_option("--batch-index", o->views.batch_index,
+                    "show only batch item I of every tensor with a batch axis (0 is the first); json, jsonl and "
+                    "npz keep the axis with size 1, as t[1:2] does, and torch prints t[1:2]")
+        ->transform(whole_number())
+        ->type_name("I")
+        ->group(output);
+    cmd->add_option("--head", o->views.head,
+                    "show only head H of every tensor with a head axis (the mask, the same for every head, stays "
+                    "whole); kept with size 1 like --batch-index")
+        ->transform(whole_number())
+        ->type_name("H")
+        ->group(output);
+    cmd->add_option("--row", o->views.row,
+                    "one query: the table draws query Q's softmax weights over the keys as bars, its top keys "
+                    "named (--stage scores, scaled, masked or dropout for those); json, jsonl, npz and torch keep "
+                    "query Q of every tensor with a query axis (query, or seq on the query side)")
+        ->transform(whole_number())
+        ->type_name("Q")
         ->group(output);
 
     cmd->callback([o, cmd] { run_trace(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });

@@ -44,7 +44,7 @@ expect_error "a flag given twice" 2 "attn: error: --format given twice (json, th
 expect_error "a flag given three times" 2 "attn: error: --heads given 3 times (1, 2, then 4); give it once" \
   trace --heads 1 --heads 2 --heads 4
 expect_error "an unknown flag" 2 "attn: error: --bogus: attn trace has no such flag; see \`attn trace --help\`" trace --bogus
-expect_error "a misspelt flag" 2 "attn: error: --head: attn trace has no such flag; did you mean --heads?" trace --head 4
+expect_error "a misspelt flag" 2 "attn: error: --masks: attn trace has no such flag; did you mean --mask?" trace --masks causal
 expect_error "a misspelt flag with =" 2 "attn: error: --dmodel: attn trace has no such flag; did you mean --d-model?" \
   trace --dmodel=16
 expect_error "a value missing at the end" 2 "attn: error: --heads given without a value; expected a whole number" \

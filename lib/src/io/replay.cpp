@@ -224,7 +224,7 @@ private:
     /// The name a value at this position is kept under ("config", "input.x"), or "".
     std::string name_here() const {
         if (in_array()) return "";
-        if (frames_.size() == 1 && (key_ == "format" || key_ == "config")) return key_;
+        if (frames_.size() == 1 && (key_ == "format" || key_ == "config" || key_ == "selection")) return key_;
         if (frames_.size() == 4 && in_stages() && frames_[3].key == "tensors" && !frames_[2].array &&
             replay_reads(frames_[2].key + "." + key_))
             return frames_[2].key + "." + key_;
@@ -315,6 +315,20 @@ loaded_tensor tensor_from_json(const json& t, const std::string& what) {
     return out;
 }
 
+/// A dump written with --batch-index or --row holds part of the run's tensors (its
+/// "selection" says which): replaying it would be another run, so it is refused.
+/// --head alone cuts no tensor a replay reads (those have no head axis; the mask stays whole).
+void check_whole_run(const json* selection, const std::string& what) {
+    if (selection == nullptr || !selection->is_object()) return;
+    std::string flags;
+    for (const auto& [key, flag] : {std::pair{"batch_index", "--batch-index"}, {"row", "--row"}})
+        if (selection->contains(key))
+            flags += (flags.empty() ? "" : " ") + std::string(flag) + " " + selection->at(key).dump();
+    if (!flags.empty())
+        throw error(what + ": the dump holds only part of the run (it was written with " + flags +
+                    "); replay a dump written without --batch-index and --row");
+}
+
 json read_json_dump(const std::string& path, dump& d) {
     dump_json_reader reader(d.what);
     const std::string text = keep_negative_zeros(read_text_file(path, d.what));
@@ -326,6 +340,8 @@ json read_json_dump(const std::string& path, dump& d) {
         throw error(d.what + ": \"format\" is " + format->second.dump() + "; this attn replays \"attn.trace/1\"");
     const auto config = reader.parts.find("config");
     if (config == reader.parts.end()) throw error(d.what + ": no \"config\" (attn trace --format json writes one)");
+    const auto selection = reader.parts.find("selection");
+    check_whole_run(selection == reader.parts.end() ? nullptr : &selection->second, d.what);
     for (auto& [name, part] : reader.parts)
         if (name.find('.') != std::string::npos) d.tensors[name] = tensor_from_json(part, d.what + " " + name);
     return std::move(config->second);
@@ -333,11 +349,18 @@ json read_json_dump(const std::string& path, dump& d) {
 
 json read_npz_dump(const std::string& path, dump& d) {
     std::map<std::string, std::string> texts;
-    const auto wanted = [](const std::string& name) { return name == "config" || replay_reads(name); };
+    const auto wanted = [](const std::string& name) {
+        return name == "config" || name == "selection" || replay_reads(name);
+    };
     d.tensors = read_npz(path, d.what, &texts, wanted);
     const auto config = texts.find("config");
     if (config == texts.end())
         throw error(d.what + ": not a dump of attn trace --format npz (it has no config text member)");
+    const auto selection = texts.find("selection");
+    if (selection != texts.end()) {
+        const json parsed = json::parse(selection->second, nullptr, false);  // unreadable: not ours, ignored
+        check_whole_run(&parsed, d.what);
+    }
     try {
         return json::parse(config->second);
     } catch (const json::exception& e) {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "attn/compute/mask.hpp"
+#include "attn/render/selection.hpp"
 
 namespace attn {
 namespace {
@@ -71,15 +72,24 @@ private:
     std::size_t used_ = 0;
 };
 
-void write_tensor(const tensor& t, std::ostream& out) {
-    nlohmann::ordered_json head{{"shape", t.values.shape()},
+/// A tensor, or the part of it the views select (--batch-index, --head, --row): then
+/// "shape" is the part's, with the selected axes kept at size 1 so jq paths stay as
+/// deep, and "full_shape" and "index" ({"head": 1}) say which part it is.
+void write_tensor(const tensor& t, const render_options& options, std::ostream& out) {
+    const tensor_selection selection = select_in(t, options);
+    nlohmann::ordered_json head{{"shape", selection.shape},
                                 {"dims", t.dims},
                                 {"dtype", t.type == element_type::boolean ? "bool" : "float32"}};
+    if (!selection.whole()) {
+        head["full_shape"] = t.values.shape();
+        for (const axis_pick& p : selection.picks) head["index"][p.dim] = p.index;
+    }
     std::string text = head.dump();
     text.pop_back();  // reopen the object to append "data"
     out << text << ",\"data\":";
     {
-        auto writer = std::make_unique<data_writer>(t, out);  // its 64 KiB buffer lives on the heap
+        const tensor part = selection.whole() ? tensor{} : selected_part(t, selection);
+        auto writer = std::make_unique<data_writer>(selection.whole() ? t : part, out);  // a 64 KiB buffer: on the heap
         writer->write();
     }
     out.put('}');
@@ -87,7 +97,7 @@ void write_tensor(const tensor& t, std::ostream& out) {
 
 /// {"step":..,"title":..,"formula":..,["warnings":[..],]"tensors":{...}} with an optional
 /// leading "name"; "warnings" only when the trace has some about this stage.
-void write_stage(const trace& t, const stage& s, bool with_name, std::ostream& out) {
+void write_stage(const trace& t, const stage& s, const render_options& options, bool with_name, std::ostream& out) {
     nlohmann::ordered_json head;
     if (with_name) head["name"] = s.name();
     head["step"] = s.info->step;
@@ -100,7 +110,7 @@ void write_stage(const trace& t, const stage& s, bool with_name, std::ostream& o
     for (std::size_t i = 0; i < s.tensors.size(); ++i) {
         if (i != 0) out.put(',');
         out << nlohmann::json(s.tensors[i].name).dump() << ':';
-        write_tensor(s.tensors[i], out);
+        write_tensor(s.tensors[i], options, out);
     }
     out << "}}";
 }
@@ -144,15 +154,25 @@ nlohmann::ordered_json config_to_json(const config& c) {
     return j;
 }
 
+nlohmann::ordered_json selection_to_json(const render_options& options) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    if (options.batch_index) j["batch_index"] = *options.batch_index;
+    if (options.head) j["head"] = *options.head;
+    if (options.row) j["row"] = *options.row;
+    return j;
+}
+
 void render_json(const trace& t, const render_options& options, std::ostream& out) {
-    out << R"({"format":"attn.trace/1","config":)" << config_to_json(t.cfg).dump() << R"(,"stages":{)";
+    out << R"({"format":"attn.trace/1","config":)" << config_to_json(t.cfg).dump();
+    if (has_view(options)) out << R"(,"selection":)" << selection_to_json(options).dump();
+    out << R"(,"stages":{)";
     bool first = true;
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;
         if (!first) out.put(',');
         first = false;
         out << '"' << s.name() << "\":";
-        write_stage(t, s, false, out);
+        write_stage(t, s, options, false, out);
     }
     nlohmann::json texts = nlohmann::json::array();
     for (const warning& w : t.warnings) texts.push_back(w.text);
@@ -160,7 +180,11 @@ void render_json(const trace& t, const render_options& options, std::ostream& ou
 }
 
 void render_json_line(const trace& t, const stage& s, std::ostream& out) {
-    write_stage(t, s, true, out);
+    render_json_line(t, s, render_options{}, out);
+}
+
+void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out) {
+    write_stage(t, s, options, true, out);
     out.put('\n');
 }
 

@@ -10,22 +10,36 @@
 #include "attn/compute/error.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/render/render_json.hpp"
+#include "attn/render/selection.hpp"
 
 namespace attn {
 namespace {
 
-/// The members point into the trace's tensors: nothing is copied.
-std::vector<npz_member> members_of(const trace& t, const render_options& options) {
+/// The archive's members, and the parts of tensors that views cut (the members point
+/// into the trace's tensors, or into these copies).
+struct archive_members {
     std::vector<npz_member> members;
+    std::vector<tensor> parts;
+};
+
+/// With a view (--batch-index, --head, --row) each array is the selected part, its
+/// selected axes kept at size 1, and a "selection" text member says which.
+void collect_members(const trace& t, const render_options& options, archive_members& a) {
+    std::size_t cut = 0;  // parts never reallocate: reserve one per tensor that may be cut
+    for (const stage& s : t.stages) cut += s.tensors.size();
+    a.parts.reserve(cut);
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;
-        for (const tensor& x : s.tensors)
-            members.push_back(npz_member::tensor(std::string(s.name()) + "." + x.name,
-                                                 {x.values.shape().begin(), x.values.shape().end()}, x.values.data(),
-                                                 x.type == element_type::boolean));
+        for (const tensor& whole : s.tensors) {
+            const tensor_selection selection = select_in(whole, options);
+            const tensor& x = selection.whole() ? whole : a.parts.emplace_back(selected_part(whole, selection));
+            a.members.push_back(npz_member::tensor(std::string(s.name()) + "." + x.name,
+                                                   {x.values.shape().begin(), x.values.shape().end()},
+                                                   x.values.data(), x.type == element_type::boolean));
+        }
     }
-    members.push_back(npz_member::text_member("config", config_to_json(t.cfg).dump()));
-    return members;
+    a.members.push_back(npz_member::text_member("config", config_to_json(t.cfg).dump()));
+    if (has_view(options)) a.members.push_back(npz_member::text_member("selection", selection_to_json(options).dump()));
 }
 
 /// A temporary file that is removed when it goes out of scope.
@@ -45,12 +59,16 @@ struct temporary_file {
 }  // namespace
 
 void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what) {
-    write_npz(path, what, members_of(t, options));
+    archive_members a;
+    collect_members(t, options, a);
+    write_npz(path, what, a.members);
 }
 
 void render_npz(const trace& t, const render_options& options, std::ostream& out) {
     const temporary_file temp;
-    write_npz_here(temp.path, "standard output", members_of(t, options));
+    archive_members a;
+    collect_members(t, options, a);
+    write_npz_here(temp.path, "standard output", a.members);
     std::ifstream archive(temp.path, std::ios::binary);
     out << archive.rdbuf();
 }

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "attn/render/selection.hpp"
 #include "attn/render/torch_format.hpp"
 
 namespace attn {
@@ -159,8 +160,10 @@ void render_torch(const trace& t, const render_options& options, std::ostream& o
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;
         for (const tensor& x : s.tensors) {
-            out << "# " << s.name() << '.' << x.name << '\n';
-            write_torch(x, options, out);
+            // With a view, print(t[1:2, 2:3]): the selected part, under a header naming it.
+            const tensor_selection selection = select_in(x, options);
+            out << "# " << s.name() << '.' << x.name << torch_index(selection) << '\n';
+            write_torch(selection.whole() ? x : selected_part(x, selection), options, out);
             out << '\n';
         }
     }

@@ -71,7 +71,7 @@ stage_numbers choose_stage_numbers(const stage& s, const config& c, const render
     notation_survey survey;
     for (const tensor& t : s.tensors) {
         if (t.type == element_type::boolean || t.values.size() == 0) continue;
-        const element_grid g = make_grid(t, summarised(t, options));
+        const element_grid g = make_grid(t, select_in(t, options), options);  // what the views show of it
         for_each_shown(g, [&](float v) {
             if (!(fill_as_text && v == c.fill)) survey.add(v);
         });

@@ -73,8 +73,9 @@ tensor_printer::tensor_printer(const tensor& t, const stage_numbers& numbers, co
     : t_(t),
       p_(p),
       numbers_(numbers),
-      summarise_(summarised(t, options)),
-      grid_(make_grid(t, summarise_)),
+      selection_(select_in(t, options)),
+      summarise_(summarised(selection_, options)),
+      grid_(make_grid(t, selection_, options)),
       format_(numbers.format),
       broadcast_head_(broadcast_over_heads(t)) {
     if (t.type == element_type::boolean) format_ = number_format{number_kind::boolean, 0, 1};
@@ -128,17 +129,20 @@ void tensor_printer::print(std::ostream& out, column_widths w) {
     }
 }
 
-/// "scores [2,4,5,5] (batch, head, query, key)", and a note when summarised.
+/// "scores [2,4,5,5] (batch, head, query, key)", then ", only head=1" when a view shows
+/// part of it, and a note when summarised.
 void tensor_printer::print_header(std::ostream& out) const {
     out << t_.name << " [";
-    for (std::size_t a = 0; a < rank(); ++a) out << (a ? "," : "") << grid_.shape[a];
+    for (std::size_t a = 0; a < rank(); ++a) out << (a ? "," : "") << t_.values.shape()[a];
     out << ']';
     if (rank() > 0) {
         out << ' ' << p_.dim << '(';
         for (std::size_t a = 0; a < rank(); ++a) out << (a ? ", " : "") << dim_name(a);
         out << ')' << p_.reset;
     }
-    if (summarise_) out << " (summarised: --full prints all " << t_.values.size() << " values)";
+    for (std::size_t k = 0; k < selection_.picks.size(); ++k)
+        out << (k == 0 ? ", only " : ", ") << selection_.picks[k].dim << '=' << selection_.picks[k].index;
+    if (summarise_) out << " (summarised: --full prints all " << selection_.size() << " values)";
     out << '\n';
 }
 

@@ -2,6 +2,9 @@
 // --format npz: every shown tensor as a NumPy array named "stage.tensor"
 // ("softmax.weights"), in stage order, and "config", the run's config as JSON
 // text. Python: z = np.load("t.npz"); z["softmax.weights"]; json.loads(str(z["config"])).
+// With a view (--batch-index, --head, --row) each array is the selected part (its
+// selected axes kept at size 1; selection.hpp) and "selection" holds render_json's
+// selection block as JSON text.
 #include <ostream>
 #include <string>
 

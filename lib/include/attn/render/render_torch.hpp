@@ -19,7 +19,9 @@
 namespace attn {
 
 /// For each stage that options.shows, in order, for each of its tensors:
-/// "# stage.tensor\n", then the print(t) text, then "\n".
+/// "# stage.tensor\n", then the print(t) text, then "\n". With a view (--batch-index,
+/// --head, --row; selection.hpp) a tensor that has the selected axes is printed as
+/// print(t[1:2, 2:3]) prints it, under "# stage.tensor[1:2, 2:3]".
 void render_torch(const trace& t, const render_options& options, std::ostream& out);
 
 /// print(t) of one tensor, "tensor(...)", without the trailing newline.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attn/render/render_options.hpp"
+#include "attn/render/selection.hpp"
 #include "attn/render/torch_format.hpp"
 #include "attn/compute/trace.hpp"
 
@@ -104,6 +105,7 @@ private:
     const tensor& t_;
     const palette& p_;
     const stage_numbers& numbers_;
+    tensor_selection selection_;  // the part the views show (--batch-index, --head, --row)
     bool summarise_;
     element_grid grid_;
     number_format format_;    // numbers_.format, or True/False for a boolean tensor

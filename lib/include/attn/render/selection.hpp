@@ -1,0 +1,65 @@
+#pragma once
+// --batch-index I, --head H, --row Q: the part of each tensor a view shows.
+//
+//   batch_index  the "batch" axis of every tensor that has one;
+//   head         the "head" axis, except a boolean one of size 1: the mask [B,1,Sq,Sk]
+//                has no real head axis (it is broadcast over the heads), so it stays whole;
+//   row          the query axis: "query" of the [B,H,Sq,Sk] planes and "seq", the
+//                query-side sequence, of x, q, context, concat and out. Keys and values
+//                ("key", "kv_seq") stay whole: a query attends over all of them.
+//
+// A selected axis is kept with size 1, as PyTorch's t[:, 1:2] keeps it, so the
+// selected part nests as deep as the whole tensor and keeps its dimension names.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/compute/trace.hpp"
+#include "attn/render/render_options.hpp"
+#include "attn/render/torch_format.hpp"
+
+namespace attn {
+
+/// One axis a view restricts to a single index.
+struct axis_pick {
+    std::size_t axis;      // position in the tensor's shape
+    std::string dim;       // its name: "batch", "head", "query" or "seq"
+    std::size_t index;     // the index kept, counted in the whole tensor
+};
+
+/// Which part of one tensor the views select.
+struct tensor_selection {
+    std::vector<axis_pick> picks;    // in axis order; empty: the whole tensor
+    std::vector<std::size_t> shape;  // the selected part's shape (a picked axis has size 1)
+
+    bool whole() const { return picks.empty(); }
+    /// The number of elements of the selected part.
+    std::size_t size() const;
+};
+
+/// Whether options select anything (--batch-index, --head or --row given).
+bool has_view(const render_options& options);
+
+/// The part of `t` that options.batch_index, head and row select. Throws attn::error
+/// when an index is outside its axis (the program checks the flags against the run first).
+tensor_selection select_in(const tensor& t, const render_options& options);
+
+/// The selected part as a tensor of its own (copied; name, dims and type kept),
+/// the values PyTorch's t[1:2, 2:3] holds.
+tensor selected_part(const tensor& t, const tensor_selection& s);
+
+/// The PyTorch indexing that takes the selected part: "[1:2, 2:3]", "[:, :, 3:4]"
+/// (trailing whole axes left out); "" for the whole tensor.
+std::string torch_index(const tensor_selection& s);
+
+/// Whether print(t[...]) of the selected part summarises: more than 1000 elements,
+/// unless options.full.
+bool summarised(const tensor_selection& s, const render_options& options);
+
+/// The printed elements of the selected part, as make_grid gives them for the part
+/// itself, but on `t`'s storage: a picked axis shows its one index, counted in the
+/// whole tensor (so labels keep the real indices), and has size 1 in `shape`.
+element_grid make_grid(const tensor& t, const tensor_selection& s, const render_options& options);
+
+}  // namespace attn
