@@ -3,12 +3,12 @@
 // each batch item and head the views select (--batch-index, --head):
 //
 //   weights[batch=0, head=1, query=3]
-//     key 0  ██████████▎                               0.2580  ◀ 3rd
-//     key 1  ████████████▊                             0.3199  ◀ 1st
-//     key 2  ███████████▍                              0.2839  ◀ 2nd
-//     key 3  █████▌                                    0.1383
+//     key 0  ███████▌                                  0.1871
+//     key 1  █████████▏                                0.2291  ◀ 3rd
+//     key 2  ████████████▎                             0.3054  ◀ 1st
+//     key 3  ███████████▏                              0.2783  ◀ 2nd
 //     key 4                                            0.0000  masked
-//     query 3 attends most to key 1 (0.3199), key 2 (0.2839), key 0 (0.2580)
+//     query 3 attends most to key 2 (0.3054), key 3 (0.2783), key 1 (0.2291)
 //
 // Weights (softmax, dropout) are bars from 0, the full width being 1 (or the row's
 // largest weight, when dropout's 1/(1-p) makes one larger). Scores (scores, scaled,
