@@ -46,6 +46,7 @@ struct trace_options {
     bool full = false;
     std::string color = "auto";
     std::uint64_t max_memory = 0;  // 0: most of the machine's memory
+    bool explain = false;
 };
 
 /// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
@@ -166,7 +167,7 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
     if (format == "jsonl") {
         const auto stream_stage = [&](const attn::trace& t, const attn::stage& s) {
             if (!view.shows(s.name())) return;
-            attn::render_json_line(t, s, out);
+            attn::render_json_line(t, s, out, view.explain);
             out.flush();  // a reader sees each stage as soon as it is computed
         };
         return attn::compute_trace(c, in, stream_stage).warnings;
@@ -197,6 +198,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     view.notation = parse_sci_mode(o.sci_mode);
     view.full = o.full;
     view.color = use_color(o);
+    view.explain = o.explain;
     attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
@@ -302,6 +304,11 @@ void setup_trace(CLI::App& app) {
         ->transform(one_of({"auto", "always", "never"}))
         ->type_name("WHEN")
         ->default_val("auto")
+        ->group(output);
+    cmd->add_flag("--explain", o->explain,
+                  "explain every stage: what it computes in words, its shapes with this run's numbers, the "
+                  "einsum, the line of PyTorch, whether memory is copied, and why the step exists (table, "
+                  "json, jsonl)")
         ->group(output);
     cmd->add_option("--max-memory", o->max_memory,
                     "refuse sizes whose stages need more than SIZE, e.g. 4GiB; the message names the "

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "attn/compute/mask.hpp"
+#include "attn/teach/explain.hpp"
 
 namespace attn {
 namespace {
@@ -85,15 +86,24 @@ void write_tensor(const tensor& t, std::ostream& out) {
     out.put('}');
 }
 
-/// {"step":..,"title":..,"formula":..,["warnings":[..],]"tensors":{...}} with an optional
-/// leading "name"; "warnings" only when the trace has some about this stage.
-void write_stage(const trace& t, const stage& s, bool with_name, std::ostream& out) {
+/// --explain: {"words":..,"shapes":..,"einsum":..,"torch":..,"memory":..,"why":..}.
+nlohmann::ordered_json explanation_json(const config& c, std::string_view stage_name) {
+    const stage_explanation e = explain_stage(c, stage_name);
+    return {{"words", e.words}, {"shapes", e.shapes}, {"einsum", e.einsum},
+            {"torch", e.torch}, {"memory", e.memory}, {"why", e.why}};
+}
+
+/// {"step":..,"title":..,"formula":..,["warnings":[..],]["explain":{..},]"tensors":{...}} with an
+/// optional leading "name"; "warnings" only when the trace has some about this stage, "explain"
+/// only with --explain.
+void write_stage(const trace& t, const stage& s, bool with_name, bool explain, std::ostream& out) {
     nlohmann::ordered_json head;
     if (with_name) head["name"] = s.name();
     head["step"] = s.info->step;
     head["title"] = s.info->title;
     head["formula"] = s.formula;
     for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
+    if (explain) head["explain"] = explanation_json(t.cfg, s.name());
     std::string text = head.dump();
     text.pop_back();
     out << text << ",\"tensors\":{";
@@ -152,15 +162,15 @@ void render_json(const trace& t, const render_options& options, std::ostream& ou
         if (!first) out.put(',');
         first = false;
         out << '"' << s.name() << "\":";
-        write_stage(t, s, false, out);
+        write_stage(t, s, false, options.explain, out);
     }
     nlohmann::json texts = nlohmann::json::array();
     for (const warning& w : t.warnings) texts.push_back(w.text);
     out << R"(},"warnings":)" << texts.dump() << "}\n";
 }
 
-void render_json_line(const trace& t, const stage& s, std::ostream& out) {
-    write_stage(t, s, true, out);
+void render_json_line(const trace& t, const stage& s, std::ostream& out, bool explain) {
+    write_stage(t, s, true, explain, out);
     out.put('\n');
 }
 

@@ -3,6 +3,7 @@
 //
 //   { "format": "attn.trace/1", "config": {...},
 //     "stages": { "input": { "step": 1, "title": ..., "formula": ..., ["warnings": [...],]
+//                            ["explain": {"words", "shapes", "einsum", "torch", "memory", "why"},]
 //                            "tensors": { "x": { "shape": [...], "dims": [...],
 //                                                "dtype": "float32", "data": [[...]] } } }, ... },
 //     "warnings": [...] }
@@ -23,8 +24,8 @@ namespace attn {
 void render_json(const trace& t, const render_options& options, std::ostream& out);
 
 /// One line of JSON lines: the stage object with its "name" added, then '\n'.
-/// `t` is the trace so far (for the warnings about `s`).
-void render_json_line(const trace& t, const stage& s, std::ostream& out);
+/// `t` is the trace so far (for the warnings about `s`); `explain` adds "explain".
+void render_json_line(const trace& t, const stage& s, std::ostream& out, bool explain = false);
 
 /// The config block of the JSON document.
 nlohmann::ordered_json config_to_json(const config& c);
