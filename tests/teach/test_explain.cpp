@@ -243,7 +243,9 @@ TEST_SUITE("explain") {
     TEST_CASE("the memory texts say what PyTorch 1.13 does, shape by shape") {
         std::ifstream in(std::string(ATTN_REFERENCE_DIR) + "/explain_layouts.json");
         REQUIRE(in.good());
-        for (const auto& lc : nlohmann::json::parse(in)["cases"]) {
+        const nlohmann::json reference = nlohmann::json::parse(in);
+        REQUIRE(reference["cases"].size() == 10);
+        for (const auto& lc : reference["cases"]) {
             const attn::config c = layout_config(lc);
             CAPTURE(lc.dump().substr(0, 60));
             const auto stride = [](const nlohmann::json& layout) {

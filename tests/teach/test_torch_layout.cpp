@@ -53,7 +53,9 @@ TEST_SUITE("torch_layout") {
     }
 
     TEST_CASE("every step of the notebook's lines, as PyTorch 1.13 reports it") {
-        for (const auto& c : layout_cases()) {
+        const nlohmann::json cases = layout_cases();
+        REQUIRE(cases.size() == 10);
+        for (const auto& c : cases) {
             const std::int64_t B = c["B"], Sq = c["Sq"], Sk = c["Sk"], D = c["D"], H = c["H"], dk = D / H;
             const std::string name = "B=" + std::to_string(B) + " Sq=" + std::to_string(Sq) + " Sk=" +
                                      std::to_string(Sk) + " D=" + std::to_string(D) + " H=" + std::to_string(H);
