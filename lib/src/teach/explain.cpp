@@ -349,7 +349,8 @@ stage_explanation explain_scaled(const config&, const run_shapes& r) {
     e.torch = "scaled = scores / math.sqrt(dk)";
     e.memory = new_tensor(r.plane()) + " (scores /= math.sqrt(dk) would divide in place.)";
     e.why =
-        "A dot product of dk terms grows with dk: if the entries of q and k have variance 1, q·k has variance dk = " +
+        "A dot product of dk terms grows with dk: if the entries of q and k are independent with mean 0 and variance "
+        "1, q·k has variance dk = " +
         str(r.dk) +
         ". Dividing by √dk brings the variance back near 1, so that softmax does not saturate (one weight near 1, "
         "the others near 0, and vanishing gradients) as dk grows.";
