@@ -129,6 +129,15 @@ check "jsonl: every line has its explanation" test "$(jq -c 'has("explain")' "$w
 check "jsonl: the mask line's torch" test "$(jq -r 'select(.name == "mask") | .explain.torch' "$work/out")" = \
   "mask = torch.tril(torch.ones(4, 4, dtype=torch.bool))"
 
+# --- the README's excerpt is what the program prints --------------------------------------
+readme="$(dirname "$0")/../../README.md"
+# the lines between the ``` fences after the line that gives the --explain command
+awk '/--explain --stage scores` prints/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' "$readme" >"$work/readme-block"
+"$attn" trace --batch 2 --seq 5 --heads 4 --mask causal --explain --stage scores \
+  | sed -n '/^── 6 · scores/,/^scores \[/p' | sed '$d' >"$work/actual-block"
+check "README's --explain excerpt is there" test "$(wc -l <"$work/readme-block")" -ge 14
+check "README's --explain excerpt is real" diff "$work/readme-block" "$work/actual-block"
+
 # --- --help ------------------------------------------------------------------------------
 expect_ok "trace --help" trace --help
 check "--help lists --explain" grep -q -- "--explain" "$work/out"
