@@ -129,6 +129,16 @@ check "jsonl: every line has its explanation" test "$(jq -c 'has("explain")' "$w
 check "jsonl: the mask line's torch" test "$(jq -r 'select(.name == "mask") | .explain.torch' "$work/out")" = \
   "mask = torch.tril(torch.ones(4, 4, dtype=torch.bool))"
 
+# --- the torch lines are the ones run in PyTorch (make_explain_torch_lines.py) -------------
+root=$(cd "$(dirname "$0")/../.." && pwd)
+verified="$root/tests/reference/explain_torch_lines.json"
+for i in $(seq 0 $(($(jq '.runs | length' "$verified") - 1))); do
+  mapfile -t run_args < <(jq -r ".runs[$i].args[]" "$verified")
+  (cd "$root" && "$attn" trace "${run_args[@]}" --explain --format json) >"$work/out" 2>/dev/null
+  check "the torch lines of trace ${run_args[*]} are those PyTorch ran" test \
+    "$(jq -cS '.stages | map_values(.explain.torch) | del(.dropout)' "$work/out")" = "$(jq -cS ".runs[$i].torch" "$verified")"
+done
+
 # --- the README's excerpt is what the program prints --------------------------------------
 readme="$(dirname "$0")/../../README.md"
 # the lines between the ``` fences after the line that gives the --explain command

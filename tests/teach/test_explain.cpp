@@ -289,7 +289,7 @@ TEST_SUITE("explain") {
             c.d_kv_in = 12;
             CHECK(has(attn::explain_stage(c, "input").shapes, "x_kv [B,Sk,Dkv] = [2,6,12]"));
             CHECK(attn::explain_stage(c, "input").torch ==
-                  "x = torch.randn(2, 5, 8); x_kv = torch.randn(2, 6, 12)  # drawn after the weights of stage 2");
+                  "x = torch.randn(2, 5, 8); x_kv = torch.randn(2, 6, 12)  # drawn after the weights");
             CHECK(attn::explain_stage(c, "projections").torch ==
                   "q = w_q(x); k = w_k(x_kv); v = w_v(x_kv)  # each x @ w.weight.T + w.bias");
             CHECK(has(attn::explain_stage(c, "projections").shapes, "x_kv [2,6,12] · w_kᵀ [12,8] + b_k [8] -> k [2,6,8]"));

@@ -131,7 +131,7 @@ stage_explanation explain_input(const config& c, const run_shapes& r) {
         e.torch = "torch.manual_seed(" + str(c.seed) + "); x = " + randn(r.B, r.Sq, r.Din);
     } else {
         e.torch = "x = " + randn(r.B, r.Sq, r.Din);
-        comments.push_back("drawn after the weights of stage 2");
+        comments.push_back("drawn after the weights");
     }
     if (r.cross && c.x_kv_from_file) {
         e.torch += "; x_kv = torch.tensor(data_kv)";
@@ -375,12 +375,14 @@ std::vector<std::string> mask_torch_terms(const config& c, const run_shapes& r) 
         terms.push_back("(torch.rand(" + str(r.B) + ", 1, " + str(r.Sq) + ", " + str(r.Sk) + ") < " +
                         decimal(m.random_keep) + ")");
     if (m.from_file) {
+        // [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] as [B or 1, 1, Sq, Sk], so that it broadcasts over the heads
+        const std::string file_view = ".view(-1, 1, " + str(r.Sq) + ", " + str(r.Sk) + ")";
         if (m.file_convention == mask_convention::mha)
-            terms.push_back("~mask_file.bool()");
+            terms.push_back("~mask_file.bool()" + file_view);
         else if (m.file_convention == mask_convention::additive)
-            terms.push_back("(mask_file == 0)");
+            terms.push_back("(mask_file == 0)" + file_view);
         else
-            terms.push_back("mask_file.bool()");
+            terms.push_back("mask_file.bool()" + file_view);
     }
     if (m.key_padding) {
         const std::string view = ".view(" + str(r.B) + ", 1, 1, " + str(r.Sk) + ")";
