@@ -5,6 +5,8 @@
 // formula, its warnings, a note on the notation when it is scientific, then its
 // tensors in column widths they share (the params stage: one line per tensor).
 // Where stages 8-9 or 11 are absent between two shown stages, one line says so.
+// With --explain (table_explain.hpp): an opening after the run lines, each stage's
+// explanation block under its heading, and a summary at the end.
 // The parts (table_parts.hpp): one notation per stage (table_numbers.cpp), one
 // tensor's slices and labels (table_tensor.cpp).
 #include "attn/render/render_table.hpp"
