@@ -49,6 +49,7 @@ struct trace_options {
     std::string color = "auto";
     std::uint64_t max_memory = 0;  // 0: most of the machine's memory
     view_flags views;              // --batch-index, --head, --row
+    bool explain = false;
 };
 
 /// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
@@ -203,6 +204,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     view.full = o.full;
     view.color = use_color(o);
     set_views(o.views, given, c, o.format, view);
+    view.explain = o.explain;
     attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
@@ -308,6 +310,11 @@ void setup_trace(CLI::App& app) {
         ->transform(one_of({"auto", "always", "never"}))
         ->type_name("WHEN")
         ->default_val("auto")
+        ->group(output);
+    cmd->add_flag("--explain", o->explain,
+                  "explain every stage: what it computes in words, its shapes with this run's numbers, the "
+                  "einsum, the line of PyTorch, whether memory is copied, and why the step exists (table, "
+                  "json, jsonl)")
         ->group(output);
     cmd->add_option("--max-memory", o->max_memory,
                     "refuse sizes whose stages need more than SIZE, e.g. 4GiB; the message names the "

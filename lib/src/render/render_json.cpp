@@ -8,6 +8,7 @@
 
 #include "attn/compute/mask.hpp"
 #include "attn/render/selection.hpp"
+#include "attn/teach/explain.hpp"
 
 namespace attn {
 namespace {
@@ -95,8 +96,16 @@ void write_tensor(const tensor& t, const render_options& options, std::ostream& 
     out.put('}');
 }
 
-/// {"step":..,"title":..,"formula":..,["warnings":[..],]"tensors":{...}} with an optional
-/// leading "name"; "warnings" only when the trace has some about this stage.
+/// --explain: {"words":..,"shapes":..,"einsum":..,"torch":..,"memory":..,"why":..}.
+nlohmann::ordered_json explanation_json(const config& c, std::string_view stage_name) {
+    const stage_explanation e = explain_stage(c, stage_name);
+    return {{"words", e.words}, {"shapes", e.shapes}, {"einsum", e.einsum},
+            {"torch", e.torch}, {"memory", e.memory}, {"why", e.why}};
+}
+
+/// {"step":..,"title":..,"formula":..,["warnings":[..],]["explain":{..},]"tensors":{...}} with an
+/// optional leading "name"; "warnings" only when the trace has some about this stage, "explain"
+/// only with --explain.
 void write_stage(const trace& t, const stage& s, const render_options& options, bool with_name, std::ostream& out) {
     nlohmann::ordered_json head;
     if (with_name) head["name"] = s.name();
@@ -104,6 +113,7 @@ void write_stage(const trace& t, const stage& s, const render_options& options, 
     head["title"] = s.info->title;
     head["formula"] = s.formula;
     for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
+    if (options.explain) head["explain"] = explanation_json(t.cfg, s.name());
     std::string text = head.dump();
     text.pop_back();
     out << text << ",\"tensors\":{";

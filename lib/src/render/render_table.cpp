@@ -5,6 +5,8 @@
 // formula, its warnings, a note on the notation when it is scientific, then its
 // tensors in column widths they share (the params stage: one line per tensor).
 // Where stages 8-9 or 11 are absent between two shown stages, one line says so.
+// With --explain (table_explain.hpp): an opening after the run lines, each stage's
+// explanation block under its heading, and a summary at the end.
 // The parts (table_parts.hpp): one notation per stage (table_numbers.cpp), one
 // tensor's slices and labels (table_tensor.cpp).
 #include "attn/render/render_table.hpp"
@@ -17,6 +19,7 @@
 
 #include "attn/teach/stage_text.hpp"
 #include "attn/render/table_parts.hpp"
+#include "attn/render/table_explain.hpp"
 
 namespace attn {
 
@@ -172,6 +175,7 @@ void print_param_summary(std::ostream& out, const stage& s, const render_options
 void render_table(const trace& t, const render_options& options, std::ostream& out) {
     const palette p = table::make_palette(options.color);
     print_run_header(out, t.cfg, p);
+    if (options.explain) table::print_explain_intro(out, t.cfg, p);
     int previous_step = 0;  // of the stage printed last; 0 before the first
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;
@@ -179,12 +183,14 @@ void render_table(const trace& t, const render_options& options, std::ostream& o
         print_skipped_before(out, t.cfg, s, previous_step, p);
         previous_step = s.info->step;
         print_stage_heading(out, s, p);
+        if (options.explain) table::print_stage_explanation(out, t.cfg, s.name(), p);
         print_stage_warnings(out, t, s, p);  // before the tensors, where they are seen
         if (s.name() == "params" && summarise_params(options))
             print_param_summary(out, s, options, p);
         else
             print_tensors(out, t, s, options, p);
     }
+    if (options.explain) table::print_explain_summary(out, t.cfg, p);
 }
 
 }  // namespace attn

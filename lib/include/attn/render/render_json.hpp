@@ -3,6 +3,7 @@
 //
 //   { "format": "attn.trace/1", "config": {...},
 //     "stages": { "input": { "step": 1, "title": ..., "formula": ..., ["warnings": [...],]
+//                            ["explain": {"words", "shapes", "einsum", "torch", "memory", "why"},]
 //                            "tensors": { "x": { "shape": [...], "dims": [...],
 //                                                "dtype": "float32", "data": [[...]] } } }, ... },
 //     "warnings": [...] }
@@ -30,7 +31,8 @@ void render_json(const trace& t, const render_options& options, std::ostream& ou
 /// `t` is the trace so far (for the warnings about `s`).
 void render_json_line(const trace& t, const stage& s, std::ostream& out);
 
-/// The same, with the tensors cut to options' view as render_json cuts them.
+/// The same, with the tensors cut to options' view as render_json cuts them, and
+/// "explain" with options.explain.
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out);
 
 /// The "selection" block: the views options asks for ({"head": 2}), empty when none.

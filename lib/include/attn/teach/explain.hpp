@@ -2,8 +2,12 @@
 // --explain: what each stage computes, in words and symbols, with this run's
 // shapes, and why it exists. The one place these texts live (next to
 // stage_table and stage_text), read by the table, JSON and HTML renderers.
+//
+// The memory texts say what PyTorch does at each step (views share memory,
+// .contiguous() copies), computed from this run's strides (torch_layout.hpp).
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attn/compute/config.hpp"
 
@@ -19,7 +23,27 @@ struct stage_explanation {
     std::string why;      // why the step exists, in one or two sentences
 };
 
-/// The explanation of stage `name` for a run of `c`.
+/// The explanation of stage `name` for a run of `c` (as if the run had the
+/// stage: ask stage_in_run whether it does); all fields empty for an unknown name.
 stage_explanation explain_stage(const config& c, std::string_view name);
+
+/// One labelled line of an explanation: "why" and its text.
+struct explanation_line {
+    std::string label;
+    std::string text;
+};
+
+/// The lines of `e` in reading order, each with its label, leaving out the empty
+/// ones and the symbols (shown as the stage's formula): what, shape, einsum,
+/// torch, memory, why.
+std::vector<explanation_line> explanation_lines(const stage_explanation& e);
+
+/// The paragraphs that open --explain: what multi-head attention is, the whole
+/// of it in one formula, this run's letters with their values, how to read a block.
+std::vector<std::string> explain_intro(const config& c);
+
+/// The lines that close --explain: the shapes from start to end, where memory
+/// is shared and where copied, and what grows with the sequence length.
+std::vector<explanation_line> explain_summary(const config& c);
 
 }  // namespace attn
