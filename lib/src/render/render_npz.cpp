@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <list>
 #include <vector>
 
 #include <unistd.h>
@@ -14,15 +15,21 @@
 namespace attn {
 namespace {
 
-/// The members point into the trace's tensors: nothing is copied.
-std::vector<npz_member> members_of(const trace& t, const render_options& options) {
+/// The members point into the trace's tensors where they are contiguous; the views that
+/// are not (transpose, merge) are copied into `copies` in row-major order, as np.save
+/// writes t.numpy() (C order).
+std::vector<npz_member> members_of(const trace& t, const render_options& options,
+                                   std::list<xt::xarray<float>>& copies) {
     std::vector<npz_member> members;
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;
-        for (const tensor& x : s.tensors)
+        for (const tensor& x : s.tensors) {
+            const float* data = x.values.data();
+            if (!x.contiguous()) data = copies.emplace_back(x.values).data();
             members.push_back(npz_member::tensor(std::string(s.name()) + "." + x.name,
-                                                 {x.values.shape().begin(), x.values.shape().end()}, x.values.data(),
+                                                 {x.values.shape().begin(), x.values.shape().end()}, data,
                                                  x.type == element_type::boolean));
+        }
     }
     members.push_back(npz_member::text_member("config", config_to_json(t.cfg).dump()));
     return members;
@@ -45,12 +52,14 @@ struct temporary_file {
 }  // namespace
 
 void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what) {
-    write_npz(path, what, members_of(t, options));
+    std::list<xt::xarray<float>> copies;
+    write_npz(path, what, members_of(t, options, copies));
 }
 
 void render_npz(const trace& t, const render_options& options, std::ostream& out) {
     const temporary_file temp;
-    write_npz_here(temp.path, "standard output", members_of(t, options));
+    std::list<xt::xarray<float>> copies;
+    write_npz_here(temp.path, "standard output", members_of(t, options, copies));
     std::ifstream archive(temp.path, std::ios::binary);
     out << archive.rdbuf();
 }

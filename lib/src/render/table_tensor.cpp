@@ -128,7 +128,7 @@ void tensor_printer::print(std::ostream& out, column_widths w) {
     }
 }
 
-/// "scores [2,4,5,5] (batch, head, query, key)", and a note when summarised.
+/// "scores [2,4,5,5] (batch, head, query, key)", its memory layout, and a note when summarised.
 void tensor_printer::print_header(std::ostream& out) const {
     out << t_.name << " [";
     for (std::size_t a = 0; a < rank(); ++a) out << (a ? "," : "") << grid_.shape[a];
@@ -138,8 +138,19 @@ void tensor_printer::print_header(std::ostream& out) const {
         for (std::size_t a = 0; a < rank(); ++a) out << (a ? ", " : "") << dim_name(a);
         out << ')' << p_.reset;
     }
+    print_layout(out);
     if (summarise_) out << " (summarised: --full prints all " << t_.values.size() << " values)";
     out << '\n';
+}
+
+/// " strides [32,4,8,1], not contiguous: a view of projections.q": how the tensor lies
+/// in memory, as PyTorch's t.stride() and t.is_contiguous() say, and whose storage it reads.
+void tensor_printer::print_layout(std::ostream& out) const {
+    out << ' ' << p_.dim << "strides [";
+    for (std::size_t a = 0; a < t_.strides.size(); ++a) out << (a ? "," : "") << t_.strides[a];
+    out << "], " << (t_.contiguous() ? "contiguous" : "not contiguous");
+    if (t_.is_view()) out << ": a view of " << t_.view_of;
+    out << p_.reset;
 }
 
 /// Walks the leading axes (all but the last two) and prints one slice per
