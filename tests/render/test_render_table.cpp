@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "attn/compute/attention.hpp"
+#include "attn/compute/inputs.hpp"
 #include "attn/render/render_table.hpp"
 
 namespace {
@@ -518,11 +520,34 @@ TEST_CASE("colour: escape codes only when options.color") {
         CHECK(text.rfind("\x1b[1m── 9 · masked ── scaled scores with the fill value where the mask "
                          "is false\x1b[0m\n",
                          0) == 0);
-        CHECK(text.find("masked [1,1,2,2] \x1b[2m(batch, head, query, key)\x1b[0m \x1b[2mstrides [4,4,2,1], contiguous\x1b[0m\n") != std::string::npos);
+        CHECK(text.find("masked [1,1,2,2] \x1b[2m(batch, head, query, key)\x1b[0m "
+                        "\x1b[2mstrides [4,4,2,1], contiguous\x1b[0m\n") != std::string::npos);
         CHECK(text.find("\n\x1b[2mquery 0\x1b[0m  0.5000    \x1b[2m-inf\x1b[0m\n") != std::string::npos);
         CHECK(text.find("\n\x1b[2mquery 1\x1b[0m     \x1b[31mnan\x1b[0m  1.5000\n") != std::string::npos);
         CHECK(text.find("\n\x1b[2mquery 0\x1b[0m   True  \x1b[2mFalse\x1b[0m  \x1b[2mFalse\x1b[0m\n") !=
               std::string::npos);
+    }
+}
+
+TEST_CASE("each tensor's header line gives its strides, whether it is contiguous, and whose memory a view reads") {
+    attn::config c;  // B=1, S=4, D=8, H=2, dk=4
+    attn::validate(c);
+    const trace t = attn::compute_trace(c, attn::draw_inputs(c));
+    render_options some;
+    some.stages = {"projections", "view", "transpose", "context", "merge", "concat"};
+    const std::string text = render(t, some);
+    for (const char* header : {
+             "\nq [1,4,8] (batch, seq, d_model) strides [32,8,1], contiguous\n",
+             "\nq [1,4,2,4] (batch, seq, head, head_dim) strides [32,8,4,1], contiguous: a view of projections.q\n",
+             "\nv [1,4,2,4] (batch, kv_seq, head, head_dim) strides [32,8,4,1], contiguous: a view of projections.v\n",
+             "\nq [1,2,4,4] (batch, head, seq, head_dim) strides [32,4,8,1], not contiguous: a view of projections.q\n",
+             "\nk [1,2,4,4] (batch, head, kv_seq, head_dim) strides [32,4,8,1], not contiguous: a view of projections.k\n",
+             "\ncontext [1,2,4,4] (batch, head, seq, head_dim) strides [32,16,4,1], contiguous\n",
+             "\ncontext [1,4,2,4] (batch, seq, head, head_dim) strides [32,4,16,1], not contiguous: a view of "
+             "context.context\n",
+             "\nconcat [1,4,8] (batch, seq, d_model) strides [32,8,1], contiguous\n"}) {
+        CAPTURE(header);
+        CHECK(text.find(header) != std::string::npos);
     }
 }
 
