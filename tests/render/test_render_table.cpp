@@ -268,7 +268,8 @@ TEST_CASE("numbers: one fixed notation per stage, scientific only where fixed wo
     }
     SUBCASE("scientific when a nonzero value would print as 0.0000, and a note says so") {
         CHECK(row({0.00004f, 0.001f}) == "out  4.0000e-05  1.0000e-03\n");
-        CHECK(render_row({0.00004f, 0.001f}).find("\n   (scientific notation: some values are below 0.00005)\nout [2] (d) strides [1], contiguous\n") !=
+        CHECK(render_row({0.00004f, 0.001f})
+                  .find("\n   (scientific notation: some values are below 0.00005)\nout [2] (d) strides [1], contiguous\n") !=
               std::string::npos);
         CHECK(row({-0.00004f, 0.5f}) == "out  -4.0000e-05   5.0000e-01\n");  // "-0.0000" would lose it too
         CHECK(row({0.00006f, 0.5f}) == "out  0.0001  0.5000\n");            // rounds to a nonzero digit: fixed
@@ -401,7 +402,8 @@ TEST_CASE("more than 1000 elements: the first and last 3 of every long axis") {
     const std::string text = render(make_trace({make_stage("softmax", {counting_weights()})}));
     // 0 .. 3199 in fixed notation (PyTorch would switch to scientific: max/min = 3199 > 1000).
     const std::string expected_first_slice =
-        "weights [2,1,40,40] (batch, head, query, key) strides [1600,1600,40,1], contiguous (summarised: --full prints all 3200 values)\n"
+        "weights [2,1,40,40] (batch, head, query, key) strides [1600,1600,40,1], contiguous "
+        "(summarised: --full prints all 3200 values)\n"
         "weights[batch=0, head=0]\n"
         "              key 0      key 1      key 2  ...     key 37     key 38     key 39\n"
         "query 0      0.0000     1.0000     2.0000  ...    37.0000    38.0000    39.0000\n"
@@ -434,7 +436,8 @@ TEST_CASE("--full prints every value") {
     render_options full;
     full.full = true;
     const std::string text = render(make_trace({make_stage("softmax", {counting_weights()})}), full);
-    CHECK(text.find("weights [2,1,40,40] (batch, head, query, key) strides [1600,1600,40,1], contiguous\n") != std::string::npos);
+    CHECK(text.find("weights [2,1,40,40] (batch, head, query, key) strides [1600,1600,40,1], contiguous\n") !=
+          std::string::npos);
     CHECK(text.find("summarised") == std::string::npos);
     CHECK(text.find("...") == std::string::npos);
     CHECK(text.find("  key 20  ") != std::string::npos);

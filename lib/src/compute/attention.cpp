@@ -84,9 +84,10 @@ const float* row_major_block(const tensor& t, std::size_t b, std::size_t h, std:
     const bool in_place = (cols <= 1 || col_step == 1) && (rows <= 1 || row_step == static_cast<std::ptrdiff_t>(cols));
     if (in_place) return block;
     scratch.resize(rows * cols);
-    for (std::size_t i = 0; i < rows; ++i)
-        for (std::size_t j = 0; j < cols; ++j)
-            scratch[i * cols + j] = block[static_cast<std::ptrdiff_t>(i) * row_step + static_cast<std::ptrdiff_t>(j) * col_step];
+    for (std::size_t i = 0; i < rows; ++i) {
+        const float* row = block + static_cast<std::ptrdiff_t>(i) * row_step;
+        for (std::size_t j = 0; j < cols; ++j) scratch[i * cols + j] = row[static_cast<std::ptrdiff_t>(j) * col_step];
+    }
     return scratch.data();
 }
 

@@ -4,7 +4,8 @@
 // Several tensors can share one storage. The view, transpose and merge stages are
 // views of the stage before them, as q.view(B,S,H,dk), .transpose(1,2) and
 // context.transpose(1,2) are in PyTorch: new strides over the same memory, no element
-// copied. The copy happens where PyTorch copies: concat (merge.contiguous().view(...)).
+// copied. The copy happens where PyTorch copies: concat, merge.contiguous().view(...)
+// (a view too when merge is contiguous already: one head, or one query).
 //
 // Read the elements through `values`, a strided view of the storage: t.values(b,h,i,j),
 // t.values.shape(), iteration (in row-major order of the indices), xt::xarray<float>(t.values).
