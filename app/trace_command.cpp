@@ -247,7 +247,13 @@ std::string stages_help() {
     }
     return text + wrap("Not every run has them all: input and params not with --q --k --v, mask and masked "
                        "only with a mask, dropout only with --train, output not with --no-out-proj.",
-                       help_width);
+                       help_width) +
+           "\n\n" +
+           wrap("view, transpose and merge are views of the tensor before them, as in PyTorch: new strides, "
+                "no data moves. concat copies merge into row-major order (merge.contiguous(); with one head or "
+                "one query merge is contiguous already, and concat a view too). The table and json show each "
+                "tensor's strides and whether it is contiguous, as t.stride() and t.is_contiguous().",
+                help_width);
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ check "... a header names the part: softmax.weights[:, 1:2]; the mask and concat
 "$attn" trace "${nb[@]}" --stage softmax >"$work/full.txt"
 expect_ok "table --head 1" trace "${nb[@]}" --head 1 --stage mask,softmax
 check "--head 1: the weights' header says which part" \
-  grep -qx "weights \[2,4,5,5\] (batch, head, query, key), only head=1" "$work/out"
+  grep -qx "weights \[2,4,5,5\] (batch, head, query, key) strides \[100,25,5,1\], contiguous, only head=1" "$work/out"
 check "--head 1: only head 1's slices" \
   test "$(grep -o '^weights\[.*\]$' "$work/out" | paste -sd ' ')" = "weights[batch=0, head=1] weights[batch=1, head=1]"
 slice() {  # slice FILE LABEL: the label's line and the 6 lines of its slice
@@ -164,12 +164,12 @@ check "--head 1: each slice as in the whole run's table" \
   diff <(slice "$work/full.txt" "weights[batch=1, head=1]") <(slice "$work/out" "weights[batch=1, head=1]")
 check "--head 1: the mask, the same for every head, shown whole" \
   test "$(grep -E '^mask( \[|\[)' "$work/out" | paste -sd '|')" = \
-       "mask [2,1,5,5] (batch, head, query, key)|mask[batch=0] (the same for every head)|mask[batch=1] (the same for every head)"
+       "mask [2,1,5,5] (batch, head, query, key) strides [25,25,5,1], contiguous|mask[batch=0] (the same for every head)|mask[batch=1] (the same for every head)"
 expect_ok "table --batch-index 1 --head 2 --stage view" trace "${nb[@]}" --batch-index 1 --head 2 --stage view
 check "--batch-index 1 --head 2: q [B,Sq,H,dk] shows batch 1's slices, head 2's row" \
   test "$(grep -c '^q\[batch=1, seq=[0-4]\]$' "$work/out"),$(grep -c '^head 2 ' "$work/out"),$(grep -c '^head [013] ' "$work/out")" = "5,15,0"
 check "--batch-index 1 --head 2: the header" \
-  grep -qx "q \[2,5,4,2\] (batch, seq, head, head_dim), only batch=1, head=2" "$work/out"
+  grep -qx "q \[2,5,4,2\] (batch, seq, head, head_dim) strides \[40,8,2,1\], contiguous: a view of projections.q, only batch=1, head=2" "$work/out"
 # 2 x 30 x 30 = 1800 weights are summarised as print(t) would; one head's 900 are not
 run trace --seq 30 --stage softmax
 check "without a view, 1800 weights are summarised" grep -q "summarised: --full prints all 1800 values" "$work/out"

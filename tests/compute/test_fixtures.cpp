@@ -426,7 +426,7 @@ TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows
         const auto& w = find_tensor(*softmax, "weights")->values;  // [B,H,Sq,Sk]
         const attn::stage* mask_stage = tr.find("mask");
         CHECK_MESSAGE((mask_stage != nullptr) == c.mask.any(), name << ": mask stage presence");
-        const xt::xarray<float>* mask = nullptr;  // [B,1,Sq,Sk]
+        const attn::strided_values* mask = nullptr;  // [B,1,Sq,Sk]
         if (mask_stage != nullptr && find_tensor(*mask_stage, "mask") != nullptr)
             mask = &find_tensor(*mask_stage, "mask")->values;
         if (w.dimension() != 4 || (mask != nullptr && mask->dimension() != 4)) {

@@ -1,11 +1,13 @@
 // memory: the bytes a trace will hold, known before anything is allocated.
 //
 // The estimate is checked against what compute_trace really holds (4 bytes per float32
-// element of every tensor of every stage), stage by stage, for several configs; then the
-// saturation at UINT64_MAX, check_memory's message and format_bytes.
+// element of every storage, counted once: at the first stage that holds it), stage by
+// stage, for several configs; then the saturation at UINT64_MAX, check_memory's message
+// and format_bytes.
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,10 +29,12 @@ attn::trace run(const attn::config& c) {
     return attn::compute_trace(c, attn::draw_inputs(c));
 }
 
-/// 4 bytes per element of every tensor of the stage: what the trace holds for it.
-std::uint64_t held_bytes(const attn::stage& s) {
+/// 4 bytes per element of every storage the stage's tensors hold that no earlier stage
+/// held (`seen`): what the trace holds for it. A view adds nothing.
+std::uint64_t held_bytes(const attn::stage& s, std::set<const void*>& seen) {
     std::uint64_t bytes = 0;
-    for (const auto& t : s.tensors) bytes += 4 * static_cast<std::uint64_t>(t.values.size());
+    for (const auto& t : s.tensors)
+        if (seen.insert(t.storage.get()).second) bytes += 4 * static_cast<std::uint64_t>(t.storage->size());
     return bytes;
 }
 
@@ -53,11 +57,15 @@ void check_estimate_matches_trace(const attn::config& c) {
     const auto estimate = attn::estimate_stage_bytes(c);
     REQUIRE(estimate.size() == t.stages.size());
     std::uint64_t sum = 0;
+    std::set<const void*> seen;
     for (std::size_t i = 0; i < estimate.size(); ++i) {
         const attn::stage& s = t.stages[i];
         CAPTURE(s.name());
         REQUIRE(estimate[i].stage == s.name());
-        const std::uint64_t held = held_bytes(s);
+        const std::uint64_t held = held_bytes(s, seen);
+        bool views = true;  // every tensor of the stage reads an earlier stage's storage
+        for (const auto& x : s.tensors) views = views && x.is_view();
+        CHECK((held == 0) == views);
         if (s.name() == "mask") {
             const std::uint64_t elements = s.at("mask").values.size();  // B*1*Sq*Sk
             CHECK(held == 4 * elements);
@@ -132,6 +140,18 @@ TEST_CASE("estimate_stage_bytes equals, stage by stage, the bytes compute_trace 
         c.fill = -1e9f;
         check_estimate_matches_trace(c);
     }
+    SUBCASE("one head: merge is contiguous, so concat is a view of the context too") {
+        c.batch = 2;
+        c.heads = 1;
+        check_estimate_matches_trace(c);
+        CHECK(attn::estimate_stage_bytes(c)[10].stage == "concat");
+        CHECK(attn::estimate_stage_bytes(c)[10].bytes == 0);
+    }
+    SUBCASE("one query, cross-attention: concat is a view of the context") {
+        c.seq = 1;
+        c.kv_seq = 3;
+        check_estimate_matches_trace(c);
+    }
 }
 
 TEST_CASE("the estimated stages are the trace's stages, in order") {
@@ -173,14 +193,15 @@ TEST_CASE("the estimated stages are the trace's stages, in order") {
 TEST_CASE("the estimate for a literal config") {
     // B=2, H=4, Sq=Sk=16, D=Din=Dkv=8, biases, no output projection:
     // input 2*16*8*4 = 1024; params (64 + 2*64 + 3*8)*4 = 864; q k v 3*256*4 = 3072;
-    // planes 2*4*16*16*4 = 8192; [B,Sq,D] 1024.
+    // view and transpose 0 (views of q k v); planes 2*4*16*16*4 = 8192; context 1024;
+    // merge 0 (a view of context); concat 1024.
     const attn::config c = planes_config();
     const auto estimate = attn::estimate_stage_bytes(c);
-    const std::vector<std::uint64_t> expected{1024, 864, 3072, 3072, 3072, 8192, 8192, 8192, 1024, 1024, 1024};
+    const std::vector<std::uint64_t> expected{1024, 864, 3072, 0, 0, 8192, 8192, 8192, 1024, 0, 1024};
     std::vector<std::uint64_t> bytes;
     for (const auto& s : estimate) bytes.push_back(s.bytes);
     CHECK(bytes == expected);
-    CHECK(attn::estimate_total_bytes(c) == 38752 + 1024 + 864);
+    CHECK(attn::estimate_total_bytes(c) == 31584 + 1024 + 864);
 }
 
 TEST_CASE("huge sizes saturate at UINT64_MAX instead of wrapping around") {
@@ -231,18 +252,18 @@ TEST_CASE("huge sizes saturate at UINT64_MAX instead of wrapping around") {
 }
 
 TEST_CASE("check_memory throws attn::error naming the largest stages when over the limit") {
-    attn::config c = planes_config();  // total 40640 bytes
+    attn::config c = planes_config();  // total 33472 bytes
     SUBCASE("over the limit: the exact message") {
-        CHECK_THROWS_WITH_AS(attn::check_memory(c, 40000),
-                             "these sizes need 39.7 KiB but the limit is 39.1 KiB (--max-memory); the largest stages "
+        CHECK_THROWS_WITH_AS(attn::check_memory(c, 33000),
+                             "these sizes need 32.7 KiB but the limit is 32.2 KiB (--max-memory); the largest stages "
                              "are scores, scaled, softmax at 8.0 KiB each, for [B,H,Sq,Sk] = [2,4,16,16]",
                              attn::error);
     }
     SUBCASE("with a mask the masked plane is among the largest") {
-        c.mask.causal = true;  // + mask 2*16*16*5 = 2560, + masked 8192: 51392 bytes
-        CHECK(attn::estimate_total_bytes(c) == 51392);
+        c.mask.causal = true;  // + mask 2*16*16*5 = 2560, + masked 8192: 44224 bytes
+        CHECK(attn::estimate_total_bytes(c) == 44224);
         CHECK_THROWS_WITH_AS(attn::check_memory(c, 1000),
-                             "these sizes need 50.2 KiB but the limit is 1000 bytes (--max-memory); the largest "
+                             "these sizes need 43.2 KiB but the limit is 1000 bytes (--max-memory); the largest "
                              "stages are scores, scaled, masked, softmax at 8.0 KiB each, for [B,H,Sq,Sk] = "
                              "[2,4,16,16]",
                              attn::error);
@@ -250,7 +271,7 @@ TEST_CASE("check_memory throws attn::error naming the largest stages when over t
     SUBCASE("one largest stage: singular wording") {
         c = attn::config{};  // B=1, Sq=Sk=4, D=8, H=2: params (4*(3*64+3*8+72) bytes) is the largest
         CHECK_THROWS_WITH_AS(attn::check_memory(c, 100),
-                             "these sizes need 4.5 KiB but the limit is 100 bytes (--max-memory); the largest stage "
+                             "these sizes need 3.6 KiB but the limit is 100 bytes (--max-memory); the largest stage "
                              "is params at 1.1 KiB, for [B,H,Sq,Sk] = [1,2,4,4]",
                              attn::error);
     }
@@ -276,8 +297,8 @@ TEST_CASE("check_memory throws attn::error naming the largest stages when over t
         CHECK(other);
     }
     SUBCASE("at or under the limit nothing is thrown") {
-        CHECK_NOTHROW(attn::check_memory(c, 40640));
-        CHECK_THROWS_AS(attn::check_memory(c, 40639), attn::error);
+        CHECK_NOTHROW(attn::check_memory(c, 33472));
+        CHECK_THROWS_AS(attn::check_memory(c, 33471), attn::error);
         CHECK_NOTHROW(attn::check_memory(c, std::uint64_t{8} << 30));
         CHECK_NOTHROW(attn::check_memory(c, saturated));
     }

@@ -80,7 +80,7 @@ attn::config masked_config() {
 /// booleans for a mask, "-inf"/"inf"/"nan" strings, finite numbers with the same float32 bits.
 class data_checker {
 public:
-    explicit data_checker(const attn::tensor& t) : t_(t) {}
+    explicit data_checker(const attn::tensor& t) : t_(t), row_major_(t.values.begin(), t.values.end()) {}
 
     void check(const json& data) {
         next_ = 0;
@@ -93,7 +93,7 @@ public:
 private:
     void walk(const json& node, std::size_t axis) {
         if (axis == t_.values.dimension()) {
-            leaf(node, t_.values.data()[next_++]);
+            leaf(node, row_major_[next_++]);
             return;
         }
         REQUIRE(node.is_array());
@@ -122,6 +122,7 @@ private:
     }
 
     const attn::tensor& t_;
+    const std::vector<float> row_major_;  // the elements read through the strides, as tensor.tolist() nests them
     std::size_t next_ = 0;
 };
 
@@ -145,11 +146,13 @@ void check_document_matches(const json& doc, const attn::trace& t) {
         for (const auto& tensor : s.tensors) {
             CAPTURE(tensor.name);
             const json& jt = js.at("tensors").at(tensor.name);
-            CHECK(keys(jt) == names{"shape", "dims", "dtype", "data"});
+            CHECK(keys(jt) == names{"shape", "dims", "dtype", "strides", "contiguous", "data"});
             CHECK(jt.at("shape").get<std::vector<std::size_t>>() ==
                   std::vector<std::size_t>(tensor.values.shape().begin(), tensor.values.shape().end()));
             CHECK(jt.at("dims").get<names>() == tensor.dims);
             CHECK(jt.at("dtype") == (tensor.type == attn::element_type::boolean ? "bool" : "float32"));
+            CHECK(jt.at("strides").get<std::vector<std::ptrdiff_t>>() == tensor.strides);
+            CHECK(jt.at("contiguous") == tensor.contiguous());
             data_checker checker(tensor);
             checker.check(jt.at("data"));
             CHECK(checker.mismatches == 0);

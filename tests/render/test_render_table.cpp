@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "attn/compute/attention.hpp"
+#include "attn/compute/inputs.hpp"
 #include "attn/render/render_table.hpp"
 
 namespace {
@@ -153,7 +155,7 @@ TEST_CASE("a stage prints its heading, formula, shape and labelled 2-D slices") 
     const std::string expected =
         "── 6 · scores ── every query against every key, per head\n"
         "   Q·Kᵀ\n"
-        "scores [1,2,3,3] (batch, head, query, key)\n"
+        "scores [1,2,3,3] (batch, head, query, key) strides [18,9,3,1], contiguous\n"
         "scores[batch=0, head=0]\n"
         "           key 0    key 1    key 2\n"
         "query 0   0.5000  -1.2500   2.0000\n"
@@ -173,7 +175,7 @@ TEST_CASE("a 3-D tensor is sliced over its leading axis") {
     const std::string expected =
         "── 1 · input ── the token embeddings\n"
         "   x = torch.randn(B,Sq,Din); x_kv = torch.randn(B,Sk,Dkv) if cross\n"
-        "x [2,2,3] (batch, seq, d_in)\n"
+        "x [2,2,3] (batch, seq, d_in) strides [6,3,1], contiguous\n"
         "x[batch=0]\n"
         "        d_in 0   d_in 1   d_in 2\n"
         "seq 0   1.5000  -2.0000   0.2500\n"
@@ -192,14 +194,14 @@ TEST_CASE("a 2-D tensor has no slice label, a 1-D bias is one row, a 0-D tensor 
     const std::string expected =
         "── 2 · params ── weights in nn.Linear layout [out, in]\n"
         "   y = x·Wᵀ + b\n"
-        "w_q [2,2] (d_model, d_in)\n"
+        "w_q [2,2] (d_model, d_in) strides [2,1], contiguous\n"
         "              d_in 0     d_in 1\n"
         "d_model 0     0.5000    -0.2500\n"
         "d_model 1     1.7500     0.1250\n"
-        "b_q [3] (d_model)\n"
+        "b_q [3] (d_model) strides [1], contiguous\n"
         "           d_model 0  d_model 1  d_model 2\n"
         "b_q           0.1000    -0.2000     0.3000\n"
-        "scale []\n"
+        "scale [] strides [], contiguous\n"
         "3.5000\n";
     const stage params = make_stage("params", {{"w_q", {"d_model", "d_in"}, w},
                                                {"b_q", {"d_model"}, b},
@@ -266,7 +268,8 @@ TEST_CASE("numbers: one fixed notation per stage, scientific only where fixed wo
     }
     SUBCASE("scientific when a nonzero value would print as 0.0000, and a note says so") {
         CHECK(row({0.00004f, 0.001f}) == "out  4.0000e-05  1.0000e-03\n");
-        CHECK(render_row({0.00004f, 0.001f}).find("\n   (scientific notation: some values are below 0.00005)\nout [2] (d)\n") !=
+        CHECK(render_row({0.00004f, 0.001f})
+                  .find("\n   (scientific notation: some values are below 0.00005)\nout [2] (d) strides [1], contiguous\n") !=
               std::string::npos);
         CHECK(row({-0.00004f, 0.5f}) == "out  -4.0000e-05   5.0000e-01\n");  // "-0.0000" would lose it too
         CHECK(row({0.00006f, 0.5f}) == "out  0.0001  0.5000\n");            // rounds to a nonzero digit: fixed
@@ -303,11 +306,11 @@ TEST_CASE("numbers: every float tensor of a stage in the same notation, columns 
     const std::string expected =
         "── 3 · projections ── queries, keys and values\n"
         "   Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v\n"
-        "q [1,1,2] (batch, seq, d_model)\n"
+        "q [1,1,2] (batch, seq, d_model) strides [2,2,1], contiguous\n"
         "q[batch=0]\n"
         "          d_model 0  d_model 1\n"
         "seq 0        0.5000    -0.2500\n"
-        "k [1,2,2] (batch, kv_seq, d_model)\n"
+        "k [1,2,2] (batch, kv_seq, d_model) strides [4,2,1], contiguous\n"
         "k[batch=0]\n"
         "          d_model 0  d_model 1\n"
         "kv_seq 0     0.0010     2.0000\n"
@@ -331,7 +334,7 @@ TEST_CASE("a finite fill prints as typed in the masked stage; the scores stay in
     const std::string expected =
         "── 9 · masked ── scaled scores with the fill value where the mask is false\n"
         "   masked_fill(mask == false, fill)\n"
-        "masked [1,1,3,3] (batch, head, query, key)\n"
+        "masked [1,1,3,3] (batch, head, query, key) strides [9,9,3,1], contiguous\n"
         "masked[batch=0, head=0]\n"
         "           key 0    key 1    key 2\n"
         "query 0   0.5000     -1e9     -1e9\n"
@@ -365,7 +368,7 @@ TEST_CASE("the mask prints True and False, one slice per batch item for every he
     const std::string expected =
         "── 8 · mask ── where each query may attend (true = may attend)\n"
         "   mask[b,0,i,j]: may query i attend key j?\n"
-        "mask [1,1,3,3] (batch, head, query, key)\n"
+        "mask [1,1,3,3] (batch, head, query, key) strides [9,9,3,1], contiguous\n"
         "mask[batch=0] (the same for every head)\n"
         "         key 0  key 1  key 2\n"
         "query 0   True  False  False\n"
@@ -399,7 +402,8 @@ TEST_CASE("more than 1000 elements: the first and last 3 of every long axis") {
     const std::string text = render(make_trace({make_stage("softmax", {counting_weights()})}));
     // 0 .. 3199 in fixed notation (PyTorch would switch to scientific: max/min = 3199 > 1000).
     const std::string expected_first_slice =
-        "weights [2,1,40,40] (batch, head, query, key) (summarised: --full prints all 3200 values)\n"
+        "weights [2,1,40,40] (batch, head, query, key) strides [1600,1600,40,1], contiguous "
+        "(summarised: --full prints all 3200 values)\n"
         "weights[batch=0, head=0]\n"
         "              key 0      key 1      key 2  ...     key 37     key 38     key 39\n"
         "query 0      0.0000     1.0000     2.0000  ...    37.0000    38.0000    39.0000\n"
@@ -432,7 +436,8 @@ TEST_CASE("--full prints every value") {
     render_options full;
     full.full = true;
     const std::string text = render(make_trace({make_stage("softmax", {counting_weights()})}), full);
-    CHECK(text.find("weights [2,1,40,40] (batch, head, query, key)\n") != std::string::npos);
+    CHECK(text.find("weights [2,1,40,40] (batch, head, query, key) strides [1600,1600,40,1], contiguous\n") !=
+          std::string::npos);
     CHECK(text.find("summarised") == std::string::npos);
     CHECK(text.find("...") == std::string::npos);
     CHECK(text.find("  key 20  ") != std::string::npos);
@@ -518,11 +523,34 @@ TEST_CASE("colour: escape codes only when options.color") {
         CHECK(text.rfind("\x1b[1m── 9 · masked ── scaled scores with the fill value where the mask "
                          "is false\x1b[0m\n",
                          0) == 0);
-        CHECK(text.find("masked [1,1,2,2] \x1b[2m(batch, head, query, key)\x1b[0m\n") != std::string::npos);
+        CHECK(text.find("masked [1,1,2,2] \x1b[2m(batch, head, query, key)\x1b[0m "
+                        "\x1b[2mstrides [4,4,2,1], contiguous\x1b[0m\n") != std::string::npos);
         CHECK(text.find("\n\x1b[2mquery 0\x1b[0m  0.5000    \x1b[2m-inf\x1b[0m\n") != std::string::npos);
         CHECK(text.find("\n\x1b[2mquery 1\x1b[0m     \x1b[31mnan\x1b[0m  1.5000\n") != std::string::npos);
         CHECK(text.find("\n\x1b[2mquery 0\x1b[0m   True  \x1b[2mFalse\x1b[0m  \x1b[2mFalse\x1b[0m\n") !=
               std::string::npos);
+    }
+}
+
+TEST_CASE("each tensor's header line gives its strides, whether it is contiguous, and whose memory a view reads") {
+    attn::config c;  // B=1, S=4, D=8, H=2, dk=4
+    attn::validate(c);
+    const trace t = attn::compute_trace(c, attn::draw_inputs(c));
+    render_options some;
+    some.stages = {"projections", "view", "transpose", "context", "merge", "concat"};
+    const std::string text = render(t, some);
+    for (const char* header : {
+             "\nq [1,4,8] (batch, seq, d_model) strides [32,8,1], contiguous\n",
+             "\nq [1,4,2,4] (batch, seq, head, head_dim) strides [32,8,4,1], contiguous: a view of projections.q\n",
+             "\nv [1,4,2,4] (batch, kv_seq, head, head_dim) strides [32,8,4,1], contiguous: a view of projections.v\n",
+             "\nq [1,2,4,4] (batch, head, seq, head_dim) strides [32,4,8,1], not contiguous: a view of projections.q\n",
+             "\nk [1,2,4,4] (batch, head, kv_seq, head_dim) strides [32,4,8,1], not contiguous: a view of projections.k\n",
+             "\ncontext [1,2,4,4] (batch, head, seq, head_dim) strides [32,16,4,1], contiguous\n",
+             "\ncontext [1,4,2,4] (batch, seq, head, head_dim) strides [32,4,16,1], not contiguous: a view of "
+             "context.context\n",
+             "\nconcat [1,4,8] (batch, seq, d_model) strides [32,8,1], contiguous\n"}) {
+        CAPTURE(header);
+        CHECK(text.find(header) != std::string::npos);
     }
 }
 

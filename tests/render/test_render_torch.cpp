@@ -53,14 +53,13 @@ float value_from_json(const json& v) {
 }
 
 tensor tensor_from_json(const json& c) {
-    tensor t;
-    t.name = c.at("name").get<std::string>();
-    t.type = c.at("dtype") == "bool" ? element_type::boolean : element_type::float32;
-    t.values = xt::xarray<float>::from_shape(c.at("shape").get<std::vector<std::size_t>>());
+    const auto name = c.at("name").get<std::string>();
+    const auto type = c.at("dtype") == "bool" ? element_type::boolean : element_type::float32;
+    auto data = xt::xarray<float>::from_shape(c.at("shape").get<std::vector<std::size_t>>());
     const json& values = c.at("values");
-    if (values.size() != t.values.size()) throw std::runtime_error(t.name + ": wrong number of values");
-    for (std::size_t i = 0; i < values.size(); ++i) t.values.data()[i] = value_from_json(values[i]);
-    return t;
+    if (values.size() != data.size()) throw std::runtime_error(name + ": wrong number of values");
+    for (std::size_t i = 0; i < values.size(); ++i) data.data()[i] = value_from_json(values[i]);
+    return tensor(name, {}, std::move(data), type);
 }
 
 render_options options_from_json(const json& o) {

@@ -10,8 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include <xtensor/xmanipulation.hpp>
-
 #include "attn/teach/advice.hpp"
 #include "attn/compute/dropout.hpp"
 #include "attn/compute/linalg.hpp"
@@ -25,7 +23,11 @@ using dims = std::vector<std::string>;
 
 tensor named(std::string name, dims dim_names, xt::xarray<float> values,
              element_type type = element_type::float32) {
-    return tensor{std::move(name), std::move(dim_names), std::move(values), type};
+    return tensor(std::move(name), std::move(dim_names), std::move(values), type);
+}
+
+tensor named(std::string name, dims dim_names, tensor_storage values) {
+    return tensor(std::move(name), std::move(dim_names), std::move(values));
 }
 
 /// Appends a stage and tells the caller it is complete; returns it so the
@@ -36,27 +38,71 @@ const stage& add_stage(trace& t, std::string_view name, std::vector<tensor> tens
     return t.stages.back();
 }
 
-// [B,S,D] -> [B,S,H,dk]: the same numbers, the last axis read as H rows of dk.
-xt::xarray<float> split_heads(const xt::xarray<float>& x, std::size_t heads) {
-    xt::xarray<float> y = x;
-    const auto& s = x.shape();
-    y.reshape({s[0], s[1], heads, s[2] / heads});
-    return y;
+/// "projections.q": where a stage tensor stands in the trace.
+std::string path_of(const stage& s, const tensor& x) { return std::string(s.name()) + "." + x.name; }
+
+// x.view(B,S,H,dk): [B,S,D] -> [B,S,H,dk], the last axis read as H rows of dk in x's
+// storage: strides [S*D, D, 1] -> [S*D, D, dk, 1] (x is contiguous, as PyTorch's view needs).
+tensor split_heads(const stage& from, const tensor& x, std::size_t heads, dims dim_names) {
+    const auto& size = x.values.shape();
+    const auto& stride = x.strides;
+    const std::size_t head_dim = size[2] / heads;
+    return as_strided(x, path_of(from, x), x.name, std::move(dim_names), {size[0], size[1], heads, head_dim},
+                      {stride[0], stride[1], stride[2] * static_cast<std::ptrdiff_t>(head_dim), stride[2]});
 }
 
-// [B,S,H,dk] <-> [B,H,S,dk]: swap axes 1 and 2, materialised contiguous.
-xt::xarray<float> swap_axes_1_2(const xt::xarray<float>& x) {
-    return xt::transpose(x, {0, 2, 1, 3});
+// x.transpose(1, 2): [B,S,H,dk] <-> [B,H,S,dk], axes 1 and 2 swap their sizes and
+// strides over the same storage ([S*D, D, dk, 1] <-> [S*D, dk, D, 1]).
+tensor swap_axes_1_2(const stage& from, const tensor& x, dims dim_names) {
+    const auto& size = x.values.shape();
+    const auto& stride = x.strides;
+    return as_strided(x, path_of(from, x), x.name, std::move(dim_names), {size[0], size[2], size[1], size[3]},
+                      {stride[0], stride[2], stride[1], stride[3]});
+}
+
+// x.contiguous().view(shape): when x is contiguous already, .contiguous() returns x itself
+// and the result is a view of its storage; else x's elements are copied, in row-major
+// order, into storage of the result's own.
+tensor contiguous_view(const stage& from, const tensor& x, std::string name, dims dim_names,
+                       const tensor_shape& shape) {
+    if (x.contiguous())
+        return as_strided(x, path_of(from, x), std::move(name), std::move(dim_names), shape, contiguous_strides(shape));
+    xt::xarray<float> copy = x.values;  // the elements in row-major order
+    copy.reshape(shape);
+    return named(std::move(name), std::move(dim_names), std::move(copy));
+}
+
+// Block (b, h) of a [B,H,R,C] tensor as a row-major [R,C] array: in place when its rows
+// lie in storage one after another, else copied into `scratch`. torch.matmul makes the
+// same contiguous copy of an operand bmm cannot read in place (here a block at a time,
+// and not kept).
+const float* row_major_block(const tensor& t, std::size_t b, std::size_t h, std::vector<float>& scratch) {
+    const std::size_t rows = t.values.shape()[2], cols = t.values.shape()[3];
+    const std::ptrdiff_t row_step = t.strides[2], col_step = t.strides[3];
+    const float* block = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
+                         static_cast<std::ptrdiff_t>(h) * t.strides[1];
+    const bool in_place = (cols <= 1 || col_step == 1) && (rows <= 1 || row_step == static_cast<std::ptrdiff_t>(cols));
+    if (in_place) return block;
+    scratch.resize(rows * cols);
+    for (std::size_t i = 0; i < rows; ++i) {
+        const float* row = block + static_cast<std::ptrdiff_t>(i) * row_step;
+        for (std::size_t j = 0; j < cols; ++j) scratch[i * cols + j] = row[static_cast<std::ptrdiff_t>(j) * col_step];
+    }
+    return scratch.data();
 }
 
 // [B,H,M,K] · [B,H,K,N] -> [B,H,M,N], or · [B,H,N,K]ᵀ when b_transposed:
-// one product per (batch, head) on the contiguous 2-D blocks, as torch.bmm.
-xt::xarray<float> matmul_per_head(const xt::xarray<float>& a, const xt::xarray<float>& b, bool b_transposed) {
-    const std::size_t batch = a.shape()[0], heads = a.shape()[1], m = a.shape()[2], k = a.shape()[3];
-    const std::size_t n = b_transposed ? b.shape()[2] : b.shape()[3];
+// one product per (batch, head) on row-major 2-D blocks, as torch.bmm.
+xt::xarray<float> matmul_per_head(const tensor& a, const tensor& b, bool b_transposed) {
+    const std::size_t batch = a.values.shape()[0], heads = a.values.shape()[1];
+    const std::size_t m = a.values.shape()[2], k = a.values.shape()[3];
+    const std::size_t n = b_transposed ? b.values.shape()[2] : b.values.shape()[3];
     auto c = xt::xarray<float>::from_shape({batch, heads, m, n});
-    for (std::size_t bh = 0; bh < batch * heads; ++bh)
-        bmm_item(a.data() + bh * m * k, b.data() + bh * k * n, c.data() + bh * m * n, m, n, k, b_transposed);
+    std::vector<float> a_scratch, b_scratch;
+    for (std::size_t i = 0; i < batch; ++i)
+        for (std::size_t h = 0; h < heads; ++h)
+            bmm_item(row_major_block(a, i, h, a_scratch), row_major_block(b, i, h, b_scratch),
+                     c.data() + (i * heads + h) * m * n, m, n, k, b_transposed);
     return c;
 }
 
@@ -191,22 +237,22 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     const stage& proj = in.qkv ? add_stage(t, "projections", projection_tensors(*in.qkv), on_stage)
                                : project_inputs(t, in, on_stage);
 
-    // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads
+    // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads: views of the projections
     const stage& view = add_stage(t, "view",
-                                  {named("q", {"batch", "seq", "head", "head_dim"}, split_heads(proj.tensors[0].values, heads)),
-                                   named("k", {"batch", "kv_seq", "head", "head_dim"}, split_heads(proj.tensors[1].values, heads)),
-                                   named("v", {"batch", "kv_seq", "head", "head_dim"}, split_heads(proj.tensors[2].values, heads))},
+                                  {split_heads(proj, proj.tensors[0], heads, {"batch", "seq", "head", "head_dim"}),
+                                   split_heads(proj, proj.tensors[1], heads, {"batch", "kv_seq", "head", "head_dim"}),
+                                   split_heads(proj, proj.tensors[2], heads, {"batch", "kv_seq", "head", "head_dim"})},
                                   on_stage);
 
-    // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis
+    // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis: views again, not contiguous
     const stage& tr = add_stage(t, "transpose",
-                                {named("q", {"batch", "head", "seq", "head_dim"}, swap_axes_1_2(view.tensors[0].values)),
-                                 named("k", {"batch", "head", "kv_seq", "head_dim"}, swap_axes_1_2(view.tensors[1].values)),
-                                 named("v", {"batch", "head", "kv_seq", "head_dim"}, swap_axes_1_2(view.tensors[2].values))},
+                                {swap_axes_1_2(view, view.tensors[0], {"batch", "head", "seq", "head_dim"}),
+                                 swap_axes_1_2(view, view.tensors[1], {"batch", "head", "kv_seq", "head_dim"}),
+                                 swap_axes_1_2(view, view.tensors[2], {"batch", "head", "kv_seq", "head_dim"})},
                                 on_stage);
-    const xt::xarray<float>& q = tr.tensors[0].values;  // [B,H,Sq,dk]
-    const xt::xarray<float>& k = tr.tensors[1].values;  // [B,H,Sk,dk]
-    const xt::xarray<float>& v = tr.tensors[2].values;  // [B,H,Sk,dk]
+    const tensor& q = tr.tensors[0];  // [B,H,Sq,dk], strides [Sq*D, dk, D, 1]
+    const tensor& k = tr.tensors[1];  // [B,H,Sk,dk]
+    const tensor& v = tr.tensors[2];  // [B,H,Sk,dk]
     const dims score_dims{"batch", "head", "query", "key"};
 
     // 6. scores: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk]
@@ -214,8 +260,9 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
 
     // 7. scaled: / √dk, so the scores' spread does not grow with the head width
     const float sqrt_dk = std::sqrt(static_cast<float>(c.head_dim()));
-    const stage* weights_from = &add_stage(
-        t, "scaled", {named("scaled", score_dims, xt::xarray<float>(scores.tensors[0].values / sqrt_dk))}, on_stage);
+    const tensor_storage scaled = make_storage(scores.tensors[0].values / sqrt_dk);  // [B,H,Sq,Sk]
+    add_stage(t, "scaled", {named("scaled", score_dims, scaled)}, on_stage);
+    tensor_storage logits = scaled;  // what softmax reads: scaled, or masked with a mask
 
     // 8-9. mask [B,1,Sq,Sk] (true = may attend), then masked_fill(mask == false, fill)
     xt::xarray<bool> mask;
@@ -224,23 +271,23 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
         warn_empty_rows(mask, c, t.warnings);
         add_stage(t, "mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)},
                   on_stage);
-        weights_from = &add_stage(
-            t, "masked", {named("masked", score_dims, apply_mask(weights_from->tensors[0].values, mask, c.fill))},
-            on_stage);
+        logits = make_storage(apply_mask(*scaled, mask, c.fill));
+        add_stage(t, "masked", {named("masked", score_dims, logits)}, on_stage);
     }
 
     // 10. softmax over the key axis: each query's weights sum to 1
-    xt::xarray<float> weights = weights_from->tensors[0].values;  // [B,H,Sq,Sk]
-    softmax_last_axis(weights);
-    if (c.mask.any()) weak_fill_advice(c, mask, t.find("scaled")->tensors[0].values, weights, t.warnings);
-    const stage* soft = &add_stage(t, "softmax", {named("weights", score_dims, std::move(weights))}, on_stage);
+    xt::xarray<float> softmaxed = *logits;  // [B,H,Sq,Sk]
+    softmax_last_axis(softmaxed);
+    const tensor_storage weights = make_storage(std::move(softmaxed));
+    if (c.mask.any()) weak_fill_advice(c, mask, *scaled, *weights, t.warnings);
+    const stage* soft = &add_stage(t, "softmax", {named("weights", score_dims, weights)}, on_stage);
 
     // 11. dropout (training mode): weights · keep / (1 - p), keep = torch.rand(B,H,Sq,Sk) < 1 - p
     if (c.dropout.applied()) {
-        const xt::xarray<float>& w = soft->tensors[0].values;
-        const xt::xarray<bool> keep = dropout_keep({w.shape().begin(), w.shape().end()}, c.dropout.seed, c.dropout.p);
+        const xt::xarray<bool> keep =
+            dropout_keep({weights->shape().begin(), weights->shape().end()}, c.dropout.seed, c.dropout.p);
         soft = &add_stage(t, "dropout",
-                          {named("weights", score_dims, apply_dropout(w, keep, c.dropout.p)),
+                          {named("weights", score_dims, apply_dropout(*weights, keep, c.dropout.p)),
                            named("keep", score_dims, to_float(keep), element_type::boolean)},
                           on_stage);
     }
@@ -248,24 +295,26 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk]
     const stage& context = add_stage(
         t, "context",
-        {named("context", {"batch", "head", "seq", "head_dim"}, matmul_per_head(soft->tensors[0].values, v, false))},
+        {named("context", {"batch", "head", "seq", "head_dim"}, matmul_per_head(soft->tensors[0], v, false))},
         on_stage);
 
-    // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk]
+    // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk], context.transpose(1, 2): a view, not contiguous
     const stage& merge = add_stage(
-        t, "merge",
-        {named("context", {"batch", "seq", "head", "head_dim"}, swap_axes_1_2(context.tensors[0].values))},
+        t, "merge", {swap_axes_1_2(context, context.tensors[0], {"batch", "seq", "head", "head_dim"})}, on_stage);
+
+    // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side: merge.contiguous().view(B,Sq,D),
+    // the copy (a view when merge is contiguous already: one head, or one query)
+    const tensor_shape concat_shape{static_cast<std::size_t>(c.batch), static_cast<std::size_t>(c.seq),
+                                    static_cast<std::size_t>(c.d_model)};
+    const stage& cat = add_stage(
+        t, "concat", {contiguous_view(merge, merge.tensors[0], "concat", {"batch", "seq", "d_model"}, concat_shape)},
         on_stage);
 
-    // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side (a reshape of contiguous data)
-    xt::xarray<float> concat = merge.tensors[0].values;
-    concat.reshape({static_cast<std::size_t>(c.batch), static_cast<std::size_t>(c.seq),
-                    static_cast<std::size_t>(c.d_model)});
-    const stage& cat = add_stage(t, "concat", {named("concat", {"batch", "seq", "d_model"}, std::move(concat))}, on_stage);
-
-    // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D]
+    // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D], on concat's row-major memory
     if (p.w_o)
-        add_stage(t, "output", {named("out", {"batch", "seq", "d_model"}, linear(cat.tensors[0].values, *p.w_o, present(p.b_o)))},
+        add_stage(t, "output",
+                  {named("out", {"batch", "seq", "d_model"},
+                         linear(cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))},
                   on_stage);
     return t;
 }

@@ -117,14 +117,20 @@ void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size
 }
 
 xt::xarray<float> linear(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias) {
+    return linear(x.data(), {x.shape().begin(), x.shape().end()}, w, bias);
+}
+
+xt::xarray<float> linear(const float* x, const std::vector<std::size_t>& x_shape, const xt::xarray<float>& w,
+                         const xt::xarray<float>* bias) {
     const std::size_t out_features = w.shape()[0];
     const std::size_t in_features = w.shape()[1];
-    const std::size_t rows = x.size() / in_features;  // every leading axis folded into one
+    std::size_t rows = 1;  // every leading axis folded into one
+    for (std::size_t a = 0; a + 1 < x_shape.size(); ++a) rows *= x_shape[a];
 
-    auto y_shape = x.shape();
+    auto y_shape = x_shape;
     y_shape.back() = out_features;
     auto y = xt::xarray<float>::from_shape(y_shape);
-    matmul(x.data(), w.data(), y.data(), rows, out_features, in_features, true);  // [rows,in] · [out,in]ᵀ
+    matmul(x, w.data(), y.data(), rows, out_features, in_features, true);  // [rows,in] · [out,in]ᵀ
     if (bias != nullptr) {
         float* row = y.data();
         for (std::size_t r = 0; r < rows; ++r, row += out_features)

@@ -43,10 +43,15 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
         if (name == "params")
             return floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
                                c.out_proj ? sum({product({D, D}), product({D})}) : 0}));
-        if (name == "projections" || name == "view" || name == "transpose") return qkv;
+        if (name == "projections") return qkv;
+        // views of the storage before them (PyTorch's view and transpose): nothing of their own
+        if (name == "view" || name == "transpose" || name == "merge") return 0;
         // the float copy in the trace plus the boolean mask it was built from
         if (name == "mask") return sum({floats(product({B, Sq, Sk})), product({B, Sq, Sk})});
-        if (name == "context" || name == "merge" || name == "concat" || name == "output") return per_query;
+        // concat copies merge, unless merge is contiguous already (one head or one query):
+        // then merge.contiguous() is merge itself, and concat a view of it
+        if (name == "concat") return H == 1 || Sq == 1 ? 0 : per_query;
+        if (name == "context" || name == "output") return per_query;
         if (name == "dropout") return sum({plane, plane});  // weights and the keep mask
         return plane;  // scores, scaled, masked, softmax
     };

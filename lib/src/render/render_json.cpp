@@ -14,30 +14,29 @@ namespace attn {
 namespace {
 
 /// Writes the nested arrays of one tensor, element by element, without building
-/// a JSON tree: large stages stream to the output in blocks of 64 KiB.
+/// a JSON tree: large stages stream to the output in blocks of 64 KiB. The elements
+/// are read through the tensor's strides, so a view nests like tensor.tolist() too.
 class data_writer {
 public:
     data_writer(const tensor& t, std::ostream& out) : t_(t), out_(out) {}
     ~data_writer() { flush(); }
 
-    void write() {
-        const float* next = t_.values.data();
-        write_axis(0, next);
-    }
+    void write() { write_axis(0, t_.values.data()); }
 
 private:
     static constexpr std::size_t block = 64 * 1024;
     static constexpr std::size_t longest_number = 32;
 
-    void write_axis(std::size_t axis, const float*& next) {
+    /// The elements of `axis` and the axes after it, from `first` in storage.
+    void write_axis(std::size_t axis, const float* first) {
         if (axis == t_.values.dimension()) {
-            write_number(*next++);
+            write_number(*first);
             return;
         }
         put('[');
         for (std::size_t i = 0; i < t_.values.shape()[axis]; ++i) {
             if (i != 0) put(',');
-            write_axis(axis + 1, next);
+            write_axis(axis + 1, first + static_cast<std::ptrdiff_t>(i) * t_.strides[axis]);
         }
         put(']');
     }
@@ -80,7 +79,9 @@ void write_tensor(const tensor& t, const render_options& options, std::ostream& 
     const tensor_selection selection = select_in(t, options);
     nlohmann::ordered_json head{{"shape", selection.shape},
                                 {"dims", t.dims},
-                                {"dtype", t.type == element_type::boolean ? "bool" : "float32"}};
+                                {"dtype", t.type == element_type::boolean ? "bool" : "float32"},
+                                {"strides", t.strides},          // t.stride(), in elements
+                                {"contiguous", t.contiguous()}};  // t.is_contiguous()
     if (!selection.whole()) {
         head["full_shape"] = t.values.shape();
         for (const axis_pick& p : selection.picks) head["index"][p.dim] = p.index;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <list>
 #include <vector>
 
 #include <unistd.h>
@@ -15,8 +16,10 @@
 namespace attn {
 namespace {
 
-/// The archive's members, and the parts of tensors that views cut (the members point
-/// into the trace's tensors, or into these copies).
+/// The archive's members, and the copies they need: the parts of tensors that views
+/// cut, and the tensors that are not contiguous (transpose, merge), in row-major order
+/// as np.save writes t.numpy() (C order). The members point into the trace's tensors
+/// where they can, or into these copies.
 struct archive_members {
     std::vector<npz_member> members;
     std::vector<tensor> parts;
@@ -32,7 +35,10 @@ void collect_members(const trace& t, const render_options& options, archive_memb
         if (!options.shows(s.name())) continue;
         for (const tensor& whole : s.tensors) {
             const tensor_selection selection = select_in(whole, options);
-            const tensor& x = selection.whole() ? whole : a.parts.emplace_back(selected_part(whole, selection));
+            const tensor& x = selection.whole() && whole.contiguous() ? whole
+                              : selection.whole() ? a.parts.emplace_back(tensor{whole.name, whole.dims,
+                                                                                 xt::xarray<float>(whole.values), whole.type})
+                                                  : a.parts.emplace_back(selected_part(whole, selection));
             a.members.push_back(npz_member::tensor(std::string(s.name()) + "." + x.name,
                                                    {x.values.shape().begin(), x.values.shape().end()},
                                                    x.values.data(), x.type == element_type::boolean));

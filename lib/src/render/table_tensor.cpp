@@ -129,8 +129,8 @@ void tensor_printer::print(std::ostream& out, column_widths w) {
     }
 }
 
-/// "scores [2,4,5,5] (batch, head, query, key)", then ", only head=1" when a view shows
-/// part of it, and a note when summarised.
+/// "scores [2,4,5,5] (batch, head, query, key)", its memory layout, then ", only head=1"
+/// when a view shows part of it, and a note when summarised.
 void tensor_printer::print_header(std::ostream& out) const {
     out << t_.name << " [";
     for (std::size_t a = 0; a < rank(); ++a) out << (a ? "," : "") << t_.values.shape()[a];
@@ -140,10 +140,21 @@ void tensor_printer::print_header(std::ostream& out) const {
         for (std::size_t a = 0; a < rank(); ++a) out << (a ? ", " : "") << dim_name(a);
         out << ')' << p_.reset;
     }
+    print_layout(out);
     for (std::size_t k = 0; k < selection_.picks.size(); ++k)
         out << (k == 0 ? ", only " : ", ") << selection_.picks[k].dim << '=' << selection_.picks[k].index;
     if (summarise_) out << " (summarised: --full prints all " << selection_.size() << " values)";
     out << '\n';
+}
+
+/// " strides [32,4,8,1], not contiguous: a view of projections.q": how the tensor lies
+/// in memory, as PyTorch's t.stride() and t.is_contiguous() say, and whose storage it reads.
+void tensor_printer::print_layout(std::ostream& out) const {
+    out << ' ' << p_.dim << "strides [";
+    for (std::size_t a = 0; a < t_.strides.size(); ++a) out << (a ? "," : "") << t_.strides[a];
+    out << "], " << (t_.contiguous() ? "contiguous" : "not contiguous");
+    if (t_.is_view()) out << ": a view of " << t_.view_of;
+    out << p_.reset;
 }
 
 /// Walks the leading axes (all but the last two) and prints one slice per

@@ -2,6 +2,7 @@
 // The few numeric kernels attention is made of. Matrix products go through
 // xtensor-blas (one GEMM per call, reading the row-major blocks in place).
 #include <cstddef>
+#include <vector>
 
 #include <xtensor/xarray.hpp>
 
@@ -22,6 +23,10 @@ void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size
 
 /// nn.Linear: y[..., out] = x[..., in] · w[out,in]ᵀ + bias[out] (bias may be null).
 xt::xarray<float> linear(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias);
+
+/// The same on `x_shape` elements in row-major order at `x` (a contiguous tensor's memory).
+xt::xarray<float> linear(const float* x, const std::vector<std::size_t>& x_shape, const xt::xarray<float>& w,
+                         const xt::xarray<float>* bias);
 
 /// Softmax over the last axis, in place, computed as PyTorch's AVX2 kernel does,
 /// to the bit: subtract the row maximum, exponentiate (Sleef's expf), sum (in

@@ -15,7 +15,9 @@ struct stage_bytes {
     std::uint64_t bytes;  // saturates at UINT64_MAX instead of overflowing
 };
 
-/// The bytes each stage of compute_trace(c, ...) will hold, in stage order.
+/// The bytes each stage of compute_trace(c, ...) will hold, in stage order. Storage
+/// shared by several stages counts once, where it is made: the view, transpose and merge
+/// stages hold none of their own.
 std::vector<stage_bytes> estimate_stage_bytes(const config& c);
 
 /// Everything a run holds at its peak: the inputs plus every stage.

@@ -10,6 +10,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/tensor.hpp"
 #include "attn/compute/warning.hpp"
 
 namespace attn {
@@ -84,17 +85,6 @@ std::string stage_names_list();
 /// params are absent when the run starts at the projections (--q --k --v),
 /// mask and masked need a mask, dropout training mode, output the output projection.
 bool stage_in_run(const config& c, std::string_view name);
-
-enum class element_type { float32, boolean };
-
-/// One named tensor with a name for each dimension ("batch", "head", "query", ...).
-/// Boolean tensors hold 0 and 1 in `values`.
-struct tensor {
-    std::string name;
-    std::vector<std::string> dims;
-    xt::xarray<float> values;
-    element_type type = element_type::float32;
-};
 
 struct stage {
     const stage_info* info = nullptr;  // points into stage_table

@@ -91,6 +91,7 @@ private:
     bool labelled(std::size_t axis) const;
     void measure();
     void print_header(std::ostream& out) const;
+    void print_layout(std::ostream& out) const;
     void print_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index,
                        std::ptrdiff_t base) const;
     void print_skipped(std::ostream& out, std::size_t axis, const std::vector<std::size_t>& index,

@@ -1,0 +1,81 @@
+#pragma once
+// A stage's tensor as PyTorch holds one: storage + offset + shape + strides.
+//
+// Several tensors can share one storage. The view, transpose and merge stages are
+// views of the stage before them, as q.view(B,S,H,dk), .transpose(1,2) and
+// context.transpose(1,2) are in PyTorch: new strides over the same memory, no element
+// copied. The copy happens where PyTorch copies: concat, merge.contiguous().view(...)
+// (a view too when merge is contiguous already: one head, or one query).
+//
+// Read the elements through `values`, a strided view of the storage: t.values(b,h,i,j),
+// t.values.shape(), iteration (in row-major order of the indices), xt::xarray<float>(t.values).
+// Do not index t.values.data() as a flat row-major array: a view's elements do not lie
+// in that order (transpose's q [B,H,S,dk] has strides [S*D, dk, D, 1]).
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xbuffer_adaptor.hpp>
+
+namespace attn {
+
+enum class element_type { float32, boolean };
+
+/// The memory behind one or more tensors, read-only once a stage holds it. Its own
+/// shape is that of the tensor that made it; a view reads it through its own strides.
+using tensor_storage = std::shared_ptr<const xt::xarray<float>>;
+
+/// A read-only view of storage with any strides (xtensor's adaptor with dynamic layout).
+using strided_values = xt::xarray_adaptor<xt::xbuffer_adaptor<const float*, xt::no_ownership, std::allocator<float>>,
+                                          xt::layout_type::dynamic>;
+
+/// Storage holding `values`, moved in: for a result that a stage holds and the next step reads.
+inline tensor_storage make_storage(xt::xarray<float> values) {
+    return std::make_shared<const xt::xarray<float>>(std::move(values));
+}
+
+using tensor_shape = std::vector<std::size_t>;
+using tensor_strides = std::vector<std::ptrdiff_t>;  // in elements, as PyTorch's t.stride()
+
+/// One named tensor with a name for each dimension ("batch", "head", "query", ...).
+/// Boolean tensors hold 0 and 1. Copies share the storage (as PyTorch's tensors do).
+struct tensor {
+    std::string name;
+    std::vector<std::string> dims;
+    strided_values values;  // the elements, read through the strides
+    element_type type = element_type::float32;
+    tensor_storage storage;  // shared with every view of it
+    std::size_t offset = 0;  // t.storage_offset(): where values(0, ..., 0) lies in storage
+    tensor_strides strides;  // t.stride(): how far one step along each axis goes in storage
+    std::string view_of;     // "projections.q": the stage tensor whose storage this one views; empty when its own
+
+    /// An empty tensor: shape [0], no storage.
+    tensor();
+    /// A tensor that owns its storage: `values`, moved in, contiguous (row-major).
+    tensor(std::string name, std::vector<std::string> dims, xt::xarray<float> values,
+           element_type type = element_type::float32);
+    /// A tensor that owns `storage` (made by make_storage), contiguous in the storage's shape.
+    tensor(std::string name, std::vector<std::string> dims, tensor_storage storage,
+           element_type type = element_type::float32);
+
+    /// t.is_contiguous(): the strides are row-major's, axes of size 1 aside (a step along
+    /// them never happens), so the elements lie in storage in row-major order from offset.
+    bool contiguous() const;
+    /// Whether this tensor reads another stage tensor's storage.
+    bool is_view() const { return !view_of.empty(); }
+};
+
+/// The strides of a contiguous tensor of `shape`, as PyTorch gives them: each axis
+/// steps over the product of the sizes after it ([2,3,4] -> [12,4,1], [1,4,8] -> [32,8,1]).
+tensor_strides contiguous_strides(const tensor_shape& shape);
+
+/// A view of `base`'s storage (PyTorch's as_strided, which view and transpose are): `shape`
+/// and `strides` read the same memory from base's offset; nothing is copied. `base_name`
+/// ("projections.q") names base in the trace; a view of a view names the owner of the storage.
+tensor as_strided(const tensor& base, const std::string& base_name, std::string name, std::vector<std::string> dims,
+                  tensor_shape shape, tensor_strides strides);
+
+}  // namespace attn

@@ -1,0 +1,73 @@
+#include "attn/compute/tensor.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace attn {
+namespace {
+
+using buffer = strided_values::storage_type;
+
+/// `shape` read through `strides` from `data`: xtensor's adaptor, which keeps no memory alive.
+strided_values strided(const float* data, const tensor_shape& shape, const tensor_strides& strides) {
+    std::size_t size = 1;
+    for (std::size_t s : shape) size *= s;
+    return strided_values(buffer(data, size), strided_values::shape_type(shape.begin(), shape.end()),
+                          strided_values::strides_type(strides.begin(), strides.end()));
+}
+
+}  // namespace
+
+tensor::tensor() : values(strided(nullptr, {0}, {1})), strides{1} {}
+
+tensor::tensor(std::string name_, std::vector<std::string> dims_, xt::xarray<float> values_, element_type type_)
+    : tensor(std::move(name_), std::move(dims_), make_storage(std::move(values_)), type_) {}
+
+tensor::tensor(std::string name_, std::vector<std::string> dims_, tensor_storage storage_, element_type type_)
+    : name(std::move(name_)),
+      dims(std::move(dims_)),
+      values(strided(nullptr, {0}, {1})),
+      type(type_),
+      storage(std::move(storage_)) {
+    const tensor_shape shape(storage->shape().begin(), storage->shape().end());
+    strides = contiguous_strides(shape);
+    values = strided(storage->data(), shape, strides);
+}
+
+bool tensor::contiguous() const {
+    if (values.size() == 0) return true;  // no elements: nothing lies out of order
+    std::ptrdiff_t expected = 1;          // the stride a row-major layout gives the axis
+    for (std::size_t a = strides.size(); a-- > 0;) {
+        const auto size = static_cast<std::ptrdiff_t>(values.shape()[a]);
+        if (size == 1) continue;
+        if (strides[a] != expected) return false;
+        expected *= size;
+    }
+    return true;
+}
+
+tensor_strides contiguous_strides(const tensor_shape& shape) {
+    tensor_strides strides(shape.size());
+    std::ptrdiff_t step = 1;
+    for (std::size_t a = shape.size(); a-- > 0;) {
+        strides[a] = step;
+        step *= static_cast<std::ptrdiff_t>(std::max<std::size_t>(shape[a], 1));
+    }
+    return strides;
+}
+
+tensor as_strided(const tensor& base, const std::string& base_name, std::string name, std::vector<std::string> dims,
+                  tensor_shape shape, tensor_strides strides) {
+    tensor view;
+    view.name = std::move(name);
+    view.dims = std::move(dims);
+    view.type = base.type;
+    view.storage = base.storage;
+    view.offset = base.offset;
+    view.strides = std::move(strides);
+    view.view_of = base.is_view() ? base.view_of : base_name;
+    view.values = strided(base.storage->data() + base.offset, shape, view.strides);
+    return view;
+}
+
+}  // namespace attn
