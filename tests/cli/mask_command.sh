@@ -104,6 +104,19 @@ check "... the last query sees every key" grep -qx "query 1   T T T T   F F F F 
 check "... and the warning names the alignment and the other flag" grep -q \
   "^attn: warning: causal with Sq = 2 queries and Sk = 4 keys is aligned lower-right (--causal-align lower-right), .*: --causal-align upper-left$" "$work/err"
 
+# --- the README's attn mask blocks are what the program prints ---------------------------------
+readme=$(dirname "$0")/../../README.md
+# the nth ``` block after the "### One mask, four conventions" heading
+readme_block() { awk -v want="$1" '/^### One mask, four conventions/ {seen = 1; next}
+  seen && /^```/ {if (inside) {inside = 0; if (++n == want) exit; next} inside = 1; next}
+  inside && n + 1 == want' "$readme"; }
+"$attn" mask --mask causal+padding --lengths 3,5 --batch 2 --seq 5 >"$work/actual" 2>/dev/null
+readme_block 1 >"$work/readme-1"
+readme_block 2 >"$work/readme-2"
+check "README's attn mask output (the masks) is real" diff "$work/readme-1" <(head -n "$(wc -l <"$work/readme-1")" "$work/actual")
+check "README's attn mask output (mha's PyTorch) is real" \
+  python3 -c 'import sys; a, b = (open(p).read() for p in sys.argv[1:]); assert len(a) > 200 and a in b' "$work/readme-2" "$work/actual"
+
 # --- attn mask's mistakes and help -------------------------------------------------------------
 expect_error "attn mask without a mask" 2 \
   "attn: error: attn mask shows a mask: give --mask KINDS (causal, padding, window, random joined by '+'), --mask-file or --key-padding-mask, e.g. attn mask --mask causal" mask

@@ -177,7 +177,7 @@ void render_mask_table(const config& c, const mask_views& views, const xt::xarra
             print_planes(out, c, views, keep, b);
         }
     }
-    out << "T = True, F = False; additive: 0 = may attend, " << fill_text(c) << " = may not\n\n";
+    out << "\nT = True, F = False; additive: 0 = may attend, " << fill_text(c) << " = may not\n\n";
 
     // each convention in PyTorch
     out << "In PyTorch, after\n";
