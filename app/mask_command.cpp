@@ -65,7 +65,8 @@ void setup_mask(CLI::App& app) {
         "  attn mask --mask causal+padding --lengths 3,5 --batch 2 --seq 5\n"
         "  attn mask --mask causal --seq 2 --kv-seq 5 --causal-align lower-right\n"
         "  attn mask --mask padding --lengths 2,0 --batch 2 --seq 3 --safe-softmax\n"
-        "  attn mask --mask-file triu.npy --mask-convention mha --format json | jq '.conventions[1].torch'\n\n"
+        "  attn mask --mask-file triu.npy --mask-convention mha\n"
+        "  attn mask --mask causal --seq 3 --kv-seq 5 --format json | jq -r '.conventions[1].torch'\n\n"
         "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which).");
 
     add_shape_flags(cmd, o->run);

@@ -161,8 +161,7 @@ std::string sdpa_pass(const config& c, const std::vector<term>& terms, const std
     return text;
 }
 
-/// The weights as PyTorch computes them from scores [B,H,Sq,Sk] and the mask
-/// `masked` (a boolean expression, true = fill) or, for additive, by addition.
+/// "torch.softmax(<scores>, dim=-1)": the weights from masked or biased scores [B,H,Sq,Sk].
 std::string softmax_of(const std::string& scores) { return "torch.softmax(" + scores + ", dim=-1)"; }
 
 }  // namespace
