@@ -10,6 +10,7 @@
 #include "attn/compute/error.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
+#include "mask_command.hpp"
 #include "trace_command.hpp"
 
 #ifndef ATTN_VERSION
@@ -27,9 +28,11 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "attn " ATTN_VERSION, "print attn's version and exit");
     app.require_subcommand(1);
     app.footer("Examples:\n  attn trace --heads 4 --mask causal\n"
-               "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n\n"
-               "Run `attn trace --help` for every option.");
+               "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n"
+               "  attn mask --mask causal+padding --lengths 3,5 --batch 2 --seq 5\n\n"
+               "Run `attn trace --help` for every option, `attn mask --help` for the mask conventions.");
     attn_app::setup_trace(app);
+    attn_app::setup_mask(app);
     for (CLI::App* command : app.get_subcommands({})) command->group("Commands");
 
     try {

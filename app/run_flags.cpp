@@ -59,6 +59,8 @@ attn::config base_config(const run_options& o) {
     c.fill_text = o.fill;  // as typed ("-1e9"), for the formula, the table and warnings
     c.seed = parse_seed(o.seed);
     c.separate_kv = o.cross;
+    c.mask.causal_align = *attn::parse_causal_alignment(o.causal_align);
+    c.safe_softmax = o.safe_softmax;
     apply_mask_convention(o, c);
     return c;
 }
@@ -76,6 +78,7 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
         if (!c.mask.padding) c.mask.lengths.clear();  // the dump's, for a kind no longer asked for
         if (!c.mask.window) c.mask.window_size.reset();
     }
+    if (given("--causal-align")) c.mask.causal_align = *attn::parse_causal_alignment(o.causal_align);
     if (given("--lengths")) c.mask.lengths = o.lengths;
     if (given("--window")) c.mask.window_size = o.window;
     if (given("--mask-seed")) c.mask.random_seed = o.cfg.mask.random_seed;
@@ -88,6 +91,7 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
         c.fill = parse_fill(o.fill);
         c.fill_text = o.fill;
     }
+    if (given("--safe-softmax")) c.safe_softmax = true;
     if (given("--dropout")) c.dropout.p = o.cfg.dropout.p;
     if (given("--train")) c.dropout.train = true;
     if (given("--dropout-seed")) c.dropout.seed = o.cfg.dropout.seed;
@@ -117,6 +121,14 @@ std::string draw_order_help() {
 }
 
 void add_run_flags(CLI::App* cmd, run_options& o) {
+    add_shape_flags(cmd, o);
+    add_file_flags(cmd, o);
+    add_parameter_flags(cmd, o);
+    add_mask_flags(cmd, o);
+    add_dropout_flags(cmd, o);
+}
+
+void add_shape_flags(CLI::App* cmd, run_options& o) {
     attn::config& c = o.cfg;
     attn::size_flags& sz = o.sizes;
     const std::string shapes = "Shapes (a size not given comes from the input files, else the default)";
@@ -159,7 +171,9 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
                   "cross-attention even when the sizes match: keys and values from their own "
                   "x_kv = torch.randn(B,Sk,Dkv), drawn after x (a decoder attending an encoder)")
         ->group(shapes);
+}
 
+void add_file_flags(CLI::App* cmd, run_options& o) {
     const std::string files = "Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)";
     attn::input_paths& f = o.files;
     cmd->add_option("--input", f.input,
@@ -188,7 +202,9 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
                     "given too override it; one that contradicts its tensors is an error")
         ->type_name("DUMP")
         ->group(files);
+}
 
+void add_parameter_flags(CLI::App* cmd, run_options& o) {
     const std::string params = "Parameters";
     cmd->add_option("--seed", o.seed, "torch.manual_seed(N) for the weights and x; a negative N wraps, as in PyTorch")
         ->type_name("N")
@@ -198,13 +214,26 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
     cmd->add_flag("--no-qkv-bias", o.no_qkv_bias, "nn.Linear(..., bias=False) for q, k and v")->group(params);
     cmd->add_flag("--no-out-proj", o.no_out_proj, "no output projection: the result is the concat stage")
         ->group(params);
+}
 
+void add_mask_flags(CLI::App* cmd, run_options& o) {
+    attn::config& c = o.cfg;
+    attn::input_paths& f = o.files;
     const std::string masks = "Masks";
     cmd->add_option("--mask", o.mask,
                     "none, or kinds joined by '+': causal (j <= i), padding (needs --lengths), "
                     "window (needs --window), random (--mask-seed, --mask-keep)")
         ->type_name("KINDS")
         ->default_val("none")
+        ->group(masks);
+    cmd->add_option("--causal-align", o.causal_align,
+                    "where causal puts its diagonal when Sq != Sk: upper-left, as torch.tril(torch.ones(Sq, Sk)) "
+                    "and SDPA's is_causal (query i may attend keys j <= i); or lower-right, as "
+                    "torch.tril(torch.ones(Sq, Sk), diagonal=Sk-Sq), flash-attention and KV-cache decoding "
+                    "(j <= i+Sk-Sq: the last query sees every key)")
+        ->transform(one_of({"upper-left", "lower-right"}))
+        ->type_name("WHERE")
+        ->default_val("upper-left")
         ->group(masks);
     cmd->add_option("--lengths", o.lengths, "padding: the valid key length of each batch item, e.g. 5,3")
         ->delimiter(',')
@@ -231,6 +260,10 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
         ->type_name("V")
         ->default_val("-inf")
         ->group(masks);
+    cmd->add_flag("--safe-softmax", o.safe_softmax,
+                  "a row with no allowed key gets 0 weights instead of NaN or uniform ones, as "
+                  "F.scaled_dot_product_attention does in recent PyTorch (2.5 and later); other rows are unchanged")
+        ->group(masks);
     cmd->add_option("--mask-file", f.mask,
                     "an explicit mask [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] (.json, .npy or .npz), "
                     "true/1 = may attend unless --mask-convention says otherwise; combined with --mask by AND")
@@ -249,7 +282,10 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
         ->default_str("keep for --mask-file, mha for --key-padding-mask")
         ->type_name("HOW")
         ->group(masks);
+}
 
+void add_dropout_flags(CLI::App* cmd, run_options& o) {
+    attn::config& c = o.cfg;
     const std::string dropout = "Dropout";
     cmd->add_option("--dropout", c.dropout.p,
                     "P, nn.Dropout(p) on the weights; it acts only with --train, as eval mode is the identity")

@@ -26,7 +26,9 @@ struct run_options {
     std::string mask = "none";
     std::vector<std::int64_t> lengths;
     std::optional<std::int64_t> window;
+    std::string causal_align = "upper-left";
     std::string fill = "-inf";
+    bool safe_softmax = false;
     std::string mask_convention;  // empty: each file's own PyTorch convention
     bool cross = false;
     std::string seed = "0";
@@ -38,6 +40,13 @@ using flag_given = std::function<bool(const char*)>;
 /// Adds the groups Shapes, Tensors from files, Parameters, Masks and Dropout to `cmd`,
 /// writing into `o` (which must outlive parsing).
 void add_run_flags(CLI::App* cmd, run_options& o);
+
+/// One group each, for a command that needs only some of them (attn mask: shapes and masks).
+void add_shape_flags(CLI::App* cmd, run_options& o);
+void add_file_flags(CLI::App* cmd, run_options& o);
+void add_parameter_flags(CLI::App* cmd, run_options& o);
+void add_mask_flags(CLI::App* cmd, run_options& o);
+void add_dropout_flags(CLI::App* cmd, run_options& o);
 
 /// The run the flags describe: the files read, the sizes resolved and validated; with
 /// --from, the dump's config and tensors with the flags given on top.

@@ -62,7 +62,7 @@ expect_ok "--fill -1e9" trace --mask causal --fill -1e9
 check "--fill -1e9: no warning" test ! -s "$work/err"
 expect_ok "causal with Sq < Sk" trace --mask causal --seq 3 --kv-seq 5 --stage mask
 check "causal with Sq != Sk names its alignment" grep -qx \
-  "attn: warning: causal with Sq = 3 queries and Sk = 5 keys is aligned upper-left, as torch.tril(torch.ones(3, 5)) and SDPA's is_causal: query i may attend keys j <= i, so the last 2 keys are attended by no query (a KV-cache decoder aligns lower-right instead)" "$work/err"
+  "attn: warning: causal with Sq = 3 queries and Sk = 5 keys is aligned upper-left (--causal-align upper-left, the default), as torch.tril(torch.ones(3, 5)) and SDPA's is_causal: query i may attend keys j <= i, so the last 2 keys are attended by no query; a KV-cache decoder aligns lower-right: --causal-align lower-right" "$work/err"
 check "... next to the mask stage in the table" grep -q "^   ! causal with Sq = 3 queries" "$work/out"
 expect_ok "causal with Sq > Sk" trace --mask causal --seq 5 --kv-seq 3 --stage mask
 check "... the other way round" grep -q "so queries 3..4 may attend every key" "$work/err"

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -104,6 +105,8 @@ const attn::stage& stage_of(const attn::trace& t, const char* name) {
     REQUIRE_MESSAGE(s != nullptr, "no stage " << name);
     return *s;
 }
+
+bool bits_equal(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 attn::trace run(const attn::config& c) {
     attn::validate(c);
@@ -557,6 +560,55 @@ TEST_CASE("rows with no allowed key: warnings name them, weights NaN with -inf, 
     SUBCASE("no mask, no warning") {
         c.mask = attn::mask_spec{};
         CHECK(run(c).warnings.empty());
+    }
+}
+
+TEST_CASE("--safe-softmax: a row with no allowed key gets 0 weights; the other rows are unchanged bit for bit") {
+    attn::config c;
+    c.batch = 2;
+    c.seq = c.kv_seq = 3;
+    c.d_model = c.d_in = c.d_kv_in = 4;
+    c.mask.padding = true;
+    c.mask.lengths = {3, 0};
+    const auto weights = [](const attn::trace& t) { return xt::xarray<float>(stage_of(t, "softmax").at("weights").values); };
+    const auto check_safe = [&](const attn::config& plain_config) {
+        attn::config safe_config = plain_config;
+        safe_config.safe_softmax = true;
+        const attn::trace plain = run(plain_config), safe = run(safe_config);
+        const auto &w_plain = weights(plain), &w_safe = weights(safe);
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < 3; ++i)
+                for (std::size_t j = 0; j < 3; ++j) {
+                    CHECK(w_safe(1, h, i, j) == 0.0f);                         // batch 1: every key is padding
+                    CHECK(bits_equal(w_safe(0, h, i, j), w_plain(0, h, i, j)));  // batch 0: untouched
+                }
+        // and what comes after: the context of an empty row is 0, the rest the same
+        const auto& ctx = stage_of(safe, "context").at("context").values;
+        for (std::size_t e = 0; e < ctx.size() / 2; ++e) CHECK(ctx.data()[ctx.size() / 2 + e] == 0.0f);
+        CHECK(safe.warnings.back().text == "batch 1, query 2: no key may be attended, so its weights are 0 (--safe-softmax)");
+        CHECK(stage_of(safe, "softmax").formula ==
+              "weights = softmax(masked, dim=-1); a row with no allowed key gets 0 weights, not " +
+                  std::string(std::isinf(plain_config.fill) ? "NaN" : "uniform") + " (--safe-softmax)");
+    };
+    SUBCASE("fill -inf: 0 instead of NaN") { check_safe(c); }
+    SUBCASE("fill -1e9: 0 instead of uniform") {
+        c.fill = -1e9f;
+        check_safe(c);
+    }
+    SUBCASE("more than three empty rows: one warning saying 0") {
+        c.seq = c.kv_seq = 4;
+        c.mask.lengths = {4, 0};
+        c.safe_softmax = true;
+        const attn::trace t = run(c);
+        REQUIRE(t.warnings.size() == 1);
+        CHECK(t.warnings[0].text == "no key may be attended in batch 1 queries 0..3: their weights are 0 (--safe-softmax)");
+    }
+    SUBCASE("no empty row: every weight as without it") {
+        c.mask.lengths = {3, 1};
+        attn::config safe = c;
+        safe.safe_softmax = true;
+        const xt::xarray<float> a = weights(run(c)), b = weights(run(safe));
+        CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
     }
 }
 

@@ -149,11 +149,17 @@ attn::config config_from_json(const json& j) {
             else throw std::runtime_error("unknown mask kind \"" + kind + "\"");
         }
     }
+    if (j.contains("causal_align")) {
+        const auto align = attn::parse_causal_alignment(j.at("causal_align").get<std::string>());
+        if (!align) throw std::runtime_error("unknown causal_align " + j.at("causal_align").dump());
+        c.mask.causal_align = *align;
+    }
     if (j.contains("lengths")) c.mask.lengths = j.at("lengths").get<std::vector<std::int64_t>>();
     if (j.contains("window")) c.mask.window_size = j.at("window").get<std::int64_t>();
     if (j.contains("mask_seed")) c.mask.random_seed = j.at("mask_seed").get<std::uint64_t>();
     if (j.contains("mask_keep")) c.mask.random_keep = j.at("mask_keep").get<double>();
     c.fill = static_cast<float>(number_from_json(j.at("fill")));
+    if (j.contains("safe_softmax")) c.safe_softmax = j.at("safe_softmax").get<bool>();
     if (j.contains("dropout")) {
         c.dropout.p = j.at("dropout").get<double>();
         c.dropout.train = j.at("train").get<bool>();
@@ -405,7 +411,7 @@ TEST_CASE("tensors from .npy, .npz and .json files give every stage PyTorch give
                                                                "/expected.json")));
 }
 
-TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows are NaN or uniform") {
+TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows are NaN, uniform or 0 (--safe-softmax)") {
     // With a -inf fill exp(-inf) = 0; with -1e9 exp(-1e9 - max) underflows to exactly 0 in
     // float32 too. A row with no allowed key: NaN with -inf (as PyTorch), uniform 1/Sk with a
     // finite fill; the trace warns about it (attention.hpp).
@@ -451,9 +457,9 @@ TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows
                         ++empty_rows;
                         for (std::size_t j = 0; j < Sk; ++j) {
                             const float wij = w(b, h, i, j);
-                            const bool ok = std::isinf(c.fill)
-                                                ? std::isnan(wij)
-                                                : std::fabs(wij - 1.0 / double(Sk)) <= 1e-6;
+                            const bool ok = c.safe_softmax      ? wij == 0.0f  // torch._safe_softmax
+                                            : std::isinf(c.fill) ? std::isnan(wij)
+                                                                 : std::fabs(wij - 1.0 / double(Sk)) <= 1e-6;
                             bad_empty += !ok;
                         }
                         continue;
@@ -469,7 +475,8 @@ TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows
                                          << std::setprecision(9) << worst_sum << ")");
         CHECK_MESSAGE(bad_zero == 0, name << ": " << bad_zero << " masked weights are not exactly 0");
         CHECK_MESSAGE(bad_empty == 0, name << ": " << bad_empty << " weights in rows with no allowed key are not "
-                                           << (std::isinf(c.fill) ? "NaN" : "1/Sk"));
+                                           << std::string(c.safe_softmax ? "0 (safe softmax)"
+                                                          : std::isinf(c.fill) ? "NaN" : "1/Sk"));
         if (empty_rows > 0)
             CHECK_MESSAGE(!tr.warnings.empty(),
                           name << ": " << empty_rows << " rows with no allowed key but no warning");

@@ -101,6 +101,38 @@ TEST_CASE("causal: query i may attend keys j <= i") {
     }
 }
 
+TEST_CASE("causal aligned lower-right: query i may attend keys j <= i + Sk - Sq") {
+    const auto lower_right = attn::causal_alignment::lower_right;
+    SUBCASE("Sq < Sk: torch.tril(ones(2, 4), diagonal=2), the last query sees every key") {
+        check_mask(attn::mask_causal(2, 2, 4, lower_right), matrix{{1, 1, 1, 0},
+                                                                   {1, 1, 1, 1}});
+    }
+    SUBCASE("Sq > Sk: torch.tril(ones(4, 2), diagonal=-2), the first two queries see no key") {
+        check_mask(attn::mask_causal(1, 4, 2, lower_right), matrix{{0, 0},
+                                                                   {0, 0},
+                                                                   {1, 0},
+                                                                   {1, 1}});
+    }
+    SUBCASE("Sq == Sk: the same mask as upper-left") {
+        CHECK(attn::mask_causal(2, 3, 3, lower_right) == attn::mask_causal(2, 3, 3));
+    }
+    SUBCASE("one query (a KV-cache decoding step) sees every key; upper-left, only the first") {
+        check_mask(attn::mask_causal(1, 1, 5, lower_right), matrix{{1, 1, 1, 1, 1}});
+        check_mask(attn::mask_causal(1, 1, 5), matrix{{1, 0, 0, 0, 0}});
+    }
+    SUBCASE("build_mask follows config.mask.causal_align") {
+        attn::config c;
+        c.seq = 2;
+        c.kv_seq = 3;
+        c.mask.causal = true;
+        check_mask(attn::build_mask(c), matrix{{1, 0, 0},
+                                               {1, 1, 0}});
+        c.mask.causal_align = lower_right;
+        check_mask(attn::build_mask(c), matrix{{1, 1, 0},
+                                               {1, 1, 1}});
+    }
+}
+
 TEST_CASE("padding: batch item b may attend keys j < lengths[b]") {
     const auto mask = attn::mask_padding({3, 0, 4}, 2, 4);
     CHECK(shape_of(mask) == std::vector<std::size_t>{3, 1, 2, 4});

@@ -4,6 +4,7 @@
 // out literally; see the comment next to each.
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -124,6 +125,39 @@ TEST_CASE("softmax_last_axis: hand-worked rows") {
         const auto w = softmax(x);
         CHECK(w(0, 0) == 1.0f);
         CHECK(w(1, 0) == 1.0f);
+    }
+}
+
+TEST_CASE("safe_softmax_last_axis: a row of -inf only becomes 0, every other row is softmax's to the bit") {
+    SUBCASE("the all -inf row: 0 instead of NaN") {
+        xt::xarray<float> x{{-inf, -inf, -inf}, {0.0f, 0.0f, -inf}};
+        attn::safe_softmax_last_axis(x);
+        CHECK(x == xt::xarray<float>{{0.0f, 0.0f, 0.0f}, {0.5f, 0.5f, 0.0f}});
+    }
+    SUBCASE("a row of -1e9 is not -inf: still uniform, as torch._safe_softmax") {
+        xt::xarray<float> x{-1e9f, -1e9f};
+        attn::safe_softmax_last_axis(x);
+        CHECK(x == xt::xarray<float>{0.5f, 0.5f});
+    }
+    SUBCASE("random rows with -inf entries and some rows all -inf: the other rows bit for bit") {
+        xt::xarray<float> x = xt::xarray<float>::from_shape({6, 11});
+        attn::torch_generator(3).randn(x.data(), x.size());
+        for (std::size_t j = 0; j < 11; ++j) x(2, j) = x(5, j) = -inf;
+        x(0, 4) = x(3, 0) = x(3, 10) = -inf;
+        xt::xarray<float> plain = x, safe = x;
+        attn::softmax_last_axis(plain);
+        attn::safe_softmax_last_axis(safe);
+        for (std::size_t r = 0; r < 6; ++r) {
+            CAPTURE(r);
+            for (std::size_t j = 0; j < 11; ++j) {
+                if (r == 2 || r == 5) {
+                    CHECK(std::isnan(plain(r, j)));
+                    CHECK(safe(r, j) == 0.0f);
+                } else {
+                    CHECK(std::memcmp(&plain(r, j), &safe(r, j), sizeof(float)) == 0);
+                }
+            }
+        }
     }
 }
 

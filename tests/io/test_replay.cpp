@@ -132,6 +132,23 @@ TEST_SUITE("replay") {
             c.fill_text = "-1e9";
             check_round_trip(c);
         }
+        SUBCASE("causal aligned lower-right, --safe-softmax") {
+            c.kv_seq = 6;
+            c.mask.causal = true;
+            c.mask.causal_align = attn::causal_alignment::lower_right;
+            c.safe_softmax = true;
+            check_round_trip(c);
+            const attn::config back = attn::config_from_json(attn::config_to_json(c), "--from t.json");
+            CHECK(back.mask.causal_align == attn::causal_alignment::lower_right);
+            CHECK(back.safe_softmax);
+            CHECK(attn::config_to_json(c)["causal_align"] == "lower-right");
+            CHECK(attn::config_to_json(c)["safe_softmax"] == true);
+        }
+        SUBCASE("the defaults write neither causal_align nor safe_softmax") {
+            c.mask.causal = true;
+            CHECK_FALSE(attn::config_to_json(c).contains("causal_align"));
+            CHECK_FALSE(attn::config_to_json(c).contains("safe_softmax"));
+        }
         SUBCASE("a fill that is no short double: -0.1 as float32") {
             c.mask.causal = true;
             c.fill = -0.1f;
@@ -180,10 +197,16 @@ TEST_SUITE("replay") {
                                  "padding, window, random joined by '+'",
                                  attn::error);
         }
-        SUBCASE("a key this attn does not know") {
-            j["causal_align"] = "lower-right";
+        SUBCASE("a causal alignment that is neither") {
+            j["causal_align"] = "middle";
             CHECK_THROWS_WITH_AS(refuse(),
-                                 "--from t.json: config \"causal_align\" is not a setting this attn knows (a dump of "
+                                 "--from t.json: config \"causal_align\" is \"middle\"; expected upper-left or lower-right",
+                                 attn::error);
+        }
+        SUBCASE("a key this attn does not know") {
+            j["rope"] = true;
+            CHECK_THROWS_WITH_AS(refuse(),
+                                 "--from t.json: config \"rope\" is not a setting this attn knows (a dump of "
                                  "a newer attn?)",
                                  attn::error);
         }

@@ -38,14 +38,17 @@ The numbers come from plain torch ops, written the way a student's notebook writ
     scores = q @ k.transpose(-2, -1); scaled = scores / math.sqrt(dk)
     mask [B,1,Sq,Sk] (true = may attend) = AND of causal, padding, window, random, where random is
         torch.manual_seed(mask_seed) (after x / x_kv were drawn); torch.rand(B,1,Sq,Sk) < mask_keep
+        (causal is torch.tril(torch.ones(Sq, Sk, dtype=torch.bool), diagonal=Sk-Sq if lower-right else 0))
     masked = scaled.masked_fill(~mask, fill); weights = softmax(masked, dim=-1)
+    with safe_softmax: weights.masked_fill(rows of -inf only, or that the mask leaves empty, 0)
     context = weights @ v; merge = context.transpose(1, 2); concat = merge.reshape(B, Sq, D)
     out = w_o(concat)
 
 File format (one case):
     {"name": ..., "config": {"batch", "seq", "kv_seq", "d_model", "heads", "d_in", "d_kv_in",
                              "qkv_bias", "out_proj", "seed", "mask": "none" | "causal+padding" ...,
-                             ["lengths"], ["window"], ["mask_seed", "mask_keep"], "fill": "-inf" | number},
+                             ["causal_align": "lower-right"], ["lengths"], ["window"],
+                             ["mask_seed", "mask_keep"], "fill": "-inf" | number, ["safe_softmax": true]},
      "made_with": {"torch": version, "cpu_capability": ...},
      "stages": {stage: {tensor: {"shape": [...], "data": [flat, row-major]}}}}
 Stage and tensor names are CLI.md's. Floats are float32 values written with repr(float(v)), so they
@@ -125,6 +128,20 @@ CASES = [
          mask_seed=3, mask_keep=0.25),
     case("fill_neginf_fully_masked_padding", seed=13, batch=2, seq=3, heads=2,
          mask="causal+padding", lengths=[3, 0]),
+    # causal with Sq != Sk, aligned upper-left (torch.tril, the default) and lower-right
+    # (torch.tril(..., diagonal=Sk-Sq), --causal-align lower-right); with Sq > Sk lower-right
+    # leaves the first queries no key: NaN, or 0 with --safe-softmax (torch._safe_softmax)
+    case("causal_upper_left_sq_lt_sk", seed=30, batch=2, seq=3, kv_seq=5, heads=2, mask="causal"),
+    case("causal_lower_right_sq_lt_sk", seed=30, batch=2, seq=3, kv_seq=5, heads=2, mask="causal",
+         causal_align="lower-right"),
+    case("causal_lower_right_sq_gt_sk_fully_masked", seed=31, batch=1, seq=5, kv_seq=3, heads=2,
+         mask="causal", causal_align="lower-right"),
+    case("safe_softmax_causal_lower_right_fully_masked", seed=31, batch=1, seq=5, kv_seq=3, heads=2,
+         mask="causal", causal_align="lower-right", safe_softmax=True),
+    case("safe_softmax_fill_neg1e9_fully_masked_padding", seed=11, batch=2, seq=3, heads=2,
+         mask="padding", lengths=[3, 0], fill=-1e9, safe_softmax=True),
+    case("safe_softmax_no_empty_row", seed=3, batch=2, seq=5, heads=2, mask="causal",
+         safe_softmax=True),
     # cross-attention: x_kv is drawn after x
     case("cross_kv_seq", seed=14, batch=2, seq=3, kv_seq=5, d_model=8, heads=2),
     case("cross_kv_seq_padding", seed=15, batch=2, seq=3, kv_seq=6, d_model=8, heads=2,
@@ -258,8 +275,9 @@ def build_mask(c, B, Sq, Sk):
     i = torch.arange(Sq).view(1, 1, Sq, 1)
     j = torch.arange(Sk).view(1, 1, 1, Sk)
     mask = torch.ones(B, 1, Sq, Sk, dtype=torch.bool)
-    if "causal" in kinds:
-        mask = mask & (j <= i)
+    if "causal" in kinds:  # torch.tril's diagonal: 0 upper-left, Sk - Sq lower-right
+        diagonal = Sk - Sq if c.get("causal_align") == "lower-right" else 0
+        mask = mask & torch.tril(torch.ones(Sq, Sk, dtype=torch.bool), diagonal=diagonal)
     if "padding" in kinds:
         lengths = torch.tensor(c["lengths"]).view(B, 1, 1, 1)
         mask = mask & (j < lengths)
@@ -365,6 +383,13 @@ def attend(c, stages, q, k, v, w_o, mask_file):
         stages["masked"] = {"masked": masked}
 
     weights = torch.softmax(masked, dim=-1)                      # [B,H,Sq,Sk]
+    if c.get("safe_softmax", False):
+        # torch._safe_softmax (F.scaled_dot_product_attention, PyTorch 2.5+): a row of -inf only
+        # gets 0 weights; so does a row the mask leaves empty under a finite fill
+        empty = (masked == float("-inf")).all(dim=-1, keepdim=True)  # [B,H,Sq,1]
+        if mask is not None:
+            empty = empty | ~mask.any(dim=-1, keepdim=True)          # [B,1,Sq,1]
+        weights = weights.masked_fill(empty, 0.0)
     stages["softmax"] = {"weights": weights}
     p = c.get("dropout", 0.0)
     if c.get("train", False) and p > 0:
@@ -417,6 +442,8 @@ def config_json(c):
     kinds = [] if c["mask"] == "none" else c["mask"].split("+")
     out = {k: c[k] for k in ("batch", "seq", "kv_seq", "d_model", "heads", "d_in", "d_kv_in",
                              "qkv_bias", "out_proj", "seed", "mask")}
+    if c.get("causal_align", "upper-left") != "upper-left":
+        out["causal_align"] = c["causal_align"]
     if "padding" in kinds:
         out["lengths"] = c["lengths"]
     if "window" in kinds:
@@ -425,6 +452,8 @@ def config_json(c):
         out["mask_seed"] = c["mask_seed"]
         out["mask_keep"] = c["mask_keep"]
     out["fill"] = c["fill"]
+    if c.get("safe_softmax", False):
+        out["safe_softmax"] = True
     if "dropout" in c:
         out["dropout"] = c["dropout"]
         out["train"] = c["train"]
@@ -461,7 +490,12 @@ def check_case(name, c, stages, mask):
         rows_empty = ~mask.any(dim=-1)                           # [B,1,Sq]
         assert rows_empty.any() and not rows_empty.all(), name + ": want some fully masked rows"
         has_nan = stages["softmax"]["weights"].isnan().any().item()
-        assert has_nan == (c["fill"] == "-inf"), name
+        assert has_nan == (c["fill"] == "-inf" and not c.get("safe_softmax", False)), name
+    if c.get("safe_softmax", False):
+        w = stages["softmax"]["weights"]
+        empty = ~mask.any(dim=-1)                                  # [B,1,Sq]
+        assert (w.sum(dim=-1)[empty.expand(-1, w.shape[1], -1)] == 0).all(), name
+        assert ("fully_masked" in name) == bool(empty.any()), name
     n_x = stages["input"]["x"].numel()
     if name == "randn_small_n8":
         assert n_x == 8, n_x

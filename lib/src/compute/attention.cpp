@@ -136,19 +136,33 @@ std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const xt::xarray<boo
     return rows;
 }
 
+/// weights[b,h,i,:] = 0 for every row i of batch item b in which mask [B,1,Sq,Sk]
+/// allows no key (--safe-softmax with a finite fill, whose softmax is uniform).
+void zero_rows_without_key(xt::xarray<float>& weights, const xt::xarray<bool>& mask) {
+    const std::size_t heads = weights.shape()[1], sq = weights.shape()[2], sk = weights.shape()[3];
+    for (const auto& [b, i] : empty_rows(mask))
+        for (std::size_t h = 0; h < heads; ++h) {
+            float* row = weights.data() + ((b * heads + h) * sq + i) * sk;
+            std::fill(row, row + sk, 0.0f);
+        }
+}
+
 /// Warnings about the rows in which no key may be attended: one per row when
 /// there are few ("batch 1, query 3: no key may be attended, so its weights are
-/// NaN (fill -inf)"), else one that names them, consecutive rows of a batch item
-/// as a range ("batch 1 queries 0..3, batch 2 query 5"), the first eight ranges.
+/// NaN (fill -inf)", or "0 (--safe-softmax)"), else one that names them,
+/// consecutive rows of a batch item as a range ("batch 1 queries 0..3, batch 2
+/// query 5"), the first eight ranges.
 void warn_empty_rows(const xt::xarray<bool>& mask, const config& c, warning_list& out) {
     const auto rows = empty_rows(mask);
     if (rows.empty()) return;
-    const bool nan = std::isinf(c.fill);
+    // what softmax makes of such a row: 0 with --safe-softmax, else NaN for -inf, uniform for a finite fill
+    const std::string becomes = c.safe_softmax ? "0 (--safe-softmax)"
+                                : std::isinf(c.fill) ? "NaN (fill " + fill_text(c) + ")"
+                                                     : "uniform (fill " + fill_text(c) + ")";
     if (rows.size() <= rows_named_one_by_one) {
         for (const auto& [b, i] : rows)
             out.push_back({"softmax", "batch " + std::to_string(b) + ", query " + std::to_string(i) +
-                                          ": no key may be attended, so its weights are " +
-                                          (nan ? "NaN" : "uniform") + " (fill " + fill_text(c) + ")"});
+                                          ": no key may be attended, so its weights are " + becomes});
         return;
     }
     std::string names;
@@ -167,8 +181,9 @@ void warn_empty_rows(const xt::xarray<bool>& mask, const config& c, warning_list
     }
     if (runs > 8) names += ", ... (" + std::to_string(rows.size()) + " rows in all)";
     out.push_back({"softmax", "no key may be attended in " + names + ": their weights are " +
-                                  (nan ? "NaN (the fill is -inf; PyTorch gives NaN too)"
-                                       : "uniform (the fill " + fill_text(c) + " is finite)")});
+                                  (c.safe_softmax       ? std::string("0 (--safe-softmax)")
+                                   : std::isinf(c.fill) ? std::string("NaN (the fill is -inf; PyTorch gives NaN too)")
+                                                        : "uniform (the fill " + fill_text(c) + " is finite)")});
 }
 
 const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
@@ -275,9 +290,15 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
         add_stage(t, "masked", {named("masked", score_dims, logits)}, on_stage);
     }
 
-    // 10. softmax over the key axis: each query's weights sum to 1
+    // 10. softmax over the key axis: each query's weights sum to 1 (with --safe-softmax,
+    // a row with no allowed key gets 0 weights instead)
     xt::xarray<float> softmaxed = *logits;  // [B,H,Sq,Sk]
-    softmax_last_axis(softmaxed);
+    if (c.safe_softmax) {
+        safe_softmax_last_axis(softmaxed);                          // rows of -inf only -> 0
+        if (c.mask.any()) zero_rows_without_key(softmaxed, mask);  // and fully masked rows of a finite fill
+    } else {
+        softmax_last_axis(softmaxed);
+    }
     const tensor_storage weights = make_storage(std::move(softmaxed));
     if (c.mask.any()) weak_fill_advice(c, mask, *scaled, *weights, t.warnings);
     const stage* soft = &add_stage(t, "softmax", {named("weights", score_dims, weights)}, on_stage);

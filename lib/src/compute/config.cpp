@@ -89,4 +89,14 @@ std::optional<mask_convention> parse_mask_convention(std::string_view name) {
     return std::nullopt;
 }
 
+std::string_view causal_alignment_name(causal_alignment a) {
+    return a == causal_alignment::lower_right ? "lower-right" : "upper-left";
+}
+
+std::optional<causal_alignment> parse_causal_alignment(std::string_view name) {
+    for (const auto a : {causal_alignment::upper_left, causal_alignment::lower_right})
+        if (causal_alignment_name(a) == name) return a;
+    return std::nullopt;
+}
+
 }  // namespace attn

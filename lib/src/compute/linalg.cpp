@@ -139,17 +139,38 @@ xt::xarray<float> linear(const float* x, const std::vector<std::size_t>& x_shape
     return y;
 }
 
+namespace {
+
+/// One row of softmax_last_axis, in place.
+void softmax_row(float* row, std::size_t width) {
+    float max = row[0];
+    for (std::size_t j = 1; j < width; ++j) max = row[j] > max ? row[j] : max;  // inlined, unlike std::fmax
+    exp_shifted_here(row, width, max);
+    const float inverse = 1.0f / torch_sum(row, width);  // aten multiplies by the inverse of the sum
+    for (std::size_t j = 0; j < width; ++j) row[j] *= inverse;
+}
+
+}  // namespace
+
 void softmax_last_axis(xt::xarray<float>& x) {
     const std::size_t width = x.shape().back();
     if (width == 0) return;
     const std::size_t rows = x.size() / width;
     float* row = x.data();
+    for (std::size_t r = 0; r < rows; ++r, row += width) softmax_row(row, width);
+}
+
+void safe_softmax_last_axis(xt::xarray<float>& x) {
+    const std::size_t width = x.shape().back();
+    if (width == 0) return;
+    const std::size_t rows = x.size() / width;
+    float* row = x.data();
     for (std::size_t r = 0; r < rows; ++r, row += width) {
-        float max = row[0];
-        for (std::size_t j = 1; j < width; ++j) max = row[j] > max ? row[j] : max;  // inlined, unlike std::fmax
-        exp_shifted_here(row, width, max);
-        const float inverse = 1.0f / torch_sum(row, width);  // aten multiplies by the inverse of the sum
-        for (std::size_t j = 0; j < width; ++j) row[j] *= inverse;
+        const bool all_neg_inf = std::all_of(row, row + width, [](float v) { return std::isinf(v) && v < 0; });
+        if (all_neg_inf)
+            std::fill(row, row + width, 0.0f);
+        else
+            softmax_row(row, width);
     }
 }
 

@@ -29,8 +29,11 @@ xt::xarray<bool> make_mask(std::int64_t batch, std::int64_t sq, std::int64_t sk,
 
 }  // namespace
 
-xt::xarray<bool> mask_causal(std::int64_t batch, std::int64_t sq, std::int64_t sk) {
-    return make_mask(batch, sq, sk, [](std::int64_t, std::int64_t i, std::int64_t j) { return j <= i; });
+xt::xarray<bool> mask_causal(std::int64_t batch, std::int64_t sq, std::int64_t sk, causal_alignment align) {
+    // the diagonal of torch.tril: 0 upper-left; Sk - Sq lower-right, so the last query meets the last key
+    const std::int64_t diagonal = align == causal_alignment::lower_right ? sk - sq : 0;
+    return make_mask(batch, sq, sk,
+                     [diagonal](std::int64_t, std::int64_t i, std::int64_t j) { return j <= i + diagonal; });
 }
 
 xt::xarray<bool> mask_padding(const std::vector<std::int64_t>& lengths, std::int64_t sq, std::int64_t sk) {
@@ -58,7 +61,7 @@ xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t s
 xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) {
     const mask_spec& m = c.mask;
     xt::xarray<bool> mask(mask_shape(c.batch, c.seq, c.kv_seq), true);
-    if (m.causal) mask = mask && mask_causal(c.batch, c.seq, c.kv_seq);
+    if (m.causal) mask = mask && mask_causal(c.batch, c.seq, c.kv_seq, m.causal_align);
     if (m.padding) mask = mask && mask_padding(m.lengths, c.seq, c.kv_seq);
     if (m.window) mask = mask && mask_window(c.batch, c.seq, c.kv_seq, *m.window_size);
     if (m.random) mask = mask && mask_random(c.batch, c.seq, c.kv_seq, m.random_seed, m.random_keep);

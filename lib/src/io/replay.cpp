@@ -106,6 +106,11 @@ void read_mask_keys(config_keys& k, mask_spec& m) {
     } catch (const usage_error&) {
         k.wrong("mask", "none, or causal, padding, window, random joined by '+'");
     }
+    if (k.has("causal_align")) {
+        const auto align = parse_causal_alignment(k.text("causal_align"));
+        if (!align) k.wrong("causal_align", "upper-left or lower-right");
+        m.causal_align = *align;
+    }
     if (k.has("lengths")) {
         if (!k.at("lengths").is_array()) k.wrong("lengths", "a list of whole numbers");
         for (const json& n : k.at("lengths")) {
@@ -134,6 +139,7 @@ void read_fill_keys(config_keys& k, config& c) {
     else if (fill.is_number()) c.fill = float_of(fill.get<double>());
     else k.wrong("fill", "\"-inf\" or a number");
     if (k.has("fill_text")) c.fill_text = k.text("fill_text");
+    if (k.has("safe_softmax")) c.safe_softmax = k.flag("safe_softmax");
 }
 
 /// cross and head_dim are derived; they must agree with the sizes (a forced cross,
@@ -385,7 +391,8 @@ void check_start(const std::string& what, const config& recorded, const input_pa
 
 /// The dump's mask.mask already holds every kind the recorded run ANDed into it;
 /// a flag can add kinds, but not drop or change one.
-void check_mask_kinds(const std::string& what, const mask_spec& was, const mask_spec& now) {
+/// (With Sq == Sk both causal alignments are the same mask.)
+void check_mask_kinds(const std::string& what, const mask_spec& was, const mask_spec& now, bool square) {
     const std::string holds = ", but " + what + " mask.mask holds it already (ANDed with the run's " +
                               (was.from_file ? "mask file" : "key padding mask") +
                               "); give --mask-file to replace that mask";
@@ -396,7 +403,8 @@ void check_mask_kinds(const std::string& what, const mask_spec& was, const mask_
     };
     std::string lengths;
     for (const std::int64_t n : now.lengths) lengths += (lengths.empty() ? "" : ",") + std::to_string(n);
-    kind(was.causal, now.causal, "causal", true, "");
+    kind(was.causal, now.causal, "causal", square || was.causal_align == now.causal_align,
+         "--causal-align " + std::string(causal_alignment_name(now.causal_align)));
     kind(was.padding, now.padding, "padding", was.lengths == now.lengths, "--lengths " + lengths);
     kind(was.window, now.window, "window", was.window_size == now.window_size,
          "--window " + (now.window_size ? std::to_string(*now.window_size) : std::string()));
@@ -568,7 +576,7 @@ loaded_inputs load_replay(dump d, config c, const size_flags& sizes, const input
         throw usage_error("--seed " + std::to_string(c.seed) + " contradicts " + d.what + ", whose " + joined(drawn) +
                           (drawn.size() == 1 && drawn[0] != "params" ? " was" : " were") + " drawn with --seed " +
                           std::to_string(rec.seed) + " (a replay takes them as they are)");
-    if (given.mask && paths.mask.empty()) check_mask_kinds(d.what, rec.mask, c.mask);
+    if (given.mask && paths.mask.empty()) check_mask_kinds(d.what, rec.mask, c.mask, rec.seq == rec.kv_seq);
     if (given.x_kv) c.separate_kv = true;  // keys and values come from it, as with --kv-input
 
     loaded_inputs in = check_inputs(c, sizes, std::move(given), &rec);

@@ -134,6 +134,7 @@ nlohmann::ordered_json config_to_json(const config& c) {
                              {"d_in", c.d_in},       {"d_kv_in", c.d_kv_in}, {"cross", c.cross()},
                              {"qkv_bias", c.qkv_bias}, {"out_proj", c.out_proj}, {"seed", c.seed},
                              {"mask", mask_kinds_to_string(c.mask)}};
+    if (c.mask.causal_align == causal_alignment::lower_right) j["causal_align"] = "lower-right";  // upper-left: absent
     if (c.mask.padding) j["lengths"] = c.mask.lengths;
     if (c.mask.window) j["window"] = *c.mask.window_size;
     if (c.mask.random) {
@@ -153,6 +154,7 @@ nlohmann::ordered_json config_to_json(const config& c) {
     else  // the double nearest the float's shortest decimal form: -0.1, not -0.10000000149011612
         j["fill"] = std::stod(fill_to_string(c.fill));
     if (fill_text(c) != fill_to_string(c.fill)) j["fill_text"] = c.fill_text;  // as typed: "-1e9"
+    if (c.safe_softmax) j["safe_softmax"] = true;
     if (c.from_projections) j["from_projections"] = true;
     if (c.x_from_file) j["input_file"] = true;  // so a replay (--from) knows which tensors came from files
     if (c.x_kv_from_file) j["kv_input_file"] = true;

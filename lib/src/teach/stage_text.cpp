@@ -33,13 +33,22 @@ std::string projections_formula(const config& c) {
     return one("Q", "X", "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
 }
 
+/// "(j <= i)"; when Sq != Sk the alignment too: "(j <= i, upper-left)" or
+/// "(j <= i + Sk - Sq = i + 2)" (lower-right, torch.tril's diagonal Sk - Sq).
+std::string causal_term(const config& c) {
+    if (c.seq == c.kv_seq) return "(j <= i)";
+    if (c.mask.causal_align == causal_alignment::upper_left) return "(j <= i, upper-left)";
+    const std::int64_t d = c.kv_seq - c.seq;
+    return "(j <= i + Sk - Sq = i " + std::string(d > 0 ? "+ " : "- ") + std::to_string(d > 0 ? d : -d) + ")";
+}
+
 std::string mask_formula(const config& c) {
     const mask_spec& m = c.mask;
     std::string terms;
     const auto add = [&](bool on, const std::string& term) {
         if (on) terms += (terms.empty() ? "" : " AND ") + term;
     };
-    add(m.causal, "(j <= i)");
+    add(m.causal, causal_term(c));
     add(m.padding, "(j < lengths[b])");
     add(m.window, "(|i - j| <= " + (m.window_size ? std::to_string(*m.window_size) : std::string("W")) + ")");
     add(m.random, "(rand[b,0,i,j] < mask_keep)");
@@ -48,6 +57,14 @@ std::string mask_formula(const config& c) {
     add(m.from_file && m.file_convention == mask_convention::additive, "(file[b,i,j] == 0) (additive)");
     add(m.key_padding, "NOT key_padding_mask[b,j]");
     return "mask[b,0,i,j] = " + terms + "; true = query i may attend key j, the same for every head";
+}
+
+/// "weights = softmax(masked, dim=-1)", and with --safe-softmax what it does to an empty row.
+std::string softmax_formula(const config& c) {
+    const std::string formula = std::string("weights = softmax(") + (c.mask.any() ? "masked" : "scaled") + ", dim=-1)";
+    if (!c.safe_softmax) return formula;
+    return formula + "; a row with no allowed key gets 0 weights, not " +
+           (std::isinf(c.fill) || !c.mask.any() ? "NaN" : "uniform") + " (--safe-softmax)";
 }
 
 /// %g-like but with up to four decimals and no trailing zeros: 1.4142, 2, 0.5.
@@ -105,6 +122,7 @@ std::string mask_text(const config& c) {
     const mask_spec& m = c.mask;
     if (!m.any()) return "none (every query may attend every key)";
     std::vector<std::string> details;
+    if (m.causal && m.causal_align == causal_alignment::lower_right) details.push_back("lower-right");
     if (m.padding) {
         std::vector<std::string> lengths;
         for (std::int64_t n : m.lengths) lengths.push_back(std::to_string(n));
@@ -120,7 +138,7 @@ std::string mask_text(const config& c) {
                             ? std::string("--mask-file")
                             : "--mask-file (" + std::string(mask_convention_name(m.file_convention)) + ")");
     if (m.key_padding) masks.push_back("--key-padding-mask");
-    return join(masks, " AND ") + ", fill " + fill_text(c);
+    return join(masks, " AND ") + ", fill " + fill_text(c) + (c.safe_softmax ? ", --safe-softmax" : "");
 }
 
 /// "p=0.5, training mode: stage 11, keep drawn with --dropout-seed 0".
@@ -146,7 +164,7 @@ std::string stage_formula(const config& c, std::string_view name) {
     if (name == "projections") return projections_formula(c);
     if (name == "mask") return mask_formula(c);
     if (name == "masked") return "masked = scaled.masked_fill(mask == false, " + fill_text(c) + ")";
-    if (name == "softmax") return std::string("weights = softmax(") + (c.mask.any() ? "masked" : "scaled") + ", dim=-1)";
+    if (name == "softmax") return softmax_formula(c);
     if (name == "dropout") {
         char p[32];
         std::snprintf(p, sizeof p, "%g", c.dropout.p);

@@ -20,13 +20,21 @@ enum class mask_convention {
     additive,  // floats added to the scores: 0 = may attend, -inf or a large negative = may not
 };
 
+/// Where a causal mask puts its diagonal when Sq != Sk (--causal-align).
+enum class causal_alignment {
+    upper_left,   // query i may attend keys j <= i: torch.tril(torch.ones(Sq, Sk)), SDPA's is_causal (PyTorch 2.x)
+    lower_right,  // query i may attend keys j <= i + Sk - Sq: torch.tril(torch.ones(Sq, Sk), diagonal=Sk - Sq),
+                  // as flash-attention and KV-cache decoding (the last query sees every key)
+};
+
 /// Which masks to apply; all that are on are combined with AND.
 struct mask_spec {
-    bool causal = false;   // query i may attend keys j <= i
+    bool causal = false;   // query i may attend keys j <= i (j <= i + Sk - Sq when aligned lower-right)
     bool padding = false;  // keys j >= lengths[b] are masked in batch item b
     bool window = false;   // |i - j| <= window_size
     bool random = false;   // torch.manual_seed(random_seed); torch.rand(B,1,Sq,Sk) < random_keep
 
+    causal_alignment causal_align = causal_alignment::upper_left;  // --causal-align; the same when Sq == Sk
     std::vector<std::int64_t> lengths;        // --lengths: one valid key length per batch item
     std::optional<std::int64_t> window_size;  // --window W
     std::uint64_t random_seed = 0;            // --mask-seed N
@@ -71,6 +79,8 @@ struct config {
     mask_spec mask;
     float fill = -std::numeric_limits<float>::infinity();  // written where the mask is false
     std::string fill_text;     // --fill as the user typed it ("-1e9"); empty = fill_to_string(fill)
+    bool safe_softmax = false; // --safe-softmax: a row with no allowed key (all -inf, or all masked) gets
+                               // 0 weights, as recent F.scaled_dot_product_attention; other rows unchanged
     dropout_spec dropout;
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
@@ -93,5 +103,11 @@ std::string_view mask_convention_name(mask_convention m);
 
 /// The convention called `name` ("keep", "mha", "additive"), or nullopt.
 std::optional<mask_convention> parse_mask_convention(std::string_view name);
+
+/// "upper-left" or "lower-right", as --causal-align takes them.
+std::string_view causal_alignment_name(causal_alignment a);
+
+/// The alignment called `name` ("upper-left", "lower-right"), or nullopt.
+std::optional<causal_alignment> parse_causal_alignment(std::string_view name);
 
 }  // namespace attn

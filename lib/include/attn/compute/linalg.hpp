@@ -34,4 +34,9 @@ xt::xarray<float> linear(const float* x, const std::vector<std::size_t>& x_shape
 /// becomes NaN (the maximum is -inf and -inf - -inf is NaN), as in PyTorch.
 void softmax_last_axis(xt::xarray<float>& x);
 
+/// torch._safe_softmax, which F.scaled_dot_product_attention runs in recent PyTorch
+/// (2.5 and later): a row that is all -inf becomes all 0 instead of NaN; every
+/// other row is softmax_last_axis's, to the bit.
+void safe_softmax_last_axis(xt::xarray<float>& x);
+
 }  // namespace attn

@@ -13,8 +13,10 @@
 
 namespace attn {
 
-/// Query i may attend keys j <= i (torch.tril(torch.ones(Sq, Sk))).
-xt::xarray<bool> mask_causal(std::int64_t batch, std::int64_t sq, std::int64_t sk);
+/// Query i may attend keys j <= i (torch.tril(torch.ones(Sq, Sk))), or, aligned
+/// lower-right, keys j <= i + Sk - Sq (torch.tril(torch.ones(Sq, Sk), diagonal=Sk - Sq)).
+xt::xarray<bool> mask_causal(std::int64_t batch, std::int64_t sq, std::int64_t sk,
+                             causal_alignment align = causal_alignment::upper_left);
 /// Batch item b may attend keys j < lengths[b]; the keys after are padding.
 xt::xarray<bool> mask_padding(const std::vector<std::int64_t>& lengths, std::int64_t sq, std::int64_t sk);
 /// Query i may attend keys j with |i - j| <= window (local attention).

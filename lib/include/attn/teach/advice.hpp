@@ -10,7 +10,7 @@ namespace attn {
 
 /// What the config alone tells: --dropout without --train (eval mode: the
 /// identity), --train without --dropout, a causal mask with Sq != Sk (which
-/// alignment it uses).
+/// alignment it uses, and the --causal-align for the other).
 warning_list settings_advice(const config& c);
 
 /// A finite fill that is not far below the scores lets masked keys keep

@@ -1,0 +1,230 @@
+// One mask in PyTorch's four conventions (mask_conventions.hpp): the Python that
+// builds each, term by term, from the kinds the config asks for.
+#include "attn/teach/mask_conventions.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+
+namespace attn {
+namespace {
+
+/// What one mask kind adds to the Python expressions.
+struct term {
+    enum shape_kind { square, per_key, per_batch };  // [Sq,Sk], [B,Sk], [B,Sq,Sk]
+    std::string allowed;    // true = may attend: "torch.tril(torch.ones(Sq, Sk, dtype=torch.bool))"
+    std::string forbidden;  // true = may NOT attend: "torch.triu(torch.ones(Sq, Sk), diagonal=1).bool()"
+    shape_kind shape = square;
+    bool comparison = false;  // a comparison: needs parentheses next to & and | (they bind tighter)
+};
+
+/// The fewest digits that read back as the same double, exponent as Python writes
+/// it by hand: 0.5, 1e9, -1e-05 -> -1e-5.
+std::string shortest(double value) {
+    char text[64];
+    std::string s(text, std::to_chars(text, text + sizeof text, value).ptr);
+    const std::size_t e = s.find('e');
+    if (e == std::string::npos) return s;
+    std::string exponent = s.substr(e + 1);
+    const bool negative = exponent[0] == '-';
+    if (exponent[0] == '+' || exponent[0] == '-') exponent.erase(0, 1);
+    exponent.erase(0, exponent.find_first_not_of('0') == std::string::npos ? exponent.size() - 1
+                                                                             : exponent.find_first_not_of('0'));
+    return s.substr(0, e + 1) + (negative ? "-" : "") + exponent;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+    std::string text;
+    for (const auto& part : parts) text += (text.empty() ? "" : separator) + part;
+    return text;
+}
+
+/// ", diagonal=Sk - Sq" for a lower-right causal mask, else nothing (torch.tril's default 0).
+std::string tril_diagonal(const config& c) {
+    return c.mask.causal_align == causal_alignment::lower_right ? ", diagonal=Sk - Sq" : "";
+}
+
+/// The causal term: torch.tril for keep, torch.triu one diagonal up for mha (as notebook 003).
+term causal_term(const config& c) {
+    const bool lower_right = c.mask.causal_align == causal_alignment::lower_right;
+    return {"torch.tril(torch.ones(Sq, Sk, dtype=torch.bool)" + tril_diagonal(c) + ")",
+            std::string("torch.triu(torch.ones(Sq, Sk), diagonal=") + (lower_right ? "Sk - Sq + 1" : "1") + ").bool()",
+            term::square, false};
+}
+
+/// The terms of every kind c.mask asks for, in --mask's order; a mask file is file_keep.
+std::vector<term> mask_terms(const config& c) {
+    const mask_spec& m = c.mask;
+    std::vector<term> terms;
+    if (m.causal) terms.push_back(causal_term(c));
+    if (m.padding)
+        terms.push_back({"torch.arange(Sk) < lengths[:, None]", "torch.arange(Sk) >= lengths[:, None]", term::per_key,
+                         true});
+    if (m.window)
+        terms.push_back({"(torch.arange(Sq)[:, None] - torch.arange(Sk)).abs() <= W",
+                         "(torch.arange(Sq)[:, None] - torch.arange(Sk)).abs() > W", term::square, true});
+    if (m.random) {
+        const std::string p = shortest(m.random_keep);
+        terms.push_back({"rand < " + p, "rand >= " + p, term::per_batch, true});
+    }
+    if (m.from_file || m.key_padding) terms.push_back({"file_keep", "~file_keep", term::per_batch, false});
+    return terms;
+}
+
+/// The terms joined by `op` (" & " or " | "): a [B,Sk] term is lifted to [B,1,Sk]
+/// to meet the [Sq,Sk] ones, and a lone [B,Sk] term is expanded to [B,Sq,Sk].
+std::string combine(const std::vector<term>& terms, bool allowed, const std::string& op) {
+    std::vector<std::string> parts;
+    for (const term& t : terms) {
+        const std::string& e = allowed ? t.allowed : t.forbidden;
+        if (t.shape == term::per_key)
+            parts.push_back("(" + e + ")[:, None, :]" + (terms.size() == 1 ? ".expand(B, Sq, Sk)" : ""));
+        else
+            parts.push_back(terms.size() > 1 && t.comparison ? "(" + e + ")" : e);
+    }
+    return join(parts, op);
+}
+
+bool any_shape(const std::vector<term>& terms, term::shape_kind shape) {
+    for (const term& t : terms)
+        if (t.shape == shape) return true;
+    return false;
+}
+
+/// "torch.tensor([[[1, 0], [1, 1]]], dtype=torch.bool)": keep [B,1,Sq,Sk] as [B,Sq,Sk].
+std::string bool_literal(const xt::xarray<bool>& keep) {
+    const std::size_t batch = keep.shape()[0], sq = keep.shape()[2], sk = keep.shape()[3];
+    std::string text = "torch.tensor([";
+    for (std::size_t b = 0; b < batch; ++b) {
+        text += b ? ", [" : "[";
+        for (std::size_t i = 0; i < sq; ++i) {
+            text += i ? ", [" : "[";
+            for (std::size_t j = 0; j < sk; ++j) text += std::string(j ? ", " : "") + (keep(b, 0, i, j) ? "1" : "0");
+            text += "]";
+        }
+        text += "]";
+    }
+    return text + "], dtype=torch.bool)";
+}
+
+/// The Python lines that give every name the expressions use.
+std::string setup_lines(const config& c, const xt::xarray<bool>& files, bool heads) {
+    const mask_spec& m = c.mask;
+    std::vector<std::string> lines;
+    lines.push_back(heads ? "B, H, Sq, Sk = " + std::to_string(c.batch) + ", " + std::to_string(c.heads) + ", " +
+                                std::to_string(c.seq) + ", " + std::to_string(c.kv_seq)
+                          : "B, Sq, Sk = " + std::to_string(c.batch) + ", " + std::to_string(c.seq) + ", " +
+                                std::to_string(c.kv_seq));
+    if (m.padding) {
+        std::vector<std::string> lengths;
+        for (const std::int64_t n : m.lengths) lengths.push_back(std::to_string(n));
+        lines.push_back("lengths = torch.tensor([" + join(lengths, ", ") + "])  # valid keys per batch item");
+    }
+    if (m.window) lines.push_back("W = " + std::to_string(m.window_size.value_or(0)));
+    if (m.random)
+        lines.push_back("rand = torch.rand(B, Sq, Sk, generator=torch.Generator().manual_seed(" +
+                        std::to_string(m.random_seed) + "))  # as torch.manual_seed(N); torch.rand(B,1,Sq,Sk)");
+    if (m.from_file || m.key_padding)
+        lines.push_back("file_keep = " + bool_literal(files) + "  # the mask files as attn read them");
+    return join(lines, "\n");
+}
+
+/// How nn.MultiheadAttention takes the mask: an [Sq,Sk] attn_mask and a [B,Sk]
+/// key_padding_mask (true = NOT allowed), or, for a mask that differs per batch
+/// item otherwise, the whole of it per head as a 3-D attn_mask [B*H,Sq,Sk].
+std::string mha_pass(const config& c, const std::vector<term>& terms, bool& needs_heads) {
+    const std::string call = std::string("nn.MultiheadAttention(D, H, batch_first=True)(") +
+                             (c.cross() ? "x, x_kv, x_kv, " : "x, x, x, ");
+    needs_heads = any_shape(terms, term::per_batch);
+    if (needs_heads) return call + "attn_mask=mha.repeat_interleave(H, dim=0))";
+    if (!any_shape(terms, term::per_key)) return call + "attn_mask=mha)";
+    std::vector<term> square;
+    std::string key_padding;
+    for (const term& t : terms)
+        if (t.shape == term::per_key)
+            key_padding = t.forbidden;
+        else
+            square.push_back(t);
+    if (square.empty()) return call + "key_padding_mask=" + key_padding + ")";
+    return call + "attn_mask=" + combine(square, false, " | ") + ", key_padding_mask=" + key_padding + ")";
+}
+
+/// How F.scaled_dot_product_attention takes it, with its shortcut for a causal mask alone.
+std::string sdpa_pass(const config& c, const std::vector<term>& terms, const std::string& name, bool per_batch) {
+    std::string text = "F.scaled_dot_product_attention(q, k, v, attn_mask=" + name + (per_batch ? "[:, None]" : "") + ")";
+    const mask_spec& m = c.mask;
+    const bool causal_only = m.causal && terms.size() == 1;
+    if (causal_only && name == "sdpa")
+        text += m.causal_align == causal_alignment::upper_left
+                    ? "; for this mask also is_causal=True (upper-left)"
+                    : "; for this mask also attn_mask=torch.nn.attention.bias.causal_lower_right(Sq, Sk)";
+    return text;
+}
+
+/// "torch.softmax(<scores>, dim=-1)": the weights from masked or biased scores [B,H,Sq,Sk].
+std::string softmax_of(const std::string& scores) { return "torch.softmax(" + scores + ", dim=-1)"; }
+
+}  // namespace
+
+std::string python_float(float value) {
+    if (std::isinf(value)) return value < 0 ? "float('-inf')" : "float('inf')";
+    if (std::isnan(value)) return "float('nan')";
+    return shortest(static_cast<double>(value));  // the float's exact value as a double: the same float32
+}
+
+mask_views describe_mask(const config& c, const xt::xarray<bool>& keep, const xt::xarray<bool>* files) {
+    const std::vector<term> terms = mask_terms(c);
+    mask_views out;
+    out.per_batch = any_shape(terms, term::per_key) || any_shape(terms, term::per_batch);
+    const std::string head_axis = out.per_batch ? "[:, None]" : "";  // [B,Sq,Sk] -> [B,1,Sq,Sk] over the heads
+    const std::string fill = python_float(c.fill);
+    const std::string neg_inf = "float('-inf')";
+
+    // data: keep [B,1,Sq,Sk] as [B,Sq,Sk], or its first batch item [Sq,Sk]
+    const std::size_t batch = keep.shape()[0], sq = keep.shape()[2], sk = keep.shape()[3];
+    xt::xarray<float> allowed = xt::xarray<float>::from_shape(
+        out.per_batch ? std::vector<std::size_t>{batch, sq, sk} : std::vector<std::size_t>{sq, sk});
+    for (std::size_t e = 0; e < allowed.size(); ++e) allowed.data()[e] = keep.data()[e] ? 1.0f : 0.0f;
+    xt::xarray<float> forbidden = 1.0f - allowed;
+    xt::xarray<float> additive = allowed;
+    for (float& v : additive) v = v != 0.0f ? 0.0f : c.fill;
+
+    bool needs_heads = false;
+    const std::string mha = mha_pass(c, terms, needs_heads);
+    out.setup = setup_lines(c, files ? *files : keep, needs_heads);
+
+    const std::string keep_build = combine(terms, true, " & ");
+    out.views.push_back(
+        {"keep", "true = may attend",
+         "attn's mask stage; seed notebook 000's torch.tril(torch.ones(...)), filled where mask == 0", keep_build,
+         softmax_of("scores.masked_fill(~keep" + head_axis + ", " + fill + ")"), "",
+         "a row with no allowed key: NaN with --fill -inf (masked_fill, then softmax), uniform with a finite "
+         "--fill such as -1e9, 0 with --safe-softmax",
+         true, allowed});
+    out.views.push_back(
+        {"mha", "true = may NOT attend",
+         "nn.MultiheadAttention's boolean attn_mask and key_padding_mask; seed notebook 003's "
+         "torch.triu(torch.ones(...), diagonal=1).bool()",
+         combine(terms, false, " | "), softmax_of("scores.masked_fill(mha" + head_axis + ", " + neg_inf + ")"), mha,
+         "a row with no allowed key: NaN (nn.MultiheadAttention fills -inf, then softmax)", true, forbidden});
+    out.views.push_back(
+        {"sdpa", "true = may attend",
+         "F.scaled_dot_product_attention's boolean attn_mask (PyTorch 2.x): keep's polarity, the opposite of "
+         "nn.MultiheadAttention's",
+         keep_build, softmax_of("scores.masked_fill(~sdpa" + head_axis + ", " + neg_inf + ")"),
+         sdpa_pass(c, terms, "sdpa", out.per_batch),
+         "a row with no allowed key: 0 in PyTorch 2.5 and later (its safe softmax; attn's --safe-softmax), "
+         "NaN before",
+         true, allowed});
+    out.views.push_back(
+        {"additive", "0 = may attend, " + std::string(std::isinf(c.fill) ? "-inf" : fill) + " = may not (added to the scores)",
+         "a float attn_mask of F.scaled_dot_product_attention or nn.MultiheadAttention, added to the scores",
+         "torch.zeros(" + std::string(out.per_batch ? "B, " : "") + "Sq, Sk).masked_fill(~keep, " + fill + ")",
+         softmax_of("scores + additive" + head_axis), sdpa_pass(c, terms, "additive", out.per_batch),
+         "a row with no allowed key: NaN with -inf (every score + -inf is -inf), uniform with a finite value such as "
+         "-1e9 or torch.finfo(torch.float32).min",
+         false, additive});
+    return out;
+}
+
+}  // namespace attn

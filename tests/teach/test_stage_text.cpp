@@ -1,0 +1,66 @@
+// stage_text: the formulas that change with --causal-align and --safe-softmax,
+// and the run summary's mask line.
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "attn/compute/config.hpp"
+#include "attn/teach/stage_text.hpp"
+
+namespace {
+
+std::string mask_line(const attn::config& c) {
+    for (const attn::run_line& line : attn::run_summary(c))
+        if (line.label == "mask") return line.text;
+    return {};
+}
+
+}  // namespace
+
+TEST_SUITE("stage_text") {
+
+TEST_CASE("the mask formula shows the causal alignment when Sq != Sk") {
+    attn::config c;
+    c.mask.causal = true;
+    const std::string tail = "; true = query i may attend key j, the same for every head";
+    SUBCASE("Sq == Sk: j <= i, whichever the alignment") {
+        CHECK(attn::stage_formula(c, "mask") == "mask[b,0,i,j] = (j <= i)" + tail);
+        c.mask.causal_align = attn::causal_alignment::lower_right;
+        CHECK(attn::stage_formula(c, "mask") == "mask[b,0,i,j] = (j <= i)" + tail);
+    }
+    SUBCASE("Sq != Sk, upper-left") {
+        c.kv_seq = 6;
+        CHECK(attn::stage_formula(c, "mask") == "mask[b,0,i,j] = (j <= i, upper-left)" + tail);
+    }
+    SUBCASE("Sq < Sk, lower-right: j <= i + Sk - Sq, with the number") {
+        c.kv_seq = 6;
+        c.mask.causal_align = attn::causal_alignment::lower_right;
+        c.mask.padding = true;
+        c.mask.lengths = {4};
+        CHECK(attn::stage_formula(c, "mask") ==
+              "mask[b,0,i,j] = (j <= i + Sk - Sq = i + 2) AND (j < lengths[b])" + tail);
+        CHECK(mask_line(c) == "causal+padding (lower-right; lengths 4), fill -inf");
+    }
+    SUBCASE("Sq > Sk, lower-right: a negative diagonal") {
+        c.kv_seq = 1;
+        c.mask.causal_align = attn::causal_alignment::lower_right;
+        CHECK(attn::stage_formula(c, "mask") == "mask[b,0,i,j] = (j <= i + Sk - Sq = i - 3)" + tail);
+    }
+}
+
+TEST_CASE("the softmax formula says what --safe-softmax does to an empty row") {
+    attn::config c;
+    CHECK(attn::stage_formula(c, "softmax") == "weights = softmax(scaled, dim=-1)");
+    c.mask.causal = true;
+    CHECK(attn::stage_formula(c, "softmax") == "weights = softmax(masked, dim=-1)");
+    c.safe_softmax = true;
+    CHECK(attn::stage_formula(c, "softmax") ==
+          "weights = softmax(masked, dim=-1); a row with no allowed key gets 0 weights, not NaN (--safe-softmax)");
+    CHECK(mask_line(c) == "causal, fill -inf, --safe-softmax");
+    c.fill = -1e9f;
+    c.fill_text = "-1e9";
+    CHECK(attn::stage_formula(c, "softmax") ==
+          "weights = softmax(masked, dim=-1); a row with no allowed key gets 0 weights, not uniform (--safe-softmax)");
+}
+
+}
