@@ -76,6 +76,8 @@ std::string crop_note(const tensor_heatmap& h, const panel& p);
 /// each axis cut to its first `max_side` entries unless options.full. Throws
 /// usage_error when batch_index or head is beyond the run's B or H.
 std::vector<tensor_heatmap> collect(const trace& t, const render_options& options, std::size_t max_side);
+/// The heatmaps point into the trace: it must outlive them.
+std::vector<tensor_heatmap> collect(const trace&& t, const render_options& options, std::size_t max_side) = delete;
 
 /// A value for a legend, a tooltip or a cell: fixed with `digits` decimals, or
 /// scientific when that would hide it (|v| >= 1e5, or nonzero below 10^-digits);
