@@ -305,6 +305,8 @@ void setup_trace(CLI::App& app) {
         "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n"
         "  attn trace --q q.json --k k.json --v v.json --mask-file m.json --fill -1e9 --format torch\n"
         "  attn trace --input x.npy --params p.npz --format npz --out trace.npz\n"
+        "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format png --out weights.png\n"
+        "  attn trace --mask causal --format html --out trace.html\n"
         "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
         "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which).");
 
@@ -326,7 +328,7 @@ void setup_trace(CLI::App& app) {
         ->group(output);
     cmd->add_option("--stage", o->stages,
                     "only these stages, by name or number (see below), comma-separated: "
-                    "masked,softmax or 9,10 or 9-10")
+                    "masked,softmax or 9,10 or 9-10; heatmap, svg and png draw softmax unless given")
         ->default_str("all")
         ->type_name("STAGES")
         ->group(output);

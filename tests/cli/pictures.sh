@@ -145,6 +145,9 @@ print(r.get("width").removesuffix("pt"), r.get("height").removesuffix("pt"))' "$
 check "the PNG is the SVG's page at 2 pixels per point (width)" test "$png_w" = $((svg_w * 2))
 check "... (height)" test "$png_h" = $((svg_h * 2))
 check "... four panels across: wider than tall" test "$png_w" -gt "$png_h"
+readme_png="$(dirname "$0")/../../share/attn/doc/heatmap.png"
+check "the README's picture (share/attn/doc/heatmap.png) is this run's: the same size" \
+  test "$(png_facts "$readme_png" 0 | cut -d' ' -f1,2)" = "$png_w $png_h"
 expect_ok "--format png of one head" trace --seq 5 --heads 1 --mask causal --format png --out "$work/one.png"
 read -r _ _ png_colours png_yellow png_grey png_bottom < <(png_facts "$work/one.png")
 check "the PNG is not blank: many colours" test "$png_colours" -gt 200
