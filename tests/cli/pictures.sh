@@ -182,8 +182,9 @@ check "... the stages it skips" grep -q '<p class="skipped">11 <code>dropout</co
 check "small tensors as tables" grep -q '<caption>x\[batch=1\]</caption>' "$work/t.html"
 # scores 8, scaled 8, mask 2 (the same for every head), masked 8, softmax 8
 check "one heatmap per stage, batch item and head" test "$(grep -c '<figure class="heatmap"' "$work/t.html")" = 34
-check "... each cell's value on hover (PyTorch's 0.43915778 for batch 0, head 0)" grep -q '<title>query 1, key 0: 0.4392</title>' "$work/t.html"
-check "... masked cells say so" grep -q '<title>query 0, key 1: 0.0000 (masked)</title>' "$work/t.html"
+# PyTorch's weights of batch 0, head 0: 1 | 0.43915778 0.56084222 | ...; "*" marks masked cells
+check "... each with its cells' values for the pointer, masked ones marked" \
+  grep -q 'data-values="1.0000 0.0000\* 0.0000\* 0.0000\* 0.0000\* 0.4392 0.5608 0.0000\* ' "$work/t.html"
 expect_ok "--format html of a large plane" trace --seq 70 --heads 1 --format html --stage softmax --out "$work/big.html"
 check "... heatmaps cut, saying so" grep -q 'queries 0–63 of 70, keys 0–63 of 70 (--full draws all)' "$work/big.html"
 check "... tables summarised" grep -q '<th>…</th>' "$work/big.html"
@@ -196,6 +197,28 @@ if [ -n "$chromium_bin" ]; then
       --user-data-dir="$(mktemp -d "$work/chrome.XXXXXX")" --enable-logging=stderr --v=0 \
       --window-size=1200,2000 "$1" "$2" 2>>"$work/chrome.log"
   }
+  # A copy of the page that points at two cells of the first softmax panel, as a mouse
+  # would, and keeps what the page then writes under it.
+  python3 - "$work/t.html" "$work/probe.html" <<'PY'
+import sys
+probe = """<script>
+var grid = document.querySelector('figure.heatmap[data-stage="softmax"] rect.grid');
+function point(row, col) {
+  var cell = Number(grid.dataset.cell), p = grid.ownerSVGElement.createSVGPoint();
+  p.x = Number(grid.getAttribute('x')) + cell * (col + 0.5);
+  p.y = Number(grid.getAttribute('y')) + cell * (row + 0.5);
+  p = p.matrixTransform(grid.getScreenCTM());
+  grid.dispatchEvent(new MouseEvent('mousemove', {clientX: p.x, clientY: p.y, bubbles: true}));
+  return grid.closest('figure').querySelector('figcaption').textContent;
+}
+document.documentElement.setAttribute('data-probe', point(1, 0) + ' | ' + point(0, 1));
+</script>
+</body>"""
+open(sys.argv[2], 'w').write(open(sys.argv[1]).read().replace('</body>', probe))
+PY
+  browse --dump-dom "$work/probe.html" >"$work/probe-dom.html"
+  check "... pointing at a cell writes its value under the figure" \
+    grep -q 'data-probe="query 1, key 0: 0.4392 | query 0, key 1: 0.0000 (masked)"' "$work/probe-dom.html"
   browse --dump-dom "$work/t.html" >"$work/dom.html"
   check "in Chromium: the page's script ran" grep -q '<html lang="en" data-ready="yes">' "$work/dom.html"
   check "... without an error" test "$(grep -c '<html[^>]*data-script-error' "$work/dom.html")" = 0

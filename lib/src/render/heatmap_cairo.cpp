@@ -210,7 +210,7 @@ panel_layout lay_out(cairo_t* m, const tensor_heatmap& h, const render_options& 
     y += label_size + 4;
     L.key_numbers_y = y + number_size * 0.8;
     y += number_size + 4;
-    L.grid_y = y;
+    L.grid_y = std::ceil(y);  // whole points: shorter SVG paths, crisper PNG cells
     L.key_step = label_step(text_width(m, std::to_string(first.keys.back())) + 5, L.cell);
     L.query_step = label_step(number_size + 2, L.cell);
 
@@ -221,7 +221,7 @@ panel_layout lay_out(cairo_t* m, const tensor_heatmap& h, const render_options& 
     for (std::size_t i : first.queries) widest_query = std::max(widest_query, i);
     x += text_width(m, std::to_string(widest_query));
     L.query_numbers_x = x;
-    L.grid_x = x + 5;
+    L.grid_x = std::ceil(x + 5);
 
     // The colour bar right of the grid, at least tall enough for its two labels.
     L.bar_x = L.grid_x + grid_w + 18;
@@ -306,26 +306,28 @@ void fill_box(cairo_t* cr, const box& b, const rgb& colour) {
     cairo_fill(cr);
 }
 
-/// The boxes of marked cells, to hatch once per kind after the fills.
-struct marked_boxes {
-    std::vector<box> masked, nan, inf;
-};
-
-/// The background of a marked cell; its hatching comes after, over all such cells at once.
-void fill_marked(cairo_t* cr, cell_kind k, const box& b, marked_boxes& boxes) {
-    if (k == cell_kind::masked) {
-        fill_box(cr, b, masked_fill);
-        boxes.masked.push_back(b);
-    } else if (k == cell_kind::nan) {
-        fill_box(cr, b, nan_fill);
-        boxes.nan.push_back(b);
-    } else {  // ±inf: white, outlined
-        fill_box(cr, b, white);
-        boxes.inf.push_back(b);
-    }
+/// Boxes of one colour, filled as one path (one SVG element, not one per cell).
+void fill_boxes(cairo_t* cr, const std::vector<box>& boxes, const rgb& colour) {
+    if (boxes.empty()) return;
+    for (const box& b : boxes) cairo_rectangle(cr, b.x, b.y, b.w, b.h);
+    set_colour(cr, colour);
+    cairo_fill(cr);
 }
 
-void finish_marked(cairo_t* cr, const marked_boxes& boxes, double spacing) {
+/// The boxes of marked cells, by kind, to fill and hatch once per kind.
+struct marked_boxes {
+    std::vector<box> masked, nan, inf;
+
+    void add(cell_kind k, const box& b) {
+        (k == cell_kind::masked ? masked : k == cell_kind::nan ? nan : inf).push_back(b);
+    }
+};
+
+/// Masked cells grey, hatched; NaN pink, cross-hatched red; ±inf white, outlined grey.
+void draw_marked(cairo_t* cr, const marked_boxes& boxes, double spacing) {
+    fill_boxes(cr, boxes.masked, masked_fill);
+    fill_boxes(cr, boxes.nan, nan_fill);
+    fill_boxes(cr, boxes.inf, white);
     hatch(cr, boxes.masked, masked_line, false, spacing);
     hatch(cr, boxes.nan, nan_line, true, spacing);
     for (const box& b : boxes.inf) cairo_rectangle(cr, b.x + 0.5, b.y + 0.5, b.w - 1, b.h - 1);
@@ -334,22 +336,30 @@ void finish_marked(cairo_t* cr, const marked_boxes& boxes, double spacing) {
     cairo_stroke(cr);
 }
 
+/// 256 shades of the colour map, as matplotlib's table and 8-bit pixels have: cells of
+/// one shade are filled together.
+constexpr int shades = 256;
+
+int shade_of(double position) { return static_cast<int>(std::lround(position * (shades - 1))); }
+
 /// The cells, then the text in them: values when they fit, ±∞ and NaN when there is room.
 void draw_cells(cairo_t* cr, const tensor_heatmap& h, const panel& p, const panel_layout& L) {
     const double gap = L.cell >= 10 ? 1.0 : 0.0;  // white lines between cells, when they are large enough
     const auto cell_box = [&](std::size_t r, std::size_t c) {
         return box{L.grid_x + c * L.cell + gap / 2, L.grid_y + r * L.cell + gap / 2, L.cell - gap, L.cell - gap};
     };
+    std::vector<std::vector<box>> by_shade(shades);
     marked_boxes marked;
     for (std::size_t r = 0; r < p.queries.size(); ++r)
         for (std::size_t c = 0; c < p.keys.size(); ++c) {
             const cell_kind k = h.kind(p, p.queries[r], p.keys[c]);
             if (k == cell_kind::value)
-                fill_box(cr, cell_box(r, c), viridis(h.scale.position(h.at(p, p.queries[r], p.keys[c]))));
+                by_shade[shade_of(h.scale.position(h.at(p, p.queries[r], p.keys[c])))].push_back(cell_box(r, c));
             else
-                fill_marked(cr, k, cell_box(r, c), marked);
+                marked.add(k, cell_box(r, c));
         }
-    finish_marked(cr, marked, std::clamp(L.cell / 5, 3.0, 6.0));
+    for (int shade = 0; shade < shades; ++shade) fill_boxes(cr, by_shade[shade], viridis(shade / double(shades - 1)));
+    draw_marked(cr, marked, std::clamp(L.cell / 5, 3.0, 6.0));
 
     const double mark_size = std::clamp(L.cell * 0.3, 6.0, 11.0);
     for (std::size_t r = 0; r < p.queries.size(); ++r)
@@ -418,8 +428,8 @@ void draw_marks_legend(cairo_t* cr, const tensor_heatmap& h, const panel_layout&
     double x = L.grid_x;
     for (cell_kind k : marks_of(h)) {
         marked_boxes marked;
-        fill_marked(cr, k, {x, L.legend_y, swatch, swatch}, marked);
-        finish_marked(cr, marked, 3);
+        marked.add(k, {x, L.legend_y, swatch, swatch});
+        draw_marked(cr, marked, 3);
         set_colour(cr, ink);
         set_font(cr, number_size);
         const std::string label = mark_label(k);

@@ -3,10 +3,12 @@
 // skips between two shown ones get a line, as in the table), the hover script.
 //
 // A heatmap is <figure class="heatmap" data-stage data-tensor data-batch data-head>:
-// cairo's SVG of the panel, over which a transparent <rect class="cell"> per cell
-// carries its value in a <title> (the browser's tooltip; the script also writes it
-// under the figure). The script marks the page data-ready="yes" when it has run,
-// and any script error marks it data-script-error, for tests in a headless browser.
+// cairo's SVG of the panel, over whose cells lies one transparent <rect class="grid">
+// holding the cells' values (data-values, row by row, "*" after a masked one) and the
+// query and key numbers; the script writes the value under the pointer below the
+// figure and outlines its cell. (A <title> per cell would do without a script, but
+// costs ten times the bytes.) The script marks the page data-ready="yes" when it has
+// run, and any script error marks it data-script-error, for tests in a headless browser.
 #include "attn/render/render_html.hpp"
 
 #include <cmath>
@@ -63,8 +65,8 @@ ul.warnings { color: var(--red); padding-left: 1.2rem; }
 figure.heatmap { margin: 0; }
 figure.heatmap svg { display: block; max-width: 100%; height: auto; }
 figure.heatmap figcaption { font-size: .85rem; color: var(--muted); min-height: 1.4em; padding-left: .3rem; }
-rect.cell { fill: #ffffff; fill-opacity: 0; }
-rect.cell:hover { stroke: #e8362d; stroke-width: 2; }
+rect.grid { fill: #ffffff; fill-opacity: 0; cursor: crosshair; }
+rect.pointed { fill: none; stroke: #e8362d; stroke-width: 2; pointer-events: none; }
 details { margin: .6rem 0; }
 summary { cursor: pointer; color: var(--accent); }
 .slices { display: flex; flex-wrap: wrap; gap: 1rem 2rem; align-items: flex-start; }
@@ -82,16 +84,33 @@ constexpr const char* error_catcher = R"js(
 window.addEventListener('error', function () { document.documentElement.setAttribute('data-script-error', 'yes'); });
 )js";
 
-/// At the end of <body>: a cell's value under its figure while the pointer is on it.
+/// At the end of <body>: the value of the cell under the pointer, under its figure.
 constexpr const char* hover_script = R"js(
 document.querySelectorAll('figure.heatmap').forEach(function (figure) {
-  var readout = figure.querySelector('figcaption');
-  var resting = readout.textContent;
-  figure.addEventListener('mouseover', function (event) {
-    var cell = event.target.closest('rect.cell');
-    if (cell) readout.textContent = cell.querySelector('title').textContent;
+  var readout = figure.querySelector('figcaption'), resting = readout.textContent;
+  var grid = figure.querySelector('rect.grid'), pointed = figure.querySelector('rect.pointed');
+  var x0 = Number(grid.getAttribute('x')), y0 = Number(grid.getAttribute('y')), cell = Number(grid.dataset.cell);
+  var queries = grid.dataset.queries.split(' '), keys = grid.dataset.keys.split(' ');
+  var values = grid.dataset.values.split(' ');
+  grid.addEventListener('mousemove', function (event) {
+    var point = grid.ownerSVGElement.createSVGPoint();
+    point.x = event.clientX;
+    point.y = event.clientY;
+    point = point.matrixTransform(grid.getScreenCTM().inverse());
+    var c = Math.floor((point.x - x0) / cell), r = Math.floor((point.y - y0) / cell);
+    if (r < 0 || c < 0 || r >= queries.length || c >= keys.length) return;
+    var value = values[r * keys.length + c];
+    var masked = value.slice(-1) === '*';
+    readout.textContent = 'query ' + queries[r] + ', key ' + keys[c] + ': ' +
+                          (masked ? value.slice(0, -1) + ' (masked)' : value);
+    pointed.setAttribute('x', x0 + c * cell);
+    pointed.setAttribute('y', y0 + r * cell);
+    pointed.setAttribute('visibility', 'visible');
   });
-  figure.addEventListener('mouseleave', function () { readout.textContent = resting; });
+  grid.addEventListener('mouseleave', function () {
+    readout.textContent = resting;
+    pointed.setAttribute('visibility', 'hidden');
+  });
 });
 document.documentElement.setAttribute('data-ready', 'yes');
 )js";
@@ -170,15 +189,31 @@ void write_explanation(std::ostream& out, const stage& s, const config& c) {
     if (!items.empty()) out << "<dl class=\"explain\">\n" << items << "</dl>\n";
 }
 
-/// "query 2, key 3: 0.3306 (masked)": a cell's tooltip.
-std::string cell_title(const heatmap::tensor_heatmap& h, const heatmap::panel& p, std::size_t i, std::size_t j,
-                       const render_options& options) {
-    const float v = h.at(p, i, j);
-    std::string text = "query " + std::to_string(i) + ", key " + std::to_string(j) + ": " +
-                       heatmap::number_text(v, options.precision, h.boolean());
-    const cell_kind k = h.kind(p, i, j);
-    if (k == cell_kind::masked) text += " (masked)";
+std::string joined(const std::vector<std::size_t>& numbers) {
+    std::string text;
+    for (std::size_t n : numbers) text += (text.empty() ? "" : " ") + std::to_string(n);
     return text;
+}
+
+/// The layer the script reads: one transparent rectangle over the grid with every
+/// cell's value, and the outline it moves to the cell under the pointer.
+std::string hover_layer(const heatmap::tensor_heatmap& h, const heatmap::panel& p, const heatmap::cell_grid& g,
+                        const render_options& options) {
+    std::string values;
+    for (std::size_t i : p.queries)
+        for (std::size_t j : p.keys) {
+            if (!values.empty()) values += ' ';
+            values += heatmap::number_text(h.at(p, i, j), options.precision, h.boolean());
+            if (h.kind(p, i, j) == cell_kind::masked) values += '*';
+        }
+    char geometry[200];
+    std::snprintf(geometry, sizeof geometry, "x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" data-cell=\"%g\"", g.x, g.y,
+                  g.cell * static_cast<double>(p.keys.size()), g.cell * static_cast<double>(p.queries.size()), g.cell);
+    char outline[120];
+    std::snprintf(outline, sizeof outline, "<rect class=\"pointed\" width=\"%g\" height=\"%g\" visibility=\"hidden\"/>\n",
+                  g.cell, g.cell);
+    return std::string("<rect class=\"grid\" ") + geometry + " data-queries=\"" + joined(p.queries) +
+           "\" data-keys=\"" + joined(p.keys) + "\" data-values=\"" + escape(values) + "\"/>\n" + outline;
 }
 
 /// The panels of one tensor, each an inline SVG with a hover layer over its cells.
@@ -188,19 +223,8 @@ void write_heatmaps(std::ostream& out, const heatmap::tensor_heatmap& h, const r
     out << "<div class=\"heatmaps\">\n";
     for (std::size_t n = 0; n < drawn.size(); ++n) {
         const heatmap::panel& p = h.panels[n];
-        const heatmap::cell_grid& g = drawn[n].grid;
-        std::string cells = "<g class=\"cells\">\n";
-        char geometry[160];
-        for (std::size_t r = 0; r < p.queries.size(); ++r)
-            for (std::size_t c = 0; c < p.keys.size(); ++c) {
-                std::snprintf(geometry, sizeof geometry, "<rect class=\"cell\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\">",
-                              g.x + static_cast<double>(c) * g.cell, g.y + static_cast<double>(r) * g.cell, g.cell, g.cell);
-                cells += geometry + ("<title>" + escape(cell_title(h, p, p.queries[r], p.keys[c], options)) +
-                                     "</title></rect>\n");
-            }
-        cells += "</g>\n";
         std::string svg = drawn[n].svg;
-        svg.insert(svg.rfind("</svg>"), cells);
+        svg.insert(svg.rfind("</svg>"), hover_layer(h, p, drawn[n].grid, options));
         out << "<figure class=\"heatmap\" data-stage=\"" << h.from->name() << "\" data-tensor=\"" << escape(h.values->name)
             << "\" data-batch=\"" << p.batch << "\" data-head=\"" << (p.head ? std::to_string(*p.head) : "all")
             << "\">\n"
