@@ -188,6 +188,9 @@ check "... each with its cells' values for the pointer, masked ones marked" \
 expect_ok "--format html of a large plane" trace --seq 70 --heads 1 --format html --stage softmax --out "$work/big.html"
 check "... heatmaps cut, saying so" grep -q 'queries 0–63 of 70, keys 0–63 of 70 (--full draws all)' "$work/big.html"
 check "... tables summarised" grep -q '<th>…</th>' "$work/big.html"
+expect_ok "--format html of many heads" trace --batch 2 --heads 16 --d-model 16 --format html --stage softmax --out "$work/heads.html"
+check "... draws the first 16 panels of a tensor, saying so" test "$(grep -c '<figure class="heatmap"' "$work/heads.html")" = 16
+check "... saying so" grep -q '16 of 32 panels: batch 0 (--full draws all)' "$work/heads.html"
 
 chromium_bin=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$chromium_bin" ]; then

@@ -208,6 +208,25 @@ TEST_SUITE("heatmap panels") {
         CHECK(r.scale.lo == value(0, 2, 0));
     }
 
+    TEST_CASE("max_panels keeps the first panels of a tensor, and says how many were in view") {
+        const attn::trace t = make_trace();
+        auto hs = attn::heatmap::collect(t, {}, 64, 3);
+        const auto& masked = find(hs, "masked.masked");
+        REQUIRE(masked.panels.size() == 3);
+        CHECK(masked.panels_in_view == 4);
+        CHECK(attn::heatmap::panels_note(masked) == "3 of 4 panels: batch 0–1");
+        CHECK(masked.scale.hi == value(1, 2, 1));  // over the panels drawn
+        const auto& mask = find(hs, "mask.mask");  // two panels: nothing cut
+        CHECK(mask.panels.size() == 2);
+        CHECK(attn::heatmap::panels_note(mask).empty());
+        hs = attn::heatmap::collect(t, {}, 64, 1);
+        CHECK(attn::heatmap::panels_note(find(hs, "softmax.weights")) == "1 of 4 panels: batch 0");
+        attn::render_options full;
+        full.full = true;
+        hs = attn::heatmap::collect(t, full, 64, 1);
+        CHECK(find(hs, "softmax.weights").panels.size() == 4);
+    }
+
     TEST_CASE("numbers for legends and tooltips") {
         using attn::heatmap::number_text;
         CHECK(number_text(0.5f, 4) == "0.5000");

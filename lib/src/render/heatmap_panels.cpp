@@ -132,7 +132,15 @@ std::string crop_note(const tensor_heatmap& h, const panel& p) {
     return queries + ", " + keys;
 }
 
-std::vector<tensor_heatmap> collect(const trace& t, const render_options& options, std::size_t max_side) {
+std::string panels_note(const tensor_heatmap& h) {
+    if (h.panels.size() >= h.panels_in_view) return {};
+    const std::size_t first = h.panels.front().batch, last = h.panels.back().batch;
+    return std::to_string(h.panels.size()) + " of " + std::to_string(h.panels_in_view) + " panels: batch " +
+           std::to_string(first) + (last != first ? "–" + std::to_string(last) : "");
+}
+
+std::vector<tensor_heatmap> collect(const trace& t, const render_options& options, std::size_t max_side,
+                                    std::size_t max_panels) {
     check_view(t.cfg, options);
     const stage* mask_stage = t.find("mask");
     const tensor* mask = mask_stage != nullptr ? &mask_stage->at("mask") : nullptr;
@@ -146,6 +154,8 @@ std::vector<tensor_heatmap> collect(const trace& t, const render_options& option
             h.values = &x;
             if (applies_mask(s, x)) h.mask = mask;
             h.panels = panels_of(x, options, max_side);
+            h.panels_in_view = h.panels.size();
+            if (!options.full && h.panels.size() > max_panels) h.panels.resize(max_panels);
             survey(h);
             heatmaps.push_back(std::move(h));
         }

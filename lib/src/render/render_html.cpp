@@ -347,7 +347,9 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
             if (h.values == &x) drawn = &h;
         const bool summary = summarised(x, options);
         if (drawn != nullptr) {
-            const std::string note = heatmap::crop_note(*drawn, drawn->panels.front());
+            std::string note = heatmap::panels_note(*drawn);
+            const std::string crop = heatmap::crop_note(*drawn, drawn->panels.front());
+            if (!crop.empty()) note += (note.empty() ? "" : "; ") + crop;
             if (!note.empty()) out << "<p class=\"note\">" << escape(note) << " (--full draws all)</p>\n";
             write_heatmaps(out, *drawn, options, glyphs);
             out << "<details><summary>the numbers" << (summary ? " (summarised)" : "") << "</summary>\n";
@@ -377,7 +379,8 @@ void write_skipped(std::ostream& out, const config& c, int from_step, int to_ste
 }  // namespace
 
 void render_html(const trace& t, const render_options& options, std::ostream& out) {
-    const std::vector<heatmap::tensor_heatmap> heatmaps = heatmap::collect(t, options, html_max_side);
+    const std::vector<heatmap::tensor_heatmap> heatmaps =
+        heatmap::collect(t, options, html_max_side, html_max_panels);
     heatmap::glyph_library glyphs;  // the heatmaps' glyph outlines, once for the page
     std::ostringstream stages;
     int previous_step = 0;

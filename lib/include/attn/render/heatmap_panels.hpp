@@ -48,6 +48,7 @@ struct tensor_heatmap {
     const tensor* mask = nullptr;    // [B,1,Sq,Sk], true = may attend; set where the stage applies it
     value_scale scale;               // over the drawn finite values that are not masked
     std::vector<panel> panels;       // batch by batch, heads in order
+    std::size_t panels_in_view = 0;  // before a max_panels cut: B·H, or fewer with --batch-index, --head
     std::array<bool, cell_kinds> present{};  // which kinds of cell the panels have
 
     /// values[batch, head, query, key] (query and key are the tensor's indices).
@@ -71,13 +72,18 @@ std::string title(const tensor_heatmap& h, const panel& p);
 /// when the panel shows the whole [Sq,Sk] plane.
 std::string crop_note(const tensor_heatmap& h, const panel& p);
 
+/// "16 of 32 panels: batch 0–1", or empty when every panel in view is drawn.
+std::string panels_note(const tensor_heatmap& h);
+
 /// The tensors to draw: the [.., Sq, Sk] tensors of the stages `options` shows,
 /// their panels limited to options.batch_index, options.head and options.row, and
-/// each axis cut to its first `max_side` entries unless options.full. Throws
-/// usage_error when batch_index or head is beyond the run's B or H.
-std::vector<tensor_heatmap> collect(const trace& t, const render_options& options, std::size_t max_side);
+/// unless options.full, to the first `max_panels` of them, each axis cut to its first
+/// `max_side` entries. Throws usage_error when batch_index, head or row is beyond the run.
+std::vector<tensor_heatmap> collect(const trace& t, const render_options& options, std::size_t max_side,
+                                    std::size_t max_panels = static_cast<std::size_t>(-1));
 /// The heatmaps point into the trace: it must outlive them.
-std::vector<tensor_heatmap> collect(const trace&& t, const render_options& options, std::size_t max_side) = delete;
+std::vector<tensor_heatmap> collect(const trace&& t, const render_options& options, std::size_t max_side,
+                                    std::size_t max_panels = static_cast<std::size_t>(-1)) = delete;
 
 /// A value for a legend, a tooltip or a cell: fixed with `digits` decimals, or
 /// scientific when that would hide it (|v| >= 1e5, or nonzero below 10^-digits);

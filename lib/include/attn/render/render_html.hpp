@@ -14,8 +14,10 @@
 
 namespace attn {
 
-/// Query rows and key columns drawn per heatmap unless options.full (each cell has a tooltip).
+/// Unless options.full: query rows and key columns drawn per heatmap, and heatmaps per
+/// tensor (a page of B=4, H=8 and Sq=64 would weigh 30 MB).
 inline constexpr std::size_t html_max_side = 64;
+inline constexpr std::size_t html_max_panels = 16;
 
 void render_html(const trace& t, const render_options& options, std::ostream& out);
 
