@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "attn/compute/attention.hpp"
@@ -23,6 +24,10 @@
 #include "attn/compute/memory.hpp"
 #include "attn/io/atomic_file.hpp"
 #include "attn/io/file_inputs.hpp"
+#include "attn/render/heatmap_cairo.hpp"
+#include "attn/render/heatmap_panels.hpp"
+#include "attn/render/heatmap_terminal.hpp"
+#include "attn/render/render_html.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/render_npz.hpp"
 #include "attn/render/render_row.hpp"
@@ -153,6 +158,34 @@ bool use_color(const trace_options& o) {
            !(term != nullptr && std::string(term) == "dumb");
 }
 
+/// The terminal's width in columns (for --format heatmap's panels side by side):
+/// the terminal's own, else $COLUMNS, else 80.
+std::size_t terminal_width() {
+    winsize size{};
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+    const char* columns = std::getenv("COLUMNS");
+    const int n = columns != nullptr ? small_number(columns) : -1;
+    return n > 0 ? static_cast<std::size_t>(n) : 80;
+}
+
+/// The formats that draw pictures of the [.., Sq, Sk] tensors.
+bool draws_pictures(const std::string& format) { return format == "heatmap" || format == "svg" || format == "png"; }
+
+/// A picture format draws the softmax weights unless --stage names other stages,
+/// and then one of them must have a [.., Sq, Sk] tensor to draw.
+void choose_picture_stages(const trace_options& o, attn::render_options& view) {
+    if (!draws_pictures(o.format)) return;
+    if (view.stages.empty()) {
+        view.stages = {"softmax"};
+        return;
+    }
+    for (const std::string& name : view.stages)
+        if (attn::heatmap::drawable(name)) return;
+    throw attn::usage_error("--stage " + o.stages + ": --format " + o.format +
+                            " draws the stages with [.., Sq, Sk] tensors (scores, scaled, mask, masked, softmax, "
+                            "dropout), and these have none");
+}
+
 /// Most of the physical memory: what a run may use unless --max-memory says otherwise.
 std::uint64_t default_memory_limit() {
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
@@ -178,6 +211,14 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
     const attn::trace t = attn::compute_trace(c, in);
     if (format == "json")
         attn::render_json(t, view, out);
+    else if (format == "heatmap")
+        attn::render_heatmap_terminal(t, view, out, terminal_width());
+    else if (format == "svg")
+        attn::render_svg(t, view, out);
+    else if (format == "png")
+        attn::render_png(t, view, out);
+    else if (format == "html")
+        attn::render_html(t, view, out);
     else if (format == "torch")
         attn::render_torch(t, view, out);
     else if (view.row)  // the table format with --row: one query's row as bars
@@ -194,6 +235,9 @@ void warn(const attn::warning_list& warnings) {
 void run_trace(const trace_options& o, const flag_given& given) {
     if (o.format == "npz" && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format npz writes a zip archive: give --out FILE.npz (or redirect stdout to a file)");
+    if ((o.format == "png" || o.format == "svg" || o.format == "html") && o.out.empty() && isatty(STDOUT_FILENO))
+        throw attn::usage_error("--format " + o.format + " writes " + (o.format == "html" ? "a page" : "a picture") +
+                                ": give --out FILE." + o.format + " (or redirect stdout to a file)");
     attn::loaded_inputs loaded =
         load_run_inputs(o.run, given);
     const attn::config& c = loaded.cfg;
@@ -205,6 +249,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     view.color = use_color(o);
     set_views(o.views, given, c, o.format, view);
     view.explain = o.explain;
+    choose_picture_stages(o, view);
     attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
@@ -274,6 +319,8 @@ void setup_trace(CLI::App& app) {
         "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n"
         "  attn trace --q q.json --k k.json --v v.json --mask-file m.json --fill -1e9 --format torch\n"
         "  attn trace --input x.npy --params p.npz --format npz --out trace.npz\n"
+        "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format png --out weights.png\n"
+        "  attn trace --mask causal --format html --out trace.html\n"
         "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
         "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which).");
 
@@ -284,14 +331,18 @@ void setup_trace(CLI::App& app) {
                     "table (for reading), json (one document), jsonl (one stage per line, as "
                     "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "
                     "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
-                    "under '# stage.tensor')")
-        ->transform(one_of({"table", "json", "jsonl", "npz", "torch"}))
+                    "under '# stage.tensor'), heatmap (the attention weights, or the --stage "
+                    "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal), svg and png (the "
+                    "same, drawn for slides: a titled panel per batch item and head), html (one "
+                    "self-contained page: every stage explained, its tensors as tables and heatmaps); svg, "
+                    "png and html need --out or a redirected stdout")
+        ->transform(one_of({"table", "json", "jsonl", "npz", "torch", "heatmap", "svg", "png", "html"}))
         ->type_name("FORMAT")
         ->default_val("table")
         ->group(output);
     cmd->add_option("--stage", o->stages,
                     "only these stages, by name or number (see below), comma-separated: "
-                    "masked,softmax or 9,10 or 9-10")
+                    "masked,softmax or 9,10 or 9-10; heatmap, svg and png draw softmax unless given")
         ->default_str("all")
         ->type_name("STAGES")
         ->group(output);

@@ -1,0 +1,272 @@
+// --format heatmap: the run in a few lines, then per stage its heading, formula and
+// warnings, then per tensor its panels (side by side as the width allows, each
+// batch item on new lines) and one legend.
+//
+// A panel:
+//   batch 0, head 1
+//       key  0 1 2 3 4
+//   query 0 ██ · · · ·
+//         1 ████ · · ·
+// Key numbers of two or more digits stand in columns, like a ruler: the tens
+// digit over each multiple of ten.
+#include "attn/render/heatmap_terminal.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "attn/render/colormap.hpp"
+#include "attn/render/heatmap_panels.hpp"
+#include "attn/render/table_parts.hpp"
+#include "attn/teach/stage_text.hpp"
+
+namespace attn {
+namespace {
+
+using heatmap::cell_kind;
+
+constexpr std::size_t panel_gap = 2;  // columns between panels side by side
+const std::string reset = "\x1b[0m";
+
+/// One line of output and how many columns it takes (escape codes take none).
+struct text_line {
+    std::string text;
+    std::size_t width = 0;
+
+    void add(std::string_view s) {
+        text += s;
+        width += table::text_width(s);
+    }
+    /// Text between escape codes that take no columns.
+    void add_styled(std::string_view style, std::string_view s) {
+        if (style.empty()) return add(s);
+        text += style;
+        add(s);
+        text += reset;
+    }
+    void pad_to(std::size_t w) {
+        if (width < w) add(std::string(w - width, ' '));
+    }
+};
+
+std::string background(const rgb& c) {
+    return "\x1b[48;2;" + std::to_string(rgb::byte(c.r)) + ";" + std::to_string(rgb::byte(c.g)) + ";" +
+           std::to_string(rgb::byte(c.b)) + "m";
+}
+
+const std::string grey = "\x1b[38;2;128;128;128m";   // marks: readable on dark and light terminals
+const std::string nan_red = "\x1b[1;38;2;230;50;50m";  // NaN stands out, as in the table
+
+/// The two columns of a marked cell, and their colour.
+std::string_view mark_of(cell_kind k) {
+    switch (k) {
+        case cell_kind::masked: return " ·";
+        case cell_kind::neg_inf: return "-∞";
+        case cell_kind::pos_inf: return "+∞";
+        case cell_kind::nan: return "??";
+        case cell_kind::value: break;
+    }
+    return "  ";
+}
+
+std::string_view mark_style(cell_kind k, bool color) {
+    if (!color) return {};
+    return k == cell_kind::nan ? std::string_view(nan_red) : std::string_view(grey);
+}
+
+/// A cell at `position` of the scale: coloured spaces, or two shade characters.
+void add_value_cell(text_line& line, double position, bool color) {
+    if (color) {
+        line.add_styled(background(viridis(position)), "  ");
+    } else {
+        const char* shade = shade_ramp[shade_level(position, shade_levels)];
+        line.add(std::string(shade) + shade);
+    }
+}
+
+std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
+
+/// The key numbers over the columns, as a ruler: one line per digit, the last
+/// labelled "key" in the label column.
+void add_key_ruler(std::vector<text_line>& lines, const std::vector<std::size_t>& keys, std::size_t label_width,
+                   bool color) {
+    const std::size_t rows = digits(keys.empty() ? 0 : keys.back());
+    for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t below = rows - 1 - r;  // digits below this one
+        std::size_t power = 1;
+        for (std::size_t k = 0; k < below; ++k) power *= 10;
+        text_line line;
+        if (r + 1 == rows) {
+            line.add(std::string(label_width - 3, ' '));
+            line.add_styled(color ? grey : "", "key");
+        } else {
+            line.add(std::string(label_width, ' '));
+        }
+        line.add(" ");
+        for (std::size_t j : keys) {
+            const bool shown = below == 0 || (j % power == 0 && j >= power);
+            line.add(shown ? std::string(" ") + char('0' + (j / power) % 10) : "  ");
+        }
+        lines.push_back(std::move(line));
+    }
+}
+
+/// One panel as lines: its place, a note when cut, the key ruler, then a line per query.
+std::vector<text_line> panel_lines(const heatmap::tensor_heatmap& h, const heatmap::panel& p, bool color) {
+    std::vector<text_line> lines;
+    text_line head;
+    head.add_styled(color ? "\x1b[1m" : "", heatmap::place(p));
+    lines.push_back(std::move(head));
+    const std::string note = heatmap::crop_note(h, p);
+    if (!note.empty()) {
+        text_line line;
+        line.add_styled(color ? grey : "", note + " (--full draws all)");
+        lines.push_back(std::move(line));
+    }
+    const std::size_t label_width = std::string("query ").size() + digits(p.queries.back());
+    add_key_ruler(lines, p.keys, label_width, color);
+    for (std::size_t r = 0; r < p.queries.size(); ++r) {
+        const std::size_t i = p.queries[r];
+        text_line line;
+        const std::string number = std::to_string(i);
+        const std::string label = r == 0 ? "query " + number : number;
+        line.add(std::string(label_width - label.size(), ' '));
+        line.add_styled(color ? grey : "", label);
+        line.add(" ");
+        for (std::size_t j : p.keys) {
+            const cell_kind k = h.kind(p, i, j);
+            if (k == cell_kind::value)
+                add_value_cell(line, h.scale.position(h.at(p, i, j)), color);
+            else
+                line.add_styled(mark_style(k, color), mark_of(k));
+        }
+        lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
+/// Panels side by side: row k of the output is row k of each panel, padded.
+void print_side_by_side(std::ostream& out, const std::vector<std::vector<text_line>>& panels) {
+    std::size_t height = 0;
+    for (const auto& p : panels) height = std::max(height, p.size());
+    std::vector<std::size_t> widths;
+    for (const auto& p : panels) {
+        std::size_t w = 0;
+        for (const text_line& line : p) w = std::max(w, line.width);
+        widths.push_back(w);
+    }
+    for (std::size_t row = 0; row < height; ++row) {
+        text_line joined;
+        for (std::size_t k = 0; k < panels.size(); ++k) {
+            const bool last = k + 1 == panels.size();
+            if (row < panels[k].size()) {
+                joined.text += panels[k][row].text;
+                joined.width += panels[k][row].width;
+            }
+            if (!last) joined.pad_to(joined.width + (row < panels[k].size() ? widths[k] - panels[k][row].width : widths[k]) + panel_gap);
+        }
+        // Trailing blanks of a colourless line serve nothing.
+        std::string& s = joined.text;
+        s.erase(s.find_last_not_of(' ') + 1);
+        out << "  " << s << '\n';
+    }
+}
+
+/// "0.0312 [  ░░▒▒▓▓██] 1.0000   · masked   ?? NaN": the scale and the marks present.
+void print_legend(std::ostream& out, const heatmap::tensor_heatmap& h, const render_options& options) {
+    const bool color = options.color;
+    text_line line;
+    line.add("  ");
+    if (h.boolean()) {
+        if (h.has(cell_kind::value) || h.from->name() != "mask") {
+            add_value_cell(line, 1.0, color);
+            line.add(" true   ");
+            if (h.from->name() != "mask") {
+                add_value_cell(line, 0.0, color);
+                line.add(" false   ");
+            }
+        }
+    } else if (h.has(cell_kind::value)) {
+        line.add(heatmap::number_text(h.scale.lo, options.precision) + " ");
+        if (color) {
+            constexpr int steps = 16;
+            for (int k = 0; k < steps; ++k) add_value_cell(line, k / double(steps - 1), true);
+        } else {
+            line.add("[");
+            for (int k = 0; k < shade_levels; ++k) add_value_cell(line, (k + 0.5) / shade_levels, false);
+            line.add("]");
+        }
+        line.add(" " + heatmap::number_text(h.scale.hi, options.precision) + "   ");
+    }
+    for (cell_kind k : {cell_kind::masked, cell_kind::neg_inf, cell_kind::pos_inf, cell_kind::nan}) {
+        if (!h.has(k)) continue;
+        line.add_styled(mark_style(k, color), mark_of(k));
+        line.add(" " + std::string(heatmap::kind_name(k)) + "   ");
+    }
+    std::string& s = line.text;
+    s.erase(s.find_last_not_of(' ') + 1);
+    out << s << '\n';
+}
+
+/// One tensor: a header line, its panels (a batch item's heads side by side within
+/// `width`, each batch item on new lines), its legend.
+void print_tensor(std::ostream& out, const heatmap::tensor_heatmap& h, const render_options& options,
+                  std::size_t width) {
+    const bool color = options.color;
+    const auto& shape = h.values->values.shape();
+    out << (color ? "\x1b[1m" : "") << h.values->name << (color ? reset : "") << " [" << shape[0] << ','
+        << shape[1] << ',' << shape[2] << ',' << shape[3] << "] (batch, head, query, key)\n";
+    std::vector<std::vector<text_line>> row;
+    std::size_t row_width = 0, batch = h.panels.front().batch;
+    for (const heatmap::panel& p : h.panels) {
+        std::vector<text_line> lines = panel_lines(h, p, color);
+        std::size_t w = 0;
+        for (const text_line& line : lines) w = std::max(w, line.width);
+        const bool fits = row.empty() || row_width + panel_gap + w + 2 <= width;
+        if (!row.empty() && (p.batch != batch || !fits)) {
+            print_side_by_side(out, row);
+            out << '\n';
+            row.clear();
+            row_width = 0;
+        }
+        batch = p.batch;
+        row_width += (row.empty() ? 0 : panel_gap) + w;
+        row.push_back(std::move(lines));
+    }
+    print_side_by_side(out, row);
+    print_legend(out, h, options);
+}
+
+/// The run in a few lines, as the table starts.
+void print_run_header(std::ostream& out, const config& c, bool color) {
+    const std::vector<run_line> lines = run_summary(c);
+    std::size_t width = 0;
+    for (const run_line& line : lines) width = std::max(width, line.label.size());
+    for (const run_line& line : lines) {
+        out << (color ? grey : "") << line.label << (color ? reset : "") << std::string(width + 2 - line.label.size(), ' ')
+            << line.text << '\n';
+    }
+}
+
+}  // namespace
+
+void render_heatmap_terminal(const trace& t, const render_options& options, std::ostream& out, std::size_t width) {
+    const bool color = options.color;
+    print_run_header(out, t.cfg, color);
+    const stage* current = nullptr;
+    for (const heatmap::tensor_heatmap& h : heatmap::collect(t, options, terminal_max_side)) {
+        if (h.from != current) {
+            current = h.from;
+            out << '\n'
+                << (color ? "\x1b[1m" : "") << "── " << current->info->step << " · " << current->name() << " ── "
+                << current->info->title << (color ? reset : "") << '\n'
+                << "   " << current->formula << '\n';
+            for (const warning* w : t.warnings_of(current->name()))
+                out << (color ? nan_red : "") << "   ! " << w->text << (color ? reset : "") << '\n';
+        }
+        out << '\n';
+        print_tensor(out, h, options, width);
+    }
+}
+
+}  // namespace attn

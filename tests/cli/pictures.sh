@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Command-line tests: the pictures. --format heatmap in a terminal (run under a
+# pseudo-terminal with script(1)) and without one; --format svg and png (parsed with
+# Python's standard library: XML, and the PNG's header and pixels); --format html, and
+# when Debian's chromium is installed, that page in a headless browser.
+# Usage: pictures.sh path/to/attn. Needs python3; uses script(1) and chromium if present.
+set -u
+attn=${1:?usage: pictures.sh path/to/attn}
+. "$(dirname "$0")/common.sh"
+
+notebook=(--seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj)  # seed notebook 000
+esc=$'\e'
+
+# in_terminal ENV... -- ARGS...: runs attn under a pseudo-terminal; its output in $work/tty.
+in_terminal() {
+  local env=()
+  while [ "$1" != "--" ]; do env+=("$1"); shift; done
+  shift
+  script -qefc "env -u NO_COLOR TERM=xterm-256color ${env[*]} $(printf '%q ' "$attn" "$@")" /dev/null >"$work/tty" 2>&1
+  rc=$?
+}
+
+# --- the terminal heatmap ---------------------------------------------------------------
+if command -v script >/dev/null; then
+  in_terminal -- trace "${notebook[@]}" --format heatmap
+  check "in a terminal: 24-bit background colours" grep -q "$esc\[48;2;" "$work/tty"
+  check "... and 24-bit foreground colours (labels, marks)" grep -q "$esc\[38;2;" "$work/tty"
+  check "... the top of the scale is viridis' yellow (weight 1 of query 0)" grep -q "$esc\[48;2;253;231;37m  " "$work/tty"
+  in_terminal NO_COLOR=1 -- trace "${notebook[@]}" --format heatmap
+  check "in a terminal with NO_COLOR: no colour" test "$(grep -c "$esc\[" "$work/tty")" = 0
+  check "... the shade ramp instead" grep -q "██" "$work/tty"
+  in_terminal -- trace "${notebook[@]}" --format heatmap --color never
+  check "in a terminal with --color never: no colour" test "$(grep -c "$esc\[" "$work/tty")" = 0
+  in_terminal -- trace "${notebook[@]}" --format png
+  check "--format png to a terminal is refused (exit 2)" test "$rc" = 2
+  check "... with a clear message" grep -q "attn: error: --format png writes a picture: give --out FILE.png (or redirect stdout to a file)" "$work/tty"
+  in_terminal -- trace "${notebook[@]}" --format svg
+  check "--format svg to a terminal is refused" grep -q "attn: error: --format svg writes a picture: give --out FILE.svg" "$work/tty"
+  in_terminal -- trace "${notebook[@]}" --format html
+  check "--format html to a terminal is refused" grep -q "attn: error: --format html writes a page: give --out FILE.html" "$work/tty"
+else
+  echo "skip the pseudo-terminal tests: no script(1)"
+fi
+
+expect_ok "--format heatmap in a pipe" trace "${notebook[@]}" --format heatmap
+cp "$work/out" "$work/heatmap.txt"
+check "in a pipe: no escape codes" test "$(grep -c "$esc" "$work/heatmap.txt")" = 0
+check "by default only the softmax weights" test "$(grep -c '^── ' "$work/heatmap.txt")" = 1
+check "... stage 10" grep -q '^── 10 · softmax ── attention weights' "$work/heatmap.txt"
+check "one grid per batch item and head" test "$(grep -o 'batch [01], head [0-3]' "$work/heatmap.txt" | sort -u | wc -l)" = 8
+check "query and key labels" grep -q '^  query 0 ██ · · · ·' "$work/heatmap.txt"
+check "... keys numbered over the columns" grep -q '      key  0 1 2 3 4' "$work/heatmap.txt"
+check "a legend with the min, the shade ramp, the max and the masked mark" \
+  grep -qx '  0.0671 \[  ░░▒▒▓▓██\] 1.0000    · masked' "$work/heatmap.txt"
+expect_ok "--color always in a pipe" trace "${notebook[@]}" --format heatmap --color always
+check "... colours" grep -q "$esc\[48;2;" "$work/out"
+
+expect_ok "a row with no allowed key (--lengths 3,0)" trace --batch 2 --seq 5 --mask padding --lengths 3,0 --format heatmap \
+  --stage masked,softmax
+check "... its NaN weights are marked ??" grep -q '^  query 0 ??????????  query 0 ??????????$' "$work/out"
+check "... and so are masked keys" grep -q ' · ·  query 0 ' "$work/out"
+check "... the legend names both marks" grep -q '· masked   ?? NaN$' "$work/out"
+check "... the masked stage: every key of batch 1 masked, its -inf not shown as -∞" \
+  grep -q '^  query 0  · · · · ·  query 0  · · · · ·$' "$work/out"
+printf '[[[1, 0], [-1, 0], [0, 1]]]' >"$work/q.json"
+printf '[[["inf", 0], [1, 1], [0, 0]]]' >"$work/k.json"
+expect_ok "scores of ±inf from the inputs (no mask)" trace --q "$work/q.json" --k "$work/k.json" --v "$work/q.json" \
+  --heads 1 --stage scores --format heatmap
+check "... marked +∞ and -∞, distinct from masked" grep -q '^  query 0 +∞' "$work/out"
+check "... -∞" grep -q '^        1 -∞' "$work/out"
+check "... 0·inf is NaN" grep -q '^        2 ??' "$work/out"
+check "... the legend names them" grep -q -e '-∞ -inf   +∞ inf   ?? NaN$' "$work/out"
+expect_error "--stage without a [.., Sq, Sk] tensor" 2 \
+  "attn: error: --stage input,view: --format heatmap draws the stages with [.., Sq, Sk] tensors (scores, scaled, mask, masked, softmax, dropout), and these have none" \
+  trace --format heatmap --stage input,view
+expect_ok "--format heatmap --stage 6-10: scores, scaled, mask, masked, softmax" trace --mask causal --format heatmap --stage 6-10
+check "... five stages" test "$(grep -c '^── ' "$work/out")" = 5
+expect_ok "a large plane is cut" trace --seq 50 --heads 1 --format heatmap
+check "... saying so" grep -q 'queries 0–31 of 50, keys 0–31 of 50 (--full draws all)' "$work/out"
+
+# --- svg and png ----------------------------------------------------------------------------
+expect_ok "--format svg" trace "${notebook[@]}" --format svg --out "$work/t.svg"
+check "the SVG parses as XML" python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$work/t.svg"
+svg_panels() {  # prints the ids of the panels, one a line
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+for e in root.iter('{http://www.w3.org/2000/svg}svg'):
+    if e.get('class') == 'panel':
+        print(e.get('id'))
+PY
+}
+check "one panel per batch item and head" test "$(svg_panels "$work/t.svg" | wc -l)" = 8
+check "... named by stage, tensor, batch item and head" test "$(svg_panels "$work/t.svg" | sed -n 6p)" = softmax-weights-b1-h1
+check "every id in the SVG is unique" python3 -c '
+import re, sys; ids = re.findall(r" id=\"([^\"]+)\"", open(sys.argv[1]).read()); assert len(ids) == len(set(ids)), len(ids)' "$work/t.svg"
+check "each panel titled" grep -q '<title>softmax.weights — batch 1, head 3</title>' "$work/t.svg"
+expect_ok "--format svg --stage mask,softmax" trace "${notebook[@]}" --format svg --stage mask,softmax --out "$work/m.svg"
+check "... the mask one panel per batch item, the weights one per item and head" test "$(svg_panels "$work/m.svg" | wc -l)" = 10
+
+expect_ok "--format png" trace "${notebook[@]}" --format png --out "$work/t.png"
+png_facts() {  # png_facts FILE [ROWS]: "width height colours has_yellow has_masked_grey bottom_colours" of a
+               # PNG's first ROWS rows (bottom_colours: in its last eighth)
+  python3 - "$1" "${2:-100000}" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG'
+pos, idat = 8, b''
+while pos < len(data):
+    length, kind = struct.unpack('>I4s', data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if kind == b'IHDR':
+        width, height, depth, colour = struct.unpack('>IIBB', body[:10])
+        assert depth == 8 and colour in (2, 6), (depth, colour)  # 8-bit RGB or RGBA
+    elif kind == b'IDAT':
+        idat += body
+    pos += 12 + length
+raw = zlib.decompress(idat)
+bpp = 4 if colour == 6 else 3
+stride = width * bpp
+rows, prev, at = [], bytearray(stride), 0
+for y in range(min(height, int(sys.argv[2]))):  # undo the PNG filters, row by row
+    f, line = raw[at], bytearray(raw[at + 1:at + 1 + stride]); at += 1 + stride
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    rows.append(bytes(line)); prev = line
+pixels = {r[i:i + 3] for r in rows for i in range(0, stride, bpp)}  # RGB, leaving alpha out
+def has(rgb):  # within 1 per channel: cairo rounds through 16 bits
+    return any(all(abs(p[k] - rgb[k]) <= 1 for k in range(3)) for p in pixels)
+bottom = {r[i:i + 3] for r in rows[len(rows) * 7 // 8:] for i in range(0, stride, bpp)}
+print(width, height, len(pixels), has((253, 231, 37)), has((237, 237, 237)), len(bottom))
+PY
+}
+read -r png_w png_h _ < <(png_facts "$work/t.png" 0)
+read -r svg_w svg_h < <(python3 -c '
+import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot()
+print(r.get("width").removesuffix("pt"), r.get("height").removesuffix("pt"))' "$work/t.svg")
+check "the PNG is the SVG's page at 2 pixels per point (width)" test "$png_w" = $((svg_w * 2))
+check "... (height)" test "$png_h" = $((svg_h * 2))
+check "... four panels across: wider than tall" test "$png_w" -gt "$png_h"
+readme_png="$(dirname "$0")/../../share/attn/doc/heatmap.png"
+check "the README's picture (share/attn/doc/heatmap.png) is this run's: the same size" \
+  test "$(png_facts "$readme_png" 0 | cut -d' ' -f1,2)" = "$png_w $png_h"
+expect_ok "--format png of one head" trace --seq 5 --heads 1 --mask causal --format png --out "$work/one.png"
+read -r _ _ png_colours png_yellow png_grey png_bottom < <(png_facts "$work/one.png")
+check "the PNG is not blank: many colours" test "$png_colours" -gt 200
+check "... among them viridis' yellow (weight 1)" test "$png_yellow" = True
+check "... and the grey of masked cells" test "$png_grey" = True
+check "... drawn over the whole page, to its last rows (the card's edge)" test "$png_bottom" -gt 1
+expect_ok "--format png of another seed" trace "${notebook[@]:2}" --seed 1 --format png --out "$work/t1.png"
+check "... is another picture" test "$(cmp -s "$work/t.png" "$work/t1.png"; echo $?)" = 1
+expect_ok "--format png to a redirected stdout" trace "${notebook[@]}" --format png
+check "... the same bytes as --out" cmp -s "$work/out" "$work/t.png"
+cp "$work/t.png" "$work/keep.png"
+expect_error "a failing run leaves --out as it was" 2 \
+  "attn: error: --stage input: --format png draws the stages with [.., Sq, Sk] tensors (scores, scaled, mask, masked, softmax, dropout), and these have none" \
+  trace --format png --stage input --out "$work/keep.png"
+check "... untouched" cmp -s "$work/keep.png" "$work/t.png"
+check "... and no temporary file beside it" test -z "$(ls "$work" | grep 'keep.png.tmp')"
+expect_error "--out in a missing folder" 1 \
+  "attn: error: --out $work/no/such/t.png: cannot create a file in $work/no/such: No such file or directory" \
+  trace --format png --out "$work/no/such/t.png"
+
+# --- html -----------------------------------------------------------------------------------
+expect_ok "--format html" trace "${notebook[@]}" --format html --out "$work/t.html"
+check "a whole HTML document" grep -q '^<!DOCTYPE html>' "$work/t.html"
+check "... ending" grep -q '^</html>$' "$work/t.html"
+check "nothing fetched: no src=, <link, @import or http(s) address but the SVG namespaces" test "$(
+  grep -o -E 'src=|<link|@import|https?://[^"]*' "$work/t.html" | grep -v -E '^http://www.w3.org/(2000/svg|1999/xlink)$' | wc -l)" = 0
+check "every stage of the run, in order" test "$(grep -o 'id="stage-[a-z]*"' "$work/t.html" | tr '\n' ' ')" = \
+  'id="stage-input" id="stage-params" id="stage-projections" id="stage-view" id="stage-transpose" id="stage-scores" id="stage-scaled" id="stage-mask" id="stage-masked" id="stage-softmax" id="stage-context" id="stage-merge" id="stage-concat" '
+check "... each with its number, name and title" grep -q '<h2><span class="step">10</span><code>softmax</code><span class="title">attention weights: softmax over the key axis (last)</span></h2>' "$work/t.html"
+check "... and formula" grep -q '<p class="formula"><code>weights = softmax(masked, dim=-1)</code></p>' "$work/t.html"
+check "... the stages it skips" grep -q '<p class="skipped">11 <code>dropout</code>: skipped' "$work/t.html"
+check "small tensors as tables" grep -q '<caption>x\[batch=1\]</caption>' "$work/t.html"
+# scores 8, scaled 8, mask 2 (the same for every head), masked 8, softmax 8
+check "one heatmap per stage, batch item and head" test "$(grep -c '<figure class="heatmap"' "$work/t.html")" = 34
+# PyTorch's weights of batch 0, head 0: 1 | 0.43915778 0.56084222 | ...; "*" marks masked cells
+check "... each with its cells' values for the pointer, masked ones marked" \
+  grep -q 'data-values="1.0000 0.0000\* 0.0000\* 0.0000\* 0.0000\* 0.4392 0.5608 0.0000\* ' "$work/t.html"
+expect_ok "--format html of a large plane" trace --seq 70 --heads 1 --format html --stage softmax --out "$work/big.html"
+check "... heatmaps cut, saying so" grep -q 'queries 0–63 of 70, keys 0–63 of 70 (--full draws all)' "$work/big.html"
+check "... tables summarised" grep -q '<th>…</th>' "$work/big.html"
+expect_ok "--format html of many heads" trace --batch 2 --heads 16 --d-model 16 --format html --stage softmax --out "$work/heads.html"
+check "... draws the first 16 panels of a tensor, saying so" test "$(grep -c '<figure class="heatmap"' "$work/heads.html")" = 16
+check "... saying so" grep -q '16 of 32 panels: batch 0 (--full draws all)' "$work/heads.html"
+
+chromium_bin=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$chromium_bin" ]; then
+  browse() {  # browse OUTPUT-FLAG FILE: headless chromium on the page; its log in $work/chrome.log
+    timeout 120 "$chromium_bin" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+      --disable-background-networking --disable-component-update --disable-sync \
+      --user-data-dir="$(mktemp -d "$work/chrome.XXXXXX")" --enable-logging=stderr --v=0 \
+      --window-size=1200,2000 "$1" "$2" 2>>"$work/chrome.log"
+  }
+  # A copy of the page that points at two cells of the first softmax panel, as a mouse
+  # would, and keeps what the page then writes under it.
+  python3 - "$work/t.html" "$work/probe.html" <<'PY'
+import sys
+probe = """<script>
+var grid = document.querySelector('figure.heatmap[data-stage="softmax"] rect.grid');
+function point(row, col) {
+  var cell = Number(grid.dataset.cell), p = grid.ownerSVGElement.createSVGPoint();
+  p.x = Number(grid.getAttribute('x')) + cell * (col + 0.5);
+  p.y = Number(grid.getAttribute('y')) + cell * (row + 0.5);
+  p = p.matrixTransform(grid.getScreenCTM());
+  grid.dispatchEvent(new MouseEvent('mousemove', {clientX: p.x, clientY: p.y, bubbles: true}));
+  return grid.closest('figure').querySelector('figcaption').textContent;
+}
+document.documentElement.setAttribute('data-probe', point(1, 0) + ' | ' + point(0, 1));
+</script>
+</body>"""
+open(sys.argv[2], 'w').write(open(sys.argv[1]).read().replace('</body>', probe))
+PY
+  browse --dump-dom "$work/probe.html" >"$work/probe-dom.html"
+  check "... pointing at a cell writes its value under the figure" \
+    grep -q 'data-probe="query 1, key 0: 0.4392 | query 0, key 1: 0.0000 (masked)"' "$work/probe-dom.html"
+  browse --dump-dom "$work/t.html" >"$work/dom.html"
+  check "in Chromium: the page's script ran" grep -q '<html lang="en" data-ready="yes">' "$work/dom.html"
+  check "... without an error" test "$(grep -c '<html[^>]*data-script-error' "$work/dom.html")" = 0
+  check "... and the DOM has the 34 heatmaps" test "$(grep -c '<figure class="heatmap"' "$work/dom.html")" = 34
+  check "... and no console error in the log" test "$(grep -c -i -E 'CONSOLE.*(error|uncaught)|Uncaught' "$work/chrome.log")" = 0
+  (cd "$work" && browse --screenshot=shot.png t.html >/dev/null)
+  read -r shot_w shot_h shot_colours _ < <(png_facts "$work/shot.png" 700)
+  check "... a screenshot is made" test "$shot_w $shot_h" = "1200 2000"
+  check "... and is not blank" test "$shot_colours" -gt 50
+else
+  echo "skip the browser tests: no chromium"
+fi
+
+finish
