@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/compute/mistake.hpp"
+
 namespace attn {
 
 /// How --mask-file's values are read (--mask-convention).
@@ -82,6 +84,7 @@ struct config {
     bool safe_softmax = false; // --safe-softmax: a row with no allowed key (all -inf, or all masked) gets
                                // 0 weights, as recent F.scaled_dot_product_attention; other rows unchanged
     dropout_spec dropout;
+    attn::mistake mistake = attn::mistake::none;  // --mistake ID: compute the run with this mistake made
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     /// Cross-attention: keys and values come from x_kv, not from x.

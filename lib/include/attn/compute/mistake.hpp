@@ -1,0 +1,33 @@
+#pragma once
+// The common mistakes of multi-head attention code, which attn can make on
+// purpose (attn trace --mistake ID) and recognise in an answer (attn check).
+// The ids are CLI.md's diagnosis ids; graders key on them.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+/// CLI.md's diagnosis ids, without `unknown` (no mistake fits) and with `none`.
+enum class mistake {
+    none,
+    softmax_axis,             // softmax over the query axis (dim=-2) instead of the keys
+    missing_scale,            // no / √dk
+    wrong_scale,              // / √D, / D or / dk instead of / √dk
+    mask_inverted,            // the mask's polarity flipped
+    fill_value,               // masked positions filled with another value than asked (-1e9 for -inf, 0, ...)
+    split_without_transpose,  // [B,S,D] reshaped straight to [B,H,S,dk]
+    merge_without_transpose,  // [B,H,Sq,dk] reshaped straight to [B,Sq,D]
+    weight_not_transposed,    // x·W instead of x·Wᵀ
+    q_k_swapped,              // K·Qᵀ instead of Q·Kᵀ
+    missing_bias,             // the projections without their bias
+};
+
+/// "softmax_axis", ...; "none" for mistake::none.
+std::string_view mistake_id(mistake m);
+/// The mistake with id `id`, or nullopt (also for "unknown").
+std::optional<mistake> parse_mistake(std::string_view id);
+/// Every mistake but none, in CLI.md's order.
+const std::vector<mistake>& all_mistakes();
+
+}  // namespace attn
