@@ -9,6 +9,7 @@
 //         1 ████ · · ·
 // Key numbers of two or more digits stand in columns, like a ruler: the tens
 // digit over each multiple of ten.
+#include "attn/render/text_headings.hpp"
 #include "attn/render/heatmap_terminal.hpp"
 
 #include <algorithm>
@@ -237,32 +238,19 @@ void print_tensor(std::ostream& out, const heatmap::tensor_heatmap& h, const ren
     print_legend(out, h, options);
 }
 
-/// The run in a few lines, as the table starts.
-void print_run_header(std::ostream& out, const config& c, bool color) {
-    const std::vector<run_line> lines = run_summary(c);
-    std::size_t width = 0;
-    for (const run_line& line : lines) width = std::max(width, line.label.size());
-    for (const run_line& line : lines) {
-        out << (color ? grey : "") << line.label << (color ? reset : "") << std::string(width + 2 - line.label.size(), ' ')
-            << line.text << '\n';
-    }
-}
-
 }  // namespace
 
 void render_heatmap_terminal(const trace& t, const render_options& options, std::ostream& out, std::size_t width) {
     const bool color = options.color;
-    print_run_header(out, t.cfg, color);
+    const heading_style style = make_heading_style(color);
+    print_run_header(out, t.cfg, style);
     const stage* current = nullptr;
     for (const heatmap::tensor_heatmap& h : heatmap::collect(t, options, terminal_max_side)) {
         if (h.from != current) {
             current = h.from;
-            out << '\n'
-                << (color ? "\x1b[1m" : "") << "── " << current->info->step << " · " << current->name() << " ── "
-                << current->info->title << (color ? reset : "") << '\n'
-                << "   " << current->formula << '\n';
-            for (const warning* w : t.warnings_of(current->name()))
-                out << (color ? nan_red : "") << "   ! " << w->text << (color ? reset : "") << '\n';
+            out << '\n';
+            print_stage_heading(out, *current, style);
+            print_stage_warnings(out, t, *current, style);
         }
         out << '\n';
         print_tensor(out, h, options, width);

@@ -4,6 +4,7 @@
 // chart per selected (batch, head): a title, a line per key (label, bar, value, mark)
 // and a line naming the keys the query attends to most. All the charts of a stage
 // share one notation (the table's rule) and one value width, so they line up.
+#include "attn/render/text_headings.hpp"
 #include "attn/render/render_row.hpp"
 
 #include <algorithm>
@@ -277,23 +278,11 @@ void print_chart(std::ostream& out, const row_chart& chart, std::string_view sta
     out << "  " << summary_line(chart, stage_name, query, numbers) << '\n';
 }
 
-/// The run in a few aligned lines, as the table starts (render_table's run header).
-void print_run_header(std::ostream& out, const config& c, const colours& col) {
-    const std::vector<run_line> lines = run_summary(c);
-    std::size_t width = 0;
-    for (const run_line& line : lines) width = std::max(width, line.label.size());
-    for (const run_line& line : lines) {
-        out << col.dim << line.label << col.reset;
-        table::write_spaces(out, width + 2 - line.label.size());
-        out << line.text << '\n';
-    }
-}
-
 void print_stage(std::ostream& out, const trace& t, const stage& s, const render_options& options,
                  const colours& col) {
-    out << col.bold << "── " << s.info->step << " · " << s.name() << " ── " << s.info->title << col.reset << '\n';
-    out << "   " << s.formula << '\n';
-    for (const warning* w : t.warnings_of(s.name())) out << col.red << "   ! " << w->text << col.reset << '\n';
+    const heading_style style{col.bold, col.dim, col.red, col.reset};
+    print_stage_heading(out, s, style);
+    print_stage_warnings(out, t, s, style);
     const std::vector<row_chart> charts = charts_of(t, s, options);
     const chart_numbers numbers = choose_numbers(charts, s, t.cfg, options);
     for (const row_chart& chart : charts) {
@@ -312,7 +301,7 @@ bool row_view_shows(std::string_view stage_name) {
 
 void render_row(const trace& t, const render_options& options, std::ostream& out) {
     const colours col = make_colours(options.color);
-    print_run_header(out, t.cfg, col);
+    print_run_header(out, t.cfg, {col.bold, col.dim, col.red, col.reset});
     for (const stage& s : t.stages) {
         if (!row_view_shows(s.name())) continue;
         if (options.stages.empty() ? s.name() != "softmax" : !options.shows(s.name())) continue;

@@ -9,6 +9,7 @@
 // explanation block under its heading, and a summary at the end.
 // The parts (table_parts.hpp): one notation per stage (table_numbers.cpp), one
 // tensor's slices and labels (table_tensor.cpp).
+#include "attn/render/text_headings.hpp"
 #include "attn/render/render_table.hpp"
 
 #include <algorithm>
@@ -26,33 +27,6 @@ namespace attn {
 namespace {
 
 using table::palette;
-
-/// The run in three or four aligned lines, then a blank line:
-///   run    self-attention: Q, K, V from x; seed 24; no output projection
-///   sizes  B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142
-///   mask   causal, fill -inf
-void print_run_header(std::ostream& out, const config& c, const palette& p) {
-    const std::vector<run_line> lines = run_summary(c);
-    std::size_t width = 0;
-    for (const run_line& line : lines) width = std::max(width, line.label.size());
-    for (const run_line& line : lines) {
-        table::write_left(out, line.label, width + 2, p.dim, p);
-        out << line.text << '\n';
-    }
-    out << '\n';
-}
-
-/// "── 6 · scores ── every query against every key, per head", then the formula.
-void print_stage_heading(std::ostream& out, const stage& s, const palette& p) {
-    out << p.bold << "── " << s.info->step << " · " << s.name() << " ── " << s.info->title << p.reset
-        << '\n';
-    out << "   " << s.formula << '\n';
-}
-
-/// "   ! batch 1, query 3: no key may be attended ...": the warnings about this stage.
-void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const palette& p) {
-    for (const warning* w : t.warnings_of(s.name())) out << p.red << "   ! " << w->text << p.reset << '\n';
-}
 
 /// The stage's tensors, after a note on their notation when it is scientific,
 /// their columns lined up: one label width and one value width for all of them.
@@ -173,8 +147,9 @@ void print_param_summary(std::ostream& out, const stage& s, const render_options
 }  // namespace
 
 void render_table(const trace& t, const render_options& options, std::ostream& out) {
-    const palette p = table::make_palette(options.color);
+    const palette p = make_heading_style(options.color);
     print_run_header(out, t.cfg, p);
+    out << '\n';
     if (options.explain) table::print_explain_intro(out, t.cfg, p);
     int previous_step = 0;  // of the stage printed last; 0 before the first
     for (const stage& s : t.stages) {

@@ -32,11 +32,6 @@ bool broadcast_over_heads(const tensor& t) {
 
 }  // namespace
 
-palette make_palette(bool color) {
-    if (!color) return {};
-    return {"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m"};
-}
-
 void write_spaces(std::ostream& out, std::size_t n) {
     static constexpr char spaces[] = "                                ";
     while (n > 0) {

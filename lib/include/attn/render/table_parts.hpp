@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attn/render/render_options.hpp"
+#include "attn/render/text_headings.hpp"
 #include "attn/render/selection.hpp"
 #include "attn/render/torch_format.hpp"
 #include "attn/compute/trace.hpp"
@@ -19,11 +20,8 @@
 namespace attn::table {
 
 /// ANSI codes, or empty strings when colour is off, so no caller has to branch.
-struct palette {
-    std::string_view bold, dim, red, reset;
-};
-
-palette make_palette(bool color);
+/// ANSI codes, or empty strings when colour is off, so no caller has to branch.
+using palette = heading_style;
 
 void write_spaces(std::ostream& out, std::size_t n);
 

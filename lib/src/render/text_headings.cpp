@@ -1,0 +1,34 @@
+#include "attn/render/text_headings.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "attn/teach/stage_text.hpp"
+
+namespace attn {
+
+heading_style make_heading_style(bool color) {
+    if (!color) return {};
+    return {"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m"};
+}
+
+void print_run_header(std::ostream& out, const config& c, const heading_style& style) {
+    const std::vector<run_line> lines = run_summary(c);
+    std::size_t width = 0;
+    for (const run_line& line : lines) width = std::max(width, line.label.size());
+    for (const run_line& line : lines)
+        out << style.dim << line.label << style.reset << std::string(width + 2 - line.label.size(), ' ') << line.text
+            << '\n';
+}
+
+void print_stage_heading(std::ostream& out, const stage& s, const heading_style& style) {
+    out << style.bold << "── " << s.info->step << " · " << s.name() << " ── " << s.info->title << style.reset << '\n';
+    out << "   " << s.formula << '\n';
+}
+
+void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const heading_style& style) {
+    for (const warning* w : t.warnings_of(s.name())) out << style.red << "   ! " << w->text << style.reset << '\n';
+}
+
+}  // namespace attn
