@@ -539,19 +539,6 @@ std::string number(double v) {
     return buf;
 }
 
-/// Text for an XML attribute or element.
-std::string xml_escape(const std::string& text) {
-    std::string out;
-    for (char ch : text) {
-        if (ch == '&') out += "&amp;";
-        else if (ch == '<') out += "&lt;";
-        else if (ch == '>') out += "&gt;";
-        else if (ch == '"') out += "&quot;";
-        else out += ch;
-    }
-    return out;
-}
-
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
     for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
         text.replace(at, from.size(), to);
@@ -592,6 +579,20 @@ std::string as_element(const std::string& document, const std::string& root, con
 }  // namespace
 
 namespace heatmap {
+
+/// Text for an XML attribute or element.
+std::string xml_escape(std::string_view text) {
+    std::string out;
+    for (char ch : text) {
+        if (ch == '&') out += "&amp;";
+        else if (ch == '<') out += "&lt;";
+        else if (ch == '>') out += "&gt;";
+        else if (ch == '"') out += "&quot;";
+        else out += ch;
+    }
+    return out;
+}
+
 
 void glyph_library::take_from(std::string& svg) {
     const std::string open = "<symbol overflow=\"visible\" id=\"", close = "</symbol>";
@@ -646,7 +647,7 @@ void render_svg(const trace& t, const render_options& options, std::ostream& out
         const std::string root = "<svg class=\"panel\" id=\"" + id + "\" x=\"" + number(at.x) + "\" y=\"" +
                                  number(at.y) + "\" width=\"" + number(L.width) + "\" height=\"" + number(L.height) +
                                  "\" viewBox=\"0 0 " + number(L.width) + " " + number(L.height) + "\">\n<title>" +
-                                 xml_escape(heatmap::title(h, p)) + "</title>";
+                                 heatmap::xml_escape(heatmap::title(h, p)) + "</title>";
         std::string element = as_element(panel_document(h, p, L, options), root, id + "-");
         glyphs.take_from(element);
         panels += element;

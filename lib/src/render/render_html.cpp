@@ -115,18 +115,6 @@ document.querySelectorAll('figure.heatmap').forEach(function (figure) {
 document.documentElement.setAttribute('data-ready', 'yes');
 )js";
 
-std::string escape(std::string_view text) {
-    std::string out;
-    for (char ch : text) {
-        if (ch == '&') out += "&amp;";
-        else if (ch == '<') out += "&lt;";
-        else if (ch == '>') out += "&gt;";
-        else if (ch == '"') out += "&quot;";
-        else out += ch;
-    }
-    return out;
-}
-
 std::string shape_text(const tensor& x) {
     std::string text = "[";
     for (std::size_t a = 0; a < x.values.dimension(); ++a) text += (a ? "," : "") + std::to_string(x.values.shape()[a]);
@@ -146,14 +134,14 @@ void write_head(std::ostream& out, const trace& t) {
     out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         << "<meta name=\"color-scheme\" content=\"light dark\">\n"
-        << "<title>attn trace: " << escape(run.empty() ? "" : run.front().text) << "</title>\n"
+        << "<title>attn trace: " << heatmap::xml_escape(run.empty() ? "" : run.front().text) << "</title>\n"
         << "<script>" << error_catcher << "</script>\n<style>" << style << "</style>\n</head>\n<body>\n";
 }
 
 void write_run(std::ostream& out, const trace& t, const render_options& options) {
     out << "<header>\n<h1>attn trace</h1>\n<dl class=\"run\">\n";
     for (const run_line& line : run_summary(t.cfg))
-        out << "<dt>" << escape(line.label) << "</dt><dd>" << escape(line.text) << "</dd>\n";
+        out << "<dt>" << heatmap::xml_escape(line.label) << "</dt><dd>" << heatmap::xml_escape(line.text) << "</dd>\n";
     out << "</dl>\n<nav>";
     for (const stage& s : t.stages)
         if (options.shows(s.name()))
@@ -183,7 +171,7 @@ void write_explanation(std::ostream& out, const stage& s, const config& c) {
     std::string items;
     for (const field& f : fields) {
         if (f.text.empty()) continue;
-        items += std::string("<dt>") + f.label + "</dt><dd>" + (f.code ? "<code>" : "") + escape(f.text) +
+        items += std::string("<dt>") + f.label + "</dt><dd>" + (f.code ? "<code>" : "") + heatmap::xml_escape(f.text) +
                  (f.code ? "</code>" : "") + "</dd>\n";
     }
     if (!items.empty()) out << "<dl class=\"explain\">\n" << items << "</dl>\n";
@@ -213,7 +201,7 @@ std::string hover_layer(const heatmap::tensor_heatmap& h, const heatmap::panel& 
     std::snprintf(outline, sizeof outline, "<rect class=\"pointed\" width=\"%g\" height=\"%g\" visibility=\"hidden\"/>\n",
                   g.cell, g.cell);
     return std::string("<rect class=\"grid\" ") + geometry + " data-queries=\"" + joined(p.queries) +
-           "\" data-keys=\"" + joined(p.keys) + "\" data-values=\"" + escape(values) + "\"/>\n" + outline;
+           "\" data-keys=\"" + joined(p.keys) + "\" data-values=\"" + heatmap::xml_escape(values) + "\"/>\n" + outline;
 }
 
 /// The panels of one tensor, each an inline SVG with a hover layer over its cells.
@@ -225,10 +213,10 @@ void write_heatmaps(std::ostream& out, const heatmap::tensor_heatmap& h, const r
         const heatmap::panel& p = h.panels[n];
         std::string svg = drawn[n].svg;
         svg.insert(svg.rfind("</svg>"), hover_layer(h, p, drawn[n].grid, options));
-        out << "<figure class=\"heatmap\" data-stage=\"" << h.from->name() << "\" data-tensor=\"" << escape(h.values->name)
+        out << "<figure class=\"heatmap\" data-stage=\"" << h.from->name() << "\" data-tensor=\"" << heatmap::xml_escape(h.values->name)
             << "\" data-batch=\"" << p.batch << "\" data-head=\"" << (p.head ? std::to_string(*p.head) : "all")
             << "\">\n"
-            << svg << "<figcaption>" << escape(heatmap::place(p)) << ": point at a cell for its value</figcaption>\n"
+            << svg << "<figcaption>" << heatmap::xml_escape(heatmap::place(p)) << ": point at a cell for its value</figcaption>\n"
             << "</figure>\n";
     }
     out << "</div>\n";
@@ -278,13 +266,13 @@ private:
         const bool faint = format_.kind == number_kind::boolean ? v == 0.0f
                                                                 : (numbers_.fill && v == *numbers_.fill) || text == "-inf";
         const char* cls = std::isnan(v) ? " class=\"nan\"" : faint ? " class=\"faint\"" : "";
-        return "<td" + std::string(cls) + ">" + escape(text) + "</td>";
+        return "<td" + std::string(cls) + ">" + heatmap::xml_escape(text) + "</td>";
     }
 
     void write_slice(std::ostream& out, const std::vector<std::size_t>& index, std::ptrdiff_t base) {
         out << "<table class=\"numbers\">";
         if (!index.empty()) {
-            out << "<caption>" << escape(x_.name) << "[";
+            out << "<caption>" << heatmap::xml_escape(x_.name) << "[";
             for (std::size_t a = 0; a < index.size(); ++a) out << (a ? ", " : "") << dim(a) << "=" << index[a];
             out << "]</caption>";
         }
@@ -301,7 +289,7 @@ private:
         }
         out << "</tr>\n";
         const auto row = [&](const std::string& label, std::ptrdiff_t at) {
-            out << "<tr><th>" << escape(label) << "</th>";
+            out << "<tr><th>" << heatmap::xml_escape(label) << "</th>";
             for (std::size_t k = 0; k < grid_.shown[cols].size(); ++k) {
                 if (gap_before(grid_.shown[cols], k)) out << "<td class=\"faint\">…</td>";
                 out << cell(grid_.at(at + grid_.step(cols, grid_.shown[cols][k])));
@@ -329,19 +317,19 @@ private:
 void write_stage(std::ostream& out, const trace& t, const stage& s, const std::vector<heatmap::tensor_heatmap>& heatmaps,
                  const render_options& options, heatmap::glyph_library& glyphs) {
     out << "<section class=\"stage\" id=\"stage-" << s.name() << "\">\n<h2><span class=\"step\">" << s.info->step
-        << "</span><code>" << s.name() << "</code><span class=\"title\">" << escape(s.info->title) << "</span></h2>\n"
-        << "<p class=\"formula\"><code>" << escape(s.formula) << "</code></p>\n";
+        << "</span><code>" << s.name() << "</code><span class=\"title\">" << heatmap::xml_escape(s.info->title) << "</span></h2>\n"
+        << "<p class=\"formula\"><code>" << heatmap::xml_escape(s.formula) << "</code></p>\n";
     write_explanation(out, s, t.cfg);
     const std::vector<const warning*> warnings = t.warnings_of(s.name());
     if (!warnings.empty()) {
         out << "<ul class=\"warnings\">\n";
-        for (const warning* w : warnings) out << "<li>" << escape(w->text) << "</li>\n";
+        for (const warning* w : warnings) out << "<li>" << heatmap::xml_escape(w->text) << "</li>\n";
         out << "</ul>\n";
     }
     const table::stage_numbers numbers = table::choose_stage_numbers(s, t.cfg, options);
     for (const tensor& x : s.tensors) {
-        out << "<div class=\"tensor\">\n<h3><code>" << escape(x.name) << "</code> " << shape_text(x)
-            << " <span class=\"dims\">" << escape(dims_text(x)) << "</span></h3>\n";
+        out << "<div class=\"tensor\">\n<h3><code>" << heatmap::xml_escape(x.name) << "</code> " << shape_text(x)
+            << " <span class=\"dims\">" << heatmap::xml_escape(dims_text(x)) << "</span></h3>\n";
         const heatmap::tensor_heatmap* drawn = nullptr;
         for (const auto& h : heatmaps)
             if (h.values == &x) drawn = &h;
@@ -350,7 +338,7 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
             std::string note = heatmap::panels_note(*drawn);
             const std::string crop = heatmap::crop_note(*drawn, drawn->panels.front());
             if (!crop.empty()) note += (note.empty() ? "" : "; ") + crop;
-            if (!note.empty()) out << "<p class=\"note\">" << escape(note) << " (--full draws all)</p>\n";
+            if (!note.empty()) out << "<p class=\"note\">" << heatmap::xml_escape(note) << " (--full draws all)</p>\n";
             write_heatmaps(out, *drawn, options, glyphs);
             out << "<details><summary>the numbers" << (summary ? " (summarised)" : "") << "</summary>\n";
         } else if (summary) {
@@ -371,7 +359,7 @@ void write_skipped(std::ostream& out, const config& c, int from_step, int to_ste
         if (info == nullptr || stage_in_run(c, info->name)) continue;
         const std::string why = stage_absence(c, info->name);
         if (why.empty()) continue;
-        out << "<p class=\"skipped\">" << step << " <code>" << info->name << "</code>: skipped: " << escape(why)
+        out << "<p class=\"skipped\">" << step << " <code>" << info->name << "</code>: skipped: " << heatmap::xml_escape(why)
             << "</p>\n";
     }
 }

@@ -12,6 +12,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/compute/trace.hpp"
@@ -67,6 +68,9 @@ std::vector<svg_panel> draw_svg_panels(const tensor_heatmap& h, const render_opt
 
 /// "softmax-weights-b0-h1": an id for a panel, from its tensor and place.
 std::string panel_id(const tensor_heatmap& h, const panel& p);
+
+/// `text` with & < > " escaped, for an XML (SVG, HTML) attribute or element.
+std::string xml_escape(std::string_view text);
 
 }  // namespace heatmap
 }  // namespace attn
