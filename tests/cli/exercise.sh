@@ -139,6 +139,21 @@ touch "$work/file"
 expect_error "--out under a file: an error naming the flag" 1 \
   "attn: error: --out $work/file/x: cannot make the folder: Not a directory" exercise show 7 --out "$work/file/x"
 
+# --- the classroom's sample answers (examples/classroom/answers, made in PyTorch) --------
+answers="$(dirname "$0")/../../examples/classroom/answers"
+for s in alice bob; do
+  expect_ok "sample answer of $s (right) passes for $s" exercise check 7 --student "$s" --answer "$answers/$s/answer.npy"
+done
+# after the merge with attn check, each wrong answer is also diagnosed as the mistake it was made with
+declare -A made=([carol]=softmax_axis [dave]=missing_scale [erin]=mask_inverted [frank]=wrong_scale [grace]=q_k_swapped)
+for s in carol dave erin frank grace; do
+  run exercise check 7 --student "$s" --answer "$answers/$s/answer.npy" --format json
+  check "sample answer of $s (${made[$s]}) fails for $s" test "$rc:$(jq .match "$work/out")" = "1:false"
+  if ! "$attn" check 2>&1 | grep -q 'no command is called check'; then  # attn check is there: the real check_answer
+    check "... diagnosed ${made[$s]}" test "$(jq -r .diagnosis.id "$work/out")" = "${made[$s]}"
+  fi
+done
+
 # --- errors ----------------------------------------------------------------------------
 expect_error "an unknown exercise number" 2 \
   "attn: error: exercise 99: no such exercise; there are 1 to $count (attn exercise list)" exercise show 99
@@ -175,6 +190,28 @@ ATTN_SHARE_DIR="$work/share" "$attn" exercise list >"$work/out" 2>"$work/err"
 check "\$ATTN_SHARE_DIR comes first" test "$(grep -c '^ *[0-9]' "$work/out")" = 1
 ATTN_SHARE_DIR="$work/nowhere" "$attn" exercise list >"$work/out" 2>"$work/err"
 check "an \$ATTN_SHARE_DIR without exercises/ is passed over" test "$(grep -c '^ *[0-9]' "$work/out")" -ge 12
+
+# --- installed: the exercises go to PREFIX/share/attn, where the installed attn finds them ------
+build=$(dirname "$attn")
+if [ -f "$build/cmake_install.cmake" ]; then
+  cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1
+  check "cmake --install puts the exercises in PREFIX/share/attn/exercises" \
+    test -f "$work/prefix/share/attn/exercises/07-causal-weights.json"
+  sed -i 's/"Causal attention weights, per head"/"The installed copy"/' "$work/prefix/share/attn/exercises/07-causal-weights.json"
+  "$work/prefix/bin/attn" exercise list >"$work/out" 2>"$work/err"
+  check "the installed attn reads the exercises next to its bin/, before the source tree's" \
+    grep -qE '^ 7  causal-weights +softmax\.weights +The installed copy$' "$work/out"
+else
+  fail "cmake --install" "no cmake_install.cmake next to $attn"
+fi
+
+# --- the README's list is what the program prints ---------------------------------------------
+readme="$(dirname "$0")/../../README.md"
+awk '/`attn exercise list` prints:/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' \
+  "$readme" >"$work/readme-list"
+"$attn" exercise list >"$work/actual-list"
+check "README's exercise list is there" test "$(wc -l <"$work/readme-list")" -ge 13
+check "README's exercise list is real" diff "$work/readme-list" "$work/actual-list"
 
 # --- help ------------------------------------------------------------------------------------
 run --help
