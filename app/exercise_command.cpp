@@ -140,17 +140,20 @@ void setup_exercise(CLI::App& app) {
         "  attn exercise show 3\n"
         "  attn exercise show causal-weights --student alice --out class/alice\n"
         "  attn exercise check 7 --student alice --answer class/alice/answer.npy\n"
-        "  attn exercise check 7 --student alice --answer answer.npy --format json | jq .diagnosis\n\n"
-        "The exercises are share/attn/exercises/*.json, found in $ATTN_SHARE_DIR, next to the installed "
-        "program, or in the source tree.\n"
+        "  attn exercise check 7 --student alice --answer answer.npy --format json | jq .diagnosis\n\n" +
+        wrap("The exercises are share/attn/exercises/*.json, found in $ATTN_SHARE_DIR, next to the installed "
+             "program, or in the source tree.",
+             help_width) +
+        "\n"
         "Exit status of check: 0 the answer matches, 1 it does not (or a file cannot be read), 2 bad flags.");
 
-    CLI::App* list = cmd->add_subcommand("list", "List the exercises: number, id, the stage.tensor each asks for, title.");
+    CLI::App* list = cmd->add_subcommand("list", "List the exercises: number, id, the stage.tensor asked for, title.");
     add_format_flag(list, *o, "table (one line each) or json");
+    list->footer("Example:\n  attn exercise list --format json | jq -r '.exercises[].id'");
     list->callback([o] { run_list(*o); });
 
     CLI::App* show = cmd->add_subcommand(
-        "show", "Show exercise N: the task, the given tensors, the answer's shape, the hints.");
+        "show", "Show exercise N: the task, its tensors, the hints; or hand it out.");
     add_exercise_argument(show, *o);
     add_student_flag(show, *o);
     add_format_flag(show, *o, "table (to read) or json (the task, the config and the given tensors' data)");
@@ -166,7 +169,7 @@ void setup_exercise(CLI::App& app) {
     show->callback([o] { run_show(*o); });
 
     CLI::App* check = cmd->add_subcommand(
-        "check", "Grade an answer to exercise N against the student's own variant, as attn check does.");
+        "check", "Grade an answer against the student's own numbers, as attn check does.");
     add_exercise_argument(check, *o);
     check->add_option("--answer", o->answer, "the answer: .npy (np.save) or .json (nested lists, tensor.tolist())")
         ->required()
@@ -179,6 +182,7 @@ void setup_exercise(CLI::App& app) {
         "Example:\n  attn exercise check 7 --student alice --answer class/alice/answer.npy\n\n"
         "Exit status: 0 the answer matches, 1 it does not (or the file cannot be read), 2 bad flags.");
     check->callback([o] { run_check(*o); });
+    for (CLI::App* sub : cmd->get_subcommands({})) sub->group("Commands");
 }
 
 }  // namespace attn_app

@@ -131,6 +131,8 @@ check "... task.md has the task, the files, the answer's shape and the check com
   "# Exercise 7: Causal attention weights, per head.*q.npy.*\[1,2,4,4\].*attn exercise check 7 --student alice --answer answer.npy" \
   "$work/class/alice/task.md"
 check "... and the hints folded away" test "$(grep -c '^<details><summary>Hint' "$work/class/alice/task.md")" = 3
+check "... whose Python loads the given tensors" grep -qxF 'q = torch.from_numpy(np.load("q.npy"))  # [1,2,4,4]' \
+  "$work/class/alice/task.md"
 expect_ok "--out again overwrites the folder" exercise show 7 --student alice --out "$work/class/alice"
 expect_ok "a boolean-free exercise with six given tensors" exercise show 10 --out "$work/cross"
 check "... each as .npy and .json" test "$(ls "$work/cross" | tr '\n' ' ')" = \
@@ -180,8 +182,9 @@ check "a wrong-shape answer: exit 1, a mismatch that names both shapes" test "$r
 check "... the verdict" grep -q '^verdict    mismatch: softmax.weights of exercise 7$' "$work/out"
 check "... the shapes" grep -q '^max error  none: the shape is \[2,4,4\], expected \[1,2,4,4\]' "$work/out"
 run exercise check 7 --answer "$work/short.npy" --format json
-check "... in JSON: match false, both shapes, a diagnosis" test "$(jq -c \
-  '[.match, .answer_shape, .expected_shape, (.diagnosis.id | length > 0)]' "$work/out")" = '[false,[2,4,4],[1,2,4,4],true]'
+check "... in JSON: match false, both shapes, no max error, a diagnosis" test "$(jq -c \
+  '[.match, .answer_shape, .expected_shape, .max_error, (.diagnosis.id | length > 0)]' "$work/out")" = \
+  '[false,[2,4,4],[1,2,4,4],null,true]'
 
 # --- where the exercises are found ----------------------------------------------------------
 mkdir -p "$work/share/exercises"
@@ -219,5 +222,9 @@ check "attn --help lists the exercise command" grep -qE '^  exercise +Classroom 
 expect_ok "attn exercise --help" exercise --help
 check "... teaches: the commands, the student seed, an example" grep -qz \
   "list.*show.*check.*FNV-1a.*attn exercise show causal-weights --student alice --out class/alice" "$work/out"
+for page in "exercise" "exercise list" "exercise show" "exercise check"; do
+  run $page --help
+  check "attn $page --help fits in 100 columns" test "$(awk '{ print length($0) }' "$work/out" | sort -n | tail -1)" -le 100
+done
 
 finish

@@ -191,7 +191,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     for (const given_tensor& g : v.given)
         out << "| `" << g.name << ".npy`, `" << g.name << ".json` | " << g.key << " | " << shape_of(g.values)
             << " | " << dims_text(g.values.dims) << " |\n";
-    out << "\n```python\nimport numpy as np\nimport torch\n";
+    out << "\n```python\nimport math\n\nimport numpy as np\nimport torch\n\n";
     for (const given_tensor& g : v.given)
         out << g.name << " = torch.from_numpy(np.load(\"" << g.name << ".npy\"))  # " << shape_of(g.values) << '\n';
     out << "\n# ... your code ...\n\n";
@@ -203,8 +203,8 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     out << "    " << check_command(v) << "\n\n";
     out << "## Hints\n\nOpen one at a time.\n";
     for (std::size_t i = 0; i < e.hints.size(); ++i)
-        out << "\n<details><summary>Hint " << i + 1 << "</summary>\n\n" << wrap_paragraph(e.hints[i], 80, "")
-            << "\n</details>\n";
+        out << "\n<details><summary>Hint " << i + 1 << "</summary>\n\n" << e.hints[i]  // unwrapped: code stays on one line
+            << "\n\n</details>\n";
 }
 
 void render_check_report_table(const exercise_variant& v, const check_report& r, std::ostream& out) {
@@ -232,8 +232,12 @@ void render_check_report_json(const exercise_variant& v, const check_report& r, 
                    {"expected_shape", r.expected_shape},
                    {"answer_shape", r.answer_shape},
                    {"shape_note", r.shape_note},
-                   {"max_error", number_json(r.max_error)},
-                   {"max_error_at", r.max_error_at}};
+                   {"max_error", nullptr},      // null when the shapes differ: nothing to compare
+                   {"max_error_at", nullptr}};
+    if (r.expected_shape == r.answer_shape) {
+        j["max_error"] = number_json(r.max_error);
+        j["max_error_at"] = r.max_error_at;
+    }
     j["diagnosis"] = r.match ? ordered_json(nullptr)
                              : ordered_json{{"id", r.diagnosis_id}, {"message", r.diagnosis_message}};
     out << j.dump() << '\n';
