@@ -62,7 +62,10 @@ void run_list(const exercise_options& o) {
     flush_stdout();
 }
 
-void run_show(const exercise_options& o) {
+void run_show(const exercise_options& o, const CLI::App& cmd) {
+    if (!o.out.empty() && cmd.count("--format") > 0)
+        throw attn::usage_error("--out " + o.out + " writes files (the tensors, task.md, exercise.json); --format " +
+                                o.format + " is for printing: give one of them");
     if (!o.student.empty()) attn::validate_student_id(o.student);
     const std::vector<attn::exercise> all = all_exercises();
     const attn::exercise_variant v = attn::make_variant(attn::find_exercise(all, o.which), o.student);
@@ -166,7 +169,7 @@ void setup_exercise(CLI::App& app) {
         ->transform(whole_number(0, 12))
         ->type_name("N");
     show->footer("Example:\n  attn exercise show 7 --student alice --out class/alice");
-    show->callback([o] { run_show(*o); });
+    show->callback([o, show] { run_show(*o, *show); });
 
     CLI::App* check = cmd->add_subcommand(
         "check", "Grade an answer against the student's own numbers, as attn check does.");

@@ -137,6 +137,9 @@ expect_ok "--out again overwrites the folder" exercise show 7 --student alice --
 expect_ok "a boolean-free exercise with six given tensors" exercise show 10 --out "$work/cross"
 check "... each as .npy and .json" test "$(ls "$work/cross" | tr '\n' ' ')" = \
   "b_k.json b_k.npy b_q.json b_q.npy exercise.json task.md w_k.json w_k.npy w_q.json w_q.npy x.json x.npy x_kv.json x_kv.npy "
+expect_error "--out with --format: one or the other" 2 \
+  "attn: error: --out $work/x writes files (the tensors, task.md, exercise.json); --format json is for printing: give one of them" \
+  exercise show 7 --out "$work/x" --format json
 touch "$work/file"
 expect_error "--out under a file: an error naming the flag" 1 \
   "attn: error: --out $work/file/x: cannot make the folder: Not a directory" exercise show 7 --out "$work/file/x"

@@ -264,6 +264,7 @@ exercise_variant make_variant(const exercise& e, std::string_view student) {
         v.given.push_back({key, name, *found});
     }
     const stage* s = v.run.find(e.answer_stage);
+    if (s == nullptr) throw error(e.path + ": answer " + e.answer_stage + ": this exercise's run has no such stage");
     const tensor& answer = s->at(e.answer_tensor);
     const std::vector<std::size_t> shape(answer.values.shape().begin(), answer.values.shape().end());
     if (shape != e.answer_shape)
