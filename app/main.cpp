@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/compute/error.hpp"
+#include "exercise_command.hpp"
+#include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "mask_command.hpp"
@@ -29,10 +31,13 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("Examples:\n  attn trace --heads 4 --mask causal\n"
                "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n"
-               "  attn mask --mask causal+padding --lengths 3,5 --batch 2 --seq 5\n\n"
-               "Run `attn trace --help` for every option, `attn mask --help` for the mask conventions.");
+               "  attn mask --mask causal+padding --lengths 3,5 --batch 2 --seq 5\n"
+               "  attn exercise show 7 --student alice --out class/alice\n\n"
+               "Run `attn trace --help` for every option, `attn mask --help` for the mask conventions,\n"
+               "`attn exercise --help` for the classroom exercises.");
     attn_app::setup_trace(app);
     attn_app::setup_mask(app);
+    attn_app::setup_exercise(app);
     for (CLI::App* command : app.get_subcommands({})) command->group("Commands");
 
     try {
@@ -43,6 +48,8 @@ int main(int argc, char** argv) {
         if (e.get_exit_code() == 0) return app.exit(e);
         std::cerr << "attn: error: " << attn_app::parse_error_message(e, app) << "\n";
         return 2;
+    } catch (const attn_app::exit_status& s) {
+        return s.code;
     } catch (const attn::usage_error& e) {
         std::cerr << "attn: error: " << e.what() << "\n";
         return 2;

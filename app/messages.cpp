@@ -73,15 +73,16 @@ std::string or_list(const std::vector<std::string>& items) {
 
 // --- reading what CLI11 left behind ------------------------------------------------
 
-/// The command CLI11 was in when it stopped: the subcommand given, else attn itself.
+/// The command CLI11 was in when it stopped: the subcommand given (the innermost:
+/// `attn exercise show`), else attn itself.
 CLI::App& parsed_command(CLI::App& app) {
     const std::vector<CLI::App*> given = app.get_subcommands();
-    return given.empty() ? app : *given.front();
+    return given.empty() ? app : parsed_command(*given.front());
 }
 
 /// "attn trace", "attn".
 std::string command_name(const CLI::App& cmd) {
-    return cmd.get_parent() != nullptr ? cmd.get_parent()->get_name() + " " + cmd.get_name() : cmd.get_name();
+    return cmd.get_parent() != nullptr ? command_name(*cmd.get_parent()) + " " + cmd.get_name() : cmd.get_name();
 }
 
 /// The option of `cmd` that CLI11's message `what` is about: the one whose name comes
@@ -190,6 +191,16 @@ bool looks_like_a_flag(const std::string& arg) {
 }
 
 // --- the messages ---------------------------------------------------------------------
+
+/// `attn exercise` alone: "attn exercise needs a command: list, show or check (attn exercise --help)".
+std::string command_needs_one(const CLI::App& cmd) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : cmd.get_subcommands({})) names.push_back(sub->get_name());
+    const std::string name = "attn " + cmd.get_name();
+    const std::vector<std::string> rest = cmd.remaining();
+    if (!rest.empty()) return name + " " + shell_word(rest.front()) + ": no such command; try " + or_list(names) + " (" + name + " --help)";
+    return name + " needs a command: " + or_list(names) + " (" + name + " --help)";
+}
 
 /// attn without a command: none at all, a flag that belongs after one, or a word
 /// that is no command.
@@ -352,6 +363,9 @@ std::string parse_error_message(const CLI::ParseError& e, CLI::App& app) {
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && &cmd == &app &&
         app.get_require_subcommand_min() > 0)
         return no_command(app);
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && &cmd != &app &&
+        cmd.get_require_subcommand_min() > 0 && cmd.get_subcommands().empty())
+        return command_needs_one(cmd);
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) return unexpected(cmd);
 
     CLI::Option* opt = option_named_in(cmd, what);

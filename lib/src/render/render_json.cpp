@@ -128,6 +128,8 @@ void write_stage(const trace& t, const stage& s, const render_options& options, 
 
 }  // namespace
 
+void render_tensor_json(const tensor& t, std::ostream& out) { write_tensor(t, render_options{}, out); }
+
 nlohmann::ordered_json config_to_json(const config& c) {
     nlohmann::ordered_json j{{"batch", c.batch},     {"seq", c.seq},       {"kv_seq", c.kv_seq},
                              {"d_model", c.d_model}, {"heads", c.heads},   {"head_dim", c.head_dim()},

@@ -38,6 +38,9 @@ void render_json_line(const trace& t, const stage& s, const render_options& opti
 /// The "selection" block: the views options asks for ({"head": 2}), empty when none.
 nlohmann::ordered_json selection_to_json(const render_options& options);
 
+/// One tensor as the document writes it: {"shape", "dims", "dtype", "strides", "contiguous", "data"}.
+void render_tensor_json(const tensor& t, std::ostream& out);
+
 /// The config block of the JSON document.
 nlohmann::ordered_json config_to_json(const config& c);
 

@@ -1,0 +1,191 @@
+// `attn exercise`: list, show N, check N. Wiring only: the exercises are read and
+// varied in lib/teach/exercise, printed by lib/render/render_exercise, handed out
+// by lib/render/exercise_folder, graded by lib/teach/check.
+#include "exercise_command.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attn/compute/error.hpp"
+#include "attn/io/tensor_file.hpp"
+#include "attn/render/exercise_folder.hpp"
+#include "attn/render/render_exercise.hpp"
+#include "attn/teach/exercise.hpp"
+#include "exit_status.hpp"
+#include "help_format.hpp"
+#include "messages.hpp"
+
+namespace attn_app {
+namespace {
+
+struct exercise_options {
+    std::string which;    // N: a number or an id
+    std::string student;  // --student ID; empty: the exercise's own numbers
+    std::string format = "table";
+    std::string out;      // show --out DIR
+    std::string answer;   // check --answer FILE
+    int precision = 4;
+};
+
+/// Where the exercises are: $ATTN_SHARE_DIR, the share/attn next to the program's
+/// bin/ (an installed attn, wherever it was installed), the source tree's share/attn
+/// (attn run from its build tree), the install prefix's share/attn.
+std::vector<std::string> share_dirs() {
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("ATTN_SHARE_DIR"); env != nullptr && *env != '\0') dirs.emplace_back(env);
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share" / "attn").string());
+#ifdef ATTN_SOURCE_SHARE_DIR
+    dirs.emplace_back(ATTN_SOURCE_SHARE_DIR);
+#endif
+#ifdef ATTN_INSTALL_SHARE_DIR
+    dirs.emplace_back(ATTN_INSTALL_SHARE_DIR);
+#endif
+    return dirs;
+}
+
+std::vector<attn::exercise> all_exercises() { return attn::read_exercises(attn::find_exercise_dir(share_dirs())); }
+
+void flush_stdout() {
+    if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
+}
+
+void run_list(const exercise_options& o) {
+    const std::vector<attn::exercise> all = all_exercises();
+    if (o.format == "json") attn::render_exercise_list_json(all, std::cout);
+    else attn::render_exercise_list(all, std::cout);
+    flush_stdout();
+}
+
+void run_show(const exercise_options& o, const CLI::App& cmd) {
+    if (!o.out.empty() && cmd.count("--format") > 0)
+        throw attn::usage_error("--out " + o.out + " writes files (the tensors, task.md, exercise.json); --format " +
+                                o.format + " is for printing: give one of them");
+    if (!o.student.empty()) attn::validate_student_id(o.student);
+    const std::vector<attn::exercise> all = all_exercises();
+    const attn::exercise_variant v = attn::make_variant(attn::find_exercise(all, o.which), o.student);
+    if (!o.out.empty()) {
+        attn::write_exercise_folder(v, o.out, "--out " + o.out);
+        std::cout << o.out << ":";
+        for (const attn::given_tensor& g : v.given) std::cout << ' ' << g.name << ".npy " << g.name << ".json";
+        std::cout << " task.md exercise.json\n";
+    } else if (o.format == "json") {
+        attn::render_exercise_json(v, std::cout);
+    } else {
+        attn::render_options options;
+        options.precision = o.precision;
+        attn::render_exercise_table(v, options, std::cout);
+    }
+    flush_stdout();
+}
+
+void run_check(const exercise_options& o) {
+    if (!o.student.empty()) attn::validate_student_id(o.student);
+    const std::vector<attn::exercise> all = all_exercises();
+    const attn::exercise_variant v = attn::make_variant(attn::find_exercise(all, o.which), o.student);
+    const attn::loaded_tensor answer = attn::read_tensor_file(o.answer, "--answer " + o.answer);
+    const attn::check_report r = attn::check_exercise(v, answer);
+    if (o.format == "json") attn::render_check_report_json(v, r, std::cout);
+    else attn::render_check_report_table(v, r, std::cout);
+    flush_stdout();
+    if (!r.match) throw exit_status{1};
+}
+
+void add_exercise_argument(CLI::App* cmd, exercise_options& o) {
+    cmd->add_option("N", o.which, "the exercise: its number or its id (attn exercise list shows both)")
+        ->required()
+        ->type_name("");
+}
+
+void add_student_flag(CLI::App* cmd, exercise_options& o) {
+    cmd->add_option("--student", o.student,
+                    "the student's own variant: the same task with their own numbers, from a seed made of "
+                    "the exercise and ID (letters, digits, '.', '_', '-'); without it, the exercise's own numbers")
+        ->type_name("ID");
+}
+
+void add_format_flag(CLI::App* cmd, exercise_options& o, const std::string& what) {
+    cmd->add_option("--format", o.format, what)
+        ->transform(one_of({"table", "json"}))
+        ->type_name("FORMAT")
+        ->default_val("table");
+}
+
+}  // namespace
+
+void setup_exercise(CLI::App& app) {
+    auto o = std::make_shared<exercise_options>();
+    CLI::App* cmd = app.add_subcommand(
+        "exercise", "Classroom exercises with a variant per student, and a grader.");
+    cmd->require_subcommand(1);
+    cmd->footer(
+        wrap("Each exercise asks for one tensor of multi-head attention (a stage of attn trace: the scores, "
+             "a masked row, the weights, the merged heads, ...) and hands out the tensors to start from. "
+             "They follow the seed notebooks: Q·Kᵀ by hand, scaling, causal, padding and window masks, one "
+             "softmax row, splitting and merging heads, cross-attention, a fully masked row (-inf or -1e9), "
+             "a whole multi-head attention.",
+             help_width) +
+        "\n\n" +
+        wrap("A teacher hands out one variant per student: `show N --student ID --out DIR` writes the given "
+             "tensors (.npy and .json), task.md and exercise.json into DIR. The student's numbers come from "
+             "the seed FNV-1a-64(\"<exercise id>:<student ID>\") XOR the exercise's seed, mod 2^31, so the "
+             "same ID always gets the same numbers and each student is graded against their own: "
+             "`check N --student ID --answer FILE` (.npy or .json).",
+             help_width) +
+        "\n\n"
+        "Examples:\n"
+        "  attn exercise list\n"
+        "  attn exercise show 3\n"
+        "  attn exercise show causal-weights --student alice --out class/alice\n"
+        "  attn exercise check 7 --student alice --answer class/alice/answer.npy\n"
+        "  attn exercise check 7 --student alice --answer answer.npy --format json | jq .diagnosis\n\n" +
+        wrap("The exercises are share/attn/exercises/*.json, found in $ATTN_SHARE_DIR, next to the installed "
+             "program, or in the source tree.",
+             help_width) +
+        "\n"
+        "Exit status of check: 0 the answer matches, 1 it does not (or a file cannot be read), 2 bad flags.");
+
+    CLI::App* list = cmd->add_subcommand("list", "List the exercises: number, id, the stage.tensor asked for, title.");
+    add_format_flag(list, *o, "table (one line each) or json");
+    list->footer("Example:\n  attn exercise list --format json | jq -r '.exercises[].id'");
+    list->callback([o] { run_list(*o); });
+
+    CLI::App* show = cmd->add_subcommand(
+        "show", "Show exercise N: the task, its tensors, the hints; or hand it out.");
+    add_exercise_argument(show, *o);
+    add_student_flag(show, *o);
+    add_format_flag(show, *o, "table (to read) or json (the task, the config and the given tensors' data)");
+    show->add_option("--out", o->out,
+                     "hand out instead of printing: write the given tensors as DIR/<name>.npy and "
+                     "DIR/<name>.json, and DIR/task.md and DIR/exercise.json (each file whole or not at all)")
+        ->type_name("DIR");
+    show->add_option("--precision", o->precision, "digits after the decimal point in the table")
+        ->default_val(4)
+        ->transform(whole_number(0, 12))
+        ->type_name("N");
+    show->footer("Example:\n  attn exercise show 7 --student alice --out class/alice");
+    show->callback([o, show] { run_show(*o, *show); });
+
+    CLI::App* check = cmd->add_subcommand(
+        "check", "Grade an answer against the student's own numbers, as attn check does.");
+    add_exercise_argument(check, *o);
+    check->add_option("--answer", o->answer, "the answer: .npy (np.save) or .json (nested lists, tensor.tolist())")
+        ->required()
+        ->type_name("FILE");
+    add_student_flag(check, *o);
+    add_format_flag(check, *o,
+                    "table (verdict, max error, diagnosis) or json (match, diagnosis {id, message}, shapes, "
+                    "max_error)");
+    check->footer(
+        "Example:\n  attn exercise check 7 --student alice --answer class/alice/answer.npy\n\n"
+        "Exit status: 0 the answer matches, 1 it does not (or the file cannot be read), 2 bad flags.");
+    check->callback([o] { run_check(*o); });
+    for (CLI::App* sub : cmd->get_subcommands({})) sub->group("Commands");
+}
+
+}  // namespace attn_app

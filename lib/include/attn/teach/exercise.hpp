@@ -1,0 +1,98 @@
+#pragma once
+// attn exercise: classroom exercises, one JSON file each in share/attn/exercises/,
+// with a variant per student (their own numbers, from a seed derived from their ID).
+//
+// An exercise file (every key but "tolerance" and "source" required):
+//   { "number": 3, "id": "causal-mask", "title": "A causal mask",
+//     "source": "seed notebook 000",
+//     "task": ["paragraph", "paragraph", ...],
+//     "config": { "seq": 5, "heads": 2, "mask": "causal", "seed": 3 },  // attn's config keys as in
+//                  // the trace JSON's "config"; those left out take attn trace's defaults
+//     "given": ["scaled.scaled"],                  // stage.tensor, handed to the student
+//     "answer": { "stage": "masked", "tensor": "masked", "shape": [1,2,5,5] },
+//     "hints": ["a nudge", "more", "almost the code"],
+//     "mistakes": ["mask_inverted", "fill_value"],  // the diagnoses that apply (mistake ids)
+//     "tolerance": { "atol": 1e-3, "rtol": 1e-3 } }  // optional: for answers worked by hand
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/compute/config.hpp"
+#include "attn/compute/inputs.hpp"
+#include "attn/compute/mistake.hpp"
+#include "attn/compute/trace.hpp"
+#include "attn/teach/check.hpp"
+
+namespace attn {
+
+struct exercise {
+    int number = 0;                  // 1, 2, ...: what `attn exercise show N` takes
+    std::string id;                  // "causal-mask": stable, also accepted for N
+    std::string title;
+    std::string source;              // which seed notebook it comes from; may be empty
+    std::vector<std::string> task;   // paragraphs
+    config cfg;                      // the run, with the exercise's own seed
+    std::vector<std::string> given;  // "scaled.scaled": the tensors handed out, as stage.tensor
+    std::string answer_stage, answer_tensor;
+    std::vector<std::size_t> answer_shape;
+    std::vector<std::string> hints;  // progressively more explicit
+    std::vector<mistake> mistakes;
+    check_tolerance tolerance;
+    std::string path;                // the file it was read from
+};
+
+/// Reads one exercise file. Throws attn::error "<path>: ..." naming the key that is
+/// missing or wrong, a config attn cannot run, a given tensor or answer the run lacks.
+exercise read_exercise(const std::string& path);
+
+/// Every exercise (*.json) in `dir`, by number. Throws attn::error when `dir` cannot be
+/// read or two exercises share a number or an id.
+std::vector<exercise> read_exercises(const std::string& dir);
+
+/// The first of `candidates` (share directories, e.g. $ATTN_SHARE_DIR, the source
+/// tree's share/attn, the install prefix's) that holds an exercises/ folder, as
+/// "<candidate>/exercises"; empty candidates are skipped. Throws attn::error listing
+/// where it looked when none does.
+std::string find_exercise_dir(const std::vector<std::string>& candidates);
+
+/// The exercise numbered `which` ("3") or with the id `which` ("causal-mask"); throws
+/// usage_error "exercise 99: no such exercise; ..." naming the ones there are.
+const exercise& find_exercise(const std::vector<exercise>& all, std::string_view which);
+
+/// The seed of `student`'s variant: FNV-1a (64-bit) of "<exercise id>:<student id>",
+/// XOR the exercise's seed, modulo 2^31 (a torch.manual_seed value every tool takes).
+/// The same ID always gets the same seed; an empty ID gets the exercise's own seed.
+std::uint64_t student_seed(const exercise& e, std::string_view student);
+
+/// One tensor handed out: its stage.tensor key, its file name, the tensor itself.
+struct given_tensor {
+    std::string key;   // "scaled.scaled"
+    std::string name;  // "scaled": the file name (DIR/scaled.npy) and the name in the task
+    tensor values;
+};
+
+/// An exercise as one student gets it: their config (seed), the inputs drawn from it,
+/// the run, and the given tensors taken from the run.
+struct exercise_variant {
+    const exercise* ex = nullptr;
+    std::string student;  // empty: the exercise's own numbers
+    config cfg;
+    inputs in;
+    trace run;
+    std::vector<given_tensor> given;
+};
+
+/// Draws `student`'s inputs and computes their run. Throws attn::error when the
+/// exercise's answer shape is not the run's (a broken exercise file).
+exercise_variant make_variant(const exercise& e, std::string_view student);
+
+/// `answer` against the variant's answer tensor, within the exercise's tolerance
+/// (attn::check_answer: the same report as attn check).
+check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer);
+
+/// "--student alice" is a usage error unless the ID is 1-64 letters, digits, '.', '_' or '-'
+/// (it names a folder and goes into the seed); throws usage_error naming the flag.
+void validate_student_id(std::string_view student);
+
+}  // namespace attn

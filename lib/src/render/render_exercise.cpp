@@ -1,0 +1,246 @@
+// attn exercise's output (render_exercise.hpp): the list, an exercise as a student
+// gets it, the grade of an answer.
+#include "attn/render/render_exercise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/io/tensor_file.hpp"
+#include "attn/render/render_json.hpp"
+#include "attn/render/render_table.hpp"
+#include "attn/render/table_parts.hpp"
+#include "attn/teach/stage_text.hpp"
+
+namespace attn {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+constexpr std::size_t text_columns = 88;
+
+/// `text` wrapped at `width` columns, each line after `indent`.
+std::string wrap_paragraph(const std::string& text, std::size_t width, const std::string& indent) {
+    std::istringstream words(text);
+    std::string word, out, line;
+    while (words >> word) {
+        if (!line.empty() && table::text_width(line) + 1 + table::text_width(word) + indent.size() > width) {
+            out += indent + line + '\n';
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) out += indent + line + '\n';
+    return out;
+}
+
+std::string answer_key(const exercise& e) { return e.answer_stage + "." + e.answer_tensor; }
+
+const tensor& answer_tensor(const exercise_variant& v) {
+    return v.run.find(v.ex->answer_stage)->at(v.ex->answer_tensor);
+}
+
+std::string dims_text(const std::vector<std::string>& dims) {
+    std::string text;
+    for (const std::string& d : dims) text += (text.empty() ? "" : ", ") + d;
+    return text;
+}
+
+std::string shape_of(const tensor& t) {
+    return tensor_index_text(std::vector<std::size_t>(t.values.shape().begin(), t.values.shape().end()));
+}
+
+/// "student alice: seed 1234" or "the exercise's own numbers: seed 3".
+std::string whose_numbers(const exercise_variant& v) {
+    const std::string seed = "seed " + std::to_string(v.cfg.seed);
+    return v.student.empty() ? "the exercise's own numbers (" + seed + ")" : "student " + v.student + " (" + seed + ")";
+}
+
+/// "attn exercise check 7 --student alice --answer answer.npy"
+std::string check_command(const exercise_variant& v) {
+    return "attn exercise check " + std::to_string(v.ex->number) + (v.student.empty() ? "" : " --student " + v.student) +
+           " --answer answer.npy";
+}
+
+/// The run with only the given tensors in it, for attn trace's table to print.
+trace given_only(const exercise_variant& v) {
+    trace t;
+    t.cfg = v.cfg;
+    for (const stage& s : v.run.stages) {
+        stage kept = s;
+        kept.tensors.clear();
+        for (const given_tensor& g : v.given)
+            if (g.key.rfind(std::string(s.name()) + ".", 0) == 0) kept.tensors.push_back(g.values);
+        if (!kept.tensors.empty()) t.stages.push_back(std::move(kept));
+    }
+    return t;
+}
+
+/// A number for JSON: inf and NaN as the strings the trace document uses.
+ordered_json number_json(double x) {
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
+    return x;
+}
+
+std::string error_text(double x) {
+    if (std::isinf(x)) return "inf";
+    std::ostringstream s;
+    s.precision(3);
+    s << x;
+    return s.str();
+}
+
+}  // namespace
+
+void render_exercise_list(const std::vector<exercise>& all, std::ostream& out) {
+    std::size_t id_width = 2, answer_width = 8;
+    for (const exercise& e : all) {
+        id_width = std::max(id_width, e.id.size());
+        answer_width = std::max(answer_width, answer_key(e).size());
+    }
+    out << " #  ";
+    table::write_left(out, "id", id_width + 2, "", table::make_palette(false));
+    table::write_left(out, "asks for", answer_width + 2, "", table::make_palette(false));
+    out << "title\n";
+    for (const exercise& e : all) {
+        const std::string number = std::to_string(e.number);
+        out << std::string(number.size() < 2 ? 2 - number.size() : 0, ' ') << number << "  ";
+        table::write_left(out, e.id, id_width + 2, "", table::make_palette(false));
+        table::write_left(out, answer_key(e), answer_width + 2, "", table::make_palette(false));
+        out << e.title << '\n';
+    }
+}
+
+void render_exercise_list_json(const std::vector<exercise>& all, std::ostream& out) {
+    ordered_json list = ordered_json::array();
+    for (const exercise& e : all)
+        list.push_back({{"number", e.number},
+                        {"id", e.id},
+                        {"title", e.title},
+                        {"answer", {{"stage", e.answer_stage}, {"tensor", e.answer_tensor}, {"shape", e.answer_shape}}}});
+    out << ordered_json{{"format", "attn.exercises/1"}, {"exercises", list}}.dump() << '\n';
+}
+
+void render_exercise_table(const exercise_variant& v, const render_options& options, std::ostream& out) {
+    const exercise& e = *v.ex;
+    const table::palette p = table::make_palette(options.color);
+    out << p.bold << "Exercise " << e.number << " · " << e.id << " · " << e.title << p.reset << '\n';
+    out << p.dim << "   " << whose_numbers(v) << (e.source.empty() ? "" : "; from " + e.source) << p.reset << "\n\n";
+    for (const std::string& paragraph : e.task) out << wrap_paragraph(paragraph, text_columns, "   ") << '\n';
+    out << p.bold << "Given" << p.reset << " (--out DIR writes each as DIR/<name>.npy and .json)\n\n";
+    render_options given_options = options;
+    given_options.full = true;  // a student needs every number
+    given_options.stages.clear();
+    render_table(given_only(v), given_options, out);
+    const tensor& answer = answer_tensor(v);
+    out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << ", shape "
+        << tensor_index_text(e.answer_shape) << " [" << dims_text(answer.dims) << "]\n";
+    out << "   save it as .npy (np.save) or .json (nested lists) and check it:\n";
+    out << "   " << check_command(v) << "\n\n";
+    out << p.bold << "Hints" << p.reset << " (each more explicit than the last)\n";
+    for (std::size_t i = 0; i < e.hints.size(); ++i) {
+        const std::string label = "   " + std::to_string(i + 1) + ". ";
+        const std::string wrapped = wrap_paragraph(e.hints[i], text_columns, std::string(label.size(), ' '));
+        out << label << wrapped.substr(label.size());
+    }
+}
+
+void render_exercise_json(const exercise_variant& v, std::ostream& out) {
+    const exercise& e = *v.ex;
+    const tensor& answer = answer_tensor(v);
+    ordered_json head{{"format", "attn.exercise/1"},
+                      {"number", e.number},
+                      {"id", e.id},
+                      {"title", e.title},
+                      {"source", e.source},
+                      {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
+                      {"seed", v.cfg.seed},
+                      {"task", e.task},
+                      {"config", config_to_json(v.cfg)}};
+    std::string text = head.dump();
+    text.pop_back();  // reopen the object to stream the tensors in
+    out << text << ",\"given\":{";
+    for (std::size_t i = 0; i < v.given.size(); ++i) {
+        out << (i == 0 ? "" : ",") << ordered_json(v.given[i].key).dump() << ':';
+        render_tensor_json(v.given[i].values, out);
+    }
+    std::vector<std::string> mistakes;
+    for (const mistake m : e.mistakes) mistakes.emplace_back(mistake_id(m));
+    ordered_json tail{{"answer", {{"stage", e.answer_stage}, {"tensor", e.answer_tensor},
+                                  {"shape", e.answer_shape}, {"dims", answer.dims}}},
+                      {"tolerance", {{"atol", e.tolerance.atol}, {"rtol", e.tolerance.rtol}}},
+                      {"hints", e.hints},
+                      {"mistakes", mistakes}};
+    text = tail.dump();
+    out << "}," << text.substr(1) << '\n';
+}
+
+void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
+    const exercise& e = *v.ex;
+    const tensor& answer = answer_tensor(v);
+    out << "# Exercise " << e.number << ": " << e.title << "\n\n";
+    out << "For " << whose_numbers(v) << (e.source.empty() ? "" : "; from " + e.source) << ".\n\n";
+    for (const std::string& paragraph : e.task) out << wrap_paragraph(paragraph, 80, "") << '\n';
+    out << "## Given\n\n";
+    for (const run_line& line : run_summary(v.cfg)) out << "    " << line.label << ": " << line.text << '\n';
+    out << "\n| files | tensor | shape | dims |\n|---|---|---|---|\n";
+    for (const given_tensor& g : v.given)
+        out << "| `" << g.name << ".npy`, `" << g.name << ".json` | " << g.key << " | " << shape_of(g.values)
+            << " | " << dims_text(g.values.dims) << " |\n";
+    out << "\n```python\nimport math\n\nimport numpy as np\nimport torch\n\n";
+    for (const given_tensor& g : v.given)
+        out << g.name << " = torch.from_numpy(np.load(\"" << g.name << ".npy\"))  # " << shape_of(g.values) << '\n';
+    out << "\n# ... your code ...\n\n";
+    out << "np.save(\"answer.npy\", " << e.answer_tensor << ".numpy())  # " << tensor_index_text(e.answer_shape)
+        << "\n```\n\n";
+    out << "## Your answer\n\n";
+    out << "`" << answer_key(e) << "`, shape " << tensor_index_text(e.answer_shape) << " [" << dims_text(answer.dims)
+        << "], saved as `answer.npy` (or `answer.json`, nested lists). Check it:\n\n";
+    out << "    " << check_command(v) << "\n\n";
+    out << "## Hints\n\nOpen one at a time.\n";
+    for (std::size_t i = 0; i < e.hints.size(); ++i)
+        out << "\n<details><summary>Hint " << i + 1 << "</summary>\n\n" << e.hints[i]  // unwrapped: code stays on one line
+            << "\n\n</details>\n";
+}
+
+void render_check_report_table(const exercise_variant& v, const check_report& r, std::ostream& out) {
+    const std::string what = r.stage + "." + r.tensor + " of exercise " + std::to_string(v.ex->number) +
+                             (v.student.empty() ? "" : " (student " + v.student + ")");
+    out << "verdict    " << (r.match ? "match: " : "mismatch: ") << what << '\n';
+    out << "max error  ";
+    if (r.expected_shape != r.answer_shape)
+        out << "none: the shape is " << tensor_index_text(r.answer_shape) << ", expected "
+            << tensor_index_text(r.expected_shape) << (r.shape_note.empty() ? "" : " (" + r.shape_note + ")") << '\n';
+    else
+        out << error_text(r.max_error) << " at " << tensor_index_text(r.max_error_at) << " (allowed "
+            << error_text(v.ex->tolerance.atol) << " + " << error_text(v.ex->tolerance.rtol) << "·|expected|)\n";
+    out << "diagnosis  " << (r.match ? std::string("none") : r.diagnosis_id + ": " + r.diagnosis_message) << '\n';
+}
+
+void render_check_report_json(const exercise_variant& v, const check_report& r, std::ostream& out) {
+    ordered_json j{{"exercise", v.ex->number},
+                   {"id", v.ex->id},
+                   {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
+                   {"seed", v.cfg.seed},
+                   {"match", r.match},
+                   {"stage", r.stage},
+                   {"tensor", r.tensor},
+                   {"expected_shape", r.expected_shape},
+                   {"answer_shape", r.answer_shape},
+                   {"shape_note", r.shape_note},
+                   {"max_error", nullptr},      // null when the shapes differ: nothing to compare
+                   {"max_error_at", nullptr}};
+    if (r.expected_shape == r.answer_shape) {
+        j["max_error"] = number_json(r.max_error);
+        j["max_error_at"] = r.max_error_at;
+    }
+    j["diagnosis"] = r.match ? ordered_json(nullptr)
+                             : ordered_json{{"id", r.diagnosis_id}, {"message", r.diagnosis_message}};
+    out << j.dump() << '\n';
+}
+
+}  // namespace attn

@@ -1,0 +1,280 @@
+// Classroom exercises (exercise.hpp): reading the files, finding them, a variant per student.
+#include "attn/teach/exercise.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/compute/attention.hpp"
+#include "attn/compute/error.hpp"
+#include "attn/io/replay.hpp"
+#include "attn/io/tensor_file.hpp"
+
+namespace attn {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+/// The keys of an exercise file, each read with a message naming the file and the key.
+class exercise_keys {
+public:
+    exercise_keys(const json& j, const std::string& path) : j_(j), path_(path) {
+        if (!j.is_object()) fail("expected a JSON object");
+    }
+    const json& at(const char* key) const {
+        if (!j_.contains(key)) fail(std::string("no \"") + key + "\"");
+        return j_.at(key);
+    }
+    std::string text(const char* key) const {
+        if (!at(key).is_string()) wrong(key, "a string");
+        return j_.at(key).get<std::string>();
+    }
+    std::vector<std::string> texts(const char* key) const {
+        const json& v = at(key);
+        if (!v.is_array()) wrong(key, "a list of strings");
+        std::vector<std::string> out;
+        for (const json& s : v) {
+            if (!s.is_string()) wrong(key, "a list of strings");
+            out.push_back(s.get<std::string>());
+        }
+        return out;
+    }
+    [[noreturn]] void wrong(const char* key, const std::string& expected) const {
+        fail(std::string("\"") + key + "\" is " + j_.at(key).dump() + "; expected " + expected);
+    }
+    [[noreturn]] void fail(const std::string& what) const { throw error(path_ + ": " + what); }
+
+private:
+    const json& j_;
+    const std::string& path_;
+};
+
+/// The config keys an exercise gives, completed with attn trace's defaults (CLI.md):
+/// B 1, Sq 4, Sk = Sq, D 8, H 2, Din = D, Dkv = Din, biases and output projection on,
+/// seed 0, no mask, fill -inf; head_dim and cross derived. A fill may be written as
+/// text ("-1e9"), kept as typed. Then read as a dump's config is (replay.hpp).
+config exercise_config(json j, const std::string& path) {
+    if (!j.is_object()) throw error(path + ": \"config\" is " + j.dump() + "; expected a JSON object");
+    const auto fill_in = [&j](const char* key, const json& value) {
+        if (!j.contains(key)) j[key] = value;
+    };
+    fill_in("batch", 1);
+    fill_in("seq", 4);
+    fill_in("kv_seq", j["seq"]);
+    fill_in("d_model", 8);
+    fill_in("heads", 2);
+    fill_in("d_in", j["d_model"]);
+    fill_in("d_kv_in", j["d_in"]);
+    fill_in("qkv_bias", true);
+    fill_in("out_proj", true);
+    fill_in("seed", 0u);  // unsigned, as a dump writes it
+    fill_in("mask", "none");
+    fill_in("fill", "-inf");
+    if (j["fill"].is_string() && j["fill"] != "-inf") {  // "-1e9": the number, and the text as typed
+        const std::string typed = j["fill"].get<std::string>();
+        try {
+            j["fill"] = std::stod(typed);
+        } catch (const std::exception&) {
+            throw error(path + ": config \"fill\" is \"" + typed + "\"; expected \"-inf\" or a number");
+        }
+        fill_in("fill_text", typed);
+    }
+    if (j["d_model"].is_number_integer() && j["heads"].is_number_integer() && j["heads"].get<std::int64_t>() > 0)
+        fill_in("head_dim", j["d_model"].get<std::int64_t>() / j["heads"].get<std::int64_t>());
+    fill_in("cross", j["kv_seq"] != j["seq"] || j["d_kv_in"] != j["d_in"]);
+    return config_from_json(j, path);
+}
+
+/// Whether the stage called `stage` can hold a tensor called `tensor` (trace.hpp's table).
+bool stage_has_tensor(std::string_view stage, std::string_view tensor) {
+    for (const stage_tensors& st : stage_tensor_table)
+        if (st.stage == stage)
+            return std::find(st.tensors.begin(), st.tensors.end(), tensor) != st.tensors.end();
+    return false;
+}
+
+/// "scaled.scaled" -> {"scaled", "scaled"}; throws naming the file for anything else.
+std::pair<std::string, std::string> split_key(const std::string& key, const exercise& e) {
+    const std::size_t dot = key.find('.');
+    if (dot == std::string::npos)
+        throw error(e.path + ": given \"" + key + "\": expected stage.tensor, e.g. \"transpose.q\"");
+    std::string stage = key.substr(0, dot), tensor = key.substr(dot + 1);
+    if (!stage_has_tensor(stage, tensor) || !stage_in_run(e.cfg, stage))
+        throw error(e.path + ": given \"" + key + "\": this exercise's run has no such tensor");
+    return {stage, tensor};
+}
+
+std::vector<std::size_t> read_shape(const json& v, const exercise_keys& k) {
+    if (!v.is_array()) k.fail("\"answer\" \"shape\" is " + v.dump() + "; expected a list of sizes");
+    std::vector<std::size_t> shape;
+    for (const json& n : v) {
+        if (!n.is_number_unsigned()) k.fail("\"answer\" \"shape\" is " + v.dump() + "; expected a list of sizes");
+        shape.push_back(n.get<std::size_t>());
+    }
+    return shape;
+}
+
+void read_answer(const json& a, const exercise_keys& k, exercise& e) {
+    if (!a.is_object() || !a.contains("stage") || !a.contains("tensor") || !a.contains("shape") ||
+        !a["stage"].is_string() || !a["tensor"].is_string())
+        k.wrong("answer", "{\"stage\": ..., \"tensor\": ..., \"shape\": [...]}");
+    e.answer_stage = a["stage"].get<std::string>();
+    e.answer_tensor = a["tensor"].get<std::string>();
+    e.answer_shape = read_shape(a["shape"], k);
+    if (!stage_has_tensor(e.answer_stage, e.answer_tensor) || !stage_in_run(e.cfg, e.answer_stage))
+        k.fail("answer " + e.answer_stage + "." + e.answer_tensor + ": this exercise's run has no such tensor");
+}
+
+void read_optional_keys(const json& j, const exercise_keys& k, exercise& e) {
+    if (j.contains("source")) e.source = k.text("source");
+    if (j.contains("tolerance")) {
+        const json& t = j["tolerance"];
+        if (!t.is_object() || !t.value("atol", json(0.0)).is_number() || !t.value("rtol", json(0.0)).is_number())
+            k.wrong("tolerance", "{\"atol\": number, \"rtol\": number}");
+        e.tolerance.atol = t.value("atol", e.tolerance.atol);
+        e.tolerance.rtol = t.value("rtol", e.tolerance.rtol);
+    }
+}
+
+/// FNV-1a, 64 bits: a small, documented, stable hash (the same on every machine).
+std::uint64_t fnv1a_64(std::string_view text) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (const char c : text) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+}  // namespace
+
+exercise read_exercise(const std::string& path) {
+    json j;
+    try {
+        j = json::parse(read_text_file(path, path));
+    } catch (const json::parse_error& e) {
+        throw error(path + ": not valid JSON: " + e.what());
+    }
+    const exercise_keys k(j, path);
+    exercise e;
+    e.path = path;
+    if (!k.at("number").is_number_unsigned() || k.at("number").get<std::uint64_t>() == 0)
+        k.wrong("number", "a whole number, 1 or more");
+    e.number = k.at("number").get<int>();
+    e.id = k.text("id");
+    e.title = k.text("title");
+    e.task = k.texts("task");
+    e.cfg = exercise_config(k.at("config"), path);
+    e.given = k.texts("given");
+    std::set<std::string> names;
+    for (const std::string& key : e.given)
+        if (!names.insert(split_key(key, e).second).second)
+            k.fail("given \"" + key + "\": another given tensor has the name too (files are named after it)");
+    read_answer(k.at("answer"), k, e);
+    e.hints = k.texts("hints");
+    for (const std::string& id : k.texts("mistakes")) {
+        const std::optional<mistake> m = parse_mistake(id);
+        if (!m || *m == mistake::none) k.fail("mistakes: \"" + id + "\" is not a diagnosis id");
+        e.mistakes.push_back(*m);
+    }
+    read_optional_keys(j, k, e);
+    return e;
+}
+
+std::vector<exercise> read_exercises(const std::string& dir) {
+    std::vector<std::string> paths;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".json") paths.push_back(it->path().string());
+    if (ec) throw error(dir + ": cannot read the exercises: " + ec.message());
+    std::vector<exercise> all;
+    for (const std::string& path : paths) all.push_back(read_exercise(path));
+    std::sort(all.begin(), all.end(), [](const exercise& a, const exercise& b) { return a.number < b.number; });
+    for (std::size_t i = 1; i < all.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (all[i].number == all[j].number || all[i].id == all[j].id)
+                throw error(all[i].path + ": exercise " + std::to_string(all[i].number) + " (" + all[i].id +
+                            ") has the number or id of " + all[j].path);
+        }
+    }
+    return all;
+}
+
+std::string find_exercise_dir(const std::vector<std::string>& candidates) {
+    std::string looked;
+    for (const std::string& dir : candidates) {
+        if (dir.empty()) continue;
+        const fs::path exercises = fs::path(dir) / "exercises";
+        std::error_code ec;
+        if (fs::is_directory(exercises, ec)) return exercises.string();
+        looked += (looked.empty() ? "" : ", ") + exercises.string();
+    }
+    throw error("cannot find the exercises (looked in " + looked +
+                "); set ATTN_SHARE_DIR to the folder that holds exercises/");
+}
+
+const exercise& find_exercise(const std::vector<exercise>& all, std::string_view which) {
+    for (const exercise& e : all)
+        if (std::to_string(e.number) == which || e.id == which) return e;
+    std::string there;
+    if (!all.empty())
+        there = "; there are " + std::to_string(all.front().number) + " to " + std::to_string(all.back().number) +
+                " (attn exercise list)";
+    throw usage_error("exercise " + std::string(which) + ": no such exercise" + there);
+}
+
+std::uint64_t student_seed(const exercise& e, std::string_view student) {
+    if (student.empty()) return e.cfg.seed;
+    const std::uint64_t h = fnv1a_64(e.id + ":" + std::string(student));
+    return (h ^ e.cfg.seed) % (1ull << 31);
+}
+
+void validate_student_id(std::string_view student) {
+    const bool ok = !student.empty() && student.size() <= 64 &&
+                    std::all_of(student.begin(), student.end(), [](char c) {
+                        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+                    }) &&
+                    student.front() != '.' && student.front() != '-';
+    if (!ok)
+        throw usage_error("--student " + printable_text(std::string(student)) +
+                          ": expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice");
+}
+
+exercise_variant make_variant(const exercise& e, std::string_view student) {
+    exercise_variant v;
+    v.ex = &e;
+    v.student = std::string(student);
+    v.cfg = e.cfg;
+    v.cfg.seed = student_seed(e, student);
+    v.in = draw_inputs(v.cfg);
+    v.run = compute_trace(v.cfg, v.in);
+    for (const std::string& key : e.given) {
+        const std::size_t dot = key.find('.');
+        const stage* s = v.run.find(key.substr(0, dot));
+        const std::string name = key.substr(dot + 1);
+        const tensor* found = nullptr;
+        for (std::size_t i = 0; s != nullptr && i < s->tensors.size(); ++i)
+            if (s->tensors[i].name == name) found = &s->tensors[i];
+        if (found == nullptr)
+            throw error(e.path + ": given \"" + key + "\": this exercise's run has no such tensor");
+        v.given.push_back({key, name, *found});
+    }
+    const stage* s = v.run.find(e.answer_stage);
+    if (s == nullptr) throw error(e.path + ": answer " + e.answer_stage + ": this exercise's run has no such stage");
+    const tensor& answer = s->at(e.answer_tensor);
+    const std::vector<std::size_t> shape(answer.values.shape().begin(), answer.values.shape().end());
+    if (shape != e.answer_shape)
+        throw error(e.path + ": answer shape " + tensor_index_text(e.answer_shape) + " is not the run's " +
+                    tensor_index_text(shape));
+    return v;
+}
+
+check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer) {
+    return check_answer(v.cfg, v.in, v.ex->answer_stage, v.ex->answer_tensor, answer, v.ex->tolerance);
+}
+
+}  // namespace attn

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Command-line tests: attn exercise list, show (table, json, --out DIR) and check, a
+# variant per student. Every exercise is shown and checked: attn's own right answer,
+# taken from `attn trace --format json` run with the variant's config (its values are
+# tested against PyTorch elsewhere), must pass and a perturbed one must fail.
+# Usage: exercise.sh path/to/attn. Needs jq and python3 with NumPy.
+set -u
+attn=${1:?usage: exercise.sh path/to/attn}
+. "$(dirname "$0")/common.sh"
+export PATH="/usr/bin:$PATH"  # Debian's python3, with NumPy
+unset ATTN_SHARE_DIR
+
+# trace_flags CONFIG.json: attn trace's flags for a config as the JSON documents write it.
+trace_flags() {
+  jq -r '[ "--batch", .batch, "--seq", .seq, "--kv-seq", .kv_seq, "--d-model", .d_model, "--heads", .heads,
+           "--d-in", .d_in, "--d-kv-in", .d_kv_in, "--seed", .seed, "--mask", .mask,
+           "--fill", (.fill_text // (.fill | tostring)) ]
+         + (if .lengths then ["--lengths", (.lengths | map(tostring) | join(","))] else [] end)
+         + (if .window then ["--window", .window] else [] end)
+         + (if .qkv_bias then [] else ["--no-qkv-bias"] end)
+         + (if .out_proj then [] else ["--no-out-proj"] end) | map(tostring) | .[]' "$1"
+}
+
+# perturb IN OUT: the nested lists of IN with 0.5 added to the first number.
+perturb() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+x = a
+while isinstance(x[0], list): x = x[0]
+x[0] = x[0] + 0.5
+json.dump(a, open(sys.argv[2], "w"))
+PY
+}
+
+# --- list ----------------------------------------------------------------------------
+expect_ok "exercise list" exercise list
+check "the list has a header and at least 12 exercises" test "$(grep -c '^ *[0-9]' "$work/out")" -ge 12
+check "each line: number, id, the stage.tensor asked for, title" \
+  grep -qE '^ 7  causal-weights +softmax\.weights +Causal attention weights, per head$' "$work/out"
+expect_ok "exercise list --format json" exercise list --format json
+cp "$work/out" "$work/list.json"
+count=$(jq '.exercises | length' "$work/list.json")
+check "the JSON list has every exercise" test "$count" -ge 12
+check "... numbered 1 to $count" test "$(jq -c '[.exercises[].number]' "$work/list.json")" = "$(jq -nc "[range(1; $count + 1)]")"
+
+# --- every exercise: shown, and graded against attn trace's own answer ------------------
+for n in $(jq '.exercises[].number' "$work/list.json"); do
+  expect_ok "exercise show $n" exercise show "$n"
+  check "show $n: the title, the given tensors, the answer and the hints" \
+    grep -qz "^Exercise $n · .*Given.*Your answer: .*Hints" "$work/out"
+  expect_ok "exercise show $n --student s$n --format json" exercise show "$n" --student "s$n" --format json
+  cp "$work/out" "$work/show.json"
+  check "show $n json: number, student, every given tensor with data" \
+    test "$(jq -c '[.number, .student, (.given | length > 0), ([.given[] | has("data") and has("shape")] | all)]' \
+      "$work/show.json")" = "[$n,\"s$n\",true,true]"
+  jq '.config' "$work/show.json" >"$work/config.json"
+  stage=$(jq -r '.answer.stage' "$work/show.json") tensor=$(jq -r '.answer.tensor' "$work/show.json")
+  mapfile -t flags < <(trace_flags "$work/config.json")
+  "$attn" trace "${flags[@]}" --format json 2>/dev/null >"$work/trace.json"
+  check "show $n json: the given tensors are attn trace's for the variant's config" test "$(jq --slurpfile t \
+    "$work/trace.json" '[.given | to_entries[] | (.key | split(".")) as [$s, $n]
+                          | .value.data == $t[0].stages[$s].tensors[$n].data] | all' "$work/show.json")" = true
+  jq ".stages.$stage.tensors.$tensor.data" "$work/trace.json" >"$work/right.json"
+  check "trace's answer has the shape the exercise says" \
+    test "$(jq -c ".stages.$stage.tensors.$tensor.shape" "$work/trace.json")" = "$(jq -c '.answer.shape' "$work/show.json")"
+  expect_ok "check $n: attn trace's $stage.$tensor for student s$n passes" \
+    exercise check "$n" --student "s$n" --answer "$work/right.json"
+  check "check $n: the verdict says match" grep -q '^verdict    match: ' "$work/out"
+  perturb "$work/right.json" "$work/wrong.json"
+  run exercise check "$n" --student "s$n" --answer "$work/wrong.json" --format json
+  check "check $n: a perturbed answer fails with exit 1 and a diagnosis" \
+    test "$rc:$(jq -c '[.match, (.diagnosis.id | length > 0)]' "$work/out")" = "1:[false,true]"
+done
+
+# --- a variant per student -------------------------------------------------------------
+run exercise show 7 --student alice --format json; cp "$work/out" "$work/alice.json"
+run exercise show 7 --student bob --format json; cp "$work/out" "$work/bob.json"
+run exercise show 7 --student alice --format json
+check "the same student gets the same numbers every time" cmp -s "$work/out" "$work/alice.json"
+check "two students get different numbers" test "$(jq -c .given "$work/alice.json")" != "$(jq -c .given "$work/bob.json")"
+check "... and different seeds, alice's as documented (FNV-1a)" \
+  test "$(jq -c '[.seed]' "$work/alice.json")$(jq -c '[.seed]' "$work/bob.json")" = "[1024086593][1324092174]"
+run exercise show 7 --format json
+check "without --student: the exercise's own seed" test "$(jq -c '[.student, .seed]' "$work/out")" = "[null,7]"
+
+# alice's right answer, computed with NumPy from the tensors she was given (not from attn)
+weights_from() {  # $1: the show JSON of exercise 7, $2: the answer file (.npy)
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+import numpy as np
+show = json.load(open(sys.argv[1]))
+q = np.array(show["given"]["transpose.q"]["data"], dtype=np.float32)  # [1,2,4,4]
+k = np.array(show["given"]["transpose.k"]["data"], dtype=np.float32)
+scores = q @ k.transpose(0, 1, 3, 2) / np.float32(2.0)             # / sqrt(dk), dk = 4
+scores = np.where(np.tril(np.ones((4, 4), dtype=bool)), scores, -np.inf)
+e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+np.save(sys.argv[2], (e / e.sum(axis=-1, keepdims=True)).astype(np.float32))
+PY
+}
+weights_from "$work/alice.json" "$work/alice.npy"
+weights_from "$work/bob.json" "$work/bob.npy"
+expect_ok "alice's answer, worked in NumPy from her tensors, passes for alice" \
+  exercise check 7 --student alice --answer "$work/alice.npy"
+run exercise check 7 --student bob --answer "$work/alice.npy"
+check "alice's right answer fails for bob (exit 1)" test "$rc" = 1
+check "... with a mismatch verdict" grep -q '^verdict    mismatch: softmax.weights of exercise 7 (student bob)$' "$work/out"
+expect_ok "bob's own answer passes for bob" exercise check causal-weights --student bob --answer "$work/bob.npy"
+expect_ok "check --format json on a match" exercise check 7 --student alice --answer "$work/alice.npy" --format json
+check "... match true, no diagnosis, the student and the shapes" test "$(jq -c \
+  '[.match, .diagnosis, .student, .expected_shape, .answer_shape]' "$work/out")" = \
+  '[true,null,"alice",[1,2,4,4],[1,2,4,4]]'
+
+# --- --out DIR: the folder a student gets ------------------------------------------------
+expect_ok "show 7 --student alice --out DIR" exercise show 7 --student alice --out "$work/class/alice"
+check "... says what it wrote" test "$(cat "$work/out")" = \
+  "$work/class/alice: q.npy q.json k.npy k.json task.md exercise.json"
+check "... q.npy, k.npy load in NumPy: float32, [1,2,4,4], the numbers of show --format json" python3 - \
+  "$work/class/alice" "$work/alice.json" <<'PY'
+import json, sys
+import numpy as np
+d, show = sys.argv[1], json.load(open(sys.argv[2]))
+for name in ("q", "k"):
+    a = np.load(f"{d}/{name}.npy")
+    assert a.dtype == np.float32 and a.shape == (1, 2, 4, 4), (a.dtype, a.shape)
+    assert (a == np.array(show["given"]["transpose." + name]["data"], dtype=np.float32)).all()
+    assert (a == np.array(json.load(open(f"{d}/{name}.json")), dtype=np.float32)).all()
+PY
+check "... exercise.json is show --format json" cmp -s "$work/class/alice/exercise.json" "$work/alice.json"
+check "... task.md has the task, the files, the answer's shape and the check command" grep -qz \
+  "# Exercise 7: Causal attention weights, per head.*q.npy.*\[1,2,4,4\].*attn exercise check 7 --student alice --answer answer.npy" \
+  "$work/class/alice/task.md"
+check "... and the hints folded away" test "$(grep -c '^<details><summary>Hint' "$work/class/alice/task.md")" = 3
+check "... whose Python loads the given tensors" grep -qxF 'q = torch.from_numpy(np.load("q.npy"))  # [1,2,4,4]' \
+  "$work/class/alice/task.md"
+expect_ok "--out again overwrites the folder" exercise show 7 --student alice --out "$work/class/alice"
+expect_ok "a boolean-free exercise with six given tensors" exercise show 10 --out "$work/cross"
+check "... each as .npy and .json" test "$(ls "$work/cross" | tr '\n' ' ')" = \
+  "b_k.json b_k.npy b_q.json b_q.npy exercise.json task.md w_k.json w_k.npy w_q.json w_q.npy x.json x.npy x_kv.json x_kv.npy "
+expect_error "--out with --format: one or the other" 2 \
+  "attn: error: --out $work/x writes files (the tensors, task.md, exercise.json); --format json is for printing: give one of them" \
+  exercise show 7 --out "$work/x" --format json
+touch "$work/file"
+expect_error "--out under a file: an error naming the flag" 1 \
+  "attn: error: --out $work/file/x: cannot make the folder: Not a directory" exercise show 7 --out "$work/file/x"
+
+# --- the classroom's sample answers (examples/classroom/answers, made in PyTorch) --------
+answers="$(dirname "$0")/../../examples/classroom/answers"
+for s in alice bob; do
+  expect_ok "sample answer of $s (right) passes for $s" exercise check 7 --student "$s" --answer "$answers/$s/answer.npy"
+done
+# after the merge with attn check, each wrong answer is also diagnosed as the mistake it was made with
+declare -A made=([carol]=softmax_axis [dave]=missing_scale [erin]=mask_inverted [frank]=wrong_scale [grace]=q_k_swapped)
+for s in carol dave erin frank grace; do
+  run exercise check 7 --student "$s" --answer "$answers/$s/answer.npy" --format json
+  check "sample answer of $s (${made[$s]}) fails for $s" test "$rc:$(jq .match "$work/out")" = "1:false"
+  if ! "$attn" check 2>&1 | grep -q 'no command is called check'; then  # attn check is there: the real check_answer
+    check "... diagnosed ${made[$s]}" test "$(jq -r .diagnosis.id "$work/out")" = "${made[$s]}"
+  fi
+done
+
+# --- errors ----------------------------------------------------------------------------
+expect_error "an unknown exercise number" 2 \
+  "attn: error: exercise 99: no such exercise; there are 1 to $count (attn exercise list)" exercise show 99
+expect_error "an unknown exercise id" 2 \
+  "attn: error: exercise nope: no such exercise; there are 1 to $count (attn exercise list)" \
+  exercise check nope --answer "$work/alice.npy"
+expect_error "check without --answer" 2 "attn: error: --answer is required" exercise check 7
+expect_error "show without N" 2 "attn: error: N is required" exercise show
+expect_error "exercise without a command" 2 \
+  "attn: error: attn exercise needs a command: list, show or check (attn exercise --help)" exercise
+expect_error "an unknown exercise command" 2 \
+  "attn: error: attn exercise frob: no such command; try list, show or check (attn exercise --help)" exercise frob
+expect_error "an unknown flag of show" 2 \
+  'attn: error: --frob: attn exercise show has no such flag; see `attn exercise show --help`' exercise show 7 --frob
+expect_error "a student ID that is not a name" 2 \
+  "attn: error: --student ../x: expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice" \
+  exercise show 7 --student ../x
+expect_error "an answer file that is not there" 1 \
+  "attn: error: --answer $work/none.npy: cannot open: No such file or directory" \
+  exercise check 7 --answer "$work/none.npy"
+python3 -c "import numpy as np; np.save('$work/short.npy', np.zeros((2, 4, 4), dtype=np.float32))"
+run exercise check 7 --answer "$work/short.npy"
+check "a wrong-shape answer: exit 1, a mismatch that names both shapes" test "$rc" = 1
+check "... the verdict" grep -q '^verdict    mismatch: softmax.weights of exercise 7$' "$work/out"
+check "... the shapes" grep -q '^max error  none: the shape is \[2,4,4\], expected \[1,2,4,4\]' "$work/out"
+run exercise check 7 --answer "$work/short.npy" --format json
+check "... in JSON: match false, both shapes, no max error, a diagnosis" test "$(jq -c \
+  '[.match, .answer_shape, .expected_shape, .max_error, (.diagnosis.id | length > 0)]' "$work/out")" = \
+  '[false,[2,4,4],[1,2,4,4],null,true]'
+
+# --- where the exercises are found ----------------------------------------------------------
+mkdir -p "$work/share/exercises"
+cp "$(dirname "$0")/../../share/attn/exercises/07-causal-weights.json" "$work/share/exercises/"
+ATTN_SHARE_DIR="$work/share" "$attn" exercise list >"$work/out" 2>"$work/err"
+check "\$ATTN_SHARE_DIR comes first" test "$(grep -c '^ *[0-9]' "$work/out")" = 1
+ATTN_SHARE_DIR="$work/nowhere" "$attn" exercise list >"$work/out" 2>"$work/err"
+check "an \$ATTN_SHARE_DIR without exercises/ is passed over" test "$(grep -c '^ *[0-9]' "$work/out")" -ge 12
+
+# --- installed: the exercises go to PREFIX/share/attn, where the installed attn finds them ------
+build=$(dirname "$attn")
+if [ -f "$build/cmake_install.cmake" ]; then
+  cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1
+  check "cmake --install puts the exercises in PREFIX/share/attn/exercises" \
+    test -f "$work/prefix/share/attn/exercises/07-causal-weights.json"
+  sed -i 's/"Causal attention weights, per head"/"The installed copy"/' "$work/prefix/share/attn/exercises/07-causal-weights.json"
+  "$work/prefix/bin/attn" exercise list >"$work/out" 2>"$work/err"
+  check "the installed attn reads the exercises next to its bin/, before the source tree's" \
+    grep -qE '^ 7  causal-weights +softmax\.weights +The installed copy$' "$work/out"
+else
+  fail "cmake --install" "no cmake_install.cmake next to $attn"
+fi
+
+# --- the README's list is what the program prints ---------------------------------------------
+readme="$(dirname "$0")/../../README.md"
+awk '/`attn exercise list` prints:/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' \
+  "$readme" >"$work/readme-list"
+"$attn" exercise list >"$work/actual-list"
+check "README's exercise list is there" test "$(wc -l <"$work/readme-list")" -ge 13
+check "README's exercise list is real" diff "$work/readme-list" "$work/actual-list"
+
+# --- help ------------------------------------------------------------------------------------
+run --help
+check "attn --help lists the exercise command" grep -qE '^  exercise +Classroom exercises with a variant per student' "$work/out"
+expect_ok "attn exercise --help" exercise --help
+check "... teaches: the commands, the student seed, an example" grep -qz \
+  "list.*show.*check.*FNV-1a.*attn exercise show causal-weights --student alice --out class/alice" "$work/out"
+for page in "exercise" "exercise list" "exercise show" "exercise check"; do
+  run $page --help
+  check "attn $page --help fits in 100 columns" test "$(awk '{ print length($0) }' "$work/out" | sort -n | tail -1)" -le 100
+done
+
+finish
