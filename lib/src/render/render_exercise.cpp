@@ -103,14 +103,14 @@ void render_exercise_list(const std::vector<exercise>& all, std::ostream& out) {
         answer_width = std::max(answer_width, answer_key(e).size());
     }
     out << " #  ";
-    table::write_left(out, "id", id_width + 2, "", table::make_palette(false));
-    table::write_left(out, "asks for", answer_width + 2, "", table::make_palette(false));
+    table::write_left(out, "id", id_width + 2, "", make_heading_style(false));
+    table::write_left(out, "asks for", answer_width + 2, "", make_heading_style(false));
     out << "title\n";
     for (const exercise& e : all) {
         const std::string number = std::to_string(e.number);
         out << std::string(number.size() < 2 ? 2 - number.size() : 0, ' ') << number << "  ";
-        table::write_left(out, e.id, id_width + 2, "", table::make_palette(false));
-        table::write_left(out, answer_key(e), answer_width + 2, "", table::make_palette(false));
+        table::write_left(out, e.id, id_width + 2, "", make_heading_style(false));
+        table::write_left(out, answer_key(e), answer_width + 2, "", make_heading_style(false));
         out << e.title << '\n';
     }
 }
@@ -127,7 +127,7 @@ void render_exercise_list_json(const std::vector<exercise>& all, std::ostream& o
 
 void render_exercise_table(const exercise_variant& v, const render_options& options, std::ostream& out) {
     const exercise& e = *v.ex;
-    const table::palette p = table::make_palette(options.color);
+    const table::palette p = make_heading_style(options.color);
     out << p.bold << "Exercise " << e.number << " · " << e.id << " · " << e.title << p.reset << '\n';
     out << p.dim << "   " << whose_numbers(v) << (e.source.empty() ? "" : "; from " + e.source) << p.reset << "\n\n";
     for (const std::string& paragraph : e.task) out << wrap_paragraph(paragraph, text_columns, "   ") << '\n';
