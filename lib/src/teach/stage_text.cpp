@@ -5,6 +5,7 @@
 
 #include "attn/compute/mask.hpp"
 #include "attn/compute/trace.hpp"
+#include "attn/teach/mistake_text.hpp"
 
 namespace attn {
 namespace {
@@ -159,6 +160,7 @@ std::vector<run_line> run_summary(const config& c) {
 }
 
 std::string stage_formula(const config& c, std::string_view name) {
+    if (std::string made = mistake_formula(c, name); !made.empty()) return made;  // --mistake ID, on purpose
     if (name == "input") return input_formula(c);
     if (name == "params") return params_formula(c);
     if (name == "projections") return projections_formula(c);
