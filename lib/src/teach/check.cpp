@@ -84,18 +84,33 @@ const tensor& tensor_asked(const stage& s, std::string_view name) {
                       std::string(name) + " (it has " + names + ")");
 }
 
-/// The tensor `stage_name`.`tensor_name` of the run `c` (with its mistake), or nullopt
-/// when that run cannot be computed.
+/// Thrown by the stage callback once the stage asked for is computed: the later stages are not needed.
+struct stage_reached {};
+
+/// The tensor `stage_name`.`tensor_name` of the run `c` (with its mistake), computed up to
+/// that stage; nullopt when that run cannot be computed or lacks the stage.
 std::optional<xt::xarray<float>> tensor_of_run(const config& c, const inputs& in, std::string_view stage_name,
                                                std::string_view tensor_name) {
+    std::optional<xt::xarray<float>> found;
+    const auto keep_and_stop = [&](const trace&, const stage& s) {
+        if (s.name() != stage_name) return;
+        found = xt::xarray<float>(tensor_asked(s, tensor_name).values);
+        throw stage_reached{};
+    };
     try {
-        const trace t = compute_trace(c, in);
-        const stage* s = t.find(stage_name);
-        if (s == nullptr) return std::nullopt;
-        return xt::xarray<float>(tensor_asked(*s, tensor_name).values);
+        compute_trace(c, in, keep_and_stop);
+    } catch (const stage_reached&) {
     } catch (const error&) {
-        return std::nullopt;
     }
+    return found;
+}
+
+/// Whether the diagnosis tries mistake `wrong` for stage `asked`: when the run can make it,
+/// and K·Qᵀ with Sq != Sk up to the scaled stage, where its [B,H,Sk,Sq] shape is still whole
+/// (the mask and weights·V cannot take it: mistake_problem).
+bool worth_trying(const config& wrong, const stage_info& asked) {
+    if (mistake_problem(wrong).empty()) return true;
+    return wrong.mistake == mistake::q_k_swapped && asked.step <= find_stage_info("scaled")->step;
 }
 
 /// The mistake (and way) whose run gives a tensor the answer matches within the
@@ -108,7 +123,7 @@ void diagnose(const config& right, const inputs& in, const xt::xarray<float>& ex
             config wrong = right;
             wrong.mistake = m;
             wrong.mistake_variant = way;
-            if (!mistake_problem(wrong).empty()) continue;
+            if (!worth_trying(wrong, *find_stage_info(report.stage))) continue;
             const auto made = tensor_of_run(wrong, in, report.stage, report.tensor);
             if (!made || shape_of(*made) != answer.shape) continue;
             if (shape_of(*made) == shape_of(expected) && all_close(*made, expected, report.tolerance))
@@ -123,9 +138,11 @@ void diagnose(const config& right, const inputs& in, const xt::xarray<float>& ex
     if (!report.diagnosis_id.empty()) return;
     report.diagnosis_id = "unknown";
     report.diagnosis_message =
-        "the answer matches none of the mistakes attn knows (" + std::to_string(all_mistakes().size()) +
-        ", each made the ways students make it) within the tolerance: compare it with the stage's formula "
-        "(attn trace --stage " + report.stage + ")";
+        report.answer_shape != report.expected_shape
+            ? "no mistake attn knows gives an answer of this shape and these values: start from the shape"
+            : "the answer matches none of the mistakes attn knows (" + std::to_string(all_mistakes().size()) +
+                  ", each made the ways students make it) within the tolerance: compare it with the stage's "
+                  "formula (attn trace --stage " + report.stage + ")";
 }
 
 }  // namespace
