@@ -159,7 +159,23 @@ expect_error "trace --mistake with an unknown id" 2 \
 run trace "${seed24[@]}" --mistake fill_value --stage masked --format json
 check "trace --mistake fill_value: 0 where the mask is false, not -inf" test \
   "$(jq -c '.stages.masked.tensors.masked.data[0][0][0][1:]' "$work/out")" = '[0,0,0,0]'
+run trace --mask causal --mistake mask_inverted --format npz --out "$work/inverted.npz"
+run trace --from "$work/inverted.npz" --stage mask --format json
+check "a dump records --mistake in its config, and --from makes it again" test \
+  "$(jq -c '[.config.mistake, .stages.mask.tensors.mask.data[0][0][0]]' "$work/out")" = '["mask_inverted",[false,true,true,true]]'
+run trace --from "$work/inverted.npz" --mistake none --stage mask --format json
+check "... unless --mistake none" test "$(jq -c '[.config.mistake, .stages.mask.tensors.mask.data[0][0][0]]' "$work/out")" = '[null,[true,false,false,false]]'
 run trace "${seed24[@]}" --mistake none --stage softmax --format json
 check "trace --mistake none: no warning" test ! -s "$work/err"
+
+# --- the README's report and JSON are what the program prints ------------------------------------
+readme="$(dirname "$0")/../../README.md"
+awk '/^\$ attn check --seed 24/{on=1; next} /^\$ echo/{on=0} on' "$readme" >"$work/readme-table"
+run check --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --stage softmax --answer "$ref/seed24_causal/softmax_axis.softmax.json"
+check "README's attn check report is there" test "$(wc -l <"$work/readme-table")" -eq 5
+check "README's attn check report is real" diff "$work/readme-table" "$work/out"
+awk '/^### Checking an answer/{s=1} s && /^```json$/{on=1; next} on && /^```$/{exit} on' "$readme" >"$work/readme-json"
+run check "${seed24[@]}" --stage context --answer "$ref/seed24_causal/softmax_axis.context.json" --format json
+check "README's attn check JSON is real" test "$(jq -S -c . "$work/readme-json")" = "$(jq -S -c . "$work/out")"
 
 finish

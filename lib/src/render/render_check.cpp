@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "attn/compute/config.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/teach/check_shape.hpp"
 
@@ -17,10 +18,12 @@ std::string number(double v, int digits = 4) {
     return text;
 }
 
+/// A float32 value (or an error between two) as the trace's JSON writes numbers: the
+/// fewest digits that read back as the same float; "nan", "inf", "-inf" as strings.
 nlohmann::ordered_json json_number(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    return v;
+    return std::stod(fill_to_string(static_cast<float>(v)));
 }
 
 std::string tolerance_text(const check_report& r) {
