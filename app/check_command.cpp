@@ -125,6 +125,7 @@ void setup_check(CLI::App& app) {
         ->group(what);
 
     add_run_flags(cmd, o->run);
+    cmd->get_option("--mistake")->group("");  // trace's; hidden here, and refused with a word on why
 
     cmd->callback([o, cmd] { run_check(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
 }

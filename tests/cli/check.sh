@@ -142,6 +142,8 @@ assert np.allclose(r, np.array(json.load(open(f"{ref}/seed24_causal/right.scaled
 PY
 check "trace --mistake softmax_axis: softmax, context and output are PyTorch's dim=-2 ones; scaled is untouched" test ! -s "$work/diff"
 run trace "${seed24[@]}" --mistake wrong_scale --stage scaled
+check "trace --mistake wrong_scale: the run line says so" grep -qx \
+  'run    self-attention: Q, K, V from x; seed 24; --mistake wrong_scale, on purpose, at the scaled stage' "$work/out"
 check "trace --mistake wrong_scale: the table's formula line" grep -qx \
   '   scaled = scores / √D = 2.8284, not / √dk = 1.4142 (--mistake wrong_scale, on purpose)' "$work/out"
 expect_error "trace --mistake weight_not_transposed with Din != D: a shape error, said clearly" 2 \

@@ -100,6 +100,9 @@ std::string run_text(const config& c) {
     if (!(c.from_projections && !c.out_proj)) parts.push_back("seed " + std::to_string(c.seed));  // else nothing is drawn
     if (!c.from_projections && !c.qkv_bias) parts.push_back("Q, K, V without bias");
     if (!c.out_proj) parts.push_back("no output projection");
+    if (c.mistake != mistake::none)
+        parts.push_back("--mistake " + std::string(mistake_id(c.mistake)) + ", on purpose, at the " +
+                        std::string(mistake_stage(c.mistake, c.mistake_variant)) + " stage");
     return join(parts, "; ");
 }
 
