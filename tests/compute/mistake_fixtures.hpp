@@ -20,6 +20,7 @@ inline std::string dir() { return std::string(ATTN_REFERENCE_DIR) + "/mistakes";
 
 struct answer {
     std::string config_name, mistake, stage, tensor, made_at, file;  // mistake "none": the right answer
+    int way;                                                          // config::mistake_variant
     attn::config cfg;
 };
 
@@ -47,7 +48,7 @@ inline std::vector<answer> all() {
     std::vector<answer> answers;
     for (const auto& a : index["answers"])
         answers.push_back({a["config"], a["mistake"], a["stage"], a["tensor"], a["made_at"], a["file"],
-                           config_of(index["configs"][a["config"].get<std::string>()])});
+                           a["way"].get<int>(), config_of(index["configs"][a["config"].get<std::string>()])});
     return answers;
 }
 

@@ -96,8 +96,9 @@ TEST_SUITE("mistakes") {
             CAPTURE(a.file);
             attn::config c = a.cfg;
             c.mistake = a.mistake == "none" ? mistake::none : *attn::parse_mistake(a.mistake);
+            c.mistake_variant = a.way;
             check_close(stage_of_run(c, a.stage, a.tensor), mistake_fixtures::read(a).values, a.file);
-            if (a.mistake != "none") CHECK(attn::mistake_stage(c.mistake) == a.made_at);
+            if (a.mistake != "none") CHECK(attn::mistake_stage(c.mistake, a.way) == a.made_at);
             ++checked;
         }
         CHECK(checked >= 60);

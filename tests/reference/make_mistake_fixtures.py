@@ -10,7 +10,7 @@ cross-attention), then computes multi-head attention with
 plain torch ops, the way a student writes it: once right, and once per mistake, each made as a
 student makes it (the comments in `attention` below). It saves, per mistake, the wrong answer at
 the stage where the mistake is made and at later stages (context and output, or merge, concat and
-output; the cross-attention config: a few mistakes, K·Qᵀ at the scores and scaled stages, where its
+output; the other ways attn check knows a mistake, `way` 1 and 2, at a stage or two; the cross-attention config: a few mistakes, K·Qᵀ at the scores and scaled stages, where its
 [B,H,Sk,Sq] shape differs from the right one), and the right answer at every stage it checks, as .json (json.dump(t.tolist())) for the
 first config and .npy (np.save) for the second, under tests/reference/mistakes/<config>/, and
 tests/reference/mistakes/index.json:
@@ -18,7 +18,7 @@ tests/reference/mistakes/index.json:
     {"made_with": {"torch": "1.13.1"},
      "configs": {name: {"args": ["--seed", "24", ...], "seed": 24, "batch": 2, "seq": 5, "kv_seq": 5,
                         "d_model": 8, "heads": 4, "mask": "causal", "lengths": [...], "fill": "-inf"}},
-     "answers": [{"config": name, "mistake": "softmax_axis" or "none", "stage": "softmax",
+     "answers": [{"config": name, "mistake": "softmax_axis" or "none", "way": 0, "stage": "softmax",
                   "tensor": "weights", "made_at": "softmax", "file": "seed24_causal/softmax_axis.softmax.json"}]}
 
 tests/cli/check.sh and tests/teach/test_check.cpp check that attn check names each wrong answer's
@@ -64,6 +64,15 @@ MADE_AT = {"softmax_axis": "softmax", "missing_scale": "scaled", "wrong_scale": 
            "merge_without_transpose": "merge", "weight_not_transposed": "projections",
            "q_k_swapped": "scores", "missing_bias": "projections"}
 LATER = {"merge_without_transpose": ["concat", "output"]}
+# the other ways attn check knows (mistake, way, stages), for the first two configs
+WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
+        ("wrong_scale", 1, ["scaled", "context"]),            # / D
+        ("wrong_scale", 2, ["scaled", "output"]),             # / dk
+        ("fill_value", 1, ["masked"]),                        # -1e9 for -inf, -inf for -1e9
+        ("weight_not_transposed", 1, ["projections", "output"]),  # every nn.Linear as x·W
+        ("weight_not_transposed", 2, ["output"]),             # the output projection only
+        ("missing_bias", 1, ["output"]),                      # every bias forgotten
+        ("missing_bias", 2, ["output"])]                      # b_o only
 DEFAULT_LATER = ["context", "output"]
 TENSOR = {"projections": "q", "view": "q", "transpose": "q", "scores": "scores", "scaled": "scaled",
           "mask": "mask", "masked": "masked", "softmax": "weights", "context": "context", "merge": "context",
@@ -95,8 +104,9 @@ def keep_mask(cfg):
     return keep
 
 
-def attention(cfg, mistake=None):
-    """Every stage of the run as a dict, with `mistake` made as a student makes it."""
+def attention(cfg, mistake=None, way=0):
+    """Every stage of the run as a dict, with `mistake` made as a student makes it, in way `way`
+    (attn's mistake_variants: 0 is what attn trace --mistake makes; WAYS below the others)."""
     B, S, D, H = cfg["batch"], cfg["seq"], cfg["d_model"], cfg["heads"]
     Sk = cfg.get("kv_seq", S)
     dk = D // H
@@ -106,10 +116,11 @@ def attention(cfg, mistake=None):
     x_kv = torch.randn(B, Sk, D) if Sk != S else x  # cross-attention: keys and values from x_kv
     st = {}
     with torch.no_grad():
-        def project(layer, t):
-            if mistake == "weight_not_transposed":
+        def project(layer, t, output=False):
+            made_here = way == 1 or (way == 2) == output   # way 0: q, k, v; 1: all four; 2: the output
+            if mistake == "weight_not_transposed" and made_here:
                 return t @ layer.weight + layer.bias        # x·W: W is [out, in]
-            if mistake == "missing_bias":
+            if mistake == "missing_bias" and made_here:
                 return t @ layer.weight.T                   # the bias forgotten
             return layer(t)
         q, k, v = project(layers[0], x), project(layers[1], x_kv), project(layers[2], x_kv)
@@ -127,7 +138,7 @@ def attention(cfg, mistake=None):
         if mistake == "missing_scale":
             scaled = scores
         elif mistake == "wrong_scale":
-            scaled = scores / math.sqrt(D)                                    # the model width
+            scaled = scores / [math.sqrt(D), D, dk][way]                      # the model width; D; dk
         else:
             scaled = scores / math.sqrt(dk)
         st["scaled"] = scaled
@@ -137,10 +148,12 @@ def attention(cfg, mistake=None):
         if mistake == "mask_inverted":
             keep = ~keep                                                      # triu for tril, == 1 for == 0
         st["mask"] = keep
-        fill = 0.0 if mistake == "fill_value" else cfg["fill"]                # "zero the masked scores"
+        fill = cfg["fill"]
+        if mistake == "fill_value":                       # "zero the masked scores"; or -1e9 for -inf and back
+            fill = 0.0 if way == 0 else (-1e9 if math.isinf(cfg["fill"]) else float("-inf"))
         masked = scaled.masked_fill(~keep, fill) if cfg["mask"] != "none" else scaled
         st["masked"] = masked
-        weights = torch.softmax(masked, dim=-2 if mistake == "softmax_axis" else -1)
+        weights = torch.softmax(masked, dim=(-2 if way == 0 else 1) if mistake == "softmax_axis" else -1)
         st["softmax"] = weights
         context = weights @ vh
         st["context"] = context
@@ -151,7 +164,7 @@ def attention(cfg, mistake=None):
             st["merge"] = context.transpose(1, 2)
             concat = st["merge"].contiguous().view(B, S, D)
         st["concat"] = concat
-        st["output"] = layers[3](concat)
+        st["output"] = project(layers[3], concat, output=True)
     return st
 
 
@@ -175,21 +188,23 @@ def main():
                                   "fill": "-inf" if math.isinf(cfg["fill"]) else "-1e9"}
         right = attention(cfg)
         checked = set()
-        chosen = cfg.get("mistakes") or {m: [MADE_AT[m]] + LATER.get(m, DEFAULT_LATER) for m in MISTAKES}
-        for mistake, stages in chosen.items():
-            wrong = attention(cfg, mistake)
+        chosen = [(m, 0, stages) for m, stages in cfg["mistakes"].items()] if "mistakes" in cfg else \
+            [(m, 0, [MADE_AT[m]] + LATER.get(m, DEFAULT_LATER)) for m in MISTAKES] + WAYS
+        for mistake, way, stages in chosen:
+            wrong = attention(cfg, mistake, way)
+            made_at = "output" if way == 2 and mistake in ("weight_not_transposed", "missing_bias") else MADE_AT[mistake]
             for stage in stages:
-                assert not torch.equal(wrong[stage], right[stage]), (name, mistake, stage)
-                file = f"{name}/{mistake}.{stage}.{cfg['ext']}"
+                assert not torch.equal(wrong[stage], right[stage]), (name, mistake, way, stage)
+                file = f"{name}/{mistake}{'.way' + str(way) if way else ''}.{stage}.{cfg['ext']}"
                 save(wrong[stage], os.path.join(OUT, file))
-                index["answers"].append({"config": name, "mistake": mistake, "stage": stage,
-                                         "tensor": TENSOR[stage], "made_at": MADE_AT[mistake], "file": file})
+                index["answers"].append({"config": name, "mistake": mistake, "way": way, "stage": stage,
+                                         "tensor": TENSOR[stage], "made_at": made_at, "file": file})
                 checked.add(stage)
         for stage in sorted(checked, key=list(TENSOR).index):
             file = f"{name}/right.{stage}.{cfg['ext']}"
             save(right[stage], os.path.join(OUT, file))
-            index["answers"].append({"config": name, "mistake": "none", "stage": stage, "tensor": TENSOR[stage],
-                                     "made_at": "", "file": file})
+            index["answers"].append({"config": name, "mistake": "none", "way": 0, "stage": stage,
+                                     "tensor": TENSOR[stage], "made_at": "", "file": file})
     with open(os.path.join(OUT, "index.json"), "w") as f:
         json.dump(index, f, indent=1)
         f.write("\n")
