@@ -1,6 +1,7 @@
 #pragma once
-// A command that has said everything it has to say and only needs a non-zero exit
-// status (attn exercise check: 1 for a wrong answer) throws this; main returns `code`.
+// A command that has said all it has to say and ends with a status other than 0
+// without an error message: a wrong answer in attn check and attn exercise check
+// (exit 1, the report on stdout); main returns `code`.
 namespace attn_app {
 
 struct exit_status {

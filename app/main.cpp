@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/compute/error.hpp"
+#include "check_command.hpp"
 #include "exercise_command.hpp"
 #include "exit_status.hpp"
 #include "help_format.hpp"
@@ -32,11 +33,14 @@ int main(int argc, char** argv) {
     app.footer("Examples:\n  attn trace --heads 4 --mask causal\n"
                "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n"
                "  attn mask --mask causal+padding --lengths 3,5 --batch 2 --seq 5\n"
+               "  attn check --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --stage softmax --answer w.npy\n"
                "  attn exercise show 7 --student alice --out class/alice\n\n"
                "Run `attn trace --help` for every option, `attn mask --help` for the mask conventions,\n"
-               "`attn exercise --help` for the classroom exercises.");
+               "`attn check --help` for checking an answer and the mistakes it names, `attn exercise --help`\n"
+               "for the classroom exercises.");
     attn_app::setup_trace(app);
     attn_app::setup_mask(app);
+    attn_app::setup_check(app);
     attn_app::setup_exercise(app);
     for (CLI::App* command : app.get_subcommands({})) command->group("Commands");
 
@@ -48,8 +52,8 @@ int main(int argc, char** argv) {
         if (e.get_exit_code() == 0) return app.exit(e);
         std::cerr << "attn: error: " << attn_app::parse_error_message(e, app) << "\n";
         return 2;
-    } catch (const attn_app::exit_status& s) {
-        return s.code;
+    } catch (const attn_app::exit_status& e) {  // said all it has to say (attn check: a mismatch)
+        return e.code;
     } catch (const attn::usage_error& e) {
         std::cerr << "attn: error: " << e.what() << "\n";
         return 2;

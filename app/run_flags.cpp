@@ -61,6 +61,7 @@ attn::config base_config(const run_options& o) {
     c.separate_kv = o.cross;
     c.mask.causal_align = *attn::parse_causal_alignment(o.causal_align);
     c.safe_softmax = o.safe_softmax;
+    c.mistake = *attn::parse_mistake(o.mistake);
     apply_mask_convention(o, c);
     return c;
 }
@@ -95,6 +96,7 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
     if (given("--dropout")) c.dropout.p = o.cfg.dropout.p;
     if (given("--train")) c.dropout.train = true;
     if (given("--dropout-seed")) c.dropout.seed = o.cfg.dropout.seed;
+    if (given("--mistake")) c.mistake = *attn::parse_mistake(o.mistake);
     return c;
 }
 
@@ -126,6 +128,7 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
     add_parameter_flags(cmd, o);
     add_mask_flags(cmd, o);
     add_dropout_flags(cmd, o);
+    add_mistake_flag(cmd, o);
 }
 
 void add_shape_flags(CLI::App* cmd, run_options& o) {
@@ -303,6 +306,26 @@ void add_dropout_flags(CLI::App* cmd, run_options& o) {
         ->transform(seed_number())
         ->type_name("N")
         ->group(dropout);
+}
+
+}  // namespace attn_app
+
+namespace attn_app {
+
+void add_mistake_flag(CLI::App* cmd, run_options& o) {
+    std::vector<std::string> ids{"none"};
+    for (attn::mistake m : attn::all_mistakes()) ids.emplace_back(attn::mistake_id(m));
+    cmd->add_option("--mistake", o.mistake,
+                    "make a common mistake on purpose, at the stage where students make it, so every later "
+                    "stage shows what it does (a warning says so): softmax_axis (dim=-2), missing_scale, "
+                    "wrong_scale (/ √D), mask_inverted, fill_value (0 instead of the fill; -inf when the fill is 0), "
+                    "split_without_transpose (q.view(B,H,S,dk)), merge_without_transpose (context.view(B,Sq,D)), "
+                    "weight_not_transposed (x·W; needs Din == D), q_k_swapped (K·Qᵀ; needs Sq == Sk), "
+                    "missing_bias (Q, K, V without bias). attn check names the same ids")
+        ->transform(one_of(ids))
+        ->type_name("ID")
+        ->default_val("none")
+        ->group("Mistakes, on purpose");
 }
 
 }  // namespace attn_app

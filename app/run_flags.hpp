@@ -32,6 +32,7 @@ struct run_options {
     std::string mask_convention;  // empty: each file's own PyTorch convention
     bool cross = false;
     std::string seed = "0";
+    std::string mistake = "none";  // --mistake ID
 };
 
 /// Whether a flag ("--seq") was given on the command line (not a default).
@@ -47,6 +48,7 @@ void add_file_flags(CLI::App* cmd, run_options& o);
 void add_parameter_flags(CLI::App* cmd, run_options& o);
 void add_mask_flags(CLI::App* cmd, run_options& o);
 void add_dropout_flags(CLI::App* cmd, run_options& o);
+void add_mistake_flag(CLI::App* cmd, run_options& o);
 
 /// The run the flags describe: the files read, the sizes resolved and validated; with
 /// --from, the dump's config and tensors with the flags given on top.

@@ -303,6 +303,10 @@ std::string stages_help() {
 
 }  // namespace
 
+std::vector<std::string> stage_names_from_flag(const std::string& text, const attn::config& c) {
+    return parse_stages(text, c);
+}
+
 void setup_trace(CLI::App& app) {
     auto o = std::make_shared<trace_options>();
     CLI::App* cmd = app.add_subcommand(

@@ -10,10 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include <xtensor/xmanipulation.hpp>
+
 #include "attn/teach/advice.hpp"
 #include "attn/compute/dropout.hpp"
 #include "attn/compute/linalg.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/teach/mistake_text.hpp"
 #include "attn/teach/stage_text.hpp"
 
 namespace attn {
@@ -186,6 +189,80 @@ void warn_empty_rows(const xt::xarray<bool>& mask, const config& c, warning_list
                                                         : "uniform (the fill " + fill_text(c) + " is finite)")});
 }
 
+// --- the mistakes (attn trace --mistake ID), each made on purpose at one stage ---
+
+/// Whether the run makes mistake `m` (in any of its ways).
+bool makes(const config& c, mistake m) { return c.mistake == m; }
+
+/// Whether the run makes `m` (weight_not_transposed or missing_bias) in the q, k, v
+/// projections (ways 0 and 1) or in the output projection (ways 1 and 2).
+bool makes_in_projection(const config& c, mistake m, bool output) {
+    return c.mistake == m && (output ? c.mistake_variant >= 1 : c.mistake_variant <= 1);
+}
+
+/// weight_not_transposed: y = x·W + b, nn.Linear's W [out,in] read as if it were [in,out]
+/// (x @ W instead of x @ W.T). [rows,in] · [in,out]: only when in == out (mistake_problem).
+xt::xarray<float> linear_untransposed(const float* x, const std::vector<std::size_t>& x_shape,
+                                      const xt::xarray<float>& w, const xt::xarray<float>* bias) {
+    const std::size_t in = w.shape()[0], out = w.shape()[1];  // W's axes taken the wrong way round
+    std::size_t rows = 1;
+    for (std::size_t a = 0; a + 1 < x_shape.size(); ++a) rows *= x_shape[a];
+    auto y_shape = x_shape;
+    y_shape.back() = out;
+    auto y = xt::xarray<float>::from_shape(y_shape);
+    matmul(x, w.data(), y.data(), rows, out, in, false);  // [rows,in] · [in,out], W not transposed
+    if (bias != nullptr)
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t o = 0; o < out; ++o) y.data()[r * out + o] += bias->data()[o];
+    return y;
+}
+
+/// One projection as this run makes it: nn.Linear's x·Wᵀ + b, or with --mistake
+/// weight_not_transposed x·W + b, or with --mistake missing_bias x·Wᵀ (no bias).
+xt::xarray<float> project(const config& c, bool output, const float* x, const std::vector<std::size_t>& x_shape,
+                          const xt::xarray<float>& w, const xt::xarray<float>* bias) {
+    if (makes_in_projection(c, mistake::missing_bias, output)) bias = nullptr;  // the bias left out
+    if (makes_in_projection(c, mistake::weight_not_transposed, output))
+        return linear_untransposed(x, x_shape, w, bias);
+    return linear(x, x_shape, w, bias);
+}
+
+xt::xarray<float> project(const config& c, const xt::xarray<float>& x, const xt::xarray<float>& w,
+                          const xt::xarray<float>* bias) {
+    return project(c, false, x.data(), {x.shape().begin(), x.shape().end()}, w, bias);
+}
+
+/// What stage 7 divides the scores by: √dk; with --mistake missing_scale 1 (no scaling),
+/// with --mistake wrong_scale √D (way 0), D (1) or dk (2).
+float score_divisor(const config& c) {
+    if (makes(c, mistake::missing_scale)) return 1.0f;
+    if (makes(c, mistake::wrong_scale)) {
+        if (c.mistake_variant == 0) return std::sqrt(static_cast<float>(c.d_model));
+        return static_cast<float>(c.mistake_variant == 1 ? c.d_model : c.head_dim());
+    }
+    return std::sqrt(static_cast<float>(c.head_dim()));
+}
+
+/// --mistake softmax_axis: softmax over `axis` of [B,H,Sq,Sk] (2, the queries, or 1, the
+/// heads) instead of the last: that axis swapped to the end, softmax, swapped back.
+void softmax_over_axis(xt::xarray<float>& x, std::size_t axis) {
+    std::vector<std::size_t> order{0, 1, 2, 3};
+    std::swap(order[axis], order[3]);
+    xt::xarray<float> moved = xt::transpose(x, order);
+    softmax_last_axis(moved);
+    x = xt::transpose(moved, order);  // a swap of two axes undoes itself
+}
+
+/// --mistake split_without_transpose: q.view(B,H,S,dk) straight from [B,S,D], so each
+/// "head" holds S/H consecutive positions' full width, not one slice of every position.
+tensor split_by_plain_view(const stage& from, const tensor& x, std::size_t heads, dims dim_names) {
+    const auto& size = x.values.shape();
+    const tensor_shape shape{size[0], heads, size[1], size[2] / heads};  // [B,H,S,dk]
+    return as_strided(x, path_of(from, x), x.name, std::move(dim_names), shape, contiguous_strides(shape));
+}
+
+// --- the stages
+
 const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
 
 /// The params stage: w_q b_q w_k b_k w_v b_v w_o b_o, leaving out those that are absent.
@@ -213,7 +290,7 @@ std::vector<tensor> projection_tensors(projections qkv) {
 }
 
 /// Stages 1-3 from the embeddings and the weights; returns the projections stage.
-const stage& project_inputs(trace& t, const inputs& in, const stage_callback& on_stage) {
+const stage& project_inputs(trace& t, const config& c, const inputs& in, const stage_callback& on_stage) {
     const parameters& p = in.params;
     const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
 
@@ -226,16 +303,18 @@ const stage& project_inputs(trace& t, const inputs& in, const stage_callback& on
     add_stage(t, "params", param_tensors(p), on_stage);
 
     // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
+    // (project: with --mistake weight_not_transposed x·W, with --mistake missing_bias no b)
     return add_stage(t, "projections",
-                     projection_tensors({linear(in.x, p.w_q, present(p.b_q)),     // [B,Sq,D]
-                                         linear(x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
-                                         linear(x_kv, p.w_v, present(p.b_v))}),   // [B,Sk,D]
+                     projection_tensors({project(c, in.x, p.w_q, present(p.b_q)),     // [B,Sq,D]
+                                         project(c, x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
+                                         project(c, x_kv, p.w_v, present(p.b_v))}),   // [B,Sk,D]
                      on_stage);
 }
 
 xt::xarray<float> to_float(const xt::xarray<bool>& mask) {
     return xt::xarray<float>(xt::cast<float>(mask));
 }
+
 
 }  // namespace
 
@@ -244,13 +323,15 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     t.cfg = c;
     t.warnings = in.warnings;
     for (warning& w : settings_advice(c)) t.warnings.push_back(std::move(w));
+    if (c.mistake != mistake::none)  // --mistake ID: made on purpose, said where it is made
+        t.warnings.push_back({std::string(mistake_stage(c.mistake, c.mistake_variant)), mistake_warning(c)});
     t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
     const auto heads = static_cast<std::size_t>(c.heads);
     const parameters& p = in.params;
 
     // 1-3. input, params, projections; or, with --q --k --v, the given projections
     const stage& proj = in.qkv ? add_stage(t, "projections", projection_tensors(*in.qkv), on_stage)
-                               : project_inputs(t, in, on_stage);
+                               : project_inputs(t, c, in, on_stage);
 
     // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads: views of the projections
     const stage& view = add_stage(t, "view",
@@ -260,22 +341,28 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
                                   on_stage);
 
     // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis: views again, not contiguous
-    const stage& tr = add_stage(t, "transpose",
-                                {swap_axes_1_2(view, view.tensors[0], {"batch", "head", "seq", "head_dim"}),
-                                 swap_axes_1_2(view, view.tensors[1], {"batch", "head", "kv_seq", "head_dim"}),
-                                 swap_axes_1_2(view, view.tensors[2], {"batch", "head", "kv_seq", "head_dim"})},
-                                on_stage);
+    // (--mistake split_without_transpose: projections.q.view(B,H,S,dk) instead, contiguous and wrong)
+    const auto split = [&](std::size_t i, const char* seq) {
+        const dims d{"batch", "head", seq, "head_dim"};
+        return makes(c, mistake::split_without_transpose) ? split_by_plain_view(proj, proj.tensors[i], heads, d)
+                                                          : swap_axes_1_2(view, view.tensors[i], d);
+    };
+    const stage& tr = add_stage(t, "transpose", {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")}, on_stage);
     const tensor& q = tr.tensors[0];  // [B,H,Sq,dk], strides [Sq*D, dk, D, 1]
     const tensor& k = tr.tensors[1];  // [B,H,Sk,dk]
     const tensor& v = tr.tensors[2];  // [B,H,Sk,dk]
     const dims score_dims{"batch", "head", "query", "key"};
 
     // 6. scores: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk]
-    const stage& scores = add_stage(t, "scores", {named("scores", score_dims, matmul_per_head(q, k, true))}, on_stage);
+    // (--mistake q_k_swapped: K·Qᵀ, [B,H,Sk,dk] · [B,H,dk,Sq] -> [B,H,Sk,Sq]; needs Sq == Sk)
+    const bool swapped = makes(c, mistake::q_k_swapped);
+    const stage& scores = add_stage(
+        t, "scores", {named("scores", score_dims, swapped ? matmul_per_head(k, q, true) : matmul_per_head(q, k, true))},
+        on_stage);
 
     // 7. scaled: / √dk, so the scores' spread does not grow with the head width
-    const float sqrt_dk = std::sqrt(static_cast<float>(c.head_dim()));
-    const tensor_storage scaled = make_storage(scores.tensors[0].values / sqrt_dk);  // [B,H,Sq,Sk]
+    // (score_divisor: --mistake missing_scale divides by 1, wrong_scale by √D, D or dk)
+    const tensor_storage scaled = make_storage(scores.tensors[0].values / score_divisor(c));  // [B,H,Sq,Sk]
     add_stage(t, "scaled", {named("scaled", score_dims, scaled)}, on_stage);
     tensor_storage logits = scaled;  // what softmax reads: scaled, or masked with a mask
 
@@ -283,17 +370,22 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     xt::xarray<bool> mask;
     if (c.mask.any()) {
         mask = build_mask(c, in.mask ? &*in.mask : nullptr);
+        if (makes(c, mistake::mask_inverted)) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend
         warn_empty_rows(mask, c, t.warnings);
         add_stage(t, "mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)},
                   on_stage);
-        logits = make_storage(apply_mask(*scaled, mask, c.fill));
+        // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
+        const float fill = makes(c, mistake::fill_value) ? mistaken_fill(c, c.mistake_variant) : c.fill;
+        logits = make_storage(apply_mask(*scaled, mask, fill));
         add_stage(t, "masked", {named("masked", score_dims, logits)}, on_stage);
     }
 
     // 10. softmax over the key axis: each query's weights sum to 1 (with --safe-softmax,
     // a row with no allowed key gets 0 weights instead)
     xt::xarray<float> softmaxed = *logits;  // [B,H,Sq,Sk]
-    if (c.safe_softmax) {
+    if (makes(c, mistake::softmax_axis)) {  // --mistake: over the queries (dim=-2) or the heads (dim=1)
+        softmax_over_axis(softmaxed, c.mistake_variant == 0 ? 2 : 1);
+    } else if (c.safe_softmax) {
         safe_softmax_last_axis(softmaxed);                          // rows of -inf only -> 0
         if (c.mask.any()) zero_rows_without_key(softmaxed, mask);  // and fully masked rows of a finite fill
     } else {
@@ -320,8 +412,17 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
         on_stage);
 
     // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk], context.transpose(1, 2): a view, not contiguous
+    // (--mistake merge_without_transpose: context.view(B,Sq,H,dk), the same storage read straight on)
+    const dims merge_dims{"batch", "seq", "head", "head_dim"};
+    const tensor& ctx = context.tensors[0];
+    const tensor_shape merge_shape{ctx.values.shape()[0], ctx.values.shape()[2], ctx.values.shape()[1],
+                                   ctx.values.shape()[3]};
     const stage& merge = add_stage(
-        t, "merge", {swap_axes_1_2(context, context.tensors[0], {"batch", "seq", "head", "head_dim"})}, on_stage);
+        t, "merge",
+        {makes(c, mistake::merge_without_transpose)
+             ? as_strided(ctx, path_of(context, ctx), "context", merge_dims, merge_shape, contiguous_strides(merge_shape))
+             : swap_axes_1_2(context, ctx, merge_dims)},
+        on_stage);
 
     // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side: merge.contiguous().view(B,Sq,D),
     // the copy (a view when merge is contiguous already: one head, or one query)
@@ -334,8 +435,8 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
     // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D], on concat's row-major memory
     if (p.w_o)
         add_stage(t, "output",
-                  {named("out", {"batch", "seq", "d_model"},
-                         linear(cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))},
+                  {named("out", {"batch", "seq", "d_model"},  // (project: the projections' mistakes, ways 1 and 2)
+                         project(c, true, cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))},
                   on_stage);
     return t;
 }

@@ -64,6 +64,8 @@ void validate(const config& c) {
     validate_mask(c);
     if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
         throw usage_error("--dropout " + shortest(c.dropout.p) + " must be between 0 and 1");
+    const std::string problem = mistake_problem(c);
+    if (!problem.empty()) throw usage_error("--mistake " + std::string(mistake_id(c.mistake)) + ": " + problem);
 }
 
 std::string fill_to_string(float fill) {

@@ -1,49 +1,138 @@
-// The mistakes' ids (mistake.hpp). A small placeholder on the exercise branch, so that
-// attn exercise builds; the branch that teaches attn to make the mistakes replaces it.
+// The mistakes' ids (CLI.md), their ways, where each is made, and which runs cannot make them.
 #include "attn/compute/mistake.hpp"
 
 #include <array>
-#include <utility>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "attn/compute/config.hpp"
 
 namespace attn {
 namespace {
 
-constexpr std::array<std::pair<mistake, std::string_view>, 11> mistake_ids{{
-    {mistake::none, "none"},
-    {mistake::softmax_axis, "softmax_axis"},
-    {mistake::missing_scale, "missing_scale"},
-    {mistake::wrong_scale, "wrong_scale"},
-    {mistake::mask_inverted, "mask_inverted"},
-    {mistake::fill_value, "fill_value"},
-    {mistake::split_without_transpose, "split_without_transpose"},
-    {mistake::merge_without_transpose, "merge_without_transpose"},
-    {mistake::weight_not_transposed, "weight_not_transposed"},
-    {mistake::q_k_swapped, "q_k_swapped"},
-    {mistake::missing_bias, "missing_bias"},
+struct mistake_entry {
+    mistake m;
+    std::string_view id;
+    int variants;
+};
+
+constexpr std::array<mistake_entry, 11> mistake_table{{
+    {mistake::none, "none", 1},
+    {mistake::softmax_axis, "softmax_axis", 2},
+    {mistake::missing_scale, "missing_scale", 1},
+    {mistake::wrong_scale, "wrong_scale", 3},
+    {mistake::mask_inverted, "mask_inverted", 1},
+    {mistake::fill_value, "fill_value", 2},
+    {mistake::split_without_transpose, "split_without_transpose", 1},
+    {mistake::merge_without_transpose, "merge_without_transpose", 1},
+    {mistake::weight_not_transposed, "weight_not_transposed", 3},
+    {mistake::q_k_swapped, "q_k_swapped", 1},
+    {mistake::missing_bias, "missing_bias", 3},
 }};
+
+const mistake_entry& entry_of(mistake m) {
+    for (const auto& e : mistake_table)
+        if (e.m == m) return e;
+    return mistake_table[0];
+}
+
+std::string n(std::int64_t value) { return std::to_string(value); }
+
+/// x·W for q (and k, v): [B,S,Din]·[D,Din] multiplies only when Din == D.
+std::string untransposed_projection_problem(const config& c) {
+    if (c.from_projections)
+        return "the run starts at the projections (--q --k --v), so there are no q, k, v weights to use untransposed";
+    const auto problem = [&](const char* x, const char* w, const char* width, std::int64_t in, std::int64_t seq) {
+        const std::int64_t rows = c.batch * seq;  // torch.matmul folds [B,S,in] to [B*S,in]
+        return std::string(x) + "·" + w + " multiplies " + x + " [B,S," + width + "] = [" + n(c.batch) + "," +
+               n(seq) + "," + n(in) + "] by " + w + " [D," + width + "] = [" + n(c.d_model) + "," + n(in) +
+               "], which needs " + width + " == D (here " + width + " = " + n(in) +
+               ", D = " + n(c.d_model) + "); PyTorch stops with \"mat1 and mat2 shapes cannot be multiplied (" +
+               n(rows) + "x" + n(in) + " and " + n(c.d_model) + "x" + n(in) + ")\". Give --d-in " + n(c.d_model) +
+               (c.cross() ? " --d-kv-in " + n(c.d_model) : std::string()) + " to see this mistake";
+    };
+    if (c.d_in != c.d_model) return problem("x", "W_q", "Din", c.d_in, c.seq);
+    if (c.d_kv_in != c.d_model) return problem("x_kv", "W_k", "Dkv", c.d_kv_in, c.kv_seq);
+    return {};
+}
+
+const char* no_out_proj = "this run has no output projection (--no-out-proj)";
 
 }  // namespace
 
-std::string_view mistake_id(mistake m) {
-    for (const auto& [value, id] : mistake_ids)
-        if (value == m) return id;
-    return "none";
-}
+std::string_view mistake_id(mistake m) { return entry_of(m).id; }
 
 std::optional<mistake> parse_mistake(std::string_view id) {
-    for (const auto& [value, name] : mistake_ids)
-        if (name == id) return value;
+    for (const auto& e : mistake_table)
+        if (e.id == id) return e.m;
     return std::nullopt;
 }
 
 const std::vector<mistake>& all_mistakes() {
     static const std::vector<mistake> all = [] {
         std::vector<mistake> v;
-        for (const auto& [value, id] : mistake_ids)
-            if (value != mistake::none) v.push_back(value);
+        for (const auto& e : mistake_table)
+            if (e.m != mistake::none) v.push_back(e.m);
         return v;
     }();
     return all;
+}
+
+int mistake_variants(mistake m) { return entry_of(m).variants; }
+
+std::string_view mistake_stage(mistake m, int variant) {
+    switch (m) {
+        case mistake::none: return "";
+        case mistake::softmax_axis: return "softmax";
+        case mistake::missing_scale:
+        case mistake::wrong_scale: return "scaled";
+        case mistake::mask_inverted: return "mask";
+        case mistake::fill_value: return "masked";
+        case mistake::split_without_transpose: return "transpose";
+        case mistake::merge_without_transpose: return "merge";
+        case mistake::weight_not_transposed:
+        case mistake::missing_bias: return variant == 2 ? "output" : "projections";
+        case mistake::q_k_swapped: return "scores";
+    }
+    return "";
+}
+
+float mistaken_fill(const config& c, int variant) {
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    if (variant == 0) return c.fill == 0.0f ? neg_inf : 0.0f;  // masked_fill(mask == 0, 0): "zero the masked scores"
+    return std::isinf(c.fill) ? -1e9f : neg_inf;                // -1e9 for -inf, and the other way round
+}
+
+std::string mistake_problem(const config& c) {
+    const mistake m = c.mistake;
+    const int way = c.mistake_variant;
+    if (way < 0 || way >= mistake_variants(m)) return "there is no way " + n(way) + " to make it";
+    switch (m) {
+        case mistake::mask_inverted:
+        case mistake::fill_value:
+            if (!c.mask.any())
+                return "it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked";
+            return {};
+        case mistake::q_k_swapped:
+            if (c.seq != c.kv_seq)
+                return "K·Qᵀ is [B,H,Sk,Sq] = [" + n(c.batch) + "," + n(c.heads) + "," + n(c.kv_seq) + "," + n(c.seq) +
+                       "], which the softmax's weights·V ([B,H,Sk,dk]) and a mask [B,1,Sq,Sk] cannot take when "
+                       "Sq != Sk (here Sq = " + n(c.seq) + ", Sk = " + n(c.kv_seq) +
+                       "); give --kv-seq " + n(c.seq) + " to see this mistake";
+            return {};
+        case mistake::weight_not_transposed:
+            if (way == 2) return c.out_proj ? std::string() : no_out_proj;
+            if (way == 1 && !c.out_proj) return no_out_proj;
+            return untransposed_projection_problem(c);
+        case mistake::missing_bias:
+            if (way >= 1 && !c.out_proj) return no_out_proj;
+            if (way == 2) return {};
+            if (c.from_projections) return "the run starts at the projections (--q --k --v): they have no bias to leave out";
+            if (!c.qkv_bias) return "this run's q, k and v have no bias (--no-qkv-bias), so leaving it out changes nothing";
+            return {};
+        default: return {};
+    }
 }
 
 }  // namespace attn

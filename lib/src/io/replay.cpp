@@ -142,6 +142,14 @@ void read_fill_keys(config_keys& k, config& c) {
     if (k.has("safe_softmax")) c.safe_softmax = k.flag("safe_softmax");
 }
 
+/// "mistake": the run was made with --mistake ID (trace --mistake), so a replay makes it too.
+void read_mistake_key(config_keys& k, config& c) {
+    if (!k.has("mistake")) return;
+    const auto m = parse_mistake(k.text("mistake"));
+    if (!m) k.wrong("mistake", "a mistake id such as softmax_axis");
+    else c.mistake = *m;
+}
+
 /// cross and head_dim are derived; they must agree with the sizes (a forced cross,
 /// with Sk = Sq and Dkv = Din, is --cross or --kv-input: keys and values from x_kv).
 void check_derived(config_keys& k, config& c, const std::string& what) {
@@ -524,6 +532,7 @@ config config_from_json(const json& j, const std::string& what) {
     c.seed = k.unsigned_whole("seed");
     read_mask_keys(k, c.mask);
     read_fill_keys(k, c);
+    read_mistake_key(k, c);
     const auto optional_flag = [&](const char* key) { return k.has(key) && k.flag(key); };
     c.from_projections = optional_flag("from_projections");
     c.x_from_file = optional_flag("input_file");

@@ -157,6 +157,7 @@ nlohmann::ordered_json config_to_json(const config& c) {
         j["fill"] = std::stod(fill_to_string(c.fill));
     if (fill_text(c) != fill_to_string(c.fill)) j["fill_text"] = c.fill_text;  // as typed: "-1e9"
     if (c.safe_softmax) j["safe_softmax"] = true;
+    if (c.mistake != mistake::none) j["mistake"] = std::string(mistake_id(c.mistake));  // --mistake ID, on purpose
     if (c.from_projections) j["from_projections"] = true;
     if (c.x_from_file) j["input_file"] = true;  // so a replay (--from) knows which tensors came from files
     if (c.x_kv_from_file) j["kv_input_file"] = true;

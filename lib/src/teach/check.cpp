@@ -1,6 +1,5 @@
-// attn check (check.hpp): a placeholder on the exercise branch that only compares;
-// the branch that builds attn check replaces it with the one that also names the
-// mistake. Here every mismatch is diagnosed "unknown".
+// attn check: an answer against one stage tensor of the right run, then against
+// the same tensor of the run made with each mistake (attention.cpp makes them).
 #include "attn/teach/check.hpp"
 
 #include <cmath>
@@ -8,63 +7,190 @@
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
-#include "attn/compute/trace.hpp"
+#include "attn/teach/check_shape.hpp"
+#include "attn/teach/mistake_text.hpp"
 
 namespace attn {
 namespace {
 
-/// The tensor of `stage` called `tensor` (empty: the stage's first), or usage_error.
-const attn::tensor& find_expected(const trace& t, std::string_view stage, std::string_view tensor) {
-    const attn::stage* s = t.find(stage);
-    if (s == nullptr)
-        throw usage_error("--stage " + std::string(stage) + ": this run has no such stage (stages: " +
-                          stage_names_list() + ")");
-    if (tensor.empty()) return s->tensors.front();
-    for (const attn::tensor& x : s->tensors)
-        if (x.name == tensor) return x;
-    throw usage_error("--tensor " + std::string(tensor) + ": stage " + std::string(stage) + " has no such tensor");
+using shape_t = std::vector<std::size_t>;
+
+/// How far `a` is from `e`: |a - e|; 0 for NaN and NaN or the same infinity; infinity
+/// when only one of them is NaN or infinite.
+double element_error(float a, float e) {
+    const bool a_finite = std::isfinite(a), e_finite = std::isfinite(e);
+    if (a_finite && e_finite) return std::abs(static_cast<double>(a) - static_cast<double>(e));
+    if ((std::isnan(a) && std::isnan(e)) || (std::isinf(a) && a == e)) return 0.0;
+    return std::numeric_limits<double>::infinity();
 }
 
-/// |a - e|, with NaN = NaN and inf = inf counted as equal, any other NaN or inf as infinitely far.
-double difference(float a, float e) {
-    if (std::isnan(a) && std::isnan(e)) return 0.0;
-    if (std::isinf(a) || std::isinf(e)) return a == e ? 0.0 : std::numeric_limits<double>::infinity();
-    if (std::isnan(a) || std::isnan(e)) return std::numeric_limits<double>::infinity();
-    return std::abs(static_cast<double>(a) - static_cast<double>(e));
+bool element_close(float a, float e, const check_tolerance& tol) {
+    if (!std::isfinite(e)) return element_error(a, e) == 0.0;  // NaN with NaN, an infinity with the same
+    return element_error(a, e) <= tol.atol + tol.rtol * std::abs(static_cast<double>(e));
+}
+
+/// The element comparison of two tensors of one shape: the largest error and where, and
+/// how many elements are not close.
+struct comparison {
+    double max_error = 0.0;
+    std::size_t max_at = 0;  // flat index
+    std::size_t mismatched = 0;
+};
+
+comparison compare(const xt::xarray<float>& answer, const xt::xarray<float>& expected, const check_tolerance& tol) {
+    comparison r;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const float a = answer.data()[i], e = expected.data()[i];
+        const double err = element_error(a, e);
+        if (err > r.max_error) r.max_error = err, r.max_at = i;
+        if (!element_close(a, e, tol)) ++r.mismatched;
+    }
+    return r;
+}
+
+shape_t shape_of(const xt::xarray<float>& t) { return {t.shape().begin(), t.shape().end()}; }
+
+/// Why a run of `c` has no stage `name` (stage_in_run says so).
+std::string absent_because(std::string_view name) {
+    if (name == "output") return "it is off with --no-out-proj";
+    if (name == "dropout") return "it needs --dropout P with P > 0 and --train";
+    if (name == "input" || name == "params") return "the run starts at the projections, with --q --k --v";
+    return "it needs --mask, --mask-file or --key-padding-mask";
+}
+
+/// The stage called or numbered `name`; usage_error when there is none or the run lacks it.
+const stage_info& stage_asked(const config& c, std::string_view name) {
+    const bool number = !name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos;
+    const stage_info* info = number ? find_stage_info(name.size() > 3 ? 0 : std::stoi(std::string(name)))
+                                    : find_stage_info(name);
+    if (info == nullptr)
+        throw usage_error("--stage " + std::string(name) + ": no stage is called or numbered " + std::string(name) +
+                          " (the stages: " + stage_names_list() + "; or their numbers, 1 to " +
+                          std::to_string(stage_table.size()) + ")");
+    if (!stage_in_run(c, info->name))
+        throw usage_error("--stage " + std::string(name) + ": this run has no " + std::string(info->name) +
+                          " stage (" + absent_because(info->name) + ")");
+    return *info;
+}
+
+/// The tensor called `name` in `s` (its first when `name` is empty), or usage_error.
+const tensor& tensor_asked(const stage& s, std::string_view name) {
+    if (name.empty()) return s.tensors.front();
+    for (const tensor& t : s.tensors)
+        if (t.name == name) return t;
+    std::string names;
+    for (const tensor& t : s.tensors) names += (names.empty() ? "" : ", ") + t.name;
+    throw usage_error("--tensor " + std::string(name) + ": the " + std::string(s.name()) + " stage has no tensor " +
+                      std::string(name) + " (it has " + names + ")");
+}
+
+/// Thrown by the stage callback once the stage asked for is computed: the later stages are not needed.
+struct stage_reached {};
+
+/// The tensor `stage_name`.`tensor_name` of the run `c` (with its mistake), computed up to
+/// that stage; nullopt when that run cannot be computed or lacks the stage.
+std::optional<xt::xarray<float>> tensor_of_run(const config& c, const inputs& in, std::string_view stage_name,
+                                               std::string_view tensor_name) {
+    std::optional<xt::xarray<float>> found;
+    const auto keep_and_stop = [&](const trace&, const stage& s) {
+        if (s.name() != stage_name) return;
+        found = xt::xarray<float>(tensor_asked(s, tensor_name).values);
+        throw stage_reached{};
+    };
+    try {
+        compute_trace(c, in, keep_and_stop);
+    } catch (const stage_reached&) {
+    } catch (const error&) {
+    }
+    return found;
+}
+
+/// Whether the diagnosis tries mistake `wrong` for stage `asked`: when the run can make it,
+/// and K·Qᵀ with Sq != Sk up to the scaled stage, where its [B,H,Sk,Sq] shape is still whole
+/// (the mask and weights·V cannot take it: mistake_problem).
+bool worth_trying(const config& wrong, const stage_info& asked) {
+    if (mistake_problem(wrong).empty()) return true;
+    return wrong.mistake == mistake::q_k_swapped && asked.step <= find_stage_info("scaled")->step;
+}
+
+/// The mistake (and way) whose run gives a tensor the answer matches within the
+/// tolerance, the closest if several do; fills the report's diagnosis.
+void diagnose(const config& right, const inputs& in, const xt::xarray<float>& expected, const loaded_tensor& answer,
+              check_report& report) {
+    double best_error = std::numeric_limits<double>::infinity();
+    for (mistake m : all_mistakes())
+        for (int way = 0; way < mistake_variants(m); ++way) {
+            config wrong = right;
+            wrong.mistake = m;
+            wrong.mistake_variant = way;
+            if (!worth_trying(wrong, *find_stage_info(report.stage))) continue;
+            const auto made = tensor_of_run(wrong, in, report.stage, report.tensor);
+            if (!made || shape_of(*made) != answer.shape) continue;
+            if (shape_of(*made) == shape_of(expected) && all_close(*made, expected, report.tolerance))
+                continue;  // this mistake leaves the tensor right: it cannot be told from a right answer
+            const comparison r = compare(answer.values, *made, report.tolerance);
+            if (r.mismatched != 0 || r.max_error >= best_error) continue;
+            best_error = r.max_error;
+            report.diagnosis_id = mistake_id(m);
+            report.diagnosis_message = mistake_diagnosis(wrong);
+            report.diagnosis_stage = mistake_stage(m, way);
+        }
+    if (!report.diagnosis_id.empty()) return;
+    report.diagnosis_id = "unknown";
+    report.diagnosis_message =
+        report.answer_shape != report.expected_shape
+            ? "no mistake attn knows gives an answer of this shape and these values: start from the shape"
+            : "the answer matches none of the mistakes attn knows (" + std::to_string(all_mistakes().size()) +
+                  ", each made the ways students make it) within the tolerance: compare it with the stage's "
+                  "formula (attn trace --stage " + report.stage + ")";
 }
 
 }  // namespace
 
-check_report check_answer(const config& c, const inputs& in, std::string_view stage, std::string_view tensor,
+bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expected, const check_tolerance& tol) {
+    if (answer.shape() != expected.shape()) return false;
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        if (!element_close(answer.data()[i], expected.data()[i], tol)) return false;
+    return true;
+}
+
+check_report check_answer(const config& c, const inputs& in, std::string_view stage_name, std::string_view tensor_name,
                           const loaded_tensor& answer, const check_tolerance& tol) {
-    const trace t = compute_trace(c, in);
-    const attn::tensor& expected = find_expected(t, stage, tensor);
-    check_report r;
-    r.stage = std::string(stage);
-    r.tensor = expected.name;
-    r.expected_shape.assign(expected.values.shape().begin(), expected.values.shape().end());
-    r.answer_shape = answer.shape;
-    bool match = r.expected_shape == r.answer_shape;
-    if (match) {
-        const xt::xarray<float> e = expected.values;  // row-major, as the answer
-        for (std::size_t i = 0; i < e.size(); ++i) {
-            const float want = e.flat(i), got = answer.values.flat(i);
-            const double d = difference(got, want);
-            if (r.max_error_at.empty() || d > r.max_error) {
-                r.max_error = d;
-                r.max_error_at = unravel_index(i, r.expected_shape);
-            }
-            if (d > tol.atol + tol.rtol * std::abs(static_cast<double>(want))) match = false;
+    config right = c;
+    right.mistake = mistake::none;
+    right.mistake_variant = 0;
+    const stage_info& info = stage_asked(right, stage_name);
+
+    const trace run = compute_trace(right, in);
+    const stage& checked = *run.find(info.name);
+    const tensor& want = tensor_asked(checked, tensor_name);
+    const xt::xarray<float> expected = want.values;
+
+    check_report report;
+    report.stage = std::string(info.name);
+    report.step = info.step;
+    report.tensor = want.name;
+    report.expected_shape = shape_of(expected);
+    report.expected_dims = want.dims;
+    report.answer_shape = answer.shape;
+    report.tolerance = tol;
+
+    if (report.answer_shape == report.expected_shape) {
+        const comparison r = compare(answer.values, expected, tol);
+        report.max_error = r.max_error;
+        if (expected.size() != 0) {
+            report.max_error_at = unravel_index(r.max_at, report.expected_shape);
+            report.answer_at = answer.values.data()[r.max_at];
+            report.expected_at = expected.data()[r.max_at];
         }
+        report.mismatched = r.mismatched;
+        report.match = r.mismatched == 0;
+        if (report.match) return report;
+    } else {
+        report.shape_note = shape_note(run, checked, want, report.answer_shape);
     }
-    r.match = match;
-    if (!match) {
-        r.diagnosis_id = "unknown";
-        r.diagnosis_message = r.expected_shape == r.answer_shape
-                                  ? "the numbers differ; compare your steps with attn trace, stage by stage"
-                                  : "the shape differs; compare your steps' shapes with attn trace, stage by stage";
-    }
-    return r;
+    diagnose(right, in, expected, answer, report);  // a wrong shape too: some mistakes make one
+    return report;
 }
 
 }  // namespace attn

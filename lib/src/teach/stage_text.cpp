@@ -5,6 +5,7 @@
 
 #include "attn/compute/mask.hpp"
 #include "attn/compute/trace.hpp"
+#include "attn/teach/mistake_text.hpp"
 
 namespace attn {
 namespace {
@@ -99,6 +100,9 @@ std::string run_text(const config& c) {
     if (!(c.from_projections && !c.out_proj)) parts.push_back("seed " + std::to_string(c.seed));  // else nothing is drawn
     if (!c.from_projections && !c.qkv_bias) parts.push_back("Q, K, V without bias");
     if (!c.out_proj) parts.push_back("no output projection");
+    if (c.mistake != mistake::none)
+        parts.push_back("--mistake " + std::string(mistake_id(c.mistake)) + ", on purpose, at the " +
+                        std::string(mistake_stage(c.mistake, c.mistake_variant)) + " stage");
     return join(parts, "; ");
 }
 
@@ -159,6 +163,7 @@ std::vector<run_line> run_summary(const config& c) {
 }
 
 std::string stage_formula(const config& c, std::string_view name) {
+    if (std::string made = mistake_formula(c, name); !made.empty()) return made;  // --mistake ID, on purpose
     if (name == "input") return input_formula(c);
     if (name == "params") return params_formula(c);
     if (name == "projections") return projections_formula(c);

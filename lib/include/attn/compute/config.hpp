@@ -85,6 +85,7 @@ struct config {
                                // 0 weights, as recent F.scaled_dot_product_attention; other rows unchanged
     dropout_spec dropout;
     attn::mistake mistake = attn::mistake::none;  // --mistake ID: compute the run with this mistake made
+    int mistake_variant = 0;   // which way it is made (mistake_variants); --mistake makes way 0
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     /// Cross-attention: keys and values come from x_kv, not from x.
@@ -94,6 +95,13 @@ struct config {
 /// Throws usage_error naming the flag when a size or option is impossible,
 /// e.g. "--d-model 10 is not divisible by --heads 4".
 void validate(const config& c);
+
+/// Why a run of `c` cannot make c.mistake (c.mistake_variant), in words after
+/// "--mistake ID: ", e.g. x·W needs Din == D; empty when it can. validate() throws it.
+std::string mistake_problem(const config& c);
+
+/// The fill that fill_value's way `variant` writes instead of c.fill (mistake_variants).
+float mistaken_fill(const config& c, int variant);
 
 /// "-inf", "1e+09", ...: the fill value as the user would write it.
 std::string fill_to_string(float fill);

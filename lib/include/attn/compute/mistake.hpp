@@ -30,4 +30,18 @@ std::optional<mistake> parse_mistake(std::string_view id);
 /// Every mistake but none, in CLI.md's order.
 const std::vector<mistake>& all_mistakes();
 
+/// How many ways attn knows to make `m` (attn check tries each; attn trace
+/// --mistake makes way 0, config::mistake_variant picks one):
+///   softmax_axis             0: dim=-2 (the queries)  1: dim=1 (the heads)
+///   wrong_scale              0: / √D  1: / D  2: / dk
+///   fill_value               0: 0 (-inf when the fill is 0)  1: -1e9 when the fill is -inf, else -inf
+///   weight_not_transposed    0: x·W for q, k, v  1: and concat·W_o  2: concat·W_o only
+///   missing_bias             0: q, k, v without bias  1: and the output  2: the output only
+/// and 1 for the others.
+int mistake_variants(mistake m);
+
+/// The stage where way `variant` of `m` is made ("softmax"); every later stage
+/// follows from it. "" for none.
+std::string_view mistake_stage(mistake m, int variant = 0);
+
 }  // namespace attn

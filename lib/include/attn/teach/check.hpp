@@ -13,6 +13,8 @@
 #include "attn/compute/mistake.hpp"
 #include "attn/io/tensor_file.hpp"
 
+#include <xtensor/xarray.hpp>
+
 namespace attn {
 
 struct check_tolerance {
@@ -23,18 +25,35 @@ struct check_tolerance {
 struct check_report {
     bool match = false;
     std::string stage, tensor;              // what was checked: "softmax", "weights"
+    int step = 0;                           // the stage's number (10 for softmax)
     std::vector<std::size_t> expected_shape, answer_shape;
+    std::vector<std::string> expected_dims; // the expected tensor's dimension names ("batch", "head", ...)
     std::string shape_note;                 // on a wrong shape: what the wrong shape suggests; else empty
     double max_error = 0.0;                 // the largest |answer - expected|, when the shapes agree
+                                            // (infinity where one is NaN or ±inf and the other is not)
     std::vector<std::size_t> max_error_at;  // and where
+    double answer_at = 0.0, expected_at = 0.0;  // the two values there
+    std::size_t mismatched = 0;             // how many elements are not within the tolerance
+    check_tolerance tolerance;              // what "within" meant
     std::string diagnosis_id;               // empty on a match; a mistake_id or "unknown"
     std::string diagnosis_message;          // one sentence with the fix
+    std::string diagnosis_stage;            // where the diagnosed mistake is made ("softmax"); empty for unknown
 };
 
-/// Computes `stage` of the run (`c`, `in`: as for compute_trace) and compares
-/// `answer` with its tensor `tensor` (empty: the stage's only or first tensor).
-/// On a mismatch, recomputes the stage with each mistake and names the one the
-/// answer matches. Throws usage_error for a stage or tensor this run lacks.
+/// Whether `answer` equals `expected` within the tolerance, element by element as
+/// numpy.allclose(answer, expected, rtol, atol, equal_nan=True): |a - e| <= atol + rtol·|e|,
+/// NaN equal to NaN, an infinity to the same infinity. Shapes must agree.
+bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expected, const check_tolerance& tol);
+
+/// Computes `stage` of the run (`c`, `in`: as for compute_trace; c.mistake is
+/// ignored: the run is the right one) and compares `answer` with its tensor
+/// `tensor` (empty: the stage's only or first tensor). `stage` is a name or a
+/// number ("10"). On a mismatch, recomputes the run with each mistake made in
+/// each of its ways (mistake_variants) and names the one whose tensor the answer
+/// matches within the tolerance (the closest, if several), or "unknown"; a
+/// mistake the run cannot make (mistake_problem) or that leaves the tensor as it
+/// is is not tried. Throws usage_error for a stage or tensor this run lacks
+/// ("--stage dropout: ...", "--tensor keep: ...").
 check_report check_answer(const config& c, const inputs& in, std::string_view stage, std::string_view tensor,
                           const loaded_tensor& answer, const check_tolerance& tol = {});
 

@@ -1,0 +1,133 @@
+// `attn check`: trace's run flags (run_flags.hpp), the stage and the answer to
+// check, the tolerance and --format. Wiring only: the comparison and the
+// diagnosis are lib/teach/check, the report lib/render/render_check.
+#include "check_command.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "attn/compute/error.hpp"
+#include "attn/compute/inputs.hpp"
+#include "attn/io/tensor_file.hpp"
+#include "attn/render/render_check.hpp"
+#include "attn/teach/check.hpp"
+#include "exit_status.hpp"
+#include "help_format.hpp"
+#include "messages.hpp"
+#include "run_flags.hpp"
+#include "trace_command.hpp"
+
+namespace attn_app {
+namespace {
+
+struct check_options {
+    run_options run;
+    std::string stage, tensor, answer;
+    attn::check_tolerance tol;
+    std::string format = "table";
+};
+
+void require_tolerance(double value, const char* flag) {
+    if (!(value >= 0.0) || !std::isfinite(value))
+        throw attn::usage_error(std::string(flag) + " must be 0 or more");
+}
+
+void run_check(const check_options& o, const flag_given& given) {
+    if (o.stage.empty())
+        throw attn::usage_error("--stage is required: the stage the answer is for, by name or number "
+                                "(e.g. --stage softmax or --stage 10)");
+    if (o.answer.empty())
+        throw attn::usage_error("--answer is required: the tensor to check, .json nested arrays (tensor.tolist()) "
+                                "or .npy (np.save)");
+    if (given("--mistake"))
+        throw attn::usage_error("--mistake makes a mistake on purpose in attn trace; attn check compares the answer "
+                                "with the right run and names the mistake itself");
+    require_tolerance(o.tol.atol, "--atol");
+    require_tolerance(o.tol.rtol, "--rtol");
+
+    attn::loaded_inputs loaded = load_run_inputs(o.run, given);
+    const attn::config& c = loaded.cfg;
+    const std::vector<std::string> stages = stage_names_from_flag(o.stage, c);
+    if (stages.size() != 1)
+        throw attn::usage_error("--stage " + o.stage + ": attn check checks one stage; give one name or number");
+    const attn::loaded_tensor answer = attn::read_tensor_file(o.answer, "--answer " + o.answer);
+    const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
+
+    const attn::check_report report = attn::check_answer(c, in, stages.front(), o.tensor, answer, o.tol);
+    if (o.format == "json")
+        attn::render_check_json(report, std::cout);
+    else
+        attn::render_check_table(report, std::cout);
+    if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
+    if (!report.match) throw exit_status{1};
+}
+
+}  // namespace
+
+void setup_check(CLI::App& app) {
+    auto o = std::make_shared<check_options>();
+    CLI::App* cmd = app.add_subcommand(
+        "check", "Check an answer against one stage; name the mistake it makes.");
+    cmd->footer(
+        wrap("attn computes the run the flags describe (the same flags as attn trace: same seed, same numbers) "
+             "and compares the answer, element by element, with the stage's tensor: |answer - expected| <= "
+             "atol + rtol·|expected|, NaN equal to NaN, as numpy.allclose(equal_nan=True). On a mismatch it "
+             "says what the answer's shape suggests, where the largest error is, and which common mistake the "
+             "answer makes: it recomputes the run with each mistake made (as attn trace --mistake ID makes it), "
+             "so a mistake is recognised in every later stage too, and names the one whose stage the answer "
+             "matches, with the fix; unknown when none does.",
+             help_width) +
+        "\n\n" +
+        wrap("Diagnosis ids (stable, for graders): softmax_axis (dim=-2 or dim=1 instead of dim=-1), "
+             "missing_scale (no / √dk), wrong_scale (/ √D, / D or / dk), mask_inverted, fill_value (0 instead "
+             "of -inf, -1e9 for -inf, ...), split_without_transpose (q.view(B,H,S,dk)), merge_without_transpose "
+             "(context.view(B,Sq,D)), weight_not_transposed (x·W), q_k_swapped (K·Qᵀ), missing_bias, unknown.",
+             help_width) +
+        "\n\n"
+        "Examples:\n"
+        "  attn check --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --stage softmax --answer w.npy\n"
+        "  attn check --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --stage 12 --answer context.json\n"
+        "  attn check --stage transpose --tensor k --answer k.npy --atol 1e-4\n"
+        "  attn check --stage softmax --answer w.json --format json | jq -r .diagnosis.id\n"
+        "  attn trace --mistake softmax_axis --stage softmax   # what softmax_axis looks like\n\n"
+        "Exit status: 0 the answer matches, 1 it does not (the report says why),\n"
+        "2 bad flags (a message on stderr says which).");
+
+    const std::string what = "What to check";
+    cmd->add_option("--stage", o->stage, "the stage the answer is for, by name or number: softmax or 10")
+        ->type_name("STAGE")
+        ->group(what);
+    cmd->add_option("--tensor", o->tensor, "the stage's tensor, for a stage with several: q, k or v; dropout's keep")
+        ->default_str("the stage's first")
+        ->type_name("NAME")
+        ->group(what);
+    cmd->add_option("--answer", o->answer, "the answer: .json nested arrays (tensor.tolist()) or .npy (np.save)")
+        ->type_name("FILE")
+        ->group(what);
+    cmd->add_option("--atol", o->tol.atol, "absolute tolerance")
+        ->default_val(o->tol.atol)
+        ->transform(number())
+        ->type_name("A")
+        ->group(what);
+    cmd->add_option("--rtol", o->tol.rtol, "relative tolerance, times |expected|")
+        ->default_val(o->tol.rtol)
+        ->transform(number())
+        ->type_name("R")
+        ->group(what);
+    cmd->add_option("--format", o->format,
+                    "table (for reading) or json (one object: match, stage, tensor, expected_shape, answer_shape, "
+                    "max_error, max_error_at, diagnosis {id, message, made_at})")
+        ->transform(one_of({"table", "json"}))
+        ->type_name("FORMAT")
+        ->default_val("table")
+        ->group(what);
+
+    add_run_flags(cmd, o->run);
+    cmd->get_option("--mistake")->group("");  // trace's; hidden here, and refused with a word on why
+
+    cmd->callback([o, cmd] { run_check(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
+}
+
+}  // namespace attn_app

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Command-line tests: attn check (an answer against a stage; the mistake a wrong one makes)
+# and attn trace --mistake ID. The answers are PyTorch's (tests/reference/make_mistake_fixtures.py,
+# plain torch ops), never attn's own.
+# Usage: check.sh path/to/attn. Needs jq and python3 with NumPy.
+set -u
+attn=${1:?usage: check.sh path/to/attn}
+. "$(dirname "$0")/common.sh"
+ref=$(cd "$(dirname "$0")/../reference/mistakes" && pwd)
+export PATH="/usr/bin:$PATH"  # Debian's python3, with NumPy
+seed24=(--seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal)
+
+# --- every PyTorch-made answer: right ones exit 0, wrong ones exit 1 with their mistake's id ---
+bad=0 total=0
+while IFS=$'\t' read -r args mistake stage tensor file; do
+  total=$((total + 1))
+  # shellcheck disable=SC2086
+  "$attn" check $args --stage "$stage" --tensor "$tensor" --answer "$ref/$file" --format json >"$work/out" 2>"$work/err"
+  rc=$?
+  got=$(jq -r '.diagnosis.id // "none"' "$work/out")
+  want_rc=1; [ "$mistake" = none ] && want_rc=0
+  if [ "$rc" -ne "$want_rc" ] || [ "$got" != "$mistake" ]; then
+    bad=$((bad + 1)); echo "     $file: exit $rc, diagnosis $got, wanted exit $want_rc, $mistake"
+  fi
+done < <(jq -r '.configs as $c | .answers[] | [($c[.config].args | join(" ")), .mistake, .stage, .tensor, .file] | @tsv' \
+           "$ref/index.json")
+check "each of the $total PyTorch answers: right ones match (exit 0), wrong ones name their mistake (exit 1)" test "$bad" -eq 0
+check "... they are many, over every mistake" test "$(jq '[.answers[].mistake] | unique | length' "$ref/index.json")" -eq 11
+
+# --- the table report ------------------------------------------------------------------------
+run check "${seed24[@]}" --stage softmax --answer "$ref/seed24_causal/softmax_axis.softmax.json"
+check "a mismatch exits 1" test "$rc" -eq 1
+check "... with nothing on stderr" test ! -s "$work/err"
+check "... the shape first" grep -qx 'shape      \[2,4,5,5\] \[B,H,Sq,Sk\], as expected' "$work/out"
+check "... then how many elements differ" grep -q '^result     mismatch: [0-9]* of 200 elements differ by more than atol 1e-05 + rtol 0.0001·|expected|$' "$work/out"
+check "... the largest error, where, and both values" grep -q '^largest    error 0\.[0-9]* at \[[0-9]\]\[[0-9]\]\[[0-9]\]\[[0-9]\]: yours .*, expected ' "$work/out"
+check "... the diagnosis with the fix" grep -qx 'diagnosis  softmax_axis: your weights sum to 1 over the queries (dim=-2), not over the keys: use torch.softmax(scores, dim=-1)' "$work/out"
+run check "${seed24[@]}" --stage 15 --answer "$ref/seed24_causal/softmax_axis.output.json"
+check "a mistake made at an earlier stage says where" grep -qx '           (the mistake is made at the softmax stage; the output stage follows from it)' "$work/out"
+run check "${seed24[@]}" --stage softmax --answer "$ref/seed24_causal/right.softmax.json"
+check "a match exits 0" test "$rc" -eq 0
+check "... and says so" grep -qx 'result     match: every element within atol 1e-05 + rtol 0.0001·|expected|' "$work/out"
+check "... without a diagnosis" sh -c "! grep -q diagnosis '$work/out'"
+
+# --- --format json -----------------------------------------------------------------------------
+run check "${seed24[@]}" --stage scaled --answer "$ref/seed24_causal/wrong_scale.scaled.json" --format json
+check "json: exit 1 on a mismatch" test "$rc" -eq 1
+check "json: the fields, in order" test "$(jq -c 'keys_unsorted' "$work/out")" = \
+  '["match","stage","step","tensor","expected_shape","expected_dims","answer_shape","max_error","max_error_at","answer_value","expected_value","mismatched","elements","atol","rtol","diagnosis"]'
+check "json: match, stage, tensor, shapes" test "$(jq -c '[.match, .stage, .step, .tensor, .expected_shape, .answer_shape]' "$work/out")" = \
+  '[false,"scaled",7,"scaled",[2,4,5,5],[2,4,5,5]]'
+check "json: the largest error is a number at an index" test "$(jq -c '[(.max_error|type), (.max_error_at|length), (.mismatched > 0)]' "$work/out")" = '["number",4,true]'
+check "json: the diagnosis" test "$(jq -c '.diagnosis | [.id, .made_at]' "$work/out")" = '["wrong_scale","scaled"]'
+check "json: ... its message names √D and √dk" test "$(jq -r '.diagnosis.message' "$work/out")" = \
+  "the scores are divided by √D = 2.8284, not by √dk = 1.4142 (dk = D / H, the head width): use scores / math.sqrt(dk)"
+run check "${seed24[@]}" --stage scaled --answer "$ref/seed24_causal/right.scaled.json" --format json
+check "json: a match has no diagnosis" test "$(jq -c '[.match, has("diagnosis")]' "$work/out")" = '[true,false]'
+run check "${seed24[@]}" --stage output --answer "$ref/seed24_causal/mask_inverted.output.json" --format json
+check "json: NaN in the answer, where the mistake gives NaN too" test "$(jq -r '.diagnosis.id' "$work/out")" = mask_inverted
+check "json: ... the largest error is the string inf" test "$(jq -c '.max_error' "$work/out")" = '"inf"'
+
+# --- wrong shapes ------------------------------------------------------------------------------
+python3 - "$ref" "$work" <<'PY'
+import json, sys
+import numpy as np
+ref, work = sys.argv[1:3]
+load = lambda f: np.array(json.load(open(f"{ref}/seed24_causal/{f}")), dtype=np.float32)
+t = load("right.transpose.json")                           # q [B,H,Sq,dk]
+np.save(f"{work}/q_view.npy", t.transpose(0, 2, 1, 3))     # [B,Sq,H,dk]: the view stage's
+w = load("right.softmax.json")                             # [B,H,Sq,Sk]
+np.save(f"{work}/weights_one_head.npy", w[:, 0])           # [B,Sq,Sk]
+np.save(f"{work}/merge_as_context.npy", load("right.context.json"))
+PY
+run check "${seed24[@]}" --stage transpose --answer "$work/q_view.npy"
+check "transpose answered with [B,Sq,H,dk]: the view stage's shape, the transpose(1, 2) missing" grep -qx \
+  'shape      \[2,5,4,2\], expected \[2,4,5,2\] \[B,H,Sq,dk\]: this is the view stage'"'"'s shape \[B,Sq,H,dk\]: the transpose(1, 2) is missing' "$work/out"
+check "... exit 1, and the shapes differ" sh -c "[ $rc -eq 1 ] && grep -qx 'result     mismatch: the shapes differ' '$work/out'"
+run check "${seed24[@]}" --stage softmax --answer "$work/weights_one_head.npy" --format json
+check "softmax without the head axis" test "$(jq -r '.shape_note' "$work/out")" = \
+  "the head axis (H = 4, axis 1 of [B,H,Sq,Sk]) is missing: the heads are not kept apart (one head's result, or summed or averaged over heads?)"
+check "... json: no max_error for another shape" test "$(jq -c '[.max_error, .max_error_at, .answer_shape]' "$work/out")" = '[null,null,[2,5,5]]'
+run check "${seed24[@]}" --stage merge --answer "$work/merge_as_context.npy" --format json
+check "merge answered with context: the transpose back is missing" test "$(jq -r '.shape_note' "$work/out")" = \
+  "this is the context stage's shape [B,H,Sq,dk]: the transpose(1, 2) back is missing"
+cross=(--seed 5 --batch 1 --seq 3 --kv-seq 5 --d-model 4 --heads 2)
+run check "${cross[@]}" --stage scores --answer "$ref/cross_sq3_sk5/q_k_swapped.scores.npy" --format json
+check "K·Qᵀ with Sq != Sk: a transposed plane, still diagnosed by its values" test \
+  "$(jq -c '[.answer_shape, .expected_shape, .diagnosis.id]' "$work/out")" = '[[1,2,5,3],[1,2,3,5],"q_k_swapped"]'
+check "... the note says the last two axes are swapped" sh -c "jq -r .shape_note '$work/out' | grep -q '^the last two axes are swapped (\[B,H,Sk,Sq\], not \[B,H,Sq,Sk\])'"
+
+# --- usage errors: exit 2 ------------------------------------------------------------------------
+expect_error "--answer is required" 2 \
+  "attn: error: --answer is required: the tensor to check, .json nested arrays (tensor.tolist()) or .npy (np.save)" \
+  check --stage softmax
+expect_error "--stage is required" 2 \
+  "attn: error: --stage is required: the stage the answer is for, by name or number (e.g. --stage softmax or --stage 10)" \
+  check --answer "$ref/seed24_causal/right.softmax.json"
+expect_error "a stage the run lacks" 2 \
+  "attn: error: --stage masked: this run has no masked stage (it needs --mask, --mask-file or --key-padding-mask)" \
+  check --stage masked --answer "$ref/seed24_causal/right.masked.json"
+expect_error "a tensor name is not a stage" 2 \
+  "attn: error: --stage weights: no stage is called weights; the tensor weights is in stage softmax (10) and dropout (11): --stage softmax" \
+  check --stage weights --answer "$ref/seed24_causal/right.softmax.json"
+expect_error "one stage only" 2 "attn: error: --stage 9-10: attn check checks one stage; give one name or number" \
+  check "${seed24[@]}" --stage 9-10 --answer "$ref/seed24_causal/right.softmax.json"
+expect_error "a tensor the stage lacks" 2 "attn: error: --tensor weights: the transpose stage has no tensor weights (it has q, k, v)" \
+  check --stage transpose --tensor weights --answer "$ref/seed24_causal/right.transpose.json"
+expect_error "--mistake belongs to attn trace" 2 \
+  "attn: error: --mistake makes a mistake on purpose in attn trace; attn check compares the answer with the right run and names the mistake itself" \
+  check --stage softmax --mistake softmax_axis --answer "$ref/seed24_causal/right.softmax.json"
+expect_error "a negative tolerance" 2 "attn: error: --atol must be 0 or more" \
+  check --stage softmax --atol -1 --answer "$ref/seed24_causal/right.softmax.json"
+expect_error "an unknown format" 2 "attn: error: --format csv: expected one of table or json" \
+  check --stage softmax --format csv --answer "$ref/seed24_causal/right.softmax.json"
+expect_error "an answer that cannot be read exits 1" 1 "attn: error: --answer $work/none.npy: cannot open: No such file or directory" \
+  check --stage softmax --answer "$work/none.npy"
+run check --help
+check "check --help: the ids and examples" sh -c "grep -q 'merge_without_transpose' '$work/out' && grep -q 'attn check --seed 24' '$work/out'"
+
+# --- attn trace --mistake ID -------------------------------------------------------------------
+run trace "${seed24[@]}" --mistake softmax_axis --stage softmax --format json
+check "trace --mistake softmax_axis: every column of every head sums to 1" test \
+  "$(jq -c '[.stages.softmax.tensors.weights.data[][] | transpose[] | add * 1e5 | round / 1e5] | unique' "$work/out")" = '[1]'
+check "... and not every row" test \
+  "$(jq -c '[.stages.softmax.tensors.weights.data[][][] | add * 1e5 | round / 1e5] | unique | length > 1' "$work/out")" = true
+check "... the warning on stderr says it is on purpose" grep -qx \
+  'attn: warning: --mistake softmax_axis: softmax over the queries (dim=-2) instead of the keys (dim=-1), on purpose; every later stage follows from it' "$work/err"
+check "... the formula says so too" test "$(jq -r '.stages.softmax.formula' "$work/out")" = \
+  "weights = softmax(masked, dim=-2): over the queries, not the keys (--mistake softmax_axis, on purpose)"
+check "... and the warning is in the document, on the softmax stage" test "$(jq -c '[.warnings[] | select(test("--mistake"))] | length' "$work/out")" -ge 1
+run trace "${seed24[@]}" --mistake softmax_axis --format json
+python3 - "$work/out" "$ref" <<'PY' >"$work/diff" 2>&1
+import json, sys
+import numpy as np
+ours, ref = json.load(open(sys.argv[1])), sys.argv[2]
+for stage, tensor in [("softmax", "weights"), ("context", "context"), ("output", "out")]:
+    a = np.array(ours["stages"][stage]["tensors"][tensor]["data"], dtype=np.float64)
+    b = np.array(json.load(open(f"{ref}/seed24_causal/softmax_axis.{stage}.json")), dtype=np.float64)
+    assert np.allclose(a, b, rtol=1e-4, atol=1e-5), (stage, np.abs(a - b).max())
+r = np.array(ours["stages"]["scaled"]["tensors"]["scaled"]["data"], dtype=np.float64)
+assert np.allclose(r, np.array(json.load(open(f"{ref}/seed24_causal/right.scaled.json"))), rtol=1e-6, atol=1e-7)
+PY
+check "trace --mistake softmax_axis: softmax, context and output are PyTorch's dim=-2 ones; scaled is untouched" test ! -s "$work/diff"
+run trace "${seed24[@]}" --mistake wrong_scale --stage scaled
+check "trace --mistake wrong_scale: the run line says so" grep -qx \
+  'run    self-attention: Q, K, V from x; seed 24; --mistake wrong_scale, on purpose, at the scaled stage' "$work/out"
+check "trace --mistake wrong_scale: the table's formula line" grep -qx \
+  '   scaled = scores / √D = 2.8284, not / √dk = 1.4142 (--mistake wrong_scale, on purpose)' "$work/out"
+expect_error "trace --mistake weight_not_transposed with Din != D: a shape error, said clearly" 2 \
+  'attn: error: --mistake weight_not_transposed: x·W_q multiplies x [B,S,Din] = [1,4,6] by W_q [D,Din] = [8,6], which needs Din == D (here Din = 6, D = 8); PyTorch stops with "mat1 and mat2 shapes cannot be multiplied (4x6 and 8x6)". Give --d-in 8 to see this mistake' \
+  trace --d-in 6 --mistake weight_not_transposed
+expect_error "trace --mistake q_k_swapped with Sq != Sk" 2 \
+  "attn: error: --mistake q_k_swapped: K·Qᵀ is [B,H,Sk,Sq] = [1,2,6,4], which the softmax's weights·V ([B,H,Sk,dk]) and a mask [B,1,Sq,Sk] cannot take when Sq != Sk (here Sq = 4, Sk = 6); give --kv-seq 4 to see this mistake" \
+  trace --kv-seq 6 --mistake q_k_swapped
+expect_error "trace --mistake mask_inverted without a mask" 2 \
+  "attn: error: --mistake mask_inverted: it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked" \
+  trace --mistake mask_inverted
+expect_error "trace --mistake with an unknown id" 2 \
+  "attn: error: --mistake softmax: expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped or missing_bias" \
+  trace --mistake softmax
+run trace "${seed24[@]}" --mistake fill_value --stage masked --format json
+check "trace --mistake fill_value: 0 where the mask is false, not -inf" test \
+  "$(jq -c '.stages.masked.tensors.masked.data[0][0][0][1:]' "$work/out")" = '[0,0,0,0]'
+run trace --mask causal --mistake mask_inverted --format npz --out "$work/inverted.npz"
+run trace --from "$work/inverted.npz" --stage mask --format json
+check "a dump records --mistake in its config, and --from makes it again" test \
+  "$(jq -c '[.config.mistake, .stages.mask.tensors.mask.data[0][0][0]]' "$work/out")" = '["mask_inverted",[false,true,true,true]]'
+run trace --from "$work/inverted.npz" --mistake none --stage mask --format json
+check "... unless --mistake none" test "$(jq -c '[.config.mistake, .stages.mask.tensors.mask.data[0][0][0]]' "$work/out")" = '[null,[true,false,false,false]]'
+run trace "${seed24[@]}" --mistake none --stage softmax --format json
+check "trace --mistake none: no warning" test ! -s "$work/err"
+
+# --- the README's report and JSON are what the program prints ------------------------------------
+readme="$(dirname "$0")/../../README.md"
+awk '/^\$ attn check --seed 24/{on=1; next} /^\$ echo/{on=0} on' "$readme" >"$work/readme-table"
+run check --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --stage softmax --answer "$ref/seed24_causal/softmax_axis.softmax.json"
+check "README's attn check report is there" test "$(wc -l <"$work/readme-table")" -eq 5
+check "README's attn check report is real" diff "$work/readme-table" "$work/out"
+awk '/^### Checking an answer/{s=1} s && /^```json$/{on=1; next} on && /^```$/{exit} on' "$readme" >"$work/readme-json"
+run check "${seed24[@]}" --stage context --answer "$ref/seed24_causal/softmax_axis.context.json" --format json
+check "README's attn check JSON is real" test "$(jq -S -c . "$work/readme-json")" = "$(jq -S -c . "$work/out")"
+
+finish

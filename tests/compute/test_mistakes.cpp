@@ -1,0 +1,237 @@
+// mistakes: attn trace --mistake ID computes the run with a common mistake made on purpose.
+//
+// Against PyTorch: each wrong stage equals the one tests/reference/make_mistake_fixtures.py
+// computes with plain torch ops and the mistake written as a student writes it (within 1e-5:
+// the ops are the same, the BLAS kernels may sum in another order). Against identities:
+// softmax over dim=-2 makes each column sum to 1, the inverted mask is the right one negated,
+// no scaling leaves the scores as they are; every stage before the mistake is untouched.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "attn/compute/attention.hpp"
+#include "attn/compute/error.hpp"
+#include "attn/compute/mistake.hpp"
+#include "mistake_fixtures.hpp"
+
+namespace {
+
+using attn::mistake;
+
+xt::xarray<float> values(const attn::trace& t, const std::string& stage, const std::string& tensor) {
+    REQUIRE(t.find(stage) != nullptr);
+    return xt::xarray<float>(t.find(stage)->at(tensor).values);
+}
+
+/// Same shape; every element within 1e-5 + 1e-4·|expected| (NaN with NaN, infinities exactly).
+void check_close(const xt::xarray<float>& actual, const xt::xarray<float>& expected, const std::string& label) {
+    CAPTURE(label);
+    REQUIRE(std::vector<std::size_t>(actual.shape().begin(), actual.shape().end()) ==
+            std::vector<std::size_t>(expected.shape().begin(), expected.shape().end()));
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const float a = actual.data()[i], e = expected.data()[i];
+        const bool ok = std::isnan(e) ? std::isnan(a)
+                        : std::isinf(e) ? a == e
+                                        : std::abs(a - e) <= 1e-5 + 1e-4 * std::abs(e);
+        if (!ok) ++bad;
+    }
+    CHECK(bad == 0);
+}
+
+attn::config seed24(mistake m = mistake::none, int way = 0) {
+    attn::config c;
+    c.seed = 24, c.batch = 2, c.seq = c.kv_seq = 5, c.d_model = c.d_in = c.d_kv_in = 8, c.heads = 4;
+    c.mask.causal = true;
+    c.mistake = m;
+    c.mistake_variant = way;
+    return c;
+}
+
+attn::trace run(const attn::config& c) {
+    attn::validate(c);
+    return attn::compute_trace(c, attn::draw_inputs(c));
+}
+
+/// Stage `stage`'s tensor of the run `c`, computed up to that stage only: K·Qᵀ with Sq != Sk
+/// (which validate refuses) is whole up to the scaled stage.
+xt::xarray<float> stage_of_run(const attn::config& c, const std::string& stage, const std::string& tensor) {
+    struct reached {};
+    xt::xarray<float> found;
+    try {
+        attn::compute_trace(c, attn::draw_inputs(c), [&](const attn::trace&, const attn::stage& s) {
+            if (s.name() != stage) return;
+            found = s.at(tensor).values;
+            throw reached{};
+        });
+    } catch (const reached&) {
+        return found;
+    }
+    FAIL("no stage " << stage);
+    return found;
+}
+
+}  // namespace
+
+TEST_SUITE("mistakes") {
+    TEST_CASE("ids: CLI.md's, in its order, and back") {
+        const std::vector<std::string> ids{"softmax_axis", "missing_scale", "wrong_scale", "mask_inverted",
+                                           "fill_value", "split_without_transpose", "merge_without_transpose",
+                                           "weight_not_transposed", "q_k_swapped", "missing_bias"};
+        REQUIRE(attn::all_mistakes().size() == ids.size());
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            CHECK(attn::mistake_id(attn::all_mistakes()[i]) == ids[i]);
+            CHECK(attn::parse_mistake(ids[i]) == attn::all_mistakes()[i]);
+        }
+        CHECK(attn::mistake_id(mistake::none) == "none");
+        CHECK_FALSE(attn::parse_mistake("unknown").has_value());
+        CHECK_FALSE(attn::parse_mistake("softmax").has_value());
+    }
+
+    TEST_CASE("each wrong stage is PyTorch's, made with plain torch ops, at the stage made and later ones") {
+        int checked = 0;
+        for (const auto& a : mistake_fixtures::all()) {
+            CAPTURE(a.file);
+            attn::config c = a.cfg;
+            c.mistake = a.mistake == "none" ? mistake::none : *attn::parse_mistake(a.mistake);
+            c.mistake_variant = a.way;
+            check_close(stage_of_run(c, a.stage, a.tensor), mistake_fixtures::read(a).values, a.file);
+            if (a.mistake != "none") CHECK(attn::mistake_stage(c.mistake, a.way) == a.made_at);
+            ++checked;
+        }
+        CHECK(checked >= 60);
+    }
+
+    TEST_CASE("the stages before the one where the mistake is made are the right run's, bit for bit") {
+        const attn::trace right = run(seed24());
+        for (mistake m : attn::all_mistakes()) {
+            CAPTURE(attn::mistake_id(m));
+            const attn::trace wrong = run(seed24(m));
+            const int made = attn::find_stage_info(attn::mistake_stage(m))->step;
+            for (const attn::stage& s : right.stages) {
+                if (s.info->step >= made) break;
+                for (const attn::tensor& x : s.tensors)
+                    CHECK(xt::xarray<float>(x.values) == values(wrong, std::string(s.name()), x.name));
+            }
+            CHECK_FALSE(values(wrong, "output", "out") == values(right, "output", "out"));
+        }
+    }
+
+    TEST_CASE("softmax_axis: each column (a key over the queries) sums to 1, not each row") {
+        const xt::xarray<float> w = values(run(seed24(mistake::softmax_axis)), "softmax", "weights");  // [2,4,5,5]
+        for (std::size_t b = 0; b < 2; ++b)
+            for (std::size_t h = 0; h < 4; ++h)
+                for (std::size_t j = 0; j < 5; ++j) {
+                    float column = 0;
+                    for (std::size_t i = 0; i < 5; ++i) column += w(b, h, i, j);
+                    CHECK(column == doctest::Approx(1.0f).epsilon(1e-5));
+                }
+        float row0 = 0;  // row 0 of a causal mask has one key, whose weight is a share of a column
+        for (std::size_t j = 0; j < 5; ++j) row0 += w(0, 0, 0, j);
+        CHECK(row0 < 0.99f);
+        SUBCASE("way 1: over the heads (dim=1)") {
+            const xt::xarray<float> wh = values(run(seed24(mistake::softmax_axis, 1)), "softmax", "weights");
+            float heads = 0;
+            for (std::size_t h = 0; h < 4; ++h) heads += wh(1, h, 3, 2);
+            CHECK(heads == doctest::Approx(1.0f).epsilon(1e-5));
+        }
+    }
+
+    TEST_CASE("missing_scale and wrong_scale: scaled is scores / 1, / √D, / D, / dk") {
+        const xt::xarray<float> scores = values(run(seed24()), "scores", "scores");
+        CHECK(values(run(seed24(mistake::missing_scale)), "scaled", "scaled") == scores);
+        const std::vector<float> divisors{std::sqrt(8.0f), 8.0f, 2.0f};  // D = 8, dk = 2
+        for (int way = 0; way < 3; ++way) {
+            CAPTURE(way);
+            check_close(values(run(seed24(mistake::wrong_scale, way)), "scaled", "scaled"),
+                        scores / divisors[static_cast<std::size_t>(way)], "scaled");
+        }
+    }
+
+    TEST_CASE("mask_inverted: the mask is the right one negated; fill_value: another fill where it is false") {
+        const attn::trace right = run(seed24());
+        const xt::xarray<float> keep = values(right, "mask", "mask");
+        CHECK(values(run(seed24(mistake::mask_inverted)), "mask", "mask") == 1.0f - keep);
+        const xt::xarray<float> scaled = values(right, "scaled", "scaled");
+        const auto filled = [&](float fill) {  // [B,H,Sq,Sk]: scaled where the mask is true, else fill
+            xt::xarray<float> m = scaled;
+            for (std::size_t b = 0; b < 2; ++b)
+                for (std::size_t h = 0; h < 4; ++h)
+                    for (std::size_t i = 0; i < 5; ++i)
+                        for (std::size_t j = 0; j < 5; ++j)
+                            if (keep(b, 0, i, j) == 0) m(b, h, i, j) = fill;
+            return m;
+        };
+        CHECK(values(run(seed24(mistake::fill_value)), "masked", "masked") == filled(0.0f));
+        CHECK(values(run(seed24(mistake::fill_value, 1)), "masked", "masked") == filled(-1e9f));
+        attn::config finite = seed24(mistake::fill_value);
+        finite.fill = -1e9f;
+        CHECK(attn::mistaken_fill(finite, 0) == 0.0f);
+        CHECK(std::isinf(attn::mistaken_fill(finite, 1)));
+        finite.fill = 0.0f;  // a fill of 0 asked for: the mistake is -inf
+        CHECK(std::isinf(attn::mistaken_fill(finite, 0)));
+    }
+
+    TEST_CASE("split_without_transpose reads the projections straight as [B,H,S,dk]; merge_without_transpose "
+              "reads context straight as [B,Sq,H,dk]") {
+        const attn::trace split = run(seed24(mistake::split_without_transpose));
+        xt::xarray<float> q = values(split, "projections", "q");  // [2,5,8]
+        q.reshape({2, 4, 5, 2});
+        CHECK(values(split, "transpose", "q") == q);
+        const attn::trace merged = run(seed24(mistake::merge_without_transpose));
+        xt::xarray<float> context = values(merged, "context", "context");  // [2,4,5,2]
+        context.reshape({2, 5, 4, 2});
+        CHECK(values(merged, "merge", "context") == context);
+        context.reshape({2, 5, 8});
+        CHECK(values(merged, "concat", "concat") == context);
+    }
+
+    TEST_CASE("q_k_swapped: the scores are the right ones with each plane transposed") {
+        const xt::xarray<float> right = values(run(seed24()), "scores", "scores");
+        const xt::xarray<float> swapped = values(run(seed24(mistake::q_k_swapped)), "scores", "scores");
+        CHECK(xt::xarray<float>(xt::transpose(swapped, {0, 1, 3, 2})) == right);
+    }
+
+    TEST_CASE("the warning on the stage where it is made, and the formula, say it is on purpose") {
+        const attn::trace t = run(seed24(mistake::softmax_axis));
+        const auto warnings = t.warnings_of("softmax");
+        REQUIRE(warnings.size() == 1);
+        CHECK(warnings[0]->text ==
+              "--mistake softmax_axis: softmax over the queries (dim=-2) instead of the keys (dim=-1), on purpose; "
+              "every later stage follows from it");
+        CHECK(t.find("softmax")->formula ==
+              "weights = softmax(masked, dim=-2): over the queries, not the keys (--mistake softmax_axis, on purpose)");
+        CHECK(t.find("scaled")->formula == "Q·Kᵀ / √dk");
+        const attn::trace w = run(seed24(mistake::weight_not_transposed, 1));
+        CHECK(w.find("output")->formula ==
+              "out = concat·W_o + b_o: W_o not transposed (--mistake weight_not_transposed, on purpose)");
+        CHECK(w.warnings_of("projections").size() == 1);
+    }
+
+    TEST_CASE("a mistake the run cannot make is a usage error that says why") {
+        attn::config c = seed24(mistake::weight_not_transposed);
+        c.d_in = c.d_kv_in = 6;
+        CHECK_THROWS_WITH_AS(attn::validate(c),
+                             "--mistake weight_not_transposed: x·W_q multiplies x [B,S,Din] = [2,5,6] by W_q [D,Din] = "
+                             "[8,6], which needs Din == D (here Din = 6, D = 8); PyTorch stops with \"mat1 and mat2 "
+                             "shapes cannot be multiplied (10x6 and 8x6)\". Give --d-in 8 to see this mistake",
+                             attn::usage_error);
+        c.mistake_variant = 2;  // the output projection only: D == D always
+        CHECK_NOTHROW(attn::validate(c));
+        attn::config cross = seed24(mistake::q_k_swapped);
+        cross.kv_seq = 3;
+        CHECK(attn::mistake_problem(cross).find("when Sq != Sk (here Sq = 5, Sk = 3)") != std::string::npos);
+        attn::config unmasked = seed24(mistake::mask_inverted);
+        unmasked.mask.causal = false;
+        CHECK(attn::mistake_problem(unmasked) ==
+              "it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked");
+        attn::config no_bias = seed24(mistake::missing_bias);
+        no_bias.qkv_bias = false;
+        CHECK(attn::mistake_problem(no_bias).find("--no-qkv-bias") != std::string::npos);
+        no_bias.mistake_variant = 2;  // b_o is still there
+        CHECK(attn::mistake_problem(no_bias).empty());
+        CHECK(attn::mistake_problem(seed24(mistake::softmax_axis, 2)) == "there is no way 2 to make it");
+    }
+}

@@ -1,0 +1,215 @@
+"""Fixtures for `attn check` and `attn trace --mistake`: right and wrong answers, made with PyTorch.
+
+Run it with Debian's Python, which has torch 1.13 (attn is not needed):
+
+    /usr/bin/python3 tests/reference/make_mistake_fixtures.py    # from the repository root
+
+For each config below it draws the run as attn does (CLI.md: torch.manual_seed(seed); nn.Linear
+for q, k, v and the output; x = torch.randn(B,Sq,Din); x_kv = torch.randn(B,Sk,Dkv) for
+cross-attention), then computes multi-head attention with
+plain torch ops, the way a student writes it: once right, and once per mistake, each made as a
+student makes it (the comments in `attention` below). It saves, per mistake, the wrong answer at
+the stage where the mistake is made and at later stages (context and output, or merge, concat and
+output; the other ways attn check knows a mistake, `way` 1 and 2, at a stage or two; the cross-attention config: a few mistakes, K·Qᵀ at the scores and scaled stages, where its
+[B,H,Sk,Sq] shape differs from the right one), and the right answer at every stage it checks, as .json (json.dump(t.tolist())) for the
+first config and .npy (np.save) for the second, under tests/reference/mistakes/<config>/, and
+tests/reference/mistakes/index.json:
+
+    {"made_with": {"torch": "1.13.1"},
+     "configs": {name: {"args": ["--seed", "24", ...], "seed": 24, "batch": 2, "seq": 5, "kv_seq": 5,
+                        "d_model": 8, "heads": 4, "mask": "causal", "lengths": [...], "fill": "-inf"}},
+     "answers": [{"config": name, "mistake": "softmax_axis" or "none", "way": 0, "stage": "softmax",
+                  "tensor": "weights", "made_at": "softmax", "file": "seed24_causal/softmax_axis.softmax.json"}]}
+
+tests/cli/check.sh and tests/teach/test_check.cpp check that attn check names each wrong answer's
+mistake and passes each right one; tests/compute/test_mistakes.cpp that attn trace --mistake
+computes the same wrong stages.
+"""
+
+import json
+import math
+import os
+import shutil
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "mistakes")
+
+CONFIGS = {
+    # seed notebook 000's run: three nn.Linear(8,8) and one for the output, randn(2,5,8), 4 heads, causal
+    "seed24_causal": dict(seed=24, batch=2, seq=5, d_model=8, heads=4, mask="causal", lengths=None,
+                          fill=float("-inf"), ext="json"),
+    # padding with a finite fill; Din == D, so x·W multiplies too
+    "padding_fill_1e9": dict(seed=7, batch=2, seq=4, d_model=6, heads=3, mask="padding", lengths=[4, 2],
+                             fill=-1e9, ext="npy"),
+    # cross-attention, Sq = 3 queries and Sk = 5 keys, no mask: K·Qᵀ has the shape [B,H,Sk,Sq] (it
+    # stops there: weights·V cannot take it), so attn check must recognise it by shape and values
+    "cross_sq3_sk5": dict(seed=5, batch=1, seq=3, kv_seq=5, d_model=4, heads=2, mask="none", lengths=None,
+                          fill=float("-inf"), ext="npy",
+                          mistakes={"q_k_swapped": ["scores", "scaled"], "softmax_axis": ["softmax", "output"],
+                                    "wrong_scale": ["scaled", "context"], "missing_bias": ["projections", "output"],
+                                    "split_without_transpose": ["transpose", "context"]}),
+}
+
+MISTAKES = ["softmax_axis", "missing_scale", "wrong_scale", "mask_inverted", "fill_value",
+            "split_without_transpose", "merge_without_transpose", "weight_not_transposed",
+            "q_k_swapped", "missing_bias"]
+
+# where each mistake is made (attn's mistake_stage), and the later stages its answers are saved at
+MADE_AT = {"softmax_axis": "softmax", "missing_scale": "scaled", "wrong_scale": "scaled",
+           "mask_inverted": "mask", "fill_value": "masked", "split_without_transpose": "transpose",
+           "merge_without_transpose": "merge", "weight_not_transposed": "projections",
+           "q_k_swapped": "scores", "missing_bias": "projections"}
+LATER = {"merge_without_transpose": ["concat", "output"]}
+# the other ways attn check knows (mistake, way, stages), for the first two configs
+WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
+        ("wrong_scale", 1, ["scaled", "context"]),            # / D
+        ("wrong_scale", 2, ["scaled", "output"]),             # / dk
+        ("fill_value", 1, ["masked"]),                        # -1e9 for -inf, -inf for -1e9
+        ("weight_not_transposed", 1, ["projections", "output"]),  # every nn.Linear as x·W
+        ("weight_not_transposed", 2, ["output"]),             # the output projection only
+        ("missing_bias", 1, ["output"]),                      # every bias forgotten
+        ("missing_bias", 2, ["output"])]                      # b_o only
+DEFAULT_LATER = ["context", "output"]
+TENSOR = {"projections": "q", "view": "q", "transpose": "q", "scores": "scores", "scaled": "scaled",
+          "mask": "mask", "masked": "masked", "softmax": "weights", "context": "context", "merge": "context",
+          "concat": "concat", "output": "out"}
+
+
+def args_of(cfg):
+    args = ["--seed", str(cfg["seed"]), "--batch", str(cfg["batch"]), "--seq", str(cfg["seq"]),
+            "--d-model", str(cfg["d_model"]), "--heads", str(cfg["heads"]), "--mask", cfg["mask"]]
+    if "kv_seq" in cfg:
+        args[6:6] = ["--kv-seq", str(cfg["kv_seq"])]
+    if cfg["lengths"]:
+        args += ["--lengths", ",".join(map(str, cfg["lengths"]))]
+    if not math.isinf(cfg["fill"]):
+        args += ["--fill", "-1e9"]
+    return args
+
+
+def keep_mask(cfg):
+    """[B,1,Sq,Sk] bool, true = may attend (attn's mask stage)."""
+    B, S = cfg["batch"], cfg["seq"]
+    assert cfg.get("kv_seq", S) == S or cfg["mask"] == "none"
+    keep = torch.ones(B, 1, S, S, dtype=torch.bool)
+    if cfg["mask"] == "causal":
+        keep &= torch.tril(torch.ones(S, S, dtype=torch.bool))
+    if cfg["mask"] == "padding":
+        lengths = torch.tensor(cfg["lengths"]).view(B, 1, 1, 1)
+        keep &= torch.arange(S).view(1, 1, 1, S) < lengths
+    return keep
+
+
+def attention(cfg, mistake=None, way=0):
+    """Every stage of the run as a dict, with `mistake` made as a student makes it, in way `way`
+    (attn's mistake_variants: 0 is what attn trace --mistake makes; WAYS below the others)."""
+    B, S, D, H = cfg["batch"], cfg["seq"], cfg["d_model"], cfg["heads"]
+    Sk = cfg.get("kv_seq", S)
+    dk = D // H
+    torch.manual_seed(cfg["seed"])
+    layers = [nn.Linear(D, D) for _ in range(4)]  # q, k, v, output (Din = Dkv = D)
+    x = torch.randn(B, S, D)
+    x_kv = torch.randn(B, Sk, D) if Sk != S else x  # cross-attention: keys and values from x_kv
+    st = {}
+    with torch.no_grad():
+        def project(layer, t, output=False):
+            made_here = way == 1 or (way == 2) == output   # way 0: q, k, v; 1: all four; 2: the output
+            if mistake == "weight_not_transposed" and made_here:
+                return t @ layer.weight + layer.bias        # x·W: W is [out, in]
+            if mistake == "missing_bias" and made_here:
+                return t @ layer.weight.T                   # the bias forgotten
+            return layer(t)
+        q, k, v = project(layers[0], x), project(layers[1], x_kv), project(layers[2], x_kv)
+        st["projections"] = q
+        if mistake == "split_without_transpose":
+            qh, kh, vh = (t.view(B, H, t.shape[1], dk) for t in (q, k, v))  # a plain reshape
+        else:
+            qh, kh, vh = (t.view(B, t.shape[1], H, dk).transpose(1, 2) for t in (q, k, v))
+        st["transpose"] = qh
+        if mistake == "q_k_swapped":
+            scores = kh @ qh.transpose(-2, -1)                                # K·Qᵀ
+        else:
+            scores = qh @ kh.transpose(-2, -1)
+        st["scores"] = scores
+        if mistake == "missing_scale":
+            scaled = scores
+        elif mistake == "wrong_scale":
+            scaled = scores / [math.sqrt(D), D, dk][way]                      # the model width; D; dk
+        else:
+            scaled = scores / math.sqrt(dk)
+        st["scaled"] = scaled
+        if mistake == "q_k_swapped" and Sk != S:
+            return st  # [B,H,Sk,Sq]: weights·V cannot take it (PyTorch would stop at the matmul)
+        keep = keep_mask(cfg) if cfg["mask"] != "none" else torch.ones(B, 1, S, Sk, dtype=torch.bool)
+        if mistake == "mask_inverted":
+            keep = ~keep                                                      # triu for tril, == 1 for == 0
+        st["mask"] = keep
+        fill = cfg["fill"]
+        if mistake == "fill_value":                       # "zero the masked scores"; or -1e9 for -inf and back
+            fill = 0.0 if way == 0 else (-1e9 if math.isinf(cfg["fill"]) else float("-inf"))
+        masked = scaled.masked_fill(~keep, fill) if cfg["mask"] != "none" else scaled
+        st["masked"] = masked
+        weights = torch.softmax(masked, dim=(-2 if way == 0 else 1) if mistake == "softmax_axis" else -1)
+        st["softmax"] = weights
+        context = weights @ vh
+        st["context"] = context
+        if mistake == "merge_without_transpose":
+            concat = context.reshape(B, S, D)                                 # a plain reshape
+            st["merge"] = context.reshape(B, S, H, dk)
+        else:
+            st["merge"] = context.transpose(1, 2)
+            concat = st["merge"].contiguous().view(B, S, D)
+        st["concat"] = concat
+        st["output"] = project(layers[3], concat, output=True)
+    return st
+
+
+def save(t, path):
+    if path.endswith(".npy"):
+        np.save(path, t.numpy())
+    else:
+        with open(path, "w") as f:
+            json.dump(t.tolist(), f)
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    index = {"made_with": {"torch": torch.__version__}, "configs": {}, "answers": []}
+    for name, cfg in CONFIGS.items():
+        os.makedirs(os.path.join(OUT, name))
+        index["configs"][name] = {"args": args_of(cfg), "seed": cfg["seed"], "batch": cfg["batch"],
+                                  "seq": cfg["seq"], "kv_seq": cfg.get("kv_seq", cfg["seq"]),
+                                  "d_model": cfg["d_model"], "heads": cfg["heads"],
+                                  "mask": cfg["mask"], "lengths": cfg["lengths"] or [],
+                                  "fill": "-inf" if math.isinf(cfg["fill"]) else "-1e9"}
+        right = attention(cfg)
+        checked = set()
+        chosen = [(m, 0, stages) for m, stages in cfg["mistakes"].items()] if "mistakes" in cfg else \
+            [(m, 0, [MADE_AT[m]] + LATER.get(m, DEFAULT_LATER)) for m in MISTAKES] + WAYS
+        for mistake, way, stages in chosen:
+            wrong = attention(cfg, mistake, way)
+            made_at = "output" if way == 2 and mistake in ("weight_not_transposed", "missing_bias") else MADE_AT[mistake]
+            for stage in stages:
+                assert not torch.equal(wrong[stage], right[stage]), (name, mistake, way, stage)
+                file = f"{name}/{mistake}{'.way' + str(way) if way else ''}.{stage}.{cfg['ext']}"
+                save(wrong[stage], os.path.join(OUT, file))
+                index["answers"].append({"config": name, "mistake": mistake, "way": way, "stage": stage,
+                                         "tensor": TENSOR[stage], "made_at": made_at, "file": file})
+                checked.add(stage)
+        for stage in sorted(checked, key=list(TENSOR).index):
+            file = f"{name}/right.{stage}.{cfg['ext']}"
+            save(right[stage], os.path.join(OUT, file))
+            index["answers"].append({"config": name, "mistake": "none", "way": 0, "stage": stage,
+                                     "tensor": TENSOR[stage], "made_at": "", "file": file})
+    with open(os.path.join(OUT, "index.json"), "w") as f:
+        json.dump(index, f, indent=1)
+        f.write("\n")
+    print(f"{len(index['answers'])} answers in {OUT}")
+
+
+if __name__ == "__main__":
+    main()
