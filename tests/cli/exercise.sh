@@ -230,4 +230,29 @@ for page in "exercise" "exercise list" "exercise show" "exercise check"; do
   check "attn $page --help fits in 100 columns" test "$(awk '{ print length($0) }' "$work/out" | sort -n | tail -1)" -le 100
 done
 
+# --- every mistake an exercise lists is diagnosed, in every exercise --------------------------
+# The wrong answer is the exercise's variant (here student zoe's) computed with the mistake made:
+# attn trace --mistake on a dump of the variant's config (the mistakes themselves are checked
+# against PyTorch-made answers in check.sh). exercise check must name the mistake.
+for n in $(seq 1 13); do
+  ex="$work/ex.json"
+  "$attn" exercise show "$n" --student zoe --format json >"$ex"
+  jq '{format: "attn.trace/1", config: .config, stages: {}, warnings: []}' "$work/ex.json" >"$work/variant.json"
+  stage=$(jq -r .answer.stage "$work/ex.json"); tensor=$(jq -r .answer.tensor "$work/ex.json")
+  for id in $(jq -r '.mistakes[]' "$work/ex.json"); do
+    if [ "$id" = q_k_swapped ] && [ "$(jq '.config.kv_seq // .config.seq' "$ex")" != "$(jq .config.seq "$ex")" ]; then
+      # attn trace --mistake q_k_swapped needs Sq == Sk; with Sq != Sk, K·Qᵀ is (Q·Kᵀ)ᵀ per head
+      "$attn" trace --from "$work/variant.json" --stage "$stage" --format json >"$work/right.json"
+      jq ".stages.$stage.tensors.$tensor.data | map(map(transpose))" "$work/right.json" >"$work/wrong-answer.json"
+    elif "$attn" trace --from "$work/variant.json" --mistake "$id" --stage "$stage" --format json >"$work/wrong.json" 2>/dev/null; then
+      jq ".stages.$stage.tensors.$tensor.data" "$work/wrong.json" >"$work/wrong-answer.json"
+    else
+      fail "exercise $n, $id: attn trace --mistake $id failed on the exercise's run"; continue
+    fi
+    run exercise check "$n" --student zoe --answer "$work/wrong-answer.json" --format json
+    if [ "$rc" -eq 1 ] && [ "$(jq -r .diagnosis.id "$work/out")" = "$id" ]; then ok "exercise $n: $id is diagnosed"
+    else fail "exercise $n: $id is diagnosed" "exit $rc, diagnosis $(jq -r .diagnosis.id "$work/out" 2>/dev/null)"; fi
+  done
+done
+
 finish
