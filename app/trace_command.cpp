@@ -22,7 +22,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/memory.hpp"
-#include "attn/io/atomic_file.hpp"
+#include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/render/heatmap_cairo.hpp"
 #include "attn/render/heatmap_panels.hpp"
@@ -251,28 +251,23 @@ void run_trace(const trace_options& o, const flag_given& given) {
     view.explain = o.explain;
     choose_picture_stages(o, view);
     attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+    // --out is resolved and opened now, before any computation: a directory, a
+    // read-only file or a dangling link is refused at once (output_file.hpp).
+    const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : attn::prepare_output(o.out, "--out " + o.out);
+    std::ostream& out = file ? file->stream() : std::cout;
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
+    attn::warning_list warnings;
     if (o.format == "npz") {
         const attn::trace t = attn::compute_trace(c, in);
-        if (o.out.empty()) {
-            attn::render_npz(t, view, std::cout);
-            if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
-        } else {
-            attn::render_npz(t, view, o.out, "--out " + o.out);
-        }
-        warn(t.warnings);
-        return;
-    }
-    attn::warning_list warnings;
-    if (o.out.empty()) {
-        warnings = emit(o.format, c, in, view, std::cout);
-        if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
+        attn::render_npz(t, view, out);
+        warnings = t.warnings;
     } else {
-        attn::write_file_atomically(o.out, "--out " + o.out,
-                                    [&](std::ostream& out) { warnings = emit(o.format, c, in, view, out); });
+        warnings = emit(o.format, c, in, view, out);
     }
+    if (file) file->commit();
+    else std::cout.flush();  // standard_output.hpp: a write error throws
     warn(warnings);
 }
 
@@ -326,7 +321,9 @@ void setup_trace(CLI::App& app) {
         "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format png --out weights.png\n"
         "  attn trace --mask causal --format html --out trace.html\n"
         "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
-        "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which).");
+        "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which);\n"
+        "130, 143, 129 when stopped by SIGINT, SIGTERM, SIGHUP (no temporary file is left);\n"
+        "141, quietly, when the reader of stdout goes away (attn trace | head -1).");
 
     add_run_flags(cmd, o->run);
 
@@ -350,7 +347,10 @@ void setup_trace(CLI::App& app) {
         ->default_str("all")
         ->type_name("STAGES")
         ->group(output);
-    cmd->add_option("--out", o->out, "write to FILE instead of stdout (whole or not at all)")
+    cmd->add_option("--out", o->out,
+                    "write to FILE instead of stdout: a file is replaced whole or not at all (keeping its "
+                    "permissions; a read-only one is refused), a symlink is written through, a device or FIFO "
+                    "is written to directly")
         ->type_name("FILE")
         ->group(output);
     cmd->add_option("--precision", o->precision, "digits after the decimal point (table, torch)")

@@ -5,19 +5,15 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <set>
 
 #include <unzip.h>
-#include <zip.h>
 
-#include "attn/io/atomic_file.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/io/npy.hpp"
 
 namespace attn {
 namespace {
 
-constexpr std::uint64_t zip64_member_bytes = 0xffffffffu;  // a member this big needs zip64
 // Debian's minizip 1.1 reads zip64 sizes and offsets only where unsigned long is 32-bit
 // (unzip.c compares them with (unsigned long)-1), so on 64-bit Linux it misreads any
 // archive or member of 4 GiB or more. Writing them is fine (NumPy reads them).
@@ -47,10 +43,6 @@ std::uint64_t file_size(const std::string& path, const std::string& what) {
     const input_file file = open_input_file(path, what);
     if (fseeko(file.get(), 0, SEEK_END) != 0) throw error(what + ": cannot read: " + std::strerror(errno));
     return static_cast<std::uint64_t>(ftello(file.get()));
-}
-
-std::string zip_reason(int code) {
-    return code == ZIP_ERRNO ? std::string(std::strerror(errno)) : "zip error " + std::to_string(code);
 }
 
 /// Reads the member unzip is positioned on into `tensors` or `texts`.
@@ -103,13 +95,6 @@ struct unzip_handle {
     ~unzip_handle() { unzClose(z); }
 };
 
-struct zip_handle {
-    zipFile z;
-    ~zip_handle() {
-        if (z) zipClose(z, nullptr);
-    }
-};
-
 }  // namespace
 
 npz_member npz_member::tensor(std::string name, std::vector<std::size_t> shape, const float* data, bool boolean) {
@@ -143,49 +128,6 @@ std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std
     for (; status == UNZ_OK; status = unzGoToNextFile(zip.z)) read_member(zip.z, what, archive_bytes, tensors, texts, wanted);
     if (status != UNZ_END_OF_LIST_OF_FILE) throw error(what + ": corrupt zip directory (minizip error " + std::to_string(status) + ")");
     return tensors;
-}
-
-void write_npz_here(const std::string& path, const std::string& what, const std::vector<npz_member>& members) {
-    std::set<std::string> names;
-    for (const npz_member& m : members) {
-        if (m.name.empty()) throw error(what + ": an .npz member needs a name");
-        if (!names.insert(m.name).second) throw error(what + ": two .npz members are named " + m.name);
-        std::size_t elements = 1;
-        for (const std::size_t s : m.shape) elements *= s;
-        if (!m.is_text && elements > 0 && m.data == nullptr) throw error(what + ": " + m.name + " has no data");
-    }
-    errno = 0;
-    zip_handle zip{zipOpen64(path.c_str(), APPEND_STATUS_CREATE)};
-    if (!zip.z) throw error(what + ": cannot open " + path + " for writing: " + std::strerror(errno));
-    const auto check = [&](int status) {
-        if (status != ZIP_OK) throw error(what + ": writing failed (" + zip_reason(status) + ")");
-    };
-    const byte_sink sink = [&](const char* bytes, std::size_t size) {
-        while (size > 0) {
-            const unsigned n = static_cast<unsigned>(std::min<std::size_t>(size, max_zip_call_bytes));
-            check(zipWriteInFileInZip(zip.z, bytes, n));
-            bytes += n;
-            size -= n;
-        }
-    };
-    for (const npz_member& m : members) {
-        const std::uint64_t bytes = m.is_text ? 0 : npy_size(m.shape, m.boolean);
-        zip_fileinfo info{};
-        info.tmz_date.tm_year = 1980;  // 1980-01-01 00:00, the first DOS date: no clock in the file
-        info.tmz_date.tm_mday = 1;
-        check(zipOpenNewFileInZip64(zip.z, (m.name + ".npy").c_str(), &info, nullptr, 0, nullptr, 0, nullptr,
-                                    0 /* stored, as np.savez */, 0, bytes >= zip64_member_bytes ? 1 : 0));
-        if (m.is_text) write_npy_text(m.text, sink);
-        else write_npy(m.data, m.shape, m.boolean, sink);
-        check(zipCloseFileInZip(zip.z));
-    }
-    const int status = zipClose(zip.z, nullptr);
-    zip.z = nullptr;
-    check(status);
-}
-
-void write_npz(const std::string& path, const std::string& what, const std::vector<npz_member>& members) {
-    write_file_atomically_at(path, what, [&](const std::string& temp) { write_npz_here(temp, what, members); });
 }
 
 }  // namespace attn

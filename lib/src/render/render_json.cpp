@@ -19,9 +19,13 @@ namespace {
 class data_writer {
 public:
     data_writer(const tensor& t, std::ostream& out) : t_(t), out_(out) {}
-    ~data_writer() { flush(); }
 
-    void write() { write_axis(0, t_.values.data()); }
+    /// The whole tensor, then what is left in the block (not in a destructor: a write
+    /// error must throw).
+    void write() {
+        write_axis(0, t_.values.data());
+        flush();
+    }
 
 private:
     static constexpr std::size_t block = 64 * 1024;

@@ -1,12 +1,7 @@
 #include "attn/render/render_npz.hpp"
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <list>
 #include <vector>
-
-#include <unistd.h>
 
 #include "attn/compute/error.hpp"
 #include "attn/io/npz.hpp"
@@ -48,20 +43,6 @@ void collect_members(const trace& t, const render_options& options, archive_memb
     if (has_view(options)) a.members.push_back(npz_member::text_member("selection", selection_to_json(options).dump()));
 }
 
-/// A temporary file that is removed when it goes out of scope.
-struct temporary_file {
-    std::string path;
-    temporary_file() {
-        const char* dir = std::getenv("TMPDIR");
-        std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/attn-npz-XXXXXX";
-        const int fd = mkstemp(pattern.data());
-        if (fd < 0) throw error("cannot create a temporary file for the npz archive in " + pattern);
-        close(fd);
-        path = pattern;
-    }
-    ~temporary_file() { std::remove(path.c_str()); }
-};
-
 }  // namespace
 
 void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what) {
@@ -71,12 +52,9 @@ void render_npz(const trace& t, const render_options& options, const std::string
 }
 
 void render_npz(const trace& t, const render_options& options, std::ostream& out) {
-    const temporary_file temp;
     archive_members a;
     collect_members(t, options, a);
-    write_npz_here(temp.path, "standard output", a.members);
-    std::ifstream archive(temp.path, std::ios::binary);
-    out << archive.rdbuf();
+    write_npz(out, "--format npz", a.members);
 }
 
 }  // namespace attn

@@ -1,6 +1,6 @@
 #pragma once
 // NumPy's .npz archives: a zip of .npy members (np.savez stores them,
-// np.savez_compressed deflates them), read and written with minizip.
+// np.savez_compressed deflates them), read with minizip, written by npz_writer.
 //
 // Python reads what write_npz writes with
 //   z = np.load("trace.npz"); z["softmax.weights"]; json.loads(str(z["config"]))
@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -44,14 +45,15 @@ struct npz_member {
     static npz_member text_member(std::string name, std::string utf8);
 };
 
-/// Writes `members` as an .npz at `path`, whole or not at all (write_file_atomically_at):
-/// members in the given order, stored uncompressed as np.savez does, streamed from the
-/// caller's buffers; zip64 for a member of 4 GiB or more. Every member gets the fixed
-/// date 1980-01-01, so equal inputs give equal files. Errors name `what` ("--out t.npz").
-void write_npz(const std::string& path, const std::string& what, const std::vector<npz_member>& members);
+/// Writes `members` as an .npz to `out` (npz_writer.hpp: no seeking, so a pipe or a
+/// device works): members in the given order, stored uncompressed as np.savez does,
+/// streamed from the caller's buffers; zip64 for a member of 4 GiB or more. Every
+/// member gets the fixed date 1980-01-01, so equal inputs give equal files. Every
+/// member is checked (a name, once; data) before a byte is written. Errors name
+/// `what` ("--out t.npz").
+void write_npz(std::ostream& out, const std::string& what, const std::vector<npz_member>& members);
 
-/// write_npz without the temporary file: writes the archive at `path` directly
-/// (for callers that manage atomicity themselves, e.g. inside write_file_atomically_at).
-void write_npz_here(const std::string& path, const std::string& what, const std::vector<npz_member>& members);
+/// The same at `path`, whole or not at all (output_file.hpp).
+void write_npz(const std::string& path, const std::string& what, const std::vector<npz_member>& members);
 
 }  // namespace attn

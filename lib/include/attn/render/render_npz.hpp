@@ -16,7 +16,8 @@ namespace attn {
 /// Writes the archive at `path`, whole or not at all; errors name `what` ("--out t.npz").
 void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what);
 
-/// Writes the archive to `out` (a zip needs seeking, so it is built in a temporary file first).
+/// Writes the archive to `out` as it goes, without seeking (npz_writer.hpp): a pipe or
+/// standard output needs no temporary file.
 void render_npz(const trace& t, const render_options& options, std::ostream& out);
 
 }  // namespace attn
