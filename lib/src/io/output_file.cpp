@@ -53,6 +53,13 @@ int write_fully_at(int fd, const char* bytes, std::size_t size, off_t offset) {
     return 0;
 }
 
+/// /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: a descriptor attn already has open.
+bool names_a_descriptor(const std::string& path) {
+    for (const char* prefix : {"/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"})
+        if (path.rfind(prefix, 0) == 0) return true;
+    return false;
+}
+
 }  // namespace
 
 output_file::output_file(const std::string& path, const std::string& what) : what_(what), target_(path) {
@@ -65,19 +72,23 @@ output_file::output_file(const std::string& path, const std::string& what) : wha
         return;
     }
     if (S_ISLNK(st.st_mode)) {
-        char* real = realpath(path.c_str(), nullptr);
-        if (real == nullptr) {
+        if (stat(path.c_str(), &st) != 0) {
             if (errno == ENOENT)
                 throw error(what + ": a dangling symbolic link (to " + link_text(path) +
                             ", which does not exist); attn writes through links, not over them");
             throw error(what + ": " + reason(errno));
         }
-        target_ = real;
-        std::free(real);
-        if (stat(target_.c_str(), &st) != 0) throw error(what + ": " + reason(errno));
+        // /dev/stdout and /dev/fd/N lead to /proc/self/fd/N: an open descriptor, which may
+        // be a pipe without a path; it is written straight to, whatever it is.
+        if (S_ISREG(st.st_mode) && !names_a_descriptor(path)) {
+            char* real = realpath(path.c_str(), nullptr);
+            if (real == nullptr) throw error(what + ": " + reason(errno));
+            target_ = real;
+            std::free(real);
+        }
     }
     if (S_ISDIR(st.st_mode)) throw error(what + ": is a directory; give a file name");
-    if (S_ISREG(st.st_mode)) {
+    if (S_ISREG(st.st_mode) && !names_a_descriptor(path)) {
         // cp refuses a file without write permission; root would be let through by
         // access(2), so the mode bits are checked too: a file nobody may write stays.
         if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || access(target_.c_str(), W_OK) != 0)
@@ -95,9 +106,10 @@ output_file::output_file(const std::string& path, const std::string& what) : wha
         }
         return;
     }
-    // A device, a FIFO (open waits for a reader, as cp does) or a socket (refused by open).
+    // A device, a FIFO (open waits for a reader, as cp does), a socket (refused by open),
+    // or /dev/stdout and the like (a regular file there is appended to, as `>>` would).
     method_ = method::straight;
-    fd_ = open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    fd_ = open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_APPEND : 0));
     if (fd_ < 0) throw error(what + ": " + reason(errno));
     stream_ = std::make_unique<output_stream>(fd_, what_);
 }

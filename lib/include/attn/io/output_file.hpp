@@ -15,6 +15,7 @@
 //                                  above; a dangling link is an error
 //   a device, FIFO                 opened and written straight to, never replaced
 //                                  (a socket cannot be opened: an error)
+//   /dev/stdout, /dev/fd/N, ...    the descriptor written straight to, whatever it is
 //   a directory, or a name         an error ("is a directory")
 //   ending in '/'
 //   a read-only file (no w bit)    an error, "Permission denied", even for root
