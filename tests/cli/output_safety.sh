@@ -4,6 +4,8 @@
 # write errors on every format, to --out and to stdout; closed pipes; signals.
 # Usage: output_safety.sh path/to/attn. Prints one line per check and "N passed, N failed".
 # Needs root for the device copies (mknod) and the 1 MiB tmpfs (mount); skips those otherwise.
+# /dev/null and /dev/stdout themselves are written to only after a FIFO behind a symlink
+# and a copy of /dev/null have survived this attn's --out.
 set -u
 attn=${1:?usage: output_safety.sh path/to/attn}
 . "$(dirname "$0")/common.sh"
@@ -25,6 +27,20 @@ if $root; then
   check "... which is still a character device" test -c "$d/full"
   expect_ok "--out a copy of /dev/null" trace "${small[@]}" --format npz --out "$d/null"
   check "... which is still a character device" test -c "$d/null"
+fi
+# The system's own /dev/null and /dev/stdout only once a copy of /dev/null has survived:
+# an attn that renames over its --out would replace them (it is run as root).
+safe_with_devices=false
+mkfifo "$work/guard_fifo" && ln -s "$work/guard_fifo" "$work/guard_link"
+timeout 60 cat "$work/guard_fifo" >/dev/null &
+"$attn" trace "${small[@]}" --out "$work/guard_link" >/dev/null 2>&1
+wait
+if [ -p "$work/guard_fifo" ] && [ -L "$work/guard_link" ] && { ! $root || [ -c "$d/null" ]; }; then
+  safe_with_devices=true
+else
+  fail "this attn replaces what --out names: the checks on /dev/null and /dev/stdout are not run"
+fi
+if $safe_with_devices && $root; then
   expect_ok "--out /dev/null itself" trace "${small[@]}" --format json --out /dev/null
   check "... which is still a character device" test -c /dev/null
   check "... and still /dev/null (1, 3)" test "$(stat -c '%t,%T' /dev/null)" = "1,3"
@@ -89,13 +105,16 @@ expect_error "--out a name ending in /" 1 \
   "attn: error: --out $d/new/: is a directory name (it ends in /); give a file name" trace "${small[@]}" --out "$d/new/"
 check "... which creates nothing" test ! -e "$d/new"
 
-"$attn" trace "${small[@]}" --format json --out /dev/stdout 2>"$work/err" | cat >"$work/piped"; rc=${PIPESTATUS[0]}
-check "--out /dev/stdout into a pipe: exit 0" test "$rc" -eq 0
-check "... and the pipe got the output" cmp -s "$work/piped" "$work/direct"
-echo "first line" >"$work/appended"
-"$attn" trace "${small[@]}" --format json --out /dev/stdout >>"$work/appended"
-check "--out /dev/stdout onto >> appends" test "$(head -1 "$work/appended")" = "first line" -a \
-  "$(tail -n +2 "$work/appended" | cmp - "$work/direct" && echo same)" = same
+if $safe_with_devices; then
+  "$attn" trace "${small[@]}" --format json --out /dev/stdout 2>"$work/err" | cat >"$work/piped"; rc=${PIPESTATUS[0]}
+  check "--out /dev/stdout into a pipe: exit 0" test "$rc" -eq 0
+  check "... and the pipe got the output" cmp -s "$work/piped" "$work/direct"
+  echo "first line" >"$work/appended"
+  "$attn" trace "${small[@]}" --format json --out /dev/stdout >>"$work/appended"
+  check "--out /dev/stdout onto >> appends" test "$(head -1 "$work/appended")" = "first line" -a \
+    "$(tail -n +2 "$work/appended" | cmp - "$work/direct" && echo same)" = same
+  check "... and /dev/stdout is still a symbolic link" test -L /dev/stdout
+fi
 
 long=$(printf 'n%.0s' $(seq 254))
 expect_ok "--out a valid 254-character name" trace "${small[@]}" --format json --out "$d/$long"

@@ -47,6 +47,7 @@ fd_streambuf::int_type fd_streambuf::overflow(int_type ch) {
 
 std::streamsize fd_streambuf::xsputn(const char* bytes, std::streamsize size) {
     const std::size_t n = static_cast<std::size_t>(size);
+    if (n == 0) return 0;  // and `bytes` may be null
     if (n <= static_cast<std::size_t>(epptr() - pptr())) {
         std::memcpy(pptr(), bytes, n);
         pbump(static_cast<int>(n));
