@@ -241,6 +241,20 @@ TEST_SUITE("npz") {
                              attn::error);
     }
 
+    TEST_CASE("65535 members or more: the archive ends with zip64 records, and reads back") {
+        scratch_dir dir;
+        const float one = 1.0f;
+        std::vector<attn::npz_member> members;
+        for (int i = 0; i < 70000; ++i) members.push_back(attn::npz_member::tensor("m" + std::to_string(i), {1}, &one));
+        attn::write_npz(dir / "many.npz", "--out many.npz", members);
+        const std::string archive = file_bytes(dir / "many.npz");
+        CHECK(archive.find(std::string("PK\x06\x06", 4)) != std::string::npos);  // the zip64 end record
+        CHECK(archive.find(std::string("PK\x06\x07", 4)) != std::string::npos);  // and its locator
+        const auto back = attn::read_npz(dir / "many.npz", "--out many.npz");
+        CHECK(back.size() == 70000);
+        CHECK(values_of(back.at("m69999")) == std::vector<float>{1.0f});
+    }
+
     TEST_CASE("write_npz to a stream writes the same bytes as to a file, without seeking") {
         scratch_dir dir;
         const std::vector<float> weights{0.25f, 0.75f, 1.0f, 0.5f};
