@@ -83,6 +83,7 @@ def main():
     p.add_argument("--quick", action="store_true", help="b) at S1024 D512 instead of S2048 D1024")
     a = p.parse_args()
     attn = os.path.abspath(a.attn)
+    a.timer, a.trivial = os.path.abspath(a.timer), os.path.abspath(a.trivial)
     threads = int(os.environ.get("BENCH_THREADS", os.cpu_count()))
     env = dict(os.environ, BENCH_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     env.pop("CI", None)
