@@ -22,9 +22,10 @@ test_root() {
   cp "$deb" "$root/tmp/attn.deb"
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
   mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
-  trap 'umount "$1/proc" 2>/dev/null || true' RETURN
+  mkdir -p "$root/dev/pts" && { mountpoint -q "$root/dev/pts" || mount -t devpts devpts "$root/dev/pts"; }
+  trap 'umount "$1/dev/pts" "$1/proc" 2>/dev/null || true' RETURN
   local in_root=(chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-                 HOME=/root TERM=dumb DEBIAN_FRONTEND=noninteractive)
+                 HOME=/root TERM=dumb LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
   "${in_root[@]}" apt-get update -qq
   "${in_root[@]}" apt-get install -y -qq --no-install-recommends /tmp/attn.deb >/dev/null
   echo "== dpkg -s attn (Depends)"
@@ -34,12 +35,15 @@ test_root() {
   echo "== attn exercise list (share files found through the prefix)"
   "${in_root[@]}" attn exercise list | head -3
   echo "== man attn | head"
-  "${in_root[@]}" sh -c 'MANWIDTH=100 man attn 2>&1 | head -12'
+  "${in_root[@]}" sh -c 'MANWIDTH=100 man attn | head -12'
   "${in_root[@]}" sh -c 'man attn 2>/dev/null | grep -q "ATTN TRACE"'
   echo "== bash completion"
   "${in_root[@]}" bash -c 'source /usr/share/bash-completion/bash_completion
     source /usr/share/bash-completion/completions/attn; complete -p attn
-    COMP_WORDS=(attn tr); COMP_CWORD=1; _attn; test "${COMPREPLY[*]}" = trace && echo "attn tr<Tab>: trace"'
+    COMP_LINE="attn tr"; COMP_POINT=7; COMP_WORDS=(attn tr); COMP_CWORD=1; _attn
+    test "${COMPREPLY[*]}" = trace && echo "attn tr<Tab>: trace"
+    COMP_LINE="attn trace --mask-f"; COMP_POINT=19; COMP_WORDS=(attn trace --mask-f); COMP_CWORD=2; _attn
+    test "${COMPREPLY[*]}" = --mask-file && echo "attn trace --mask-f<Tab>: --mask-file"'
   echo "== clean root: all good"
 }
 

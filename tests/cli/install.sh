@@ -36,9 +36,10 @@ fi
 
 # bash completion: loads, and completes commands and flags from the installed attn.
 out=$(PATH="$prefix/bin:$PATH" bash -c 'source "$1"; complete -p attn
-      COMP_WORDS=(attn tr); COMP_CWORD=1; _attn; echo "${COMPREPLY[*]}"
-      COMP_WORDS=(attn trace --max-mem); COMP_CWORD=2; _attn; echo "${COMPREPLY[*]}"
-      COMP_WORDS=(attn exercise s); COMP_CWORD=2; _attn; echo "${COMPREPLY[*]}"' _ \
+      COMP_LINE="attn tr" COMP_POINT=7 COMP_WORDS=(attn tr) COMP_CWORD=1; _attn; echo "${COMPREPLY[*]}"
+      COMP_LINE="attn trace --max-mem" COMP_POINT=20 COMP_WORDS=(attn trace --max-mem) COMP_CWORD=2; _attn
+      echo "${COMPREPLY[*]}"
+      COMP_LINE="attn exercise s" COMP_POINT=15 COMP_WORDS=(attn exercise s) COMP_CWORD=2; _attn; echo "${COMPREPLY[*]}"' _ \
       "$prefix/share/bash-completion/completions/attn" 2>&1)
 check "bash completion loads: complete -F _attn attn" grep -qx 'complete -F _attn attn' <<<"$out"
 check "bash completion: attn tr<Tab> -> trace" grep -qx 'trace' <<<"$out"
