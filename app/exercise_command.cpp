@@ -18,6 +18,7 @@
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
+#include "share_dirs.hpp"
 
 namespace attn_app {
 namespace {
@@ -30,24 +31,6 @@ struct exercise_options {
     std::string answer;   // check --answer FILE
     int precision = 4;
 };
-
-/// Where the exercises are: $ATTN_SHARE_DIR, the share/attn next to the program's
-/// bin/ (an installed attn, wherever it was installed), the source tree's share/attn
-/// (attn run from its build tree), the install prefix's share/attn.
-std::vector<std::string> share_dirs() {
-    std::vector<std::string> dirs;
-    if (const char* env = std::getenv("ATTN_SHARE_DIR"); env != nullptr && *env != '\0') dirs.emplace_back(env);
-    std::error_code ec;
-    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share" / "attn").string());
-#ifdef ATTN_SOURCE_SHARE_DIR
-    dirs.emplace_back(ATTN_SOURCE_SHARE_DIR);
-#endif
-#ifdef ATTN_INSTALL_SHARE_DIR
-    dirs.emplace_back(ATTN_INSTALL_SHARE_DIR);
-#endif
-    return dirs;
-}
 
 std::vector<attn::exercise> all_exercises() { return attn::read_exercises(attn::find_exercise_dir(share_dirs())); }
 

@@ -324,8 +324,10 @@ CLI::Validator byte_size() {
     const std::string expected = "a size such as 4GiB, 512MiB or 1000000 (bytes)";
     return expecting(expected, [expected](std::string& value) -> std::string {
         const std::string text = CLI::detail::trim_copy(value);
-        const std::size_t digits = text.find_first_not_of("0123456789");
-        std::string unit = CLI::detail::to_lower(CLI::detail::trim_copy(text.substr(std::min(digits, text.size()))));
+        // The digits' length: all of text when no unit follows (never npos, which as an
+        // offset from text.data() below would overflow the pointer).
+        const std::size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
+        std::string unit = CLI::detail::to_lower(CLI::detail::trim_copy(text.substr(digits)));
         if (digits == 0 || text.empty()) return "expected " + expected;
         static const std::string prefixes = "kmgtpe";
         int power = 0;

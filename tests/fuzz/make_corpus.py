@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""Writes the fuzz harnesses' seed corpora, tests/fuzz/corpus/<harness>/ (run it with
+Debian's /usr/bin/python3 and python3-numpy; the files are committed).
+
+Each corpus holds small valid inputs of every kind the reader knows, a few broken ones,
+and some larger than 16 KB, so that runs with -max_len above libFuzzer's default
+start from inputs that long. The params corpus starts each file with the harness's
+choice byte (fuzz_params.cpp); the flags corpus holds one argument per line."""
+import io
+import json
+import os
+import shutil
+import zipfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(11)
+
+
+def corpus(name):
+    path = os.path.join(HERE, "corpus", name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def write(folder, name, data):
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def npy_bytes(a, version=None):
+    buf = io.BytesIO()
+    if version is None:
+        np.save(buf, a)
+    else:
+        np.lib.format.write_array(buf, a, version=version)
+    return buf.getvalue()
+
+
+def npz_bytes(arrays, compressed=False):
+    buf = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buf, **arrays)
+    return buf.getvalue()
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def params(d_in=8, d=8, d_kv=8, bias=True, out=True, prefix=""):
+    p = {"w_q": randn(d, d_in), "w_k": randn(d, d_kv), "w_v": randn(d, d_kv)}
+    if bias:
+        p.update(b_q=randn(d), b_k=randn(d), b_v=randn(d))
+    if out:
+        p.update(w_o=randn(d, d), b_o=randn(d))
+    return {prefix + k: v for k, v in p.items()}
+
+
+def json_text(arrays):
+    return json.dumps({k: v.tolist() for k, v in arrays.items()})
+
+
+# --- json: nested arrays, as json.dump(t.tolist()) writes them ------------------------------
+c = corpus("json")
+write(c, "matrix.json", json.dumps(randn(2, 3).tolist()))
+write(c, "x_1x4x8.json", json.dumps(randn(1, 4, 8).tolist()))
+write(c, "mask_bool.json", json.dumps(np.tril(np.ones((4, 4), bool)).tolist()))
+write(c, "mask_ints.json", "[[1,0,0],[1,1,0],[1,1,1]]")
+write(c, "scalar.json", "3.5")
+write(c, "nonfinite.json", "[[NaN, Infinity, -Infinity], [\"nan\", \"-inf\", 1e39]]")
+write(c, "spaces_escapes.json", '[ [1 , 2.5e-3 ],\n\t[ -0.0 , "\\u0069nf" ] ]')
+write(c, "object.json", json_text({"w_q": randn(2, 2), "b_q": randn(2)}))
+write(c, "ragged.json", "[[1,2,3],[4,5]]")
+write(c, "empty.json", "[[], []]")
+write(c, "deep.json", "[" * 200 + "1" + "]" * 200)
+write(c, "syntax_error.json", "[[1, 2], [3, 4]")
+write(c, "big_40x40.json", json.dumps(randn(40, 40).tolist()))              # ~ 33 KB
+write(c, "big_object.json", json_text(params(d_in=20, d=20, d_kv=20)))      # ~ 35 KB
+
+# --- npy: every dtype the reader converts, each header version, broken headers --------------
+c = corpus("npy")
+write(c, "f4_2x3.npy", npy_bytes(randn(2, 3)))
+write(c, "f8_4.npy", npy_bytes(rng.standard_normal(4)))
+write(c, "f2_2x2.npy", npy_bytes(randn(2, 2).astype(np.float16)))
+write(c, "b1_4x4.npy", npy_bytes(np.tril(np.ones((4, 4), bool))))
+for t in ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]:
+    write(c, t + ".npy", npy_bytes(np.arange(6, dtype=t).reshape(2, 3)))
+write(c, "scalar.npy", npy_bytes(np.float32(2.5)))
+write(c, "zero_dim.npy", npy_bytes(np.zeros((0, 3), np.float32)))
+write(c, "v2.npy", npy_bytes(randn(3, 2), version=(2, 0)))
+write(c, "v3.npy", npy_bytes(randn(3, 2), version=(3, 0)))
+write(c, "fortran.npy", npy_bytes(np.asfortranarray(randn(3, 2))))
+write(c, "text.npy", npy_bytes(np.array("{\"seed\": 0}")))
+write(c, "big_endian.npy", npy_bytes(randn(2, 2).astype(">f4")))
+write(c, "truncated.npy", npy_bytes(randn(4, 4))[:100])
+write(c, "big_100x100.npy", npy_bytes(randn(100, 100)))                    # ~ 40 KB
+write(c, "big_4d.npy", npy_bytes(randn(2, 4, 16, 16)))                      # ~ 8 KB
+write(c, "big_u1_24k.npy", npy_bytes(np.arange(24000, dtype=np.uint8)))     # ~ 24 KB
+
+# --- npz: np.savez and np.savez_compressed archives, one with a text member -----------------
+c = corpus("npz")
+write(c, "two.npz", npz_bytes({"w_q": randn(2, 2), "b_q": randn(2)}))
+write(c, "compressed.npz", npz_bytes({"x": randn(1, 4, 8), "mask": np.tril(np.ones((4, 4), bool))}, True))
+write(c, "with_text.npz", npz_bytes({"config": np.array(json.dumps({"batch": 1, "seq": 4})), "input.x": randn(1, 4, 8)}))
+write(c, "one.npz", npz_bytes({"arr_0": randn(3)}))
+write(c, "empty.npz", npz_bytes({}))
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w") as z:
+    z.writestr("notes.txt", "not an array")
+    z.writestr("x.npy", npy_bytes(randn(2, 2)))
+write(c, "other_member.npz", buf.getvalue())
+write(c, "truncated.npz", npz_bytes({"x": randn(8, 8)})[:300])
+write(c, "big_params.npz", npz_bytes(params(d_in=32, d=32, d_kv=32)))       # ~ 30 KB
+write(c, "big_compressed.npz", npz_bytes({"x": randn(2, 64, 64)}, True))    # ~ 30 KB
+
+# --- params: the choice byte, then a .json object or an .npz --------------------------------
+# choice: bit 0 npz, bit 1 --no-qkv-bias, bit 2 --no-out-proj, bits 3-4 heads 1, 2, 4, 8
+c = corpus("params")
+write(c, "json_d8.bin", b"\x08" + json_text(params()).encode())
+write(c, "json_no_bias.bin", b"\x0a" + json_text(params(bias=False)).encode())
+write(c, "json_no_out.bin", b"\x0c" + json_text(params(out=False)).encode())
+write(c, "json_prefixed.bin", b"\x08" + json_text(params(prefix="params.")).encode())
+write(c, "json_cross.bin", b"\x10" + json_text(params(d_in=6, d=8, d_kv=4)).encode())
+write(c, "json_extra_key.bin", b"\x08" + json_text({**params(), "w_x": randn(2)}).encode())
+write(c, "npz_d8.bin", b"\x09" + npz_bytes(params()))
+write(c, "npz_compressed.bin", b"\x09" + npz_bytes(params(), True))
+write(c, "npz_dump.bin", b"\x09" + npz_bytes({**params(prefix="params."), "input.x": randn(1, 4, 8),
+                                              "config": np.array("{}")}))
+write(c, "npz_wrong_shape.bin", b"\x09" + npz_bytes({**params(), "w_o": randn(8, 4)}))
+write(c, "big_json_d20.bin", b"\x18" + json_text(params(d_in=20, d=20, d_kv=20)).encode())  # ~ 35 KB
+write(c, "big_npz_d48.bin", b"\x19" + npz_bytes(params(d_in=48, d=48, d_kv=48)))            # ~ 40 KB
+
+# --- flags: one argument per line ------------------------------------------------------------
+c = corpus("flags")
+lines = {
+    "default": [],
+    "shapes": ["--batch", "2", "--seq", "5", "--heads", "4", "--d-model", "16"],
+    "cross": ["--seq", "3", "--kv-seq", "6", "--d-in", "4", "--d-kv-in", "5", "--cross"],
+    "causal": ["--mask", "causal", "--causal-align", "lower-right", "--kv-seq", "6"],
+    "padding": ["--mask", "padding+causal", "--lengths", "3,5", "--batch", "2", "--seq", "5"],
+    "window": ["--mask", "window", "--window", "1", "--fill", "-1e9", "--safe-softmax"],
+    "random": ["--mask", "random", "--mask-seed", "-1", "--mask-keep", "0.3"],
+    "dropout": ["--dropout", "0.1", "--train", "--dropout-seed", "18446744073709551615"],
+    "seed": ["--seed", "-9223372036854775808", "--no-qkv-bias", "--no-out-proj"],
+    "mistake": ["--mistake", "weight_not_transposed", "--d-in", "8"],
+    "mask_file": ["--mask-file", "@mask2d", "--mask-convention", "mha"],
+    "mask_file_3d": ["--mask-file=@mask3d", "--batch", "2"],
+    "mask_file_4d": ["--mask-file", "@mask4d", "--mask-convention", "additive"],
+    "key_padding": ["--key-padding-mask", "@kpm", "--batch", "2"],
+    "max_memory": ["--batch", "64", "--seq", "512", "--max-memory", "100MiB"],
+    "huge_sizes": ["--seq", "9223372036854775807", "--d-model", "9223372036854775807"],
+    "negative": ["--batch", "-1", "--heads", "0"],
+    "empty_values": ["--batch=", "--lengths", ","],
+}
+for name, args in lines.items():
+    write(c, name + ".txt", "\n".join(args) + ("\n" if args else ""))
+long_lengths = ["--mask", "padding", "--batch", "4000", "--lengths", ",".join(["3"] * 4000)]
+write(c, "big_lengths.txt", "\n".join(long_lengths) + "\n")                 # ~ 8 KB
+write(c, "big_repeated.txt", "\n".join(["--heads", "2"] * 1500) + "\n")    # ~ 17 KB
