@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -22,6 +23,8 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/memory.hpp"
+#include "attn/compute/stage_sink.hpp"
+#include "attn/compute/threads.hpp"
 #include "attn/io/atomic_file.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/render/heatmap_cairo.hpp"
@@ -55,6 +58,8 @@ struct trace_options {
     std::uint64_t max_memory = 0;  // 0: most of the machine's memory
     view_flags views;              // --batch-index, --head, --row
     bool explain = false;
+    int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
+    std::size_t block_rows = 0;    // --block-rows N (hidden, for tests): the [B,H,Sq,Sk] stages in blocks of N rows
 };
 
 /// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
@@ -197,21 +202,21 @@ attn::sci_mode parse_sci_mode(const std::string& text) {
     return text == "on" ? attn::sci_mode::on : text == "off" ? attn::sci_mode::off : attn::sci_mode::automatic;
 }
 
-/// Renders the trace in `format` to `out`; jsonl streams each stage as it is computed.
-attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
-                              const attn::render_options& view, std::ostream& out) {
-    if (format == "jsonl") {
-        const auto stream_stage = [&](const attn::trace& t, const attn::stage& s) {
-            if (!view.shows(s.name())) return;
-            attn::render_json_line(t, s, view, out);
-            out.flush();  // a reader sees each stage as soon as it is computed
-        };
-        return attn::compute_trace(c, in, stream_stage).warnings;
-    }
-    const attn::trace t = attn::compute_trace(c, in);
-    if (format == "json")
-        attn::render_json(t, view, out);
-    else if (format == "heatmap")
+void warn(const attn::warning_list& warnings) {
+    for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
+}
+
+/// The formats whose renderer writes each stage as it comes (a stage_sink that keeps nothing).
+bool streams(const std::string& format) { return format == "json" || format == "jsonl" || format == "npz"; }
+
+/// Computes `plan`'s stages into a whole trace and renders it in `format` to `out`.
+attn::warning_list render_kept(const std::string& format, const attn::config& c, const attn::inputs& in,
+                               const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out) {
+    attn::trace t;
+    t.cfg = c;
+    attn::trace_keeper keeper(t);
+    t.warnings = attn::compute_stages(c, in, plan, keeper);
+    if (format == "heatmap")
         attn::render_heatmap_terminal(t, view, out, terminal_width());
     else if (format == "svg")
         attn::render_svg(t, view, out);
@@ -228,9 +233,27 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
     return t.warnings;
 }
 
-void warn(const attn::warning_list& warnings) {
-    for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
+/// Renders the run in `format` to `out`: json and jsonl stream each stage as it is computed.
+attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
+                        const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out) {
+    if (format != "json" && format != "jsonl") return render_kept(format, c, in, plan, view, out);
+    attn::json_stream json(c, view, out, format == "jsonl");
+    const attn::warning_list warnings = attn::compute_stages(c, in, plan, json);
+    json.finish(warnings);
+    return warnings;
 }
+
+/// --format npz, streamed into an archive written at `path` (a temporary file: the
+/// caller renames or copies it).
+attn::warning_list emit_npz(const std::string& path, const std::string& what, const attn::config& c,
+                            const attn::inputs& in, const attn::stage_plan& plan, const attn::render_options& view) {
+    attn::npz_writer zip(path, what);
+    attn::npz_stream npz(c, view, zip);
+    const attn::warning_list warnings = attn::compute_stages(c, in, plan, npz);
+    npz.finish();
+    return warnings;
+}
+
 
 void run_trace(const trace_options& o, const flag_given& given) {
     if (o.format == "npz" && o.out.empty() && isatty(STDOUT_FILENO))
@@ -250,28 +273,38 @@ void run_trace(const trace_options& o, const flag_given& given) {
     set_views(o.views, given, c, o.format, view);
     view.explain = o.explain;
     choose_picture_stages(o, view);
-    attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+    attn::stage_plan plan = attn::stage_plan::of(view.stages);
+    if (c.mask.any() && (view.row || draws_pictures(o.format) || o.format == "html"))
+        plan.show("mask");  // the bars and pictures mark the masked keys
+    attn::plan_memory(c, plan, !streams(o.format), o.max_memory != 0 ? o.max_memory : default_memory_limit(),
+                      o.block_rows);
+    if (o.threads != 0) attn::set_thread_count(o.threads);
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
+    attn::warning_list warnings;
     if (o.format == "npz") {
-        const attn::trace t = attn::compute_trace(c, in);
         if (o.out.empty()) {
-            attn::render_npz(t, view, std::cout);
+            const attn::temporary_file temp;
+            warnings = emit_npz(temp.path, "standard output", c, in, plan, view);
+            std::ifstream archive(temp.path, std::ios::binary);
+            std::cout << archive.rdbuf();
             if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
         } else {
-            attn::render_npz(t, view, o.out, "--out " + o.out);
+            const std::string what = "--out " + o.out;
+            attn::write_file_atomically_at(o.out, what, [&](const std::string& temp) {
+                warnings = emit_npz(temp, what, c, in, plan, view);
+            });
         }
-        warn(t.warnings);
+        warn(warnings);
         return;
     }
-    attn::warning_list warnings;
     if (o.out.empty()) {
-        warnings = emit(o.format, c, in, view, std::cout);
+        warnings = emit(o.format, c, in, plan, view, std::cout);
         if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
     } else {
         attn::write_file_atomically(o.out, "--out " + o.out,
-                                    [&](std::ostream& out) { warnings = emit(o.format, c, in, view, out); });
+                                    [&](std::ostream& out) { warnings = emit(o.format, c, in, plan, view, out); });
     }
     warn(warnings);
 }
@@ -384,6 +417,17 @@ void setup_trace(CLI::App& app) {
         ->transform(byte_size())
         ->type_name("SIZE")
         ->group(output);
+    cmd->add_option("--threads", o->threads,
+                    "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the per-head products (BLAS gets "
+                    "as many); the results are the same bits for any N")
+        ->default_str("$ATTN_THREADS, else every core")
+        ->transform(whole_number(1, 4096))
+        ->type_name("N")
+        ->group(output);
+    cmd->add_option("--block-rows", o->block_rows,
+                    "compute the [B,H,Sq,Sk] stages in blocks of N query rows (json, jsonl, npz; for tests)")
+        ->transform(whole_number(1, std::numeric_limits<std::int64_t>::max()))
+        ->group("");  // hidden: --max-memory chooses blocks itself
     cmd->add_option("--batch-index", o->views.batch_index,
                     "show only batch item I of every tensor with a batch axis (0 is the first); json, jsonl and "
                     "npz keep the axis with size 1, as t[1:2] does, and torch prints t[1:2]")

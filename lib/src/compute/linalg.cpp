@@ -102,8 +102,13 @@ void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t
 
 void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
               bool b_transposed) {
+    bmm_rows(a, b, c, m, n, k, b_transposed, m);
+}
+
+void bmm_rows(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+              bool b_transposed, std::size_t plane_rows) {
     constexpr std::size_t aten_small_product = 400;  // contraction_size * res_rows * res_cols < 400
-    if (k * m * n >= aten_small_product) {
+    if (k * plane_rows * n >= aten_small_product) {
         matmul(a, b, c, m, n, k, b_transposed);
         return;
     }
@@ -155,16 +160,23 @@ void softmax_row(float* row, std::size_t width) {
 void softmax_last_axis(xt::xarray<float>& x) {
     const std::size_t width = x.shape().back();
     if (width == 0) return;
-    const std::size_t rows = x.size() / width;
-    float* row = x.data();
-    for (std::size_t r = 0; r < rows; ++r, row += width) softmax_row(row, width);
+    softmax_rows(x.data(), x.size() / width, width);
 }
 
 void safe_softmax_last_axis(xt::xarray<float>& x) {
     const std::size_t width = x.shape().back();
     if (width == 0) return;
-    const std::size_t rows = x.size() / width;
-    float* row = x.data();
+    safe_softmax_rows(x.data(), x.size() / width, width);
+}
+
+void softmax_rows(float* x, std::size_t rows, std::size_t width) {
+    if (width == 0) return;
+    for (std::size_t r = 0; r < rows; ++r) softmax_row(x + r * width, width);
+}
+
+void safe_softmax_rows(float* x, std::size_t rows, std::size_t width) {
+    if (width == 0) return;
+    float* row = x;
     for (std::size_t r = 0; r < rows; ++r, row += width) {
         const bool all_neg_inf = std::all_of(row, row + width, [](float v) { return std::isinf(v) && v < 0; });
         if (all_neg_inf)

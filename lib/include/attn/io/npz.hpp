@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <set>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,36 @@ struct npz_member {
 
     static npz_member tensor(std::string name, std::vector<std::size_t> shape, const float* data, bool boolean = false);
     static npz_member text_member(std::string name, std::string utf8);
+};
+
+/// Writes an .npz at `path` (opened directly: atomicity is the caller's, as for
+/// write_npz_here) an array at a time, each in pieces: begin_array with the shape,
+/// write the elements in C order, end_array. Arrays are stored uncompressed as np.savez
+/// stores them, zip64 when one reaches 4 GiB, dated 1980-01-01. Errors name `what`.
+class npz_writer {
+public:
+    npz_writer(const std::string& path, const std::string& what);
+    ~npz_writer();  // closes an archive close() was not called for (after an error)
+    npz_writer(const npz_writer&) = delete;
+    npz_writer& operator=(const npz_writer&) = delete;
+
+    void begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean);
+    void write(const float* values, std::size_t count);  // `count` more elements of the open array
+    void end_array();                                    // all of shape's elements written
+    /// A 0-d unicode array (write_npy_text) called `name`.
+    void text(const std::string& name, const std::string& utf8);
+    void close();
+
+private:
+    void open_member(const std::string& name, std::uint64_t bytes);
+    void close_member();
+    void put(const char* bytes, std::size_t size);
+
+    std::string what_;
+    void* zip_ = nullptr;  // minizip's zipFile
+    std::set<std::string> names_;
+    bool boolean_ = false;
+    std::uint64_t remaining_ = 0;  // elements the open array still needs
 };
 
 /// Writes `members` as an .npz at `path`, whole or not at all (write_file_atomically_at):
