@@ -122,6 +122,10 @@ std::uint64_t held_outside_planes(const config& c, const stage_plan& plan) {
         if (is_plane_stage(s.stage)) continue;
         const bool input_copy = s.stage == "input" || s.stage == "params";
         if (input_copy && !plan.shows(s.stage)) continue;
+        if (s.stage == "mask" && !plan.shows("mask")) {  // the booleans only: no float copy is made
+            total = add(total, product({c.batch, c.seq, c.kv_seq}));
+            continue;
+        }
         total = add(total, s.bytes);
     }
     return total;
