@@ -38,6 +38,7 @@
 #include "attn/render/render_torch.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
+#include "progress.hpp"
 #include "run_flags.hpp"
 #include "view_flags.hpp"
 
@@ -60,6 +61,7 @@ struct trace_options {
     bool explain = false;
     int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
     std::size_t block_rows = 0;    // --block-rows N (hidden, for tests): the [B,H,Sq,Sk] stages in blocks of N rows
+    bool quiet = false;  // no progress line
 };
 
 /// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
@@ -209,13 +211,40 @@ void warn(const attn::warning_list& warnings) {
 /// The formats whose renderer writes each stage as it comes (a stage_sink that keeps nothing).
 bool streams(const std::string& format) { return format == "json" || format == "jsonl" || format == "npz"; }
 
+/// A sink that tells the progress line which stage the run has reached, and hands
+/// everything on to `next`.
+class progress_sink : public attn::stage_sink {
+public:
+    progress_sink(attn::stage_sink& next, progress_line& progress) : next_(next), progress_(progress) {}
+    void stage_done(const attn::trace& so_far, const attn::stage& s) override {
+        progress_.stage(s.name());
+        next_.stage_done(so_far, s);
+    }
+    bool takes_rows() const override { return next_.takes_rows(); }
+    void stage_begin(const attn::trace& so_far, const attn::stage& s) override {
+        progress_.stage(s.name());
+        next_.stage_begin(so_far, s);
+    }
+    void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override {
+        next_.stage_rows(index, first_row, count, rows);
+    }
+    void stage_end(const attn::trace& so_far, const attn::stage& s) override { next_.stage_end(so_far, s); }
+
+private:
+    attn::stage_sink& next_;
+    progress_line& progress_;
+};
+
 /// Computes `plan`'s stages into a whole trace and renders it in `format` to `out`.
 attn::warning_list render_kept(const std::string& format, const attn::config& c, const attn::inputs& in,
-                               const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out) {
+                               const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out,
+                               progress_line& progress) {
     attn::trace t;
     t.cfg = c;
     attn::trace_keeper keeper(t);
-    t.warnings = attn::compute_stages(c, in, plan, keeper);
+    progress_sink told(keeper, progress);
+    t.warnings = attn::compute_stages(c, in, plan, told);
+    progress.stage("writing");
     if (format == "heatmap")
         attn::render_heatmap_terminal(t, view, out, terminal_width());
     else if (format == "svg")
@@ -235,21 +264,37 @@ attn::warning_list render_kept(const std::string& format, const attn::config& c,
 
 /// Renders the run in `format` to `out`: json and jsonl stream each stage as it is computed.
 attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
-                        const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out) {
-    if (format != "json" && format != "jsonl") return render_kept(format, c, in, plan, view, out);
+                        const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out,
+                        progress_line& progress) {
+    if (format != "json" && format != "jsonl") return render_kept(format, c, in, plan, view, out, progress);
     attn::json_stream json(c, view, out, format == "jsonl");
-    const attn::warning_list warnings = attn::compute_stages(c, in, plan, json);
+    progress_sink told(json, progress);
+    const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
     json.finish(warnings);
     return warnings;
+}
+
+/// About the bytes the run will write, for the progress line's time left: each stage's
+/// float32 bytes for npz, about 11 characters a number for json (0.12345678,), 0 (unknown)
+/// for the formats that summarise.
+std::uint64_t expected_output_bytes(const attn::config& c, const std::string& format,
+                                    const attn::render_options& view) {
+    if (format != "npz" && format != "json" && format != "jsonl") return 0;
+    std::uint64_t bytes = 0;
+    for (const attn::stage_bytes& s : attn::estimate_stage_bytes(c))
+        if (view.shows(s.stage)) bytes += s.bytes;
+    return format == "npz" ? bytes : bytes / 4 * 11;
 }
 
 /// --format npz, streamed into an archive written at `path` (a temporary file: the
 /// caller renames or copies it).
 attn::warning_list emit_npz(const std::string& path, const std::string& what, const attn::config& c,
-                            const attn::inputs& in, const attn::stage_plan& plan, const attn::render_options& view) {
+                            const attn::inputs& in, const attn::stage_plan& plan, const attn::render_options& view,
+                            progress_line& progress) {
     attn::npz_writer zip(path, what);
     attn::npz_stream npz(c, view, zip);
-    const attn::warning_list warnings = attn::compute_stages(c, in, plan, npz);
+    progress_sink told(npz, progress);
+    const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
     npz.finish();
     return warnings;
 }
@@ -283,29 +328,33 @@ void run_trace(const trace_options& o, const flag_given& given) {
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
     attn::warning_list warnings;
+    progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, o.format, view));
     if (o.format == "npz") {
         if (o.out.empty()) {
             const attn::temporary_file temp;
-            warnings = emit_npz(temp.path, "standard output", c, in, plan, view);
+            warnings = emit_npz(temp.path, "standard output", c, in, plan, view, progress);
             std::ifstream archive(temp.path, std::ios::binary);
             std::cout << archive.rdbuf();
             if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
         } else {
             const std::string what = "--out " + o.out;
             attn::write_file_atomically_at(o.out, what, [&](const std::string& temp) {
-                warnings = emit_npz(temp, what, c, in, plan, view);
+                warnings = emit_npz(temp, what, c, in, plan, view, progress);
             });
         }
+        progress.finish();
         warn(warnings);
         return;
     }
     if (o.out.empty()) {
-        warnings = emit(o.format, c, in, plan, view, std::cout);
+        warnings = emit(o.format, c, in, plan, view, std::cout, progress);
         if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
     } else {
-        attn::write_file_atomically(o.out, "--out " + o.out,
-                                    [&](std::ostream& out) { warnings = emit(o.format, c, in, plan, view, out); });
+        attn::write_file_atomically(o.out, "--out " + o.out, [&](std::ostream& out) {
+            warnings = emit(o.format, c, in, plan, view, out, progress);
+        });
     }
+    progress.finish();
     warn(warnings);
 }
 
@@ -446,6 +495,11 @@ void setup_trace(CLI::App& app) {
                     "query Q of every tensor with a query axis (query, or seq on the query side)")
         ->transform(whole_number())
         ->type_name("Q")
+        ->group(output);
+
+    cmd->add_flag("--quiet", o->quiet,
+                  "no progress line: runs longer than a second show one on stderr (stage, bytes written, rate, "
+                  "time left) when stderr is a terminal and CI is not set")
         ->group(output);
 
     cmd->callback([o, cmd] { run_trace(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });

@@ -6,7 +6,8 @@
 #include <omp.h>
 #include <unistd.h>
 
-extern "C" void openblas_set_num_threads(int num_threads);  // cblas.h names it too
+extern "C" void openblas_set_num_threads(int num_threads);  // cblas.h names them too
+extern "C" int openblas_get_num_threads();
 
 namespace attn {
 namespace {
@@ -32,7 +33,14 @@ int cores() {
 void set_thread_count(int n) {
     chosen = n >= 1 ? n : 1;
     omp_set_num_threads(chosen);
-    openblas_set_num_threads(chosen);
+    // OpenBLAS starts on one thread (linalg.cpp); once a large product has given it more,
+    // it follows the count
+    if (openblas_get_num_threads() > 1) openblas_set_num_threads(chosen);
+}
+
+void blas_threads_for_large_products() {
+    if (omp_in_parallel()) return;  // inside attn's loops BLAS stays on one thread
+    openblas_set_num_threads(thread_count());
 }
 
 int thread_count() {
@@ -43,11 +51,12 @@ int thread_count() {
     return chosen;
 }
 
-blas_on_one_thread::blas_on_one_thread() {
-    thread_count();  // settle the count before changing BLAS's
-    openblas_set_num_threads(1);
+blas_on_one_thread::blas_on_one_thread() : before_(openblas_get_num_threads()) {
+    if (before_ != 1) openblas_set_num_threads(1);
 }
 
-blas_on_one_thread::~blas_on_one_thread() { openblas_set_num_threads(chosen); }
+blas_on_one_thread::~blas_on_one_thread() {
+    if (before_ != 1) openblas_set_num_threads(before_);
+}
 
 }  // namespace attn

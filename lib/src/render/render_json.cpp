@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "attn/compute/mask.hpp"
+#include "attn/render/json_numbers.hpp"
 #include "attn/render/selection.hpp"
 #include "attn/teach/explain.hpp"
 
@@ -59,37 +60,10 @@ private:
     std::size_t used_ = 0;
 };
 
-/// Writes the nested arrays of one tensor, element by element, read through the
-/// tensor's strides, so a view nests like tensor.tolist() too.
-class data_writer {
-public:
-    data_writer(const tensor& t, std::ostream& out) : t_(t), numbers_(out) {}
-
-    void write() { write_axis(0, t_.values.data()); }
-
-private:
-    /// The elements of `axis` and the axes after it, from `first` in storage.
-    void write_axis(std::size_t axis, const float* first) {
-        if (axis == t_.values.dimension()) {
-            numbers_.number(*first, t_.type == element_type::boolean);
-            return;
-        }
-        numbers_.put('[');
-        for (std::size_t i = 0; i < t_.values.shape()[axis]; ++i) {
-            if (i != 0) numbers_.put(',');
-            write_axis(axis + 1, first + static_cast<std::ptrdiff_t>(i) * t_.strides[axis]);
-        }
-        numbers_.put(']');
-    }
-
-    const tensor& t_;
-    json_numbers numbers_;
-};
-
 }  // namespace
 
 /// Writes the nested arrays of a tensor that comes in rows (stage_sink.hpp), as
-/// data_writer would write it whole: row k of the (selected) tensor opens the axes
+/// write_json_data would write it whole: row k of the (selected) tensor opens the axes
 /// whose index it starts and closes the ones the row before ended.
 class row_data_writer {
 public:
@@ -159,8 +133,10 @@ void write_tensor(const tensor& t, const render_options& options, std::ostream& 
     write_tensor_head(t, selection, out);
     {
         const tensor part = selection.whole() ? tensor{} : selected_part(t, selection);
-        auto writer = std::make_unique<data_writer>(selection.whole() ? t : part, out);  // a 64 KiB buffer: on the heap
-        writer->write();
+        const tensor& shown = selection.whole() ? t : part;
+        write_json_data(shown.values.data(), tensor_shape(shown.values.shape().begin(), shown.values.shape().end()),
+                        shown.strides,
+                        shown.type == element_type::boolean, out);
     }
     out.put('}');
 }

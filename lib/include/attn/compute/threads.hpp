@@ -12,8 +12,12 @@
 namespace attn {
 
 /// The threads attn's loops use from now on (n >= 1); OpenBLAS gets as many for
-/// the products that run outside attn's loops.
+/// the products that run outside attn's loops, once one is large enough to need them.
 void set_thread_count(int n);
+
+/// Gives OpenBLAS thread_count() threads (it starts on one, for a quick start-up:
+/// linalg.cpp), unless called inside attn's parallel loops.
+void blas_threads_for_large_products();
 
 /// The current count: set_thread_count's, else $ATTN_THREADS, else every core.
 int thread_count();
@@ -22,8 +26,10 @@ int thread_count();
 int cores();
 
 /// OpenBLAS on one thread while this lives (inside attn's parallel loops), then back
-/// to thread_count().
+/// to what it had.
 class blas_on_one_thread {
+    int before_;
+
 public:
     blas_on_one_thread();
     ~blas_on_one_thread();
