@@ -9,20 +9,25 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/output_stream.hpp"
 #include "check_command.hpp"
 #include "exercise_command.hpp"
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "mask_command.hpp"
+#include "signals.hpp"
+#include "standard_output.hpp"
 #include "trace_command.hpp"
 
 #ifndef ATTN_VERSION
 #define ATTN_VERSION "0.1.0"
 #endif
 
-int main(int argc, char** argv) {
-    std::ios::sync_with_stdio(false);
+namespace {
+
+/// The command line, parsed and run; the exit status. Write errors go to main.
+int run(int argc, char** argv) {
     CLI::App app{"attn: see, step by step, what multi-head attention computes.\n"
                  "Every stage (input, projections, view, transpose, scores, scaling, mask, softmax,\n"
                  "weights·V, merge, concat, output) with PyTorch's numbers for the same seed.",
@@ -57,6 +62,8 @@ int main(int argc, char** argv) {
         if (e.get_exit_code() == 0) return app.exit(e);
         std::cerr << "attn: error: " << attn_app::parse_error_message(e, app) << "\n";
         return 2;
+    } catch (const attn::write_error&) {  // main says it, once stdout is settled
+        throw;
     } catch (const attn_app::exit_status& e) {  // said all it has to say (attn check: a mismatch)
         return e.code;
     } catch (const attn::usage_error& e) {
@@ -73,4 +80,21 @@ int main(int argc, char** argv) {
         return 1;
     }
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::ios::sync_with_stdio(false);
+    attn_app::install_signal_handlers();
+    attn_app::use_checked_standard_output();
+    int status = 0;
+    try {
+        status = run(argc, argv);
+        attn_app::finish_standard_output();
+    } catch (const attn::write_error& e) {
+        status = attn_app::report_write_error(e);
+    }
+    attn_app::release_standard_output();
+    return status;
 }

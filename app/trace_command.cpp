@@ -25,7 +25,7 @@
 #include "attn/compute/memory.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
-#include "attn/io/atomic_file.hpp"
+#include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/render/heatmap_cairo.hpp"
 #include "attn/render/heatmap_panels.hpp"
@@ -255,6 +255,8 @@ attn::warning_list render_kept(const std::string& format, const attn::config& c,
         attn::render_html(t, view, out);
     else if (format == "torch")
         attn::render_torch(t, view, out);
+    else if (format == "npz")
+        attn::render_npz(t, view, out);
     else if (view.row)  // the table format with --row: one query's row as bars
         attn::render_row(t, view, out);
     else
@@ -291,7 +293,7 @@ std::uint64_t expected_output_bytes(const attn::config& c, const std::string& fo
 attn::warning_list emit_npz(const std::string& path, const std::string& what, const attn::config& c,
                             const attn::inputs& in, const attn::stage_plan& plan, const attn::render_options& view,
                             progress_line& progress) {
-    attn::npz_writer zip(path, what);
+    attn::npz_file_writer zip(path, what);
     attn::npz_stream npz(c, view, zip);
     progress_sink told(npz, progress);
     const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
@@ -324,36 +326,42 @@ void run_trace(const trace_options& o, const flag_given& given) {
     attn::plan_memory(c, plan, !streams(o.format), o.max_memory != 0 ? o.max_memory : default_memory_limit(),
                       o.block_rows);
     if (o.threads != 0) attn::set_thread_count(o.threads);
+    // npz goes out whole members at a time (npz_writer.hpp) when the stages it shows fit in
+    // memory; else (or with --block-rows) in rows through a temporary archive
+    bool npz_in_rows = o.format == "npz" && o.block_rows != 0;
+    if (o.format == "npz" && !npz_in_rows) {
+        attn::stage_plan kept = plan;
+        try {
+            attn::plan_memory(c, kept, true, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+            plan = kept;
+        } catch (const attn::error&) {
+            npz_in_rows = true;
+        }
+    }
+    // --out is resolved and opened now, before any computation: a directory, a
+    // read-only file or a dangling link is refused at once (output_file.hpp).
+    const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : attn::prepare_output(o.out, "--out " + o.out);
+    std::ostream& out = file ? file->stream() : std::cout;
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
-    attn::warning_list warnings;
     progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, o.format, view));
-    if (o.format == "npz") {
-        if (o.out.empty()) {
-            const attn::temporary_file temp;
-            warnings = emit_npz(temp.path, "standard output", c, in, plan, view, progress);
-            std::ifstream archive(temp.path, std::ios::binary);
-            std::cout << archive.rdbuf();
-            if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
-        } else {
-            const std::string what = "--out " + o.out;
-            attn::write_file_atomically_at(o.out, what, [&](const std::string& temp) {
-                warnings = emit_npz(temp, what, c, in, plan, view, progress);
-            });
-        }
-        progress.finish();
-        warn(warnings);
-        return;
-    }
-    if (o.out.empty()) {
-        warnings = emit(o.format, c, in, plan, view, std::cout, progress);
-        if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
+    attn::warning_list warnings;
+    if (o.format == "npz" && !npz_in_rows) {  // every stage it shows held, then written to `out` (npz_writer)
+        warnings = render_kept(o.format, c, in, plan, view, out, progress);
+    } else if (o.format == "npz") {
+        // too large to hold: streamed by name into a temporary archive (a block of rows at a
+        // time), then copied out
+        const attn::temporary_file temp;
+        warnings = emit_npz(temp.path, o.out.empty() ? "standard output" : "--out " + o.out, c, in, plan, view,
+                            progress);
+        std::ifstream archive(temp.path, std::ios::binary);
+        out << archive.rdbuf();
     } else {
-        attn::write_file_atomically(o.out, "--out " + o.out, [&](std::ostream& out) {
-            warnings = emit(o.format, c, in, plan, view, out, progress);
-        });
+        warnings = emit(o.format, c, in, plan, view, out, progress);
     }
+    if (file) file->commit();
+    else std::cout.flush();  // standard_output.hpp: a write error throws
     progress.finish();
     warn(warnings);
 }
@@ -408,7 +416,9 @@ void setup_trace(CLI::App& app) {
         "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format png --out weights.png\n"
         "  attn trace --mask causal --format html --out trace.html\n"
         "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
-        "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which).");
+        "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which);\n"
+        "130, 143, 129 when stopped by SIGINT, SIGTERM, SIGHUP (no temporary file is left);\n"
+        "141, quietly, when the reader of stdout goes away (attn trace | head -1).");
 
     add_run_flags(cmd, o->run);
 
@@ -432,7 +442,10 @@ void setup_trace(CLI::App& app) {
         ->default_str("all")
         ->type_name("STAGES")
         ->group(output);
-    cmd->add_option("--out", o->out, "write to FILE instead of stdout (whole or not at all)")
+    cmd->add_option("--out", o->out,
+                    "write to FILE instead of stdout: a file is replaced whole or not at all (keeping its "
+                    "permissions; a read-only one is refused), a symlink is written through, a device or FIFO "
+                    "is written to directly")
         ->type_name("FILE")
         ->group(output);
     cmd->add_option("--precision", o->precision, "digits after the decimal point (table, torch)")

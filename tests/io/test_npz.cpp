@@ -12,6 +12,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,10 +20,10 @@
 
 #include <doctest/doctest.h>
 
-#include "attn/io/atomic_file.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/npz.hpp"
+#include "attn/io/output_file.hpp"
 #include "attn/io/tensor_file.hpp"
 
 namespace {
@@ -224,13 +225,13 @@ TEST_SUITE("npz") {
                                  "--out t.npz: two .npz members are named a", attn::error);
         }
         SUBCASE("a writer that fails half way") {
-            CHECK_THROWS_WITH_AS(attn::write_file_atomically_at(dir / "t.npz", "--out t.npz",
-                                                                [&](const std::string& temp) {
-                                                                    attn::write_npz_here(temp, "--out t.npz",
-                                                                        {attn::npz_member::tensor("a", {1}, one.data())});
-                                                                    throw attn::error("--out t.npz: stopped");
-                                                                }),
-                                 "--out t.npz: stopped", attn::error);
+            CHECK_THROWS_WITH_AS(
+                [&] {
+                    attn::output_file file(dir / "t.npz", "--out t.npz");
+                    attn::write_npz(file.stream(), "--out t.npz", {attn::npz_member::tensor("a", {1}, one.data())});
+                    throw attn::error("--out t.npz: stopped");
+                }(),
+                "--out t.npz: stopped", attn::error);
         }
         CHECK(file_bytes(dir / "t.npz") == "old");
         CHECK(dir.entries() == 1);
@@ -240,17 +241,28 @@ TEST_SUITE("npz") {
                              attn::error);
     }
 
-    TEST_CASE("write_file_atomically_at hands the writer a temporary file beside the target") {
+    TEST_CASE("65535 members or more: the archive ends with zip64 records, and reads back") {
         scratch_dir dir;
-        std::string seen;
-        attn::write_file_atomically_at(dir / "out.bin", "--out out.bin", [&](const std::string& temp) {
-            seen = temp;
-            CHECK(fs::exists(temp));
-            CHECK(fs::path(temp).parent_path() == dir.path);
-            std::ofstream(temp, std::ios::binary) << "done";
-        });
-        CHECK(file_bytes(dir / "out.bin") == "done");
-        CHECK_FALSE(fs::exists(seen));
-        CHECK(dir.entries() == 1);
+        const float one = 1.0f;
+        std::vector<attn::npz_member> members;
+        for (int i = 0; i < 70000; ++i) members.push_back(attn::npz_member::tensor("m" + std::to_string(i), {1}, &one));
+        attn::write_npz(dir / "many.npz", "--out many.npz", members);
+        const std::string archive = file_bytes(dir / "many.npz");
+        CHECK(archive.find(std::string("PK\x06\x06", 4)) != std::string::npos);  // the zip64 end record
+        CHECK(archive.find(std::string("PK\x06\x07", 4)) != std::string::npos);  // and its locator
+        const auto back = attn::read_npz(dir / "many.npz", "--out many.npz");
+        CHECK(back.size() == 70000);
+        CHECK(values_of(back.at("m69999")) == std::vector<float>{1.0f});
+    }
+
+    TEST_CASE("write_npz to a stream writes the same bytes as to a file, without seeking") {
+        scratch_dir dir;
+        const std::vector<float> weights{0.25f, 0.75f, 1.0f, 0.5f};
+        const std::vector<attn::npz_member> members{attn::npz_member::text_member("config", config_text),
+                                                    attn::npz_member::tensor("softmax.weights", {2, 2}, weights.data())};
+        attn::write_npz(dir / "t.npz", "--out t.npz", members);
+        std::ostringstream stream;  // cannot seek back: a pipe would not either
+        attn::write_npz(stream, "--out -", members);
+        CHECK(stream.str() == file_bytes(dir / "t.npz"));
     }
 }

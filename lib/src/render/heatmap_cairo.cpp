@@ -69,12 +69,6 @@ cairo_status_t append_to_string(void* closure, const unsigned char* data, unsign
     return CAIRO_STATUS_SUCCESS;
 }
 
-cairo_status_t write_to_stream(void* closure, const unsigned char* data, unsigned int length) {
-    std::ostream& out = *static_cast<std::ostream*>(closure);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(length));
-    return out ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
-}
-
 // --- style ----------------------------------------------------------------------------
 
 constexpr const char* font_family = "DejaVu Sans";
@@ -681,7 +675,11 @@ void render_png(const trace& t, const render_options& options, std::ostream& out
     }
     check(cairo_status(cr.get()));
     cairo_surface_flush(surface.get());
-    check(cairo_surface_write_to_png_stream(surface.get(), write_to_stream, &out));
+    // Encoded into memory first: a stream's write error then reaches the caller as
+    // thrown, not through cairo's C frames.
+    std::string png;
+    check(cairo_surface_write_to_png_stream(surface.get(), append_to_string, &png));
+    out.write(png.data(), static_cast<std::streamsize>(png.size()));
 }
 
 }  // namespace attn

@@ -2,14 +2,16 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <list>
-#include <vector>
 
 #include <unistd.h>
 
+#include <list>
+#include <vector>
+
 #include "attn/compute/error.hpp"
 #include "attn/io/npz.hpp"
+#include "attn/io/temporary_files.hpp"
+#include "attn/io/npz_file_writer.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/selection.hpp"
 
@@ -57,11 +59,15 @@ temporary_file::temporary_file() {
     if (fd < 0) throw error("cannot create a temporary file for the npz archive in " + pattern);
     close(fd);
     path = pattern;
+    slot = register_temporary_file(path);  // removed on a signal too
 }
 
-temporary_file::~temporary_file() { std::remove(path.c_str()); }
+temporary_file::~temporary_file() {
+    unregister_temporary_file(slot);
+    std::remove(path.c_str());
+}
 
-npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
+npz_stream::npz_stream(const config& c, const render_options& options, npz_file_writer& zip)
     : cfg_(c), options_(options), zip_(zip) {}
 
 void npz_stream::stage_done(const trace&, const stage& s) {
@@ -130,12 +136,9 @@ void render_npz(const trace& t, const render_options& options, const std::string
 }
 
 void render_npz(const trace& t, const render_options& options, std::ostream& out) {
-    const temporary_file temp;
     archive_members a;
     collect_members(t, options, a);
-    write_npz_here(temp.path, "standard output", a.members);
-    std::ifstream archive(temp.path, std::ios::binary);
-    out << archive.rdbuf();
+    write_npz(out, "--format npz", a.members);
 }
 
 }  // namespace attn

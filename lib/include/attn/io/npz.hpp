@@ -1,6 +1,6 @@
 #pragma once
 // NumPy's .npz archives: a zip of .npy members (np.savez stores them,
-// np.savez_compressed deflates them), read and written with minizip.
+// np.savez_compressed deflates them), read with minizip, written by npz_writer.
 //
 // Python reads what write_npz writes with
 //   z = np.load("trace.npz"); z["softmax.weights"]; json.loads(str(z["config"]))
@@ -8,8 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
-#include <set>
-#include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -46,44 +45,15 @@ struct npz_member {
     static npz_member text_member(std::string name, std::string utf8);
 };
 
-/// Writes an .npz at `path` (opened directly: atomicity is the caller's, as for
-/// write_npz_here) an array at a time, each in pieces: begin_array with the shape,
-/// write the elements in C order, end_array. Arrays are stored uncompressed as np.savez
-/// stores them, zip64 when one reaches 4 GiB, dated 1980-01-01. Errors name `what`.
-class npz_writer {
-public:
-    npz_writer(const std::string& path, const std::string& what);
-    ~npz_writer();  // closes an archive close() was not called for (after an error)
-    npz_writer(const npz_writer&) = delete;
-    npz_writer& operator=(const npz_writer&) = delete;
+/// Writes `members` as an .npz to `out` (npz_writer.hpp: no seeking, so a pipe or a
+/// device works): members in the given order, stored uncompressed as np.savez does,
+/// streamed from the caller's buffers; zip64 for a member of 4 GiB or more. Every
+/// member gets the fixed date 1980-01-01, so equal inputs give equal files. Every
+/// member is checked (a name, once; data) before a byte is written. Errors name
+/// `what` ("--out t.npz").
+void write_npz(std::ostream& out, const std::string& what, const std::vector<npz_member>& members);
 
-    void begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean);
-    void write(const float* values, std::size_t count);  // `count` more elements of the open array
-    void end_array();                                    // all of shape's elements written
-    /// A 0-d unicode array (write_npy_text) called `name`.
-    void text(const std::string& name, const std::string& utf8);
-    void close();
-
-private:
-    void open_member(const std::string& name, std::uint64_t bytes);
-    void close_member();
-    void put(const char* bytes, std::size_t size);
-
-    std::string what_;
-    void* zip_ = nullptr;  // minizip's zipFile
-    std::set<std::string> names_;
-    bool boolean_ = false;
-    std::uint64_t remaining_ = 0;  // elements the open array still needs
-};
-
-/// Writes `members` as an .npz at `path`, whole or not at all (write_file_atomically_at):
-/// members in the given order, stored uncompressed as np.savez does, streamed from the
-/// caller's buffers; zip64 for a member of 4 GiB or more. Every member gets the fixed
-/// date 1980-01-01, so equal inputs give equal files. Errors name `what` ("--out t.npz").
+/// The same at `path`, whole or not at all (output_file.hpp).
 void write_npz(const std::string& path, const std::string& what, const std::vector<npz_member>& members);
-
-/// write_npz without the temporary file: writes the archive at `path` directly
-/// (for callers that manage atomicity themselves, e.g. inside write_file_atomically_at).
-void write_npz_here(const std::string& path, const std::string& what, const std::vector<npz_member>& members);
 
 }  // namespace attn

@@ -13,6 +13,7 @@
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/io/npz.hpp"
+#include "attn/io/npz_file_writer.hpp"
 #include "attn/render/render_options.hpp"
 #include "attn/render/selection.hpp"
 
@@ -21,7 +22,8 @@ namespace attn {
 /// Writes the archive at `path`, whole or not at all; errors name `what` ("--out t.npz").
 void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what);
 
-/// Writes the archive to `out` (a zip needs seeking, so it is built in a temporary file first).
+/// Writes the archive to `out` as it goes, without seeking (npz_writer.hpp): a pipe or
+/// standard output needs no temporary file.
 void render_npz(const trace& t, const render_options& options, std::ostream& out);
 
 /// --format npz written as the stages come (a stage_sink): each shown tensor an array
@@ -30,7 +32,7 @@ void render_npz(const trace& t, const render_options& options, std::ostream& out
 /// archive holds what render_npz writes for the same stages.
 class npz_stream : public stage_sink {
 public:
-    npz_stream(const config& c, const render_options& options, npz_writer& zip);
+    npz_stream(const config& c, const render_options& options, npz_file_writer& zip);
 
     void stage_done(const trace& so_far, const stage& s) override;
     bool takes_rows() const override { return true; }
@@ -44,7 +46,7 @@ private:
 
     const config& cfg_;
     const render_options& options_;
-    npz_writer& zip_;
+    npz_file_writer& zip_;
     bool open_ = false;
     std::string stage_name_;
     std::vector<tensor> heads_;
@@ -56,6 +58,7 @@ private:
 /// for standard output: a zip is written by name, then copied).
 struct temporary_file {
     std::string path;
+    int slot = -1;  // in temporary_files.hpp's list
     temporary_file();
     ~temporary_file();
 };

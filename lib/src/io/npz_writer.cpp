@@ -1,0 +1,203 @@
+#include "attn/io/npz_writer.hpp"
+
+#include <algorithm>
+
+#include <zlib.h>
+
+#include "attn/compute/error.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/io/output_file.hpp"
+
+namespace attn {
+namespace {
+
+// The zip format's numbers (PKWARE APPNOTE.TXT, sections 4.3 and 4.5).
+constexpr std::uint32_t local_header_signature = 0x04034b50;
+constexpr std::uint32_t central_header_signature = 0x02014b50;
+constexpr std::uint32_t end_signature = 0x06054b50;
+constexpr std::uint32_t zip64_end_signature = 0x06064b50;
+constexpr std::uint32_t zip64_locator_signature = 0x07064b50;
+constexpr std::uint16_t zip64_extra_id = 0x0001;
+constexpr std::uint16_t version_plain = 20, version_zip64 = 45;
+constexpr std::uint16_t utf8_names = 1u << 11;
+constexpr std::uint16_t dos_date_1980_01_01 = (0 << 9) | (1 << 5) | 1;  // the first DOS date: no clock in the file
+constexpr std::uint32_t max32 = 0xffffffffu;
+constexpr std::uint16_t max16 = 0xffffu;
+
+void le(std::string& b, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void u16(std::string& b, std::uint64_t v) { le(b, v, 2); }
+void u32(std::string& b, std::uint64_t v) { le(b, v, 4); }
+void u64(std::string& b, std::uint64_t v) { le(b, v, 8); }
+
+std::uint16_t name_flags(const std::string& name) {
+    return std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })
+               ? utf8_names
+               : 0;
+}
+
+std::uint64_t member_bytes(const npz_member& m) {
+    if (!m.is_text) return npy_size(m.shape, m.boolean);
+    std::uint64_t n = 0;
+    write_npy_text(m.text, [&](const char*, std::size_t size) { n += size; });
+    return n;
+}
+
+void write_member(const npz_member& m, const byte_sink& sink) {
+    if (m.is_text) write_npy_text(m.text, sink);
+    else write_npy(m.data, m.shape, m.boolean, sink);
+}
+
+}  // namespace
+
+npz_writer::npz_writer(std::ostream& out, std::string what) : out_(out), what_(std::move(what)) {}
+
+void npz_writer::put(const std::string& bytes) {
+    out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    written_ += bytes.size();
+}
+
+void npz_writer::check(const npz_member& m) const {
+    if (m.name.empty()) throw error(what_ + ": an .npz member needs a name");
+    if (names_.count(m.name)) throw error(what_ + ": two .npz members are named " + m.name);
+    std::size_t elements = 1;
+    for (const std::size_t s : m.shape) elements *= s;
+    if (!m.is_text && elements > 0 && m.data == nullptr) throw error(what_ + ": " + m.name + " has no data");
+}
+
+void npz_writer::add(const npz_member& m) {
+    check(m);
+    names_.insert(m.name);
+    entry e;
+    e.name = m.name + ".npy";
+    e.offset = written_;
+    e.size = member_bytes(m);
+    uLong crc = crc32(0L, Z_NULL, 0);  // a first pass over the bytes, so the header is whole
+    write_member(m, [&](const char* bytes, std::size_t size) {
+        while (size > 0) {
+            const uInt n = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
+            crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes), n);
+            bytes += n;
+            size -= n;
+        }
+    });
+    e.crc = static_cast<std::uint32_t>(crc);
+
+    const bool zip64 = e.size >= max32;
+    std::string h;
+    u32(h, local_header_signature);
+    u16(h, zip64 ? version_zip64 : version_plain);
+    u16(h, name_flags(e.name));
+    u16(h, 0);  // stored, as np.savez
+    u16(h, 0);  // 00:00
+    u16(h, dos_date_1980_01_01);
+    u32(h, e.crc);
+    u32(h, zip64 ? max32 : e.size);  // compressed
+    u32(h, zip64 ? max32 : e.size);  // uncompressed
+    u16(h, e.name.size());
+    u16(h, zip64 ? 20 : 0);
+    h += e.name;
+    if (zip64) {
+        u16(h, zip64_extra_id);
+        u16(h, 16);
+        u64(h, e.size);
+        u64(h, e.size);
+    }
+    put(h);
+    std::uint64_t sent = 0;
+    write_member(m, [&](const char* bytes, std::size_t size) {
+        out_.write(bytes, static_cast<std::streamsize>(size));
+        sent += size;
+    });
+    if (sent != e.size) throw error(what_ + ": " + m.name + ": wrote " + std::to_string(sent) + " bytes of " +
+                                    std::to_string(e.size));
+    written_ += sent;
+    entries_.push_back(std::move(e));
+}
+
+void npz_writer::finish() {
+    const std::uint64_t directory_at = written_;
+    std::string d;
+    for (const entry& e : entries_) {
+        const bool big = e.size >= max32, far = e.offset >= max32;
+        std::string extra;
+        if (big) {
+            u64(extra, e.size);  // uncompressed, then compressed
+            u64(extra, e.size);
+        }
+        if (far) u64(extra, e.offset);
+        u32(d, central_header_signature);
+        u16(d, (big || far) ? version_zip64 : version_plain);  // made by: MS-DOS attributes, as minizip
+        u16(d, (big || far) ? version_zip64 : version_plain);
+        u16(d, name_flags(e.name));
+        u16(d, 0);
+        u16(d, 0);
+        u16(d, dos_date_1980_01_01);
+        u32(d, e.crc);
+        u32(d, big ? max32 : e.size);
+        u32(d, big ? max32 : e.size);
+        u16(d, e.name.size());
+        u16(d, extra.empty() ? 0 : extra.size() + 4);
+        u16(d, 0);  // no comment
+        u16(d, 0);  // disk 0
+        u16(d, 0);  // internal attributes
+        u32(d, 0);  // external attributes
+        u32(d, far ? max32 : e.offset);
+        d += e.name;
+        if (!extra.empty()) {
+            u16(d, zip64_extra_id);
+            u16(d, extra.size());
+            d += extra;
+        }
+    }
+    const std::uint64_t directory_bytes = d.size();
+    const std::uint64_t count = entries_.size();
+    const bool zip64 = count >= max16 || directory_bytes >= max32 || directory_at >= max32;
+    if (zip64) {
+        const std::uint64_t record_at = directory_at + directory_bytes;
+        u32(d, zip64_end_signature);
+        u64(d, 44);  // the record's size after this field
+        u16(d, version_zip64);
+        u16(d, version_zip64);
+        u32(d, 0);
+        u32(d, 0);
+        u64(d, count);
+        u64(d, count);
+        u64(d, directory_bytes);
+        u64(d, directory_at);
+        u32(d, zip64_locator_signature);
+        u32(d, 0);
+        u64(d, record_at);
+        u32(d, 1);
+    }
+    u32(d, end_signature);
+    u16(d, 0);
+    u16(d, 0);
+    u16(d, zip64 ? max16 : count);
+    u16(d, zip64 ? max16 : count);
+    u32(d, zip64 ? max32 : directory_bytes);
+    u32(d, zip64 ? max32 : directory_at);
+    u16(d, 0);  // no comment
+    put(d);
+    out_.flush();
+}
+
+void write_npz(std::ostream& out, const std::string& what, const std::vector<npz_member>& members) {
+    npz_writer writer(out, what);
+    std::set<std::string> names;  // every member checked before a byte is written
+    for (const npz_member& m : members) {
+        writer.check(m);
+        if (!names.insert(m.name).second) throw error(what + ": two .npz members are named " + m.name);
+    }
+    for (const npz_member& m : members) writer.add(m);
+    writer.finish();
+}
+
+void write_npz(const std::string& path, const std::string& what, const std::vector<npz_member>& members) {
+    output_file file(path, what);
+    write_npz(file.stream(), what, members);
+    file.commit();
+}
+
+}  // namespace attn

@@ -1,0 +1,205 @@
+#include "attn/io/output_file.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attn/compute/error.hpp"
+#include "attn/io/temporary_files.hpp"
+
+namespace attn {
+namespace {
+
+std::string directory_of(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string reason(int code) { return std::strerror(code); }
+
+/// Where the symbolic link `path` points, as it is written in the link.
+std::string link_text(const std::string& path) {
+    std::vector<char> text(PATH_MAX + 1);
+    const ssize_t n = readlink(path.c_str(), text.data(), PATH_MAX);
+    return n < 0 ? std::string("?") : std::string(text.data(), static_cast<std::size_t>(n));
+}
+
+/// Flushes a directory's entries to disk (after a rename into it); failures do not
+/// matter to the file's content, which is already fsync'd.
+void sync_directory(const std::string& dir) {
+    const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    fsync(fd);
+    close(fd);
+}
+
+/// Writes all of `size` bytes at `offset`; returns 0 or an errno.
+int write_fully_at(int fd, const char* bytes, std::size_t size, off_t offset) {
+    while (size > 0) {
+        const ssize_t n = pwrite(fd, bytes, size, offset);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : EIO;
+        bytes += n;
+        size -= static_cast<std::size_t>(n);
+        offset += n;
+    }
+    return 0;
+}
+
+/// /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: a descriptor attn already has open.
+bool names_a_descriptor(const std::string& path) {
+    for (const char* prefix : {"/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"})
+        if (path.rfind(prefix, 0) == 0) return true;
+    return false;
+}
+
+}  // namespace
+
+output_file::output_file(const std::string& path, const std::string& what) : what_(what), target_(path) {
+    if (path.empty()) throw error(what + ": an empty file name");
+    if (path.back() == '/') throw error(what + ": is a directory name (it ends in /); give a file name");
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0) {
+        if (errno != ENOENT) throw error(what + ": " + reason(errno));
+        open_temporary(nullptr);  // a new file; its folder is checked by making the temporary there
+        return;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        if (stat(path.c_str(), &st) != 0) {
+            if (errno == ENOENT)
+                throw error(what + ": a dangling symbolic link (to " + link_text(path) +
+                            ", which does not exist); attn writes through links, not over them");
+            throw error(what + ": " + reason(errno));
+        }
+        // /dev/stdout and /dev/fd/N lead to /proc/self/fd/N: an open descriptor, which may
+        // be a pipe without a path; it is written straight to, whatever it is.
+        if (S_ISREG(st.st_mode) && !names_a_descriptor(path)) {
+            char* real = realpath(path.c_str(), nullptr);
+            if (real == nullptr) throw error(what + ": " + reason(errno));
+            target_ = real;
+            std::free(real);
+        }
+    }
+    if (S_ISDIR(st.st_mode)) throw error(what + ": is a directory; give a file name");
+    if (S_ISREG(st.st_mode) && !names_a_descriptor(path)) {
+        // cp refuses a file without write permission; root would be let through by
+        // access(2), so the mode bits are checked too: a file nobody may write stays.
+        if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || access(target_.c_str(), W_OK) != 0)
+            throw error(what + ": " + reason(EACCES) + " (the file is read-only)");
+        if (st.st_nlink > 1) {
+            method_ = method::copy_into_linked;
+            target_fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+            if (target_fd_ < 0) throw error(what + ": " + reason(errno));
+        }
+        try {
+            open_temporary(&st);
+        } catch (...) {
+            discard();
+            throw;
+        }
+        return;
+    }
+    // A device, a FIFO (open waits for a reader, as cp does), a socket (refused by open),
+    // or /dev/stdout and the like (a regular file there is appended to, as `>>` would).
+    method_ = method::straight;
+    fd_ = open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_APPEND : 0));
+    if (fd_ < 0) throw error(what + ": " + reason(errno));
+    stream_ = std::make_unique<output_stream>(fd_, what_);
+}
+
+void output_file::open_temporary(const struct ::stat* existing) {
+    const std::string dir = directory_of(target_);
+    std::string name = dir + "/.attn-XXXXXX";
+    fd_ = mkstemp(name.data());
+    if (fd_ < 0) throw error(what_ + ": cannot create a file in " + dir + ": " + reason(errno));
+    temporary_ = name;
+    slot_ = register_temporary_file(temporary_);
+    fcntl(fd_, F_SETFD, FD_CLOEXEC);
+    // mkstemp makes the file private (0600): give it the target's mode, or a new file's.
+    mode_t mode;
+    if (existing != nullptr) {
+        mode = existing->st_mode & 07777;
+        if (geteuid() == 0 && fchown(fd_, existing->st_uid, existing->st_gid) != 0) {
+            // not every file system keeps owners; the content matters more
+        }
+    } else {
+        const mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    fchmod(fd_, mode);
+    stream_ = std::make_unique<output_stream>(fd_, what_);
+}
+
+void output_file::copy_temporary_into_target() {
+    const off_t size = lseek(fd_, 0, SEEK_END);
+    if (size < 0) throw write_error(what_, errno);
+    // Reserve the space first, so that a full disk leaves the target as it was.
+    if (fallocate(target_fd_, FALLOC_FL_KEEP_SIZE, 0, size) != 0 && (errno == ENOSPC || errno == EDQUOT))
+        throw write_error(what_, errno);
+    std::vector<char> block(1 << 20);
+    for (off_t at = 0; at < size;) {
+        const ssize_t n = pread(fd_, block.data(), block.size(), at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw write_error(what_, n < 0 ? errno : EIO);
+        if (const int code = write_fully_at(target_fd_, block.data(), static_cast<std::size_t>(n), at)) throw write_error(what_, code);
+        at += n;
+    }
+    if (ftruncate(target_fd_, size) != 0) throw write_error(what_, errno);
+    if (fsync(target_fd_) != 0) throw write_error(what_, errno);
+    const int fd = target_fd_;
+    target_fd_ = -1;
+    if (close(fd) != 0) throw write_error(what_, errno);
+}
+
+void output_file::commit() {
+    stream_->flush_all();
+    if (method_ == method::straight) {
+        const int fd = fd_;
+        fd_ = -1;
+        if (close(fd) != 0) throw write_error(what_, errno);
+        committed_ = true;
+        return;
+    }
+    if (fsync(fd_) != 0) throw write_error(what_, errno);
+    if (method_ == method::copy_into_linked) {
+        copy_temporary_into_target();
+    } else {
+        const int fd = fd_;
+        fd_ = -1;
+        if (close(fd) != 0) throw write_error(what_, errno);
+        if (std::rename(temporary_.c_str(), target_.c_str()) != 0)
+            throw error(what_ + ": cannot replace " + target_ + ": " + reason(errno));
+        unregister_temporary_file(slot_);
+        slot_ = -1;
+        temporary_.clear();
+        sync_directory(directory_of(target_));
+    }
+    committed_ = true;
+    discard();  // the copy's temporary, and any descriptor left
+}
+
+void output_file::discard() noexcept {
+    if (fd_ >= 0) close(fd_);
+    if (target_fd_ >= 0) close(target_fd_);
+    fd_ = target_fd_ = -1;
+    if (!temporary_.empty()) unlink(temporary_.c_str());
+    temporary_.clear();
+    unregister_temporary_file(slot_);
+    slot_ = -1;
+}
+
+output_file::~output_file() { discard(); }
+
+std::unique_ptr<output_file> prepare_output(const std::string& path, const std::string& what) {
+    return std::make_unique<output_file>(path, what);
+}
+
+}  // namespace attn

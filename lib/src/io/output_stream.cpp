@@ -1,0 +1,76 @@
+#include "attn/io/output_stream.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include <unistd.h>
+
+namespace attn {
+
+write_error::write_error(const std::string& what, int code, int fd)
+    : error(what + ": " + std::strerror(code)), code(code), fd(fd) {}
+
+fd_streambuf::fd_streambuf(int fd, std::string what, std::size_t buffer_bytes)
+    : fd_(fd), what_(std::move(what)), buffer_(buffer_bytes > 0 ? buffer_bytes : 1) {
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+}
+
+fd_streambuf::~fd_streambuf() = default;
+
+void fd_streambuf::write_all(const char* bytes, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd_, bytes, size);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw write_error(what_, errno, fd_);
+        }
+        if (n == 0) throw write_error(what_, EIO, fd_);  // no progress and no reason: not a full write
+        bytes += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
+void fd_streambuf::flush_all() {
+    const std::size_t pending = static_cast<std::size_t>(pptr() - pbase());
+    setp(buffer_.data(), buffer_.data() + buffer_.size());  // a failed write drops the bytes: no retry at exit
+    write_all(buffer_.data(), pending);
+}
+
+fd_streambuf::int_type fd_streambuf::overflow(int_type ch) {
+    flush_all();
+    if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+    *pptr() = traits_type::to_char_type(ch);
+    pbump(1);
+    return ch;
+}
+
+std::streamsize fd_streambuf::xsputn(const char* bytes, std::streamsize size) {
+    const std::size_t n = static_cast<std::size_t>(size);
+    if (n == 0) return 0;  // and `bytes` may be null
+    if (n <= static_cast<std::size_t>(epptr() - pptr())) {
+        std::memcpy(pptr(), bytes, n);
+        pbump(static_cast<int>(n));
+        return size;
+    }
+    flush_all();
+    if (n < buffer_.size()) {
+        std::memcpy(pptr(), bytes, n);
+        pbump(static_cast<int>(n));
+    } else {
+        write_all(bytes, n);  // large blocks (tensor data) go straight through
+    }
+    return size;
+}
+
+int fd_streambuf::sync() {
+    flush_all();
+    return 0;
+}
+
+output_stream::output_stream(int fd, std::string what) : std::ostream(nullptr), buffer_(fd, std::move(what)) {
+    rdbuf(&buffer_);
+    exceptions(std::ios::badbit);
+}
+
+}  // namespace attn

@@ -1,0 +1,53 @@
+#include "attn/io/temporary_files.hpp"
+
+#include <atomic>
+#include <cstring>
+
+#include <limits.h>
+#include <unistd.h>
+
+namespace attn {
+namespace {
+
+constexpr int slot_count = 32;  // attn writes one file at a time; exercise folders a few in turn
+
+enum slot_state : int { slot_free = 0, slot_filling = 1, slot_listed = 2 };
+
+struct slot {
+    std::atomic<int> state{slot_free};
+    char path[PATH_MAX];
+};
+
+slot slots[slot_count];
+static_assert(std::atomic<int>::is_always_lock_free, "a signal handler reads the slots' states");
+
+}  // namespace
+
+int register_temporary_file(const std::string& path) noexcept {
+    if (path.empty() || path.size() >= PATH_MAX) return -1;
+    for (int i = 0; i < slot_count; ++i) {
+        int expected = slot_free;
+        if (!slots[i].state.compare_exchange_strong(expected, slot_filling)) continue;
+        std::memcpy(slots[i].path, path.c_str(), path.size() + 1);
+        slots[i].state.store(slot_listed);
+        return i;
+    }
+    return -1;
+}
+
+void unregister_temporary_file(int i) noexcept {
+    if (i < 0 || i >= slot_count) return;
+    slots[i].state.store(slot_free);
+}
+
+void remove_registered_temporary_files() noexcept {
+    for (slot& s : slots) {
+        int expected = slot_listed;
+        if (s.state.compare_exchange_strong(expected, slot_filling)) {
+            unlink(s.path);
+            s.state.store(slot_free);
+        }
+    }
+}
+
+}  // namespace attn
