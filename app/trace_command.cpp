@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -22,6 +23,8 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/memory.hpp"
+#include "attn/compute/stage_sink.hpp"
+#include "attn/compute/threads.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/render/heatmap_cairo.hpp"
@@ -56,6 +59,8 @@ struct trace_options {
     std::uint64_t max_memory = 0;  // 0: most of the machine's memory
     view_flags views;              // --batch-index, --head, --row
     bool explain = false;
+    int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
+    std::size_t block_rows = 0;    // --block-rows N (hidden, for tests): the [B,H,Sq,Sk] stages in blocks of N rows
     bool quiet = false;  // no progress line
 };
 
@@ -199,24 +204,48 @@ attn::sci_mode parse_sci_mode(const std::string& text) {
     return text == "on" ? attn::sci_mode::on : text == "off" ? attn::sci_mode::off : attn::sci_mode::automatic;
 }
 
-/// Renders the trace in `format` to `out`; jsonl streams each stage as it is computed.
-attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
-                              const attn::render_options& view, std::ostream& out, progress_line& progress) {
-    const auto reached = [&](const attn::trace&, const attn::stage& s) { progress.stage(s.name()); };
-    if (format == "jsonl") {
-        const auto stream_stage = [&](const attn::trace& t, const attn::stage& s) {
-            progress.stage(s.name());
-            if (!view.shows(s.name())) return;
-            attn::render_json_line(t, s, view, out);
-            out.flush();  // a reader sees each stage as soon as it is computed
-        };
-        return attn::compute_trace(c, in, stream_stage).warnings;
+void warn(const attn::warning_list& warnings) {
+    for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
+}
+
+/// The formats whose renderer writes each stage as it comes (a stage_sink that keeps nothing).
+bool streams(const std::string& format) { return format == "json" || format == "jsonl" || format == "npz"; }
+
+/// A sink that tells the progress line which stage the run has reached, and hands
+/// everything on to `next`.
+class progress_sink : public attn::stage_sink {
+public:
+    progress_sink(attn::stage_sink& next, progress_line& progress) : next_(next), progress_(progress) {}
+    void stage_done(const attn::trace& so_far, const attn::stage& s) override {
+        progress_.stage(s.name());
+        next_.stage_done(so_far, s);
     }
-    const attn::trace t = attn::compute_trace(c, in, reached);
+    bool takes_rows() const override { return next_.takes_rows(); }
+    void stage_begin(const attn::trace& so_far, const attn::stage& s) override {
+        progress_.stage(s.name());
+        next_.stage_begin(so_far, s);
+    }
+    void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override {
+        next_.stage_rows(index, first_row, count, rows);
+    }
+    void stage_end(const attn::trace& so_far, const attn::stage& s) override { next_.stage_end(so_far, s); }
+
+private:
+    attn::stage_sink& next_;
+    progress_line& progress_;
+};
+
+/// Computes `plan`'s stages into a whole trace and renders it in `format` to `out`.
+attn::warning_list render_kept(const std::string& format, const attn::config& c, const attn::inputs& in,
+                               const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out,
+                               progress_line& progress) {
+    attn::trace t;
+    t.cfg = c;
+    attn::trace_keeper keeper(t);
+    progress_sink told(keeper, progress);
+    t.warnings = attn::compute_stages(c, in, plan, told);
     progress.stage("writing");
-    if (format == "json")
-        attn::render_json(t, view, out);
-    else if (format == "heatmap")
+    if (format == "heatmap")
         attn::render_heatmap_terminal(t, view, out, terminal_width());
     else if (format == "svg")
         attn::render_svg(t, view, out);
@@ -226,11 +255,25 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
         attn::render_html(t, view, out);
     else if (format == "torch")
         attn::render_torch(t, view, out);
+    else if (format == "npz")
+        attn::render_npz(t, view, out);
     else if (view.row)  // the table format with --row: one query's row as bars
         attn::render_row(t, view, out);
     else
         attn::render_table(t, view, out);
     return t.warnings;
+}
+
+/// Renders the run in `format` to `out`: json and jsonl stream each stage as it is computed.
+attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
+                        const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out,
+                        progress_line& progress) {
+    if (format != "json" && format != "jsonl") return render_kept(format, c, in, plan, view, out, progress);
+    attn::json_stream json(c, view, out, format == "jsonl");
+    progress_sink told(json, progress);
+    const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
+    json.finish(warnings);
+    return warnings;
 }
 
 /// About the bytes the run will write, for the progress line's time left: each stage's
@@ -245,9 +288,19 @@ std::uint64_t expected_output_bytes(const attn::config& c, const std::string& fo
     return format == "npz" ? bytes : bytes / 4 * 11;
 }
 
-void warn(const attn::warning_list& warnings) {
-    for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
+/// --format npz, streamed into an archive written at `path` (a temporary file: the
+/// caller renames or copies it).
+attn::warning_list emit_npz(const std::string& path, const std::string& what, const attn::config& c,
+                            const attn::inputs& in, const attn::stage_plan& plan, const attn::render_options& view,
+                            progress_line& progress) {
+    attn::npz_file_writer zip(path, what);
+    attn::npz_stream npz(c, view, zip);
+    progress_sink told(npz, progress);
+    const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
+    npz.finish();
+    return warnings;
 }
+
 
 void run_trace(const trace_options& o, const flag_given& given) {
     if (o.format == "npz" && o.out.empty() && isatty(STDOUT_FILENO))
@@ -267,7 +320,24 @@ void run_trace(const trace_options& o, const flag_given& given) {
     set_views(o.views, given, c, o.format, view);
     view.explain = o.explain;
     choose_picture_stages(o, view);
-    attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+    attn::stage_plan plan = attn::stage_plan::of(view.stages);
+    if (c.mask.any() && (view.row || draws_pictures(o.format) || o.format == "html"))
+        plan.show("mask");  // the bars and pictures mark the masked keys
+    attn::plan_memory(c, plan, !streams(o.format), o.max_memory != 0 ? o.max_memory : default_memory_limit(),
+                      o.block_rows);
+    if (o.threads != 0) attn::set_thread_count(o.threads);
+    // npz goes out whole members at a time (npz_writer.hpp) when the stages it shows fit in
+    // memory; else (or with --block-rows) in rows through a temporary archive
+    bool npz_in_rows = o.format == "npz" && o.block_rows != 0;
+    if (o.format == "npz" && !npz_in_rows) {
+        attn::stage_plan kept = plan;
+        try {
+            attn::plan_memory(c, kept, true, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+            plan = kept;
+        } catch (const attn::error&) {
+            npz_in_rows = true;
+        }
+    }
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).
     const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : attn::prepare_output(o.out, "--out " + o.out);
@@ -277,14 +347,18 @@ void run_trace(const trace_options& o, const flag_given& given) {
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
     progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, o.format, view));
     attn::warning_list warnings;
-    if (o.format == "npz") {
-        const attn::trace t = attn::compute_trace(
-            c, in, [&](const attn::trace&, const attn::stage& s) { progress.stage(s.name()); });
-        progress.stage("writing");
-        attn::render_npz(t, view, out);
-        warnings = t.warnings;
+    if (o.format == "npz" && !npz_in_rows) {  // every stage it shows held, then written to `out` (npz_writer)
+        warnings = render_kept(o.format, c, in, plan, view, out, progress);
+    } else if (o.format == "npz") {
+        // too large to hold: streamed by name into a temporary archive (a block of rows at a
+        // time), then copied out
+        const attn::temporary_file temp;
+        warnings = emit_npz(temp.path, o.out.empty() ? "standard output" : "--out " + o.out, c, in, plan, view,
+                            progress);
+        std::ifstream archive(temp.path, std::ios::binary);
+        out << archive.rdbuf();
     } else {
-        warnings = emit(o.format, c, in, view, out, progress);
+        warnings = emit(o.format, c, in, plan, view, out, progress);
     }
     if (file) file->commit();
     else std::cout.flush();  // standard_output.hpp: a write error throws
@@ -405,6 +479,17 @@ void setup_trace(CLI::App& app) {
         ->transform(byte_size())
         ->type_name("SIZE")
         ->group(output);
+    cmd->add_option("--threads", o->threads,
+                    "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the per-head products (BLAS gets "
+                    "as many); the results are the same bits for any N")
+        ->default_str("$ATTN_THREADS, else every core")
+        ->transform(whole_number(1, 4096))
+        ->type_name("N")
+        ->group(output);
+    cmd->add_option("--block-rows", o->block_rows,
+                    "compute the [B,H,Sq,Sk] stages in blocks of N query rows (json, jsonl, npz; for tests)")
+        ->transform(whole_number(1, std::numeric_limits<std::int64_t>::max()))
+        ->group("");  // hidden: --max-memory chooses blocks itself
     cmd->add_option("--batch-index", o->views.batch_index,
                     "show only batch item I of every tensor with a batch axis (0 is the first); json, jsonl and "
                     "npz keep the axis with size 1, as t[1:2] does, and torch prints t[1:2]")

@@ -6,12 +6,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <xtensor/xmanipulation.hpp>
 
+#include "attn/compute/error.hpp"
+#include "attn/compute/generator.hpp"
+#include "attn/compute/plane_chain.hpp"
+#include "attn/compute/stage_sink.hpp"
+#include "attn/compute/threads.hpp"
 #include "attn/teach/advice.hpp"
 #include "attn/compute/dropout.hpp"
 #include "attn/compute/linalg.hpp"
@@ -31,14 +38,6 @@ tensor named(std::string name, dims dim_names, xt::xarray<float> values,
 
 tensor named(std::string name, dims dim_names, tensor_storage values) {
     return tensor(std::move(name), std::move(dim_names), std::move(values));
-}
-
-/// Appends a stage and tells the caller it is complete; returns it so the
-/// next stage can read its tensors.
-const stage& add_stage(trace& t, std::string_view name, std::vector<tensor> tensors, const stage_callback& on_stage) {
-    t.stages.push_back(stage{find_stage_info(name), stage_formula(t.cfg, name), std::move(tensors)});
-    if (on_stage) on_stage(t, t.stages.back());
-    return t.stages.back();
 }
 
 /// "projections.q": where a stage tensor stands in the trace.
@@ -75,55 +74,6 @@ tensor contiguous_view(const stage& from, const tensor& x, std::string name, dim
     return named(std::move(name), std::move(dim_names), std::move(copy));
 }
 
-// Block (b, h) of a [B,H,R,C] tensor as a row-major [R,C] array: in place when its rows
-// lie in storage one after another, else copied into `scratch`. torch.matmul makes the
-// same contiguous copy of an operand bmm cannot read in place (here a block at a time,
-// and not kept).
-const float* row_major_block(const tensor& t, std::size_t b, std::size_t h, std::vector<float>& scratch) {
-    const std::size_t rows = t.values.shape()[2], cols = t.values.shape()[3];
-    const std::ptrdiff_t row_step = t.strides[2], col_step = t.strides[3];
-    const float* block = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
-                         static_cast<std::ptrdiff_t>(h) * t.strides[1];
-    const bool in_place = (cols <= 1 || col_step == 1) && (rows <= 1 || row_step == static_cast<std::ptrdiff_t>(cols));
-    if (in_place) return block;
-    scratch.resize(rows * cols);
-    for (std::size_t i = 0; i < rows; ++i) {
-        const float* row = block + static_cast<std::ptrdiff_t>(i) * row_step;
-        for (std::size_t j = 0; j < cols; ++j) scratch[i * cols + j] = row[static_cast<std::ptrdiff_t>(j) * col_step];
-    }
-    return scratch.data();
-}
-
-// [B,H,M,K] · [B,H,K,N] -> [B,H,M,N], or · [B,H,N,K]ᵀ when b_transposed:
-// one product per (batch, head) on row-major 2-D blocks, as torch.bmm.
-xt::xarray<float> matmul_per_head(const tensor& a, const tensor& b, bool b_transposed) {
-    const std::size_t batch = a.values.shape()[0], heads = a.values.shape()[1];
-    const std::size_t m = a.values.shape()[2], k = a.values.shape()[3];
-    const std::size_t n = b_transposed ? b.values.shape()[2] : b.values.shape()[3];
-    auto c = xt::xarray<float>::from_shape({batch, heads, m, n});
-    std::vector<float> a_scratch, b_scratch;
-    for (std::size_t i = 0; i < batch; ++i)
-        for (std::size_t h = 0; h < heads; ++h)
-            bmm_item(row_major_block(a, i, h, a_scratch), row_major_block(b, i, h, b_scratch),
-                     c.data() + (i * heads + h) * m * n, m, n, k, b_transposed);
-    return c;
-}
-
-// masked[b,h,i,j] = mask[b,0,i,j] ? scaled[b,h,i,j] : fill   (mask broadcast over heads)
-xt::xarray<float> apply_mask(const xt::xarray<float>& scaled, const xt::xarray<bool>& mask, float fill) {
-    xt::xarray<float> masked = scaled;
-    const std::size_t batch = scaled.shape()[0], heads = scaled.shape()[1];
-    const std::size_t plane = scaled.shape()[2] * scaled.shape()[3];  // Sq*Sk
-    for (std::size_t b = 0; b < batch; ++b)
-        for (std::size_t h = 0; h < heads; ++h) {
-            float* out = masked.data() + (b * heads + h) * plane;
-            const bool* allowed = mask.data() + b * plane;
-            for (std::size_t e = 0; e < plane; ++e)
-                if (!allowed[e]) out[e] = fill;
-        }
-    return masked;
-}
-
 // Up to this many rows with no allowed key get a warning each; more get one that lists them.
 constexpr std::size_t rows_named_one_by_one = 3;
 
@@ -137,17 +87,6 @@ std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const xt::xarray<boo
             if (std::find(row, row + sk, true) == row + sk) rows.emplace_back(b, i);
         }
     return rows;
-}
-
-/// weights[b,h,i,:] = 0 for every row i of batch item b in which mask [B,1,Sq,Sk]
-/// allows no key (--safe-softmax with a finite fill, whose softmax is uniform).
-void zero_rows_without_key(xt::xarray<float>& weights, const xt::xarray<bool>& mask) {
-    const std::size_t heads = weights.shape()[1], sq = weights.shape()[2], sk = weights.shape()[3];
-    for (const auto& [b, i] : empty_rows(mask))
-        for (std::size_t h = 0; h < heads; ++h) {
-            float* row = weights.data() + ((b * heads + h) * sq + i) * sk;
-            std::fill(row, row + sk, 0.0f);
-        }
 }
 
 /// Warnings about the rows in which no key may be attended: one per row when
@@ -289,56 +228,324 @@ std::vector<tensor> projection_tensors(projections qkv) {
             named("v", {"batch", "kv_seq", "d_model"}, std::move(qkv.v))};
 }
 
-/// Stages 1-3 from the embeddings and the weights; returns the projections stage.
-const stage& project_inputs(trace& t, const config& c, const inputs& in, const stage_callback& on_stage) {
-    const parameters& p = in.params;
-    const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
 
-    // 1. input: the token embeddings
-    std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};                   // [B,Sq,Din]
-    if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));  // [B,Sk,Dkv]
-    add_stage(t, "input", std::move(input), on_stage);
+xt::xarray<float> to_float(const xt::xarray<bool>& mask) { return xt::xarray<float>(xt::cast<float>(mask)); }
 
-    // 2. params: nn.Linear weights [out,in] and biases [out]
-    add_stage(t, "params", param_tensors(p), on_stage);
+// --- a run: the stages it needs, the sink they go to
 
-    // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
-    // (project: with --mistake weight_not_transposed x·W, with --mistake missing_bias no b)
-    return add_stage(t, "projections",
-                     projection_tensors({project(c, in.x, p.w_q, present(p.b_q)),     // [B,Sq,D]
-                                         project(c, x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
-                                         project(c, x_kv, p.w_v, present(p.b_v))}),   // [B,Sk,D]
-                     on_stage);
+/// A run in progress: what it computes, where its stages go, and what it knows so far.
+struct run {
+    const config& c;
+    const stage_plan& plan;
+    stage_sink& sink;
+    std::array<bool, stage_table.size()> needed{};
+    trace so_far;  // the config and the warnings; the sink keeps the stages it wants
+
+    bool needs(std::string_view name) const { return needed[static_cast<std::size_t>(find_stage_info(name)->step - 1)]; }
+    bool shows(std::string_view name) const { return needs(name) && plan.shows(name); }
+
+    /// The stage called `name` with `tensors`, handed to the sink when the plan shows it.
+    stage emit(std::string_view name, std::vector<tensor> tensors) {
+        stage s{find_stage_info(name), stage_formula(c, name), std::move(tensors)};
+        if (plan.shows(name)) sink.stage_done(so_far, s);
+        return s;
+    }
+};
+
+/// Storage the next step may overwrite in place: `s` itself when nothing else holds it
+/// (the sink wrote the stage out and let it go), else a copy (the sink keeps the stage).
+xt::xarray<float>& writable(tensor_storage& s) {
+    if (s.use_count() > 1) s = make_storage(xt::xarray<float>(*s));
+    return const_cast<xt::xarray<float>&>(*s);  // made non-const by make_storage; no one else reads it
 }
 
-xt::xarray<float> to_float(const xt::xarray<bool>& mask) {
-    return xt::xarray<float>(xt::cast<float>(mask));
+/// Runs fn(block) on every (batch, head) plane of `buffer` [B,H,R,W]: the planes in
+/// parallel when there are enough of them (each BLAS call then on its own thread),
+/// else one after another, each with every thread (BLAS's, and the rows' loops).
+template <typename Fn>
+void for_each_plane(const plane_chain& chain, float* buffer, Fn fn) {
+    const std::size_t planes = chain.planes();
+    const auto block_of = [&](std::size_t p) {
+        return plane_block{p / chain.heads, p % chain.heads, 0, chain.rows, buffer + p * chain.plane_size()};
+    };
+    if (planes < 2 || thread_count() < 2) {
+        for (std::size_t p = 0; p < planes; ++p) fn(block_of(p));
+        return;
+    }
+    const blas_on_one_thread one;
+#pragma omp parallel for schedule(dynamic)
+    for (std::ptrdiff_t p = 0; p < static_cast<std::ptrdiff_t>(planes); ++p) fn(block_of(static_cast<std::size_t>(p)));
 }
 
+const dims score_dims{"batch", "head", "query", "key"};
+
+/// The weak-fill finding a run gathers while masking: with a mask and a finite fill.
+bool looks_for_weak_fill(const config& c) { return c.mask.any() && !std::isinf(c.fill); }
+
+/// Stages 6-11 on whole [B,H,Sq,Sk] tensors, one buffer shared in place; `mask_stage`
+/// emits stage 8 between scaled and masked. Returns the last weights (softmax or dropout).
+tensor_storage planes_whole(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
+    const config& c = r.c;
+    tensor_storage buffer = make_storage(xt::xarray<float>::from_shape({chain.batch, chain.heads, chain.rows, chain.width}));
+    for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_scores(chain, b); });
+    r.emit("scores", {named("scores", score_dims, buffer)});
+    if (!r.needs("scaled")) return buffer;
+
+    for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_scale(chain, b); });
+    r.emit("scaled", {named("scaled", score_dims, buffer)});
+    if (chain.mask != nullptr) {
+        mask_stage();
+        if (!r.needs("masked")) return buffer;
+        weak_fill_finding finding;
+        weak_fill_finding* found = looks_for_weak_fill(c) ? &finding : nullptr;
+        for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_mask(chain, b, found); });
+        if (found) weak_fill_warning(c, finding, r.so_far.warnings);
+        r.emit("masked", {named("masked", score_dims, buffer)});
+    }
+    if (!r.needs("softmax")) return buffer;
+
+    if (makes(c, mistake::softmax_axis))  // --mistake: over the queries (dim=-2) or the heads (dim=1)
+        softmax_over_axis(writable(buffer), c.mistake_variant == 0 ? 2 : 1);
+    else
+        for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_softmax(chain, b); });
+    r.emit("softmax", {named("weights", score_dims, buffer)});
+    if (!r.needs("dropout")) return buffer;
+
+    // keep = torch.rand(B,H,Sq,Sk) < 1 - p: the draws, in order, then compared in place
+    auto keep = xt::xarray<float>::from_shape(buffer->shape());
+    torch_generator(c.dropout.seed).rand(keep.data(), keep.size());
+    float* weights = writable(buffer).data();
+    for_each_plane(chain, weights, [&](const plane_block& b) {
+        float* keep_plane = keep.data() + (b.data - weights);
+        block_dropout(chain, b, keep_plane, keep_plane);
+    });
+    r.emit("dropout", {named("weights", score_dims, buffer),
+                       named("keep", score_dims, std::move(keep), element_type::boolean)});
+    return buffer;
+}
+
+/// The chain's steps from scores up to `last`, on one block (the rows layout).
+void steps_up_to(run& r, const plane_chain& chain, const plane_block& b, std::string_view last,
+                 weak_fill_finding* finding, torch_generator* draws_from, std::vector<float>& draws) {
+    const int until = find_stage_info(last)->step;
+    block_scores(chain, b);
+    if (until >= find_stage_info("scaled")->step) block_scale(chain, b);
+    if (until >= find_stage_info("masked")->step && chain.mask != nullptr) block_mask(chain, b, finding);
+    if (until >= find_stage_info("softmax")->step) block_softmax(chain, b);
+    if (until >= find_stage_info("dropout")->step) {
+        draws.resize(b.rows * chain.width);
+        draws_from->rand(draws.data(), draws.size());
+        block_dropout(chain, b, draws.data(), nullptr);
+    }
+    (void)r;
+}
+
+/// Stages 6-11 in blocks of query rows, handed to the sink in rows: one pass over the
+/// planes per stage shown (each recomputes the steps before it), the last pass also
+/// computing context [B,H,Sq,dk] into `context` when it is not null.
+void planes_in_rows(run& r, const plane_chain& chain, const std::function<void()>& mask_stage, float* context) {
+    const config& c = r.c;
+    const std::size_t block_rows = std::max<std::size_t>(1, std::min(r.plan.block_rows ? r.plan.block_rows : chain.rows, chain.rows));
+    std::vector<std::string_view> passes;
+    std::string_view last_step;
+    for (std::string_view name : {"scores", "scaled", "masked", "softmax", "dropout"})
+        if (stage_in_run(c, name) && r.needs(name)) {
+            last_step = name;
+            if (r.plan.shows(name)) passes.push_back(name);
+        }
+    if (context != nullptr && (passes.empty() || passes.back() != last_step)) passes.push_back(last_step);
+    std::vector<float> block(block_rows * chain.width), draws;
+    bool mask_emitted = chain.mask == nullptr, weak_fill_done = !looks_for_weak_fill(c);
+    for (std::size_t pass = 0; pass < passes.size(); ++pass) {
+        const std::string_view target = passes[pass];
+        if (!mask_emitted && find_stage_info(target)->step > find_stage_info("mask")->step) {
+            mask_stage();
+            mask_emitted = true;
+        }
+        const bool shown = r.plan.shows(target);
+        const bool computes_context = context != nullptr && pass + 1 == passes.size();
+        weak_fill_finding finding;
+        weak_fill_finding* found = !weak_fill_done && find_stage_info(target)->step >= find_stage_info("masked")->step ? &finding : nullptr;
+        std::vector<tensor> heads{shape_only(target == "softmax" || target == "dropout" ? "weights" : std::string(target),
+                                             score_dims, {chain.batch, chain.heads, chain.rows, chain.width})};
+        if (target == "dropout")
+            heads.push_back(shape_only("keep", score_dims, {chain.batch, chain.heads, chain.rows, chain.width},
+                                       element_type::boolean));
+        const stage head{find_stage_info(target), stage_formula(c, target), std::move(heads)};
+        if (shown) r.sink.stage_begin(r.so_far, head);
+        torch_generator generator(c.dropout.seed);
+        for (std::size_t p = 0; p < chain.planes(); ++p)
+            for (std::size_t first = 0; first < chain.rows; first += block_rows) {
+                const plane_block b{p / chain.heads, p % chain.heads, first, std::min(block_rows, chain.rows - first), block.data()};
+                steps_up_to(r, chain, b, target, found, &generator, draws);
+                if (shown) r.sink.stage_rows(0, p * chain.rows + first, b.rows, b.data);
+                if (computes_context) block_context(chain, b, context);
+            }
+        if (found) {
+            weak_fill_warning(c, finding, r.so_far.warnings);
+            weak_fill_done = true;
+        }
+        if (shown && target == "dropout") {  // keep: the same draws again, compared
+            torch_generator again(c.dropout.seed);
+            for (std::size_t row = 0; row < chain.planes() * chain.rows; row += block_rows) {
+                const std::size_t count = std::min(block_rows, chain.planes() * chain.rows - row);
+                again.rand(block.data(), count * chain.width);
+                keep_from_draws(block.data(), count * chain.width, c.dropout.p);
+                r.sink.stage_rows(1, row, count, block.data());
+            }
+        }
+        if (shown) r.sink.stage_end(r.so_far, head);
+    }
+    if (!mask_emitted) mask_stage();
+}
 
 }  // namespace
 
-trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage) {
-    trace t;
-    t.cfg = c;
-    t.warnings = in.warnings;
-    for (warning& w : settings_advice(c)) t.warnings.push_back(std::move(w));
+void stage_sink::stage_begin(const trace&, const stage&) {
+    throw error("this sink takes no stages in rows");
+}
+void stage_sink::stage_rows(std::size_t, std::size_t, std::size_t, const float*) {}
+void stage_sink::stage_end(const trace&, const stage&) {}
+
+void trace_keeper::stage_done(const trace&, const stage& s) { into_.stages.push_back(s); }
+
+namespace {
+
+/// Calls on_stage with the trace so far (the stages kept, the warnings known).
+class calling_keeper : public stage_sink {
+public:
+    calling_keeper(trace& into, const stage_callback& on_stage) : into_(into), on_stage_(on_stage) {}
+    void stage_done(const trace& so_far, const stage& s) override {
+        into_.stages.push_back(s);
+        into_.warnings = so_far.warnings;
+        if (on_stage_) on_stage_(into_, into_.stages.back());
+    }
+
+private:
+    trace& into_;
+    const stage_callback& on_stage_;
+};
+
+/// Stages 8-12: the mask, the [B,H,Sq,Sk] chain (whole, or in rows when the plan
+/// says so and the sink takes rows) and context [B,H,Sq,dk] when a later stage needs it.
+/// `mask_stage` emits stage 8 in its place.
+std::optional<tensor> planes_and_context(run& r, const stage& tr, const xt::xarray<bool>* mask,
+                                         const std::function<void()>& mask_stage) {
+    const config& c = r.c;
+    plane_chain chain = make_plane_chain(c, tr.tensors[0], tr.tensors[1], r.needs("context") ? &tr.tensors[2] : nullptr,
+                                         mask);
+    chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
+    // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
+    chain.fill = makes(c, mistake::fill_value) ? mistaken_fill(c, c.mistake_variant) : c.fill;
+    const std::size_t head_dim = tr.tensors[2].values.shape()[3];
+    const auto context_storage = [&] {
+        return xt::xarray<float>::from_shape({chain.batch, chain.heads, static_cast<std::size_t>(c.seq), head_dim});
+    };
+    const dims context_dims{"batch", "head", "seq", "head_dim"};
+    if (r.plan.layout == plane_layout::in_rows && r.sink.takes_rows() && !makes(c, mistake::softmax_axis)) {
+        if (!r.needs("context")) {
+            planes_in_rows(r, chain, mask_stage, nullptr);
+            return std::nullopt;
+        }
+        auto context = context_storage();  // [B,H,Sq,dk]
+        planes_in_rows(r, chain, mask_stage, context.data());
+        return named("context", context_dims, std::move(context));
+    }
+    tensor_storage weights = planes_whole(r, chain, mask_stage);
+    if (!r.needs("context")) return std::nullopt;
+    // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk], per (batch, head) plane
+    auto context = context_storage();
+    for_each_plane(chain, const_cast<float*>(weights->data()),  // read only: block_context writes `context`
+                   [&](const plane_block& b) { block_context(chain, b, context.data()); });
+    return named("context", context_dims, std::move(context));
+}
+
+/// Stages 12-15 from context [B,H,Sq,dk].
+void context_to_output(run& r, const parameters& p, tensor context_tensor) {
+    const config& c = r.c;
+    stage context = r.emit("context", {std::move(context_tensor)});
+    if (!r.needs("merge")) return;
+
+    // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk], context.transpose(1, 2): a view, not contiguous
+    // (--mistake merge_without_transpose: context.view(B,Sq,H,dk), the same storage read straight on)
+    const dims merge_dims{"batch", "seq", "head", "head_dim"};
+    const tensor& ctx = context.tensors[0];
+    const tensor_shape merge_shape{ctx.values.shape()[0], ctx.values.shape()[2], ctx.values.shape()[1],
+                                   ctx.values.shape()[3]};
+    stage merge = r.emit("merge", {makes(c, mistake::merge_without_transpose)
+                                       ? as_strided(ctx, path_of(context, ctx), "context", merge_dims, merge_shape,
+                                                    contiguous_strides(merge_shape))
+                                       : swap_axes_1_2(context, ctx, merge_dims)});
+    if (!r.needs("concat")) return;
+
+    // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side: merge.contiguous().view(B,Sq,D),
+    // the copy (a view when merge is contiguous already: one head, or one query)
+    const tensor_shape concat_shape{static_cast<std::size_t>(c.batch), static_cast<std::size_t>(c.seq),
+                                    static_cast<std::size_t>(c.d_model)};
+    const stage cat = r.emit(
+        "concat", {contiguous_view(merge, merge.tensors[0], "concat", {"batch", "seq", "d_model"}, concat_shape)});
+    context = merge = stage{};  // concat holds what it needs
+    if (!r.needs("output")) return;
+
+    // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D], on concat's row-major memory
+    r.emit("output", {named("out", {"batch", "seq", "d_model"},  // (project: the projections' mistakes, ways 1 and 2)
+                            project(c, true, cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))});
+}
+
+}  // namespace
+
+warning_list compute_stages(const config& c, const inputs& in, const stage_plan& plan, stage_sink& sink) {
+    run r{c, plan, sink, stages_needed(c, plan), trace{}};
+    r.so_far.cfg = c;
+    r.so_far.warnings = in.warnings;
+    for (warning& w : settings_advice(c)) r.so_far.warnings.push_back(std::move(w));
     if (c.mistake != mistake::none)  // --mistake ID: made on purpose, said where it is made
-        t.warnings.push_back({std::string(mistake_stage(c.mistake, c.mistake_variant)), mistake_warning(c)});
-    t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
+        r.so_far.warnings.push_back({std::string(mistake_stage(c.mistake, c.mistake_variant)), mistake_warning(c)});
     const auto heads = static_cast<std::size_t>(c.heads);
     const parameters& p = in.params;
 
+    // 8. mask [B,1,Sq,Sk] (true = may attend), built whole (one byte a position) when needed;
+    // emitted in its place, between scaled and masked, or at the end when no later stage is computed
+    xt::xarray<bool> mask;
+    if (r.needs("mask")) {
+        mask = build_mask(c, in.mask ? &*in.mask : nullptr);
+        if (makes(c, mistake::mask_inverted)) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend
+        warn_empty_rows(mask, c, r.so_far.warnings);
+    }
+    const auto mask_or_null = [&]() -> const xt::xarray<bool>* { return r.needs("mask") ? &mask : nullptr; };
+    bool mask_emitted = !r.shows("mask");
+    const std::function<void()> mask_stage = [&] {
+        if (mask_emitted) return;
+        mask_emitted = true;
+        r.emit("mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)});
+    };
+    const auto finish = [&] {
+        mask_stage();
+        return r.so_far.warnings;
+    };
+
     // 1-3. input, params, projections; or, with --q --k --v, the given projections
-    const stage& proj = in.qkv ? add_stage(t, "projections", projection_tensors(*in.qkv), on_stage)
-                               : project_inputs(t, c, in, on_stage);
+    if (!in.qkv && r.shows("input")) {
+        std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};                   // [B,Sq,Din]
+        if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));  // [B,Sk,Dkv]
+        r.emit("input", std::move(input));
+    }
+    if (!in.qkv && r.shows("params")) r.emit("params", param_tensors(p));
+    if (!r.needs("projections")) return finish();
+    // Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
+    // (project: with --mistake weight_not_transposed x·W, with --mistake missing_bias no b)
+    const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
+    stage proj = r.emit("projections", in.qkv ? projection_tensors(*in.qkv)
+                                              : projection_tensors({project(c, in.x, p.w_q, present(p.b_q)),  // [B,Sq,D]
+                                                                    project(c, x_kv, p.w_k, present(p.b_k)),   // [B,Sk,D]
+                                                                    project(c, x_kv, p.w_v, present(p.b_v))}));  // [B,Sk,D]
+    if (!r.needs("view")) return finish();
 
     // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads: views of the projections
-    const stage& view = add_stage(t, "view",
-                                  {split_heads(proj, proj.tensors[0], heads, {"batch", "seq", "head", "head_dim"}),
-                                   split_heads(proj, proj.tensors[1], heads, {"batch", "kv_seq", "head", "head_dim"}),
-                                   split_heads(proj, proj.tensors[2], heads, {"batch", "kv_seq", "head", "head_dim"})},
-                                  on_stage);
+    stage view = r.emit("view", {split_heads(proj, proj.tensors[0], heads, {"batch", "seq", "head", "head_dim"}),
+                                 split_heads(proj, proj.tensors[1], heads, {"batch", "kv_seq", "head", "head_dim"}),
+                                 split_heads(proj, proj.tensors[2], heads, {"batch", "kv_seq", "head", "head_dim"})});
+    if (!r.needs("transpose")) return finish();
 
     // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis: views again, not contiguous
     // (--mistake split_without_transpose: projections.q.view(B,H,S,dk) instead, contiguous and wrong)
@@ -347,97 +554,21 @@ trace compute_trace(const config& c, const inputs& in, const stage_callback& on_
         return makes(c, mistake::split_without_transpose) ? split_by_plain_view(proj, proj.tensors[i], heads, d)
                                                           : swap_axes_1_2(view, view.tensors[i], d);
     };
-    const stage& tr = add_stage(t, "transpose", {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")}, on_stage);
-    const tensor& q = tr.tensors[0];  // [B,H,Sq,dk], strides [Sq*D, dk, D, 1]
-    const tensor& k = tr.tensors[1];  // [B,H,Sk,dk]
-    const tensor& v = tr.tensors[2];  // [B,H,Sk,dk]
-    const dims score_dims{"batch", "head", "query", "key"};
+    stage tr = r.emit("transpose", {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")});
+    if (!r.needs("scores")) return finish();
+    std::optional<tensor> context = planes_and_context(r, tr, mask_or_null(), mask_stage);
+    proj = view = tr = stage{};  // q, k, v: no later stage reads them
+    mask = xt::xarray<bool>();
+    if (context) context_to_output(r, p, std::move(*context));
+    return finish();
+}
 
-    // 6. scores: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk]
-    // (--mistake q_k_swapped: K·Qᵀ, [B,H,Sk,dk] · [B,H,dk,Sq] -> [B,H,Sk,Sq]; needs Sq == Sk)
-    const bool swapped = makes(c, mistake::q_k_swapped);
-    const stage& scores = add_stage(
-        t, "scores", {named("scores", score_dims, swapped ? matmul_per_head(k, q, true) : matmul_per_head(q, k, true))},
-        on_stage);
-
-    // 7. scaled: / √dk, so the scores' spread does not grow with the head width
-    // (score_divisor: --mistake missing_scale divides by 1, wrong_scale by √D, D or dk)
-    const tensor_storage scaled = make_storage(scores.tensors[0].values / score_divisor(c));  // [B,H,Sq,Sk]
-    add_stage(t, "scaled", {named("scaled", score_dims, scaled)}, on_stage);
-    tensor_storage logits = scaled;  // what softmax reads: scaled, or masked with a mask
-
-    // 8-9. mask [B,1,Sq,Sk] (true = may attend), then masked_fill(mask == false, fill)
-    xt::xarray<bool> mask;
-    if (c.mask.any()) {
-        mask = build_mask(c, in.mask ? &*in.mask : nullptr);
-        if (makes(c, mistake::mask_inverted)) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend
-        warn_empty_rows(mask, c, t.warnings);
-        add_stage(t, "mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)},
-                  on_stage);
-        // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
-        const float fill = makes(c, mistake::fill_value) ? mistaken_fill(c, c.mistake_variant) : c.fill;
-        logits = make_storage(apply_mask(*scaled, mask, fill));
-        add_stage(t, "masked", {named("masked", score_dims, logits)}, on_stage);
-    }
-
-    // 10. softmax over the key axis: each query's weights sum to 1 (with --safe-softmax,
-    // a row with no allowed key gets 0 weights instead)
-    xt::xarray<float> softmaxed = *logits;  // [B,H,Sq,Sk]
-    if (makes(c, mistake::softmax_axis)) {  // --mistake: over the queries (dim=-2) or the heads (dim=1)
-        softmax_over_axis(softmaxed, c.mistake_variant == 0 ? 2 : 1);
-    } else if (c.safe_softmax) {
-        safe_softmax_last_axis(softmaxed);                          // rows of -inf only -> 0
-        if (c.mask.any()) zero_rows_without_key(softmaxed, mask);  // and fully masked rows of a finite fill
-    } else {
-        softmax_last_axis(softmaxed);
-    }
-    const tensor_storage weights = make_storage(std::move(softmaxed));
-    if (c.mask.any()) weak_fill_advice(c, mask, *scaled, *weights, t.warnings);
-    const stage* soft = &add_stage(t, "softmax", {named("weights", score_dims, weights)}, on_stage);
-
-    // 11. dropout (training mode): weights · keep / (1 - p), keep = torch.rand(B,H,Sq,Sk) < 1 - p
-    if (c.dropout.applied()) {
-        const xt::xarray<bool> keep =
-            dropout_keep({weights->shape().begin(), weights->shape().end()}, c.dropout.seed, c.dropout.p);
-        soft = &add_stage(t, "dropout",
-                          {named("weights", score_dims, apply_dropout(*weights, keep, c.dropout.p)),
-                           named("keep", score_dims, to_float(keep), element_type::boolean)},
-                          on_stage);
-    }
-
-    // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk]
-    const stage& context = add_stage(
-        t, "context",
-        {named("context", {"batch", "head", "seq", "head_dim"}, matmul_per_head(soft->tensors[0], v, false))},
-        on_stage);
-
-    // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk], context.transpose(1, 2): a view, not contiguous
-    // (--mistake merge_without_transpose: context.view(B,Sq,H,dk), the same storage read straight on)
-    const dims merge_dims{"batch", "seq", "head", "head_dim"};
-    const tensor& ctx = context.tensors[0];
-    const tensor_shape merge_shape{ctx.values.shape()[0], ctx.values.shape()[2], ctx.values.shape()[1],
-                                   ctx.values.shape()[3]};
-    const stage& merge = add_stage(
-        t, "merge",
-        {makes(c, mistake::merge_without_transpose)
-             ? as_strided(ctx, path_of(context, ctx), "context", merge_dims, merge_shape, contiguous_strides(merge_shape))
-             : swap_axes_1_2(context, ctx, merge_dims)},
-        on_stage);
-
-    // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side: merge.contiguous().view(B,Sq,D),
-    // the copy (a view when merge is contiguous already: one head, or one query)
-    const tensor_shape concat_shape{static_cast<std::size_t>(c.batch), static_cast<std::size_t>(c.seq),
-                                    static_cast<std::size_t>(c.d_model)};
-    const stage& cat = add_stage(
-        t, "concat", {contiguous_view(merge, merge.tensors[0], "concat", {"batch", "seq", "d_model"}, concat_shape)},
-        on_stage);
-
-    // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D], on concat's row-major memory
-    if (p.w_o)
-        add_stage(t, "output",
-                  {named("out", {"batch", "seq", "d_model"},  // (project: the projections' mistakes, ways 1 and 2)
-                         project(c, true, cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))},
-                  on_stage);
+trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage) {
+    trace t;
+    t.cfg = c;
+    t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
+    calling_keeper keeper(t, on_stage);
+    t.warnings = compute_stages(c, in, stage_plan::every_stage(), keeper);
     return t;
 }
 

@@ -1,5 +1,7 @@
 #include "attn/compute/linalg.hpp"
 
+#include "attn/compute/threads.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <limits>
 #include <thread>
 
+#include <omp.h>
 #include <xtensor-blas/xblas.hpp>
 #include <xtensor/xadapt.hpp>
 
@@ -33,15 +36,15 @@ bool blas_threads_chosen_by_user = false;
 }
 
 /// The first product large enough to gain from them starts OpenBLAS's threads, one per
-/// core (what OpenBLAS does by itself at start-up), unless the user chose the number.
+/// thread of --threads (what OpenBLAS does by itself at start-up), unless the user chose the number.
 /// Threads split a GEMM's rows and columns, never its sums: the bits stay the same.
 void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k) {
     constexpr std::size_t large_product = std::size_t{1} << 22;  // m·n·k multiply-adds
     static bool started = false;
     if (started || blas_threads_chosen_by_user || m * n * k < large_product) return;
+    if (omp_in_parallel()) return;  // inside attn's loops (threads.hpp): later, outside them
     started = true;
-    const unsigned cores = std::thread::hardware_concurrency();
-    if (cores > 1) openblas_set_num_threads(static_cast<int>(cores));
+    blas_threads_for_large_products();  // --threads N, $ATTN_THREADS, else every core
 }
 
 /// A [rows, cols] row-major matrix over memory owned elsewhere: no copy is made.
@@ -134,8 +137,13 @@ void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t
 
 void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
               bool b_transposed) {
+    bmm_rows(a, b, c, m, n, k, b_transposed, m);
+}
+
+void bmm_rows(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+              bool b_transposed, std::size_t plane_rows) {
     constexpr std::size_t aten_small_product = 400;  // contraction_size * res_rows * res_cols < 400
-    if (k * m * n >= aten_small_product) {
+    if (k * plane_rows * n >= aten_small_product) {
         matmul(a, b, c, m, n, k, b_transposed);
         return;
     }
@@ -187,16 +195,23 @@ void softmax_row(float* row, std::size_t width) {
 void softmax_last_axis(xt::xarray<float>& x) {
     const std::size_t width = x.shape().back();
     if (width == 0) return;
-    const std::size_t rows = x.size() / width;
-    float* row = x.data();
-    for (std::size_t r = 0; r < rows; ++r, row += width) softmax_row(row, width);
+    softmax_rows(x.data(), x.size() / width, width);
 }
 
 void safe_softmax_last_axis(xt::xarray<float>& x) {
     const std::size_t width = x.shape().back();
     if (width == 0) return;
-    const std::size_t rows = x.size() / width;
-    float* row = x.data();
+    safe_softmax_rows(x.data(), x.size() / width, width);
+}
+
+void softmax_rows(float* x, std::size_t rows, std::size_t width) {
+    if (width == 0) return;
+    for (std::size_t r = 0; r < rows; ++r) softmax_row(x + r * width, width);
+}
+
+void safe_softmax_rows(float* x, std::size_t rows, std::size_t width) {
+    if (width == 0) return;
+    float* row = x;
     for (std::size_t r = 0; r < rows; ++r, row += width) {
         const bool all_neg_inf = std::all_of(row, row + width, [](float v) { return std::isinf(v) && v < 0; });
         if (all_neg_inf)

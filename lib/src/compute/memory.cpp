@@ -6,6 +6,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/trace.hpp"
+#include "attn/compute/mistake.hpp"
 
 namespace attn {
 namespace {
@@ -74,11 +75,10 @@ std::uint64_t estimate_total_bytes(const config& c) {
     return total;
 }
 
-void check_memory(const config& c, std::uint64_t limit_bytes) {
-    const std::uint64_t total = estimate_total_bytes(c);
-    if (total <= limit_bytes) return;
+namespace {
 
-    auto stages = estimate_stage_bytes(c);
+/// "these sizes need ... (--max-memory); the largest stage(s) ...", naming the largest of `stages`.
+[[noreturn]] void refuse(const config& c, std::uint64_t total, std::uint64_t limit_bytes, std::vector<stage_bytes> stages) {
     std::stable_sort(stages.begin(), stages.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
     std::string largest;
     std::size_t count = 0;
@@ -92,6 +92,114 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
                             : "the largest stages are " + largest + " at " + format_bytes(stages[0].bytes) + " each") +
                 ", for [B,H,Sq,Sk] = [" + std::to_string(c.batch) + "," + std::to_string(c.heads) + "," +
                 std::to_string(c.seq) + "," + std::to_string(c.kv_seq) + "]");
+}
+
+bool is_plane_stage(std::string_view name) {
+    return name == "scores" || name == "scaled" || name == "masked" || name == "softmax" || name == "dropout";
+}
+
+/// The stages `plan` needs, with their bytes.
+std::vector<stage_bytes> needed_stage_bytes(const config& c, const stage_plan& plan) {
+    const auto needed = stages_needed(c, plan);
+    std::vector<stage_bytes> stages;
+    for (const stage_bytes& s : estimate_stage_bytes(c))
+        if (needed[static_cast<std::size_t>(find_stage_info(s.stage)->step - 1)]) stages.push_back(s);
+    return stages;
+}
+
+std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > saturated - b ? saturated : a + b; }
+
+/// A streaming run's bytes outside the [B,H,Sq,Sk] stages: the inputs, the stages it
+/// holds while later ones need them (q k v, the mask, context, concat, output), and the
+/// input and params stages' copies when shown.
+std::uint64_t held_outside_planes(const config& c, const stage_plan& plan) {
+    std::uint64_t total = 0;
+    for (const stage_bytes& s : estimate_stage_bytes(c)) {
+        const bool inputs = s.stage == "input" || s.stage == "params" || (s.stage == "projections" && c.from_projections);
+        if (inputs) total = add(total, s.bytes);  // the inputs themselves, held to the end
+    }
+    for (const stage_bytes& s : needed_stage_bytes(c, plan)) {
+        if (is_plane_stage(s.stage)) continue;
+        const bool input_copy = s.stage == "input" || s.stage == "params";
+        if (input_copy && !plan.shows(s.stage)) continue;
+        if (s.stage == "mask" && !plan.shows("mask")) {  // the booleans only: no float copy is made
+            total = add(total, product({c.batch, c.seq, c.kv_seq}));
+            continue;
+        }
+        total = add(total, s.bytes);
+    }
+    return total;
+}
+
+/// The [B,H,Sq,Sk] stages' bytes for a streaming run: one tensor shared in place (and
+/// dropout's keep), or one block of rows (and its draws) plus a copy of a K and a V plane.
+std::uint64_t plane_bytes(const config& c, const stage_plan& plan, std::size_t block_rows) {
+    const auto needed = stages_needed(c, plan);
+    bool any = false;
+    for (const stage_info& info : stage_table)
+        if (is_plane_stage(info.name) && needed[static_cast<std::size_t>(info.step - 1)]) any = true;
+    if (!any) return 0;
+    const std::int64_t B = c.batch, H = c.heads, Sq = c.seq, Sk = c.kv_seq;
+    const std::uint64_t copies = c.dropout.applied() && needed[static_cast<std::size_t>(find_stage_info("dropout")->step - 1)] ? 2 : 1;
+    if (plan.layout == plane_layout::whole_tensor) return floats(product({static_cast<std::int64_t>(copies), B, H, Sq, Sk}));
+    const std::int64_t rows = static_cast<std::int64_t>(block_rows);
+    return add(floats(product({static_cast<std::int64_t>(copies), rows, std::max(Sq, Sk)})),
+               floats(product({2, std::max(Sq, Sk), c.d_model / std::max<std::int64_t>(H, 1)})));
+}
+
+}  // namespace
+
+void check_memory(const config& c, std::uint64_t limit_bytes) {
+    const std::uint64_t total = estimate_total_bytes(c);
+    if (total <= limit_bytes) return;
+    refuse(c, total, limit_bytes, estimate_stage_bytes(c));
+}
+
+std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool keeps) {
+    if (keeps) {  // every needed stage held, the inputs twice (as estimate_total_bytes counts them)
+        std::uint64_t total = 0;
+        for (const stage_bytes& s : needed_stage_bytes(c, plan)) {
+            const bool held_twice = s.stage == "input" || s.stage == "params" ||
+                                    (s.stage == "projections" && c.from_projections);
+            total = add(total, held_twice ? add(s.bytes, s.bytes) : s.bytes);
+        }
+        return total;
+    }
+    const std::size_t rows = plan.block_rows != 0 ? plan.block_rows : static_cast<std::size_t>(c.seq);
+    return add(held_outside_planes(c, plan), plane_bytes(c, plan, rows));
+}
+
+void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows) {
+    const std::size_t plane_rows = static_cast<std::size_t>(c.mistake == mistake::q_k_swapped ? c.kv_seq : c.seq);
+    const auto needed = stages_needed(c, plan);
+    std::size_t shown_planes = 0;
+    for (const stage_info& info : stage_table)
+        if (is_plane_stage(info.name) && needed[static_cast<std::size_t>(info.step - 1)] && plan.shows(info.name))
+            ++shown_planes;
+    const auto fits = [&] { return estimate_plan_bytes(c, plan, keeps) <= limit_bytes; };
+    plan.layout = plane_layout::whole_tensor;
+    plan.block_rows = 0;
+    const bool rows_possible = !keeps && c.mistake != mistake::softmax_axis;
+    if (rows_possible && block_rows != 0) {
+        plan.layout = plane_layout::in_rows;
+        plan.block_rows = std::min(block_rows, std::max<std::size_t>(plane_rows, 1));
+        if (fits()) return;
+    } else if (rows_possible && shown_planes <= 1) {
+        plan.layout = plane_layout::in_rows;
+        plan.block_rows = plane_rows;  // a whole plane: the bits of the whole tensor
+    }
+    if (fits()) return;
+    if (!rows_possible) refuse(c, estimate_plan_bytes(c, plan, keeps), limit_bytes, needed_stage_bytes(c, plan));
+    plan.layout = plane_layout::in_rows;
+    // as many rows as fit: the bytes grow by the same amount with each row
+    plan.block_rows = 1;
+    const std::uint64_t one = estimate_plan_bytes(c, plan, keeps);
+    if (one > limit_bytes) refuse(c, one, limit_bytes, needed_stage_bytes(c, plan));
+    plan.block_rows = 2;
+    const std::uint64_t per_row = estimate_plan_bytes(c, plan, keeps) - one;
+    const std::uint64_t more = per_row == 0 ? plane_rows : (limit_bytes - one) / per_row;
+    plan.block_rows = static_cast<std::size_t>(std::min<std::uint64_t>(plane_rows, 1 + more));
+    if (plan.block_rows == 0) plan.block_rows = 1;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -56,6 +56,16 @@ tensor_strides contiguous_strides(const tensor_shape& shape) {
     return strides;
 }
 
+tensor shape_only(std::string name, std::vector<std::string> dims, tensor_shape shape, element_type type) {
+    tensor head;
+    head.name = std::move(name);
+    head.dims = std::move(dims);
+    head.type = type;
+    head.strides = contiguous_strides(shape);
+    head.values = strided(nullptr, shape, head.strides);
+    return head;
+}
+
 tensor as_strided(const tensor& base, const std::string& base_name, std::string name, std::vector<std::string> dims,
                   tensor_shape shape, tensor_strides strides) {
     tensor view;

@@ -544,11 +544,18 @@ std::uint64_t npy_size(const std::vector<std::size_t>& shape, bool boolean) {
            static_cast<std::uint64_t>(element_count(shape)) * (boolean ? 1 : 4);
 }
 
-void write_npy(const float* data, const std::vector<std::size_t>& shape, bool boolean, const byte_sink& sink) {
+std::string npy_header_bytes(const std::vector<std::size_t>& shape, bool boolean) {
     if (!little_endian_host()) throw error("writing .npy needs a little-endian machine");
-    const std::string header = header_bytes(boolean ? "|b1" : "<f4", shape);
+    return header_bytes(boolean ? "|b1" : "<f4", shape);
+}
+
+void write_npy(const float* data, const std::vector<std::size_t>& shape, bool boolean, const byte_sink& sink) {
+    const std::string header = npy_header_bytes(shape, boolean);
     sink(header.data(), header.size());
-    const std::size_t count = element_count(shape);
+    write_npy_elements(data, element_count(shape), boolean, sink);
+}
+
+void write_npy_elements(const float* data, std::size_t count, bool boolean, const byte_sink& sink) {
     if (!boolean) {
         const char* bytes = reinterpret_cast<const char*>(data);
         for (std::uint64_t done = 0, total = static_cast<std::uint64_t>(count) * 4; done < total;) {

@@ -14,11 +14,106 @@
 namespace attn {
 namespace {
 
+/// Buffered JSON numbers and brackets: large stages go to the output in blocks of
+/// 64 KiB, without building a JSON tree.
+class json_numbers {
+public:
+    explicit json_numbers(std::ostream& out) : out_(out) {}
+    ~json_numbers() { flush(); }
+
+    /// One element as the document writes it: the shortest text that reads back as the
+    /// same float32, "-inf" "inf" "nan" as strings, booleans as true/false.
+    void number(float v, bool boolean) {
+        if (used_ + longest_number > block) flush();
+        if (boolean)
+            append(v != 0.0f ? "true" : "false");
+        else if (std::isnan(v))
+            append("\"nan\"");
+        else if (std::isinf(v))
+            append(v < 0 ? "\"-inf\"" : "\"inf\"");
+        else
+            used_ = std::to_chars(buffer_ + used_, buffer_ + block, v).ptr - buffer_;
+    }
+    void put(char c) {
+        if (used_ == block) flush();
+        buffer_[used_++] = c;
+    }
+    void put(char c, std::size_t times) {
+        for (std::size_t i = 0; i < times; ++i) put(c);
+    }
+    void flush() {
+        out_.write(buffer_, static_cast<std::streamsize>(used_));
+        used_ = 0;
+    }
+
+private:
+    static constexpr std::size_t block = 64 * 1024;
+    static constexpr std::size_t longest_number = 32;
+
+    void append(std::string_view text) {
+        text.copy(buffer_ + used_, text.size());
+        used_ += text.size();
+    }
+
+    std::ostream& out_;
+    char buffer_[block];
+    std::size_t used_ = 0;
+};
+
+}  // namespace
+
+/// Writes the nested arrays of a tensor that comes in rows (stage_sink.hpp), as
+/// write_json_data would write it whole: row k of the (selected) tensor opens the axes
+/// whose index it starts and closes the ones the row before ended.
+class row_data_writer {
+public:
+    row_data_writer(std::vector<std::size_t> shape, bool boolean, std::ostream& out)
+        : shape_(std::move(shape)), boolean_(boolean), numbers_(out) {}
+
+    void row(const float* values) {
+        const std::size_t leading = shape_.size() - 1;
+        if (written_ == 0) {
+            numbers_.put('[', leading);
+        } else {
+            std::size_t carried = 0;  // axes, from the last leading one back, whose index wraps to 0
+            for (std::size_t axis = leading, k = written_; axis-- > 0 && k % shape_[axis] == 0; k /= shape_[axis])
+                ++carried;
+            numbers_.put(']', carried);
+            numbers_.put(',');
+            numbers_.put('[', carried);
+        }
+        numbers_.put('[');
+        for (std::size_t j = 0; j < shape_.back(); ++j) {
+            if (j != 0) numbers_.put(',');
+            numbers_.number(values[j], boolean_);
+        }
+        numbers_.put(']');
+        ++written_;
+    }
+    /// Closes the leading axes (or writes the empty nesting of a tensor without rows).
+    void finish() {
+        const std::size_t leading = shape_.size() - 1;
+        if (written_ == 0) {
+            numbers_.put('[', leading);  // a zero-size axis: [[]] as tolist() gives
+        }
+        numbers_.put(']', leading);
+        numbers_.flush();
+    }
+
+private:
+    std::vector<std::size_t> shape_;
+    bool boolean_;
+    json_numbers numbers_;
+    std::size_t written_ = 0;
+};
+
+namespace {
+
 /// A tensor, or the part of it the views select (--batch-index, --head, --row): then
 /// "shape" is the part's, with the selected axes kept at size 1 so jq paths stay as
 /// deep, and "full_shape" and "index" ({"head": 1}) say which part it is.
-void write_tensor(const tensor& t, const render_options& options, std::ostream& out) {
-    const tensor_selection selection = select_in(t, options);
+/// The tensor's object up to "data": {"shape",...,"contiguous",["full_shape","index",]"data":
+void write_tensor_head(const tensor& t, const tensor_selection& selection, std::ostream& out) {
     nlohmann::ordered_json head{{"shape", selection.shape},
                                 {"dims", t.dims},
                                 {"dtype", t.type == element_type::boolean ? "bool" : "float32"},
@@ -31,6 +126,11 @@ void write_tensor(const tensor& t, const render_options& options, std::ostream& 
     std::string text = head.dump();
     text.pop_back();  // reopen the object to append "data"
     out << text << ",\"data\":";
+}
+
+void write_tensor(const tensor& t, const render_options& options, std::ostream& out) {
+    const tensor_selection selection = select_in(t, options);
+    write_tensor_head(t, selection, out);
     {
         const tensor part = selection.whole() ? tensor{} : selected_part(t, selection);
         const tensor& shown = selection.whole() ? t : part;
@@ -51,7 +151,8 @@ nlohmann::ordered_json explanation_json(const config& c, std::string_view stage_
 /// {"step":..,"title":..,"formula":..,["warnings":[..],]["explain":{..},]"tensors":{...}} with an
 /// optional leading "name"; "warnings" only when the trace has some about this stage, "explain"
 /// only with --explain.
-void write_stage(const trace& t, const stage& s, const render_options& options, bool with_name, std::ostream& out) {
+void write_stage_head(const trace& t, const stage& s, const render_options& options, bool with_name,
+                      std::ostream& out) {
     nlohmann::ordered_json head;
     if (with_name) head["name"] = s.name();
     head["step"] = s.info->step;
@@ -62,6 +163,10 @@ void write_stage(const trace& t, const stage& s, const render_options& options, 
     std::string text = head.dump();
     text.pop_back();
     out << text << ",\"tensors\":{";
+}
+
+void write_stage(const trace& t, const stage& s, const render_options& options, bool with_name, std::ostream& out) {
+    write_stage_head(t, s, options, with_name, out);
     for (std::size_t i = 0; i < s.tensors.size(); ++i) {
         if (i != 0) out.put(',');
         out << nlohmann::json(s.tensors[i].name).dump() << ':';
@@ -146,6 +251,108 @@ void render_json_line(const trace& t, const stage& s, std::ostream& out) {
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out) {
     write_stage(t, s, options, true, out);
     out.put('\n');
+}
+
+}  // namespace attn
+
+namespace attn {
+
+json_stream::json_stream(const config& c, const render_options& options, std::ostream& out, bool lines)
+    : options_(options), out_(out), lines_(lines) {
+    if (lines_) return;
+    out_ << R"({"format":"attn.trace/1","config":)" << config_to_json(c).dump();
+    if (has_view(options_)) out_ << R"(,"selection":)" << selection_to_json(options_).dump();
+    out_ << R"(,"stages":{)";
+}
+
+json_stream::~json_stream() = default;
+
+void json_stream::open_stage(const trace& so_far, const stage& s) {
+    if (!lines_) {
+        if (stages_written_ != 0) out_.put(',');
+        out_ << '"' << s.name() << "\":";
+    }
+    ++stages_written_;
+    write_stage_head(so_far, s, options_, lines_, out_);
+    warnings_in_head_ = so_far.warnings_of(s.name()).size();
+}
+
+void json_stream::stage_done(const trace& so_far, const stage& s) {
+    if (!options_.shows(s.name())) return;
+    if (lines_) {
+        render_json_line(so_far, s, options_, out_);
+        out_.flush();
+        return;
+    }
+    if (stages_written_ != 0) out_.put(',');
+    ++stages_written_;
+    out_ << '"' << s.name() << "\":";
+    write_stage(so_far, s, options_, false, out_);
+}
+
+void json_stream::stage_begin(const trace& so_far, const stage& s) {
+    open_ = options_.shows(s.name());
+    if (!open_) return;
+    open_stage(so_far, s);
+    heads_ = s.tensors;
+    tensor_ = -1;
+}
+
+void json_stream::start_tensor(std::size_t index) {
+    while (static_cast<std::ptrdiff_t>(index) > tensor_) {
+        if (writer_) end_tensor();
+        ++tensor_;
+        const tensor& head = heads_[static_cast<std::size_t>(tensor_)];
+        selection_ = select_in(head, options_);
+        if (tensor_ != 0) out_.put(',');
+        out_ << nlohmann::json(head.name).dump() << ':';
+        write_tensor_head(head, selection_, out_);
+        writer_ = std::make_unique<row_data_writer>(selection_.shape, head.type == element_type::boolean, out_);
+    }
+}
+
+void json_stream::end_tensor() {
+    writer_->finish();
+    writer_.reset();
+    out_.put('}');
+}
+
+void json_stream::stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
+    if (!open_) return;
+    if (static_cast<std::ptrdiff_t>(index) != tensor_) start_tensor(index);
+    const tensor& head = heads_[index];
+    const std::vector<std::size_t> shape(head.values.shape().begin(), head.values.shape().end());
+    const std::size_t width = shape.back();
+    for (std::size_t r = 0; r < count; ++r)
+        if (keeps_row(shape, selection_, first_row + r)) writer_->row(rows + r * width);
+}
+
+void json_stream::stage_end(const trace& so_far, const stage& s) {
+    if (!open_) return;
+    start_tensor(heads_.size() - 1);  // every tensor opened, even one without rows
+    end_tensor();
+    out_.put('}');  // the tensors
+    // warnings found while the stage was computed in rows (a weak --fill) come after its
+    // tensors, when its head had none (else they are only in the document's "warnings")
+    const std::vector<const warning*> found = so_far.warnings_of(s.name());
+    if (warnings_in_head_ == 0 && !found.empty()) {
+        nlohmann::json texts = nlohmann::json::array();
+        for (const warning* w : found) texts.push_back(w->text);
+        out_ << ",\"warnings\":" << texts.dump();
+    }
+    out_.put('}');
+    if (lines_) {
+        out_.put('\n');
+        out_.flush();
+    }
+    open_ = false;
+}
+
+void json_stream::finish(const warning_list& warnings) {
+    if (lines_) return;
+    nlohmann::json texts = nlohmann::json::array();
+    for (const warning& w : warnings) texts.push_back(w.text);
+    out_ << R"(},"warnings":)" << texts.dump() << "}\n";
 }
 
 }  // namespace attn

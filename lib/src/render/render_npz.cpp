@@ -1,10 +1,17 @@
 #include "attn/render/render_npz.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
+#include <unistd.h>
+
 #include <list>
 #include <vector>
 
 #include "attn/compute/error.hpp"
 #include "attn/io/npz.hpp"
+#include "attn/io/temporary_files.hpp"
+#include "attn/io/npz_file_writer.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/selection.hpp"
 
@@ -44,6 +51,83 @@ void collect_members(const trace& t, const render_options& options, archive_memb
 }
 
 }  // namespace
+
+temporary_file::temporary_file() {
+    const char* dir = std::getenv("TMPDIR");
+    std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/attn-npz-XXXXXX";
+    const int fd = mkstemp(pattern.data());
+    if (fd < 0) throw error("cannot create a temporary file for the npz archive in " + pattern);
+    close(fd);
+    path = pattern;
+    slot = register_temporary_file(path);  // removed on a signal too
+}
+
+temporary_file::~temporary_file() {
+    unregister_temporary_file(slot);
+    std::remove(path.c_str());
+}
+
+npz_stream::npz_stream(const config& c, const render_options& options, npz_file_writer& zip)
+    : cfg_(c), options_(options), zip_(zip) {}
+
+void npz_stream::stage_done(const trace&, const stage& s) {
+    if (!options_.shows(s.name())) return;
+    for (const tensor& whole : s.tensors) {
+        const tensor_selection selection = select_in(whole, options_);
+        // a view cut to its part, or a view that is not contiguous, copied in row-major order
+        const tensor copy = selection.whole() && whole.contiguous() ? tensor{}
+                            : selection.whole() ? tensor{whole.name, whole.dims, xt::xarray<float>(whole.values), whole.type}
+                                                : selected_part(whole, selection);
+        const tensor& x = selection.whole() && whole.contiguous() ? whole : copy;
+        zip_.begin_array(std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
+                         x.type == element_type::boolean);
+        zip_.write(x.values.data(), x.values.size());
+        zip_.end_array();
+    }
+}
+
+void npz_stream::stage_begin(const trace&, const stage& s) {
+    open_ = options_.shows(s.name());
+    stage_name_ = std::string(s.name());
+    heads_ = s.tensors;
+    array_ = -1;
+}
+
+void npz_stream::start_array(std::size_t index) {
+    while (static_cast<std::ptrdiff_t>(index) > array_) {
+        if (array_ >= 0) zip_.end_array();
+        const tensor& head = heads_[static_cast<std::size_t>(++array_)];
+        selection_ = select_in(head, options_);
+        zip_.begin_array(stage_name_ + "." + head.name, selection_.shape, head.type == element_type::boolean);
+    }
+}
+
+void npz_stream::stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
+    if (!open_) return;
+    start_array(index);
+    const tensor& head = heads_[index];
+    const std::vector<std::size_t> shape(head.values.shape().begin(), head.values.shape().end());
+    const std::size_t width = shape.back();
+    if (selection_.whole()) {
+        zip_.write(rows, count * width);
+        return;
+    }
+    for (std::size_t r = 0; r < count; ++r)
+        if (keeps_row(shape, selection_, first_row + r)) zip_.write(rows + r * width, width);
+}
+
+void npz_stream::stage_end(const trace&, const stage&) {
+    if (!open_) return;
+    start_array(heads_.size() - 1);
+    zip_.end_array();
+    open_ = false;
+}
+
+void npz_stream::finish() {
+    zip_.text("config", config_to_json(cfg_).dump());
+    if (has_view(options_)) zip_.text("selection", selection_to_json(options_).dump());
+    zip_.close();
+}
 
 void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what) {
     archive_members a;

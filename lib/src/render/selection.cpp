@@ -48,6 +48,18 @@ tensor_selection select_in(const tensor& t, const render_options& options) {
     return s;
 }
 
+bool keeps_row(const std::vector<std::size_t>& shape, const tensor_selection& s, std::size_t row) {
+    if (s.whole()) return true;
+    std::size_t index[8] = {};
+    for (std::size_t axis = shape.size() - 1; axis-- > 0;) {  // the leading axes, last first
+        index[axis] = row % shape[axis];
+        row /= shape[axis];
+    }
+    for (const axis_pick& p : s.picks)
+        if (p.axis + 1 < shape.size() && index[p.axis] != p.index) return false;
+    return true;
+}
+
 tensor selected_part(const tensor& t, const tensor_selection& s) {
     if (s.whole()) return t;
     xt::xstrided_slice_vector slices(t.values.dimension(), xt::all());

@@ -21,6 +21,14 @@ void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t
 void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
               bool b_transposed);
 
+/// Rows [first, first + m) of one bmm_item product of `plane_rows` rows: the same
+/// kernel choice as for the whole product (aten's plain loop below 400 multiply-adds
+/// for k·plane_rows·n), so each row's sum is the whole product's loop's. `a` points at
+/// the first of the m rows, `c` at where they go. (BLAS may block a partial product
+/// differently: only the plain loop is bit-equal for any m.)
+void bmm_rows(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+              bool b_transposed, std::size_t plane_rows);
+
 /// nn.Linear: y[..., out] = x[..., in] · w[out,in]ᵀ + bias[out] (bias may be null).
 xt::xarray<float> linear(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias);
 
@@ -38,5 +46,10 @@ void softmax_last_axis(xt::xarray<float>& x);
 /// (2.5 and later): a row that is all -inf becomes all 0 instead of NaN; every
 /// other row is softmax_last_axis's, to the bit.
 void safe_softmax_last_axis(xt::xarray<float>& x);
+
+/// softmax_last_axis and safe_softmax_last_axis on `rows` rows of `width` at `x`,
+/// each row as those compute it.
+void softmax_rows(float* x, std::size_t rows, std::size_t width);
+void safe_softmax_rows(float* x, std::size_t rows, std::size_t width);
 
 }  // namespace attn

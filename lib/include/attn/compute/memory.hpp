@@ -1,12 +1,14 @@
 #pragma once
 // How much memory a trace will take, known before anything is allocated, so
 // that impossible sizes get an error instead of an allocation failure.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/stage_sink.hpp"
 
 namespace attn {
 
@@ -26,6 +28,22 @@ std::uint64_t estimate_total_bytes(const config& c);
 /// Throws attn::error naming the largest stages and their sizes when the run
 /// would need more than `limit_bytes`.
 void check_memory(const config& c, std::uint64_t limit_bytes);
+
+/// What a run of `plan` holds at its peak. A sink that `keeps` holds every stage it is
+/// shown (and the run every stage it needs, as the whole trace does: estimate_total_bytes
+/// for every stage); a streaming sink holds none, so the run holds the inputs, q k v,
+/// the mask, context and after, and for the [B,H,Sq,Sk] stages one shared tensor
+/// (whole_tensor; two with dropout's keep) or one block of rows (in_rows).
+std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool keeps);
+
+/// Chooses plan.layout and plan.block_rows so that the run fits in `limit_bytes`, and
+/// throws as check_memory does when it cannot. A keeping sink gets whole tensors. A
+/// streaming one gets the [B,H,Sq,Sk] stages in rows, a whole plane per block, when it
+/// is shown at most one of them (and no --mistake softmax_axis, which needs them whole);
+/// else whole tensors when they fit, else rows. Rows come in blocks of the whole plane
+/// unless that does not fit, then of as many rows as fit; `block_rows` > 0 forces blocks
+/// of that many rows (--block-rows, for tests).
+void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows = 0);
 
 /// 1536 -> "1.5 KiB", 3221225472 -> "3.0 GiB".
 std::string format_bytes(std::uint64_t bytes);

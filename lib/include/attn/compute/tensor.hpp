@@ -68,6 +68,12 @@ struct tensor {
     bool is_view() const { return !view_of.empty(); }
 };
 
+/// A tensor whose elements come later (a stage handed on in rows, stage_sink.hpp): its
+/// name, dimension names, shape, contiguous strides and type; no storage, and `values`
+/// must not be read (its shape may).
+tensor shape_only(std::string name, std::vector<std::string> dims, tensor_shape shape,
+                  element_type type = element_type::float32);
+
 /// The strides of a contiguous tensor of `shape`, as PyTorch gives them: each axis
 /// steps over the product of the sizes after it ([2,3,4] -> [12,4,1], [1,4,8] -> [32,8,1]).
 tensor_strides contiguous_strides(const tensor_shape& shape);

@@ -57,6 +57,10 @@ loaded_tensor read_npy_file(const std::string& path, const std::string& what);
 void write_npy(const float* data, const std::vector<std::size_t>& shape, bool boolean, const byte_sink& sink);
 std::uint64_t npy_size(const std::vector<std::size_t>& shape, bool boolean);  // the bytes write_npy writes
 
+/// write_npy in pieces: the header alone, then the elements, `count` at a time, in C order.
+std::string npy_header_bytes(const std::vector<std::size_t>& shape, bool boolean);
+void write_npy_elements(const float* data, std::size_t count, bool boolean, const byte_sink& sink);
+
 /// A 0-d unicode array ("<U…", UTF-32LE) holding `utf8`, as np.save(f, np.array(s)).
 /// Python: str(np.load(f)) gives the string back.
 void write_npy_text(const std::string& utf8, const byte_sink& sink);

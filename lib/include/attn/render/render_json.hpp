@@ -11,12 +11,17 @@
 // `data` nests like tensor.tolist(); numbers are float32 written with the
 // fewest digits that read back to the same float; "-inf", "inf" and "nan" are
 // strings; masks are true/false.
+#include <cstddef>
+#include <memory>
 #include <ostream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "attn/render/render_options.hpp"
+#include "attn/compute/stage_sink.hpp"
 #include "attn/compute/trace.hpp"
+#include "attn/render/render_options.hpp"
+#include "attn/render/selection.hpp"
 
 namespace attn {
 
@@ -40,6 +45,45 @@ nlohmann::ordered_json selection_to_json(const render_options& options);
 
 /// One tensor as the document writes it: {"shape", "dims", "dtype", "strides", "contiguous", "data"}.
 void render_tensor_json(const tensor& t, std::ostream& out);
+
+class row_data_writer;
+
+/// --format json (or jsonl with `lines`) written as the stages come: the document's head
+/// at construction, each stage as soon as it is complete (the [B,H,Sq,Sk] stages row by
+/// row when they come in rows), and the closing "warnings" at finish(). The bytes equal
+/// render_json's (render_json_line's) for the same stages, except that warnings found
+/// while a stage came in rows follow its "tensors" instead of preceding them.
+class json_stream : public stage_sink {
+public:
+    json_stream(const config& c, const render_options& options, std::ostream& out, bool lines);
+    ~json_stream() override;
+
+    void stage_done(const trace& so_far, const stage& s) override;
+    bool takes_rows() const override { return true; }
+    void stage_begin(const trace& so_far, const stage& s) override;
+    void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
+    void stage_end(const trace& so_far, const stage& s) override;
+
+    /// Ends the document with the run's warnings (nothing for JSON lines).
+    void finish(const warning_list& warnings);
+
+private:
+    void open_stage(const trace& so_far, const stage& s);
+    void start_tensor(std::size_t index);
+    void end_tensor();
+
+    const render_options& options_;
+    std::ostream& out_;
+    bool lines_;
+    std::size_t stages_written_ = 0;
+    // the stage coming in rows
+    bool open_ = false;
+    std::vector<tensor> heads_;
+    std::ptrdiff_t tensor_ = -1;  // the tensor whose rows are being written
+    tensor_selection selection_;
+    std::unique_ptr<row_data_writer> writer_;
+    std::size_t warnings_in_head_ = 0;
+};
 
 /// The config block of the JSON document.
 nlohmann::ordered_json config_to_json(const config& c);

@@ -5,11 +5,17 @@
 // With a view (--batch-index, --head, --row) each array is the selected part (its
 // selected axes kept at size 1; selection.hpp) and "selection" holds render_json's
 // selection block as JSON text.
+#include <cstddef>
 #include <ostream>
 #include <string>
+#include <vector>
 
-#include "attn/render/render_options.hpp"
+#include "attn/compute/stage_sink.hpp"
 #include "attn/compute/trace.hpp"
+#include "attn/io/npz.hpp"
+#include "attn/io/npz_file_writer.hpp"
+#include "attn/render/render_options.hpp"
+#include "attn/render/selection.hpp"
 
 namespace attn {
 
@@ -19,5 +25,42 @@ void render_npz(const trace& t, const render_options& options, const std::string
 /// Writes the archive to `out` as it goes, without seeking (npz_writer.hpp): a pipe or
 /// standard output needs no temporary file.
 void render_npz(const trace& t, const render_options& options, std::ostream& out);
+
+/// --format npz written as the stages come (a stage_sink): each shown tensor an array
+/// of `zip` as soon as its stage is complete, the [B,H,Sq,Sk] ones row by row when they
+/// come in rows; finish() adds "config" (and "selection") and closes the archive. The
+/// archive holds what render_npz writes for the same stages.
+class npz_stream : public stage_sink {
+public:
+    npz_stream(const config& c, const render_options& options, npz_file_writer& zip);
+
+    void stage_done(const trace& so_far, const stage& s) override;
+    bool takes_rows() const override { return true; }
+    void stage_begin(const trace& so_far, const stage& s) override;
+    void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
+    void stage_end(const trace& so_far, const stage& s) override;
+    void finish();
+
+private:
+    void start_array(std::size_t index);
+
+    const config& cfg_;
+    const render_options& options_;
+    npz_file_writer& zip_;
+    bool open_ = false;
+    std::string stage_name_;
+    std::vector<tensor> heads_;
+    std::ptrdiff_t array_ = -1;  // the tensor whose rows are being written
+    tensor_selection selection_;
+};
+
+/// A temporary file, removed when this goes out of scope (for an npz archive bound
+/// for standard output: a zip is written by name, then copied).
+struct temporary_file {
+    std::string path;
+    int slot = -1;  // in temporary_files.hpp's list
+    temporary_file();
+    ~temporary_file();
+};
 
 }  // namespace attn

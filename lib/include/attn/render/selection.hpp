@@ -49,6 +49,11 @@ tensor_selection select_in(const tensor& t, const render_options& options);
 /// the values PyTorch's t[1:2, 2:3] holds.
 tensor selected_part(const tensor& t, const tensor_selection& s);
 
+/// Whether a selection keeps row `row` of a tensor of `shape` handed on in rows
+/// (stage_sink.hpp): rows count over every axis but the last, in row-major order, and
+/// no view picks the last axis (the keys).
+bool keeps_row(const std::vector<std::size_t>& shape, const tensor_selection& s, std::size_t row);
+
 /// The PyTorch indexing that takes the selected part: "[1:2, 2:3]", "[:, :, 3:4]"
 /// (trailing whole axes left out); "" for the whole tensor.
 std::string torch_index(const tensor_selection& s);

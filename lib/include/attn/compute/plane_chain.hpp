@@ -1,0 +1,76 @@
+#pragma once
+// The [B,H,Sq,Sk] stages, scores -> scaled -> masked -> softmax -> dropout, and the
+// product weights·V that ends them, one block of query rows of one (batch, head) plane
+// at a time, in place.
+//
+// Each step reads and writes a block [rows, W] of plane (b, h): scores as torch.bmm
+// computes them, then elementwise steps that each row does alone. A block of every row
+// of the plane (the default) gives the bits of the whole-tensor computation; so does a
+// smaller block for every step but the products, which BLAS may block differently
+// (bmm_rows). Dimension key as in attention.hpp; R = Sq and W = Sk, or R = Sk and W = Sq
+// with --mistake q_k_swapped (K·Qᵀ).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "attn/compute/config.hpp"
+#include "attn/compute/generator.hpp"
+#include "attn/compute/tensor.hpp"
+#include "attn/teach/advice.hpp"
+
+namespace attn {
+
+/// What the chain reads, fixed for a run.
+struct plane_chain {
+    const config* cfg = nullptr;
+    const tensor* rows_of = nullptr;     // [B,H,R,dk]: q (k when swapped), one row per score row
+    const tensor* columns_of = nullptr;  // [B,H,W,dk]: k (q when swapped)
+    const tensor* values = nullptr;      // v [B,H,Sk,dk], for weights·V; null when not needed
+    const xt::xarray<bool>* mask = nullptr;  // [B,1,Sq,Sk] (true = may attend); null without a mask
+    float divisor = 1.0f;                // scaled = scores / divisor
+    float fill = 0.0f;                   // masked = fill where the mask is false
+    std::size_t batch = 0, heads = 0, rows = 0, width = 0;  // B, H, R, W
+
+    std::size_t planes() const { return batch * heads; }
+    std::size_t plane_size() const { return rows * width; }
+};
+
+/// The chain as `c` runs it on q, k [B,H,S,dk] (views), v (or null) and the mask (or null).
+plane_chain make_plane_chain(const config& c, const tensor& q, const tensor& k, const tensor* v,
+                             const xt::xarray<bool>* mask);
+
+/// Rows [first_row, first_row + rows) of plane (batch, head), held at `data` [rows, W].
+struct plane_block {
+    std::size_t batch = 0, head = 0, first_row = 0, rows = 0;
+    float* data = nullptr;
+};
+
+/// 6. scores: block = rows_of[b,h,rows] · columns_of[b,h]ᵀ   [rows,dk] · [dk,W] -> [rows,W]
+void block_scores(const plane_chain& chain, const plane_block& block);
+
+/// 7. scaled: block / divisor.
+void block_scale(const plane_chain& chain, const plane_block& block);
+
+/// 9. masked: fill where the mask is false. With a finding, also gathers what
+/// weak_fill_advice reports, from these rows (their scaled scores and the softmax
+/// each masked row gives).
+void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_finding* finding);
+
+/// 10. softmax over each row (with --safe-softmax rows of -inf only, and with a finite fill
+/// rows the mask allows no key, become 0).
+void block_softmax(const plane_chain& chain, const plane_block& block);
+
+/// 11. dropout: block · keep / (1 - p), keep = draws < 1 - p; `draws` [rows, W] are the
+/// block's numbers of torch.rand(B,H,Sq,Sk), in order. keep_out [rows, W] (0 or 1) may be null.
+void block_dropout(const plane_chain& chain, const plane_block& block, const float* draws, float* keep_out);
+
+/// 12. context rows: context[b,h,rows] = block · values[b,h]   [rows,Sk] · [Sk,dk] -> [rows,dk];
+/// `context` is the whole [B,H,Sq,dk] tensor, row-major.
+void block_context(const plane_chain& chain, const plane_block& block, float* context);
+
+/// keep = draws < 1 - p as dropout_keep compares them, 1 or 0, in place.
+void keep_from_draws(float* draws, std::size_t count, double p);
+
+}  // namespace attn

@@ -1,0 +1,174 @@
+// The [B,H,Sq,Sk] stages a block of query rows at a time (plane_chain.hpp).
+#include "attn/compute/plane_chain.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/compute/linalg.hpp"
+#include "attn/compute/mistake.hpp"
+
+namespace attn {
+namespace {
+
+// Elementwise loops over rows go to OpenMP threads from this many elements on;
+// below, starting the threads costs more than the work.
+constexpr std::size_t parallel_elements = 1 << 15;
+
+/// Rows [first, first + count) of plane (b, h) of a [B,H,R,C] tensor as a row-major
+/// [count, C] array: in place when those rows lie in storage one after another, else
+/// copied into `scratch` (torch.matmul's contiguous copy of an operand bmm cannot read
+/// in place, here only the rows needed).
+const float* row_major_rows(const tensor& t, std::size_t b, std::size_t h, std::size_t first, std::size_t count,
+                            std::vector<float>& scratch) {
+    const std::size_t cols = t.values.shape()[3];
+    const std::ptrdiff_t row_step = t.strides[2], col_step = t.strides[3];
+    const float* start = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
+                         static_cast<std::ptrdiff_t>(h) * t.strides[1] + static_cast<std::ptrdiff_t>(first) * row_step;
+    const bool in_place =
+        (cols <= 1 || col_step == 1) && (count <= 1 || row_step == static_cast<std::ptrdiff_t>(cols));
+    if (in_place) return start;
+    scratch.resize(count * cols);
+    for (std::size_t i = 0; i < count; ++i) {
+        const float* row = start + static_cast<std::ptrdiff_t>(i) * row_step;
+        for (std::size_t j = 0; j < cols; ++j) scratch[i * cols + j] = row[static_cast<std::ptrdiff_t>(j) * col_step];
+    }
+    return scratch.data();
+}
+
+/// mask[b, 0, i, :] [Sq... W]: query i's allowed keys.
+const bool* mask_row(const plane_chain& chain, std::size_t b, std::size_t i) {
+    return chain.mask->data() + (b * chain.rows + i) * chain.width;
+}
+
+bool has_allowed_key(const bool* allowed, std::size_t width) {
+    return std::find(allowed, allowed + width, true) != allowed + width;
+}
+
+}  // namespace
+
+plane_chain make_plane_chain(const config& c, const tensor& q, const tensor& k, const tensor* v,
+                             const xt::xarray<bool>* mask) {
+    plane_chain chain;
+    chain.cfg = &c;
+    const bool swapped = c.mistake == mistake::q_k_swapped;
+    chain.rows_of = swapped ? &k : &q;
+    chain.columns_of = swapped ? &q : &k;
+    chain.values = v;
+    chain.mask = mask;
+    chain.batch = q.values.shape()[0];
+    chain.heads = q.values.shape()[1];
+    chain.rows = chain.rows_of->values.shape()[2];
+    chain.width = chain.columns_of->values.shape()[2];
+    return chain;
+}
+
+void block_scores(const plane_chain& chain, const plane_block& block) {
+    thread_local std::vector<float> row_scratch, column_scratch;
+    const tensor& a = *chain.rows_of;
+    const tensor& b = *chain.columns_of;
+    const std::size_t head_dim = a.values.shape()[3];
+    const float* a_rows = row_major_rows(a, block.batch, block.head, block.first_row, block.rows, row_scratch);
+    const float* b_plane = row_major_rows(b, block.batch, block.head, 0, chain.width, column_scratch);
+    bmm_rows(a_rows, b_plane, block.data, block.rows, chain.width, head_dim, true, chain.rows);
+}
+
+void block_scale(const plane_chain& chain, const plane_block& block) {
+    const float divisor = chain.divisor;
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(block.rows * chain.width);
+    float* x = block.data;
+#pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
+    for (std::ptrdiff_t e = 0; e < n; ++e) x[e] = x[e] / divisor;
+}
+
+void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_finding* finding) {
+    const std::size_t width = chain.width;
+    const float fill = chain.fill;
+    const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
+    const bool parallel = block.rows * width >= parallel_elements;
+#pragma omp parallel if (parallel)
+    {
+        weak_fill_finding mine;
+        std::vector<float> weights;  // one masked row's softmax, for the finding
+#pragma omp for
+        for (std::ptrdiff_t r = 0; r < rows; ++r) {
+            const std::size_t i = block.first_row + static_cast<std::size_t>(r);
+            float* row = block.data + static_cast<std::size_t>(r) * width;
+            const bool* allowed = mask_row(chain, block.batch, i);
+            const bool inspect = finding != nullptr && has_allowed_key(allowed, width);
+            for (std::size_t j = 0; j < width; ++j) {
+                if (allowed[j]) {
+                    if (inspect) {
+                        mine.low = std::min(mine.low, row[j]);
+                        mine.high = std::max(mine.high, row[j]);
+                    }
+                } else {
+                    row[j] = fill;
+                }
+            }
+            if (!inspect) continue;
+            weights.assign(row, row + width);
+            softmax_rows(weights.data(), 1, width);  // the row's weights, as block_softmax gives them
+            weak_fill_finding here;
+            for (std::size_t j = 0; j < width; ++j)
+                if (!allowed[j] && weights[j] > here.worst) {
+                    here.worst = weights[j];
+                    here.at[0] = block.batch, here.at[1] = block.head, here.at[2] = i, here.at[3] = j;
+                }
+            mine.merge(here);
+        }
+        if (finding != nullptr) {
+#pragma omp critical(attn_weak_fill)
+            finding->merge(mine);
+        }
+    }
+}
+
+void block_softmax(const plane_chain& chain, const plane_block& block) {
+    const config& c = *chain.cfg;
+    const std::size_t width = chain.width;
+    const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
+#pragma omp parallel for if (block.rows * width >= parallel_elements)
+    for (std::ptrdiff_t r = 0; r < rows; ++r) {
+        float* row = block.data + static_cast<std::size_t>(r) * width;
+        if (!c.safe_softmax) {
+            softmax_rows(row, 1, width);
+            continue;
+        }
+        safe_softmax_rows(row, 1, width);  // rows of -inf only -> 0
+        const std::size_t i = block.first_row + static_cast<std::size_t>(r);
+        if (chain.mask != nullptr && !has_allowed_key(mask_row(chain, block.batch, i), width))
+            std::fill(row, row + width, 0.0f);  // and fully masked rows of a finite fill
+    }
+}
+
+void keep_from_draws(float* draws, std::size_t count, double p) {
+    // a float tensor compared with a Python float: the scalar becomes float32
+    const auto threshold = static_cast<float>(1.0 - p);
+    for (std::size_t e = 0; e < count; ++e) draws[e] = draws[e] < threshold ? 1.0f : 0.0f;
+}
+
+void block_dropout(const plane_chain& chain, const plane_block& block, const float* draws, float* keep_out) {
+    // aten: noise = keep.float().div_(1 - p); out = weights * noise (p == 1: weights * 0)
+    const double p = chain.cfg->dropout.p;
+    const float scale = p >= 1.0 ? 0.0f : 1.0f / static_cast<float>(1.0 - p);
+    const auto threshold = static_cast<float>(1.0 - p);
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(block.rows * chain.width);
+    float* x = block.data;
+#pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
+    for (std::ptrdiff_t e = 0; e < n; ++e) {
+        const bool keep = draws[e] < threshold;
+        x[e] = x[e] * (keep ? scale : 0.0f);
+        if (keep_out != nullptr) keep_out[e] = keep ? 1.0f : 0.0f;
+    }
+}
+
+void block_context(const plane_chain& chain, const plane_block& block, float* context) {
+    thread_local std::vector<float> value_scratch;
+    const tensor& v = *chain.values;
+    const std::size_t head_dim = v.values.shape()[3];
+    const float* v_plane = row_major_rows(v, block.batch, block.head, 0, chain.width, value_scratch);
+    float* out = context + ((block.batch * chain.heads + block.head) * chain.rows + block.first_row) * head_dim;
+    bmm_rows(block.data, v_plane, out, block.rows, head_dim, chain.width, false, chain.rows);
+}
+
+}  // namespace attn

@@ -1,0 +1,62 @@
+#include "attn/compute/threads.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include <omp.h>
+#include <unistd.h>
+
+extern "C" void openblas_set_num_threads(int num_threads);  // cblas.h names them too
+extern "C" int openblas_get_num_threads();
+
+namespace attn {
+namespace {
+
+int chosen = 0;  // 0: not set yet
+
+/// $ATTN_THREADS when it is a whole number from 1 on, else 0.
+int threads_from_environment() {
+    const char* text = std::getenv("ATTN_THREADS");
+    if (text == nullptr || *text == '\0') return 0;
+    char* end = nullptr;
+    const long n = std::strtol(text, &end, 10);
+    return *end == '\0' && n >= 1 && n <= 4096 ? static_cast<int>(n) : 0;
+}
+
+}  // namespace
+
+int cores() {
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 1 ? static_cast<int>(n) : 1;
+}
+
+void set_thread_count(int n) {
+    chosen = n >= 1 ? n : 1;
+    omp_set_num_threads(chosen);
+    // OpenBLAS starts on one thread (linalg.cpp); once a large product has given it more,
+    // it follows the count
+    if (openblas_get_num_threads() > 1) openblas_set_num_threads(chosen);
+}
+
+void blas_threads_for_large_products() {
+    if (omp_in_parallel()) return;  // inside attn's loops BLAS stays on one thread
+    openblas_set_num_threads(thread_count());
+}
+
+int thread_count() {
+    if (chosen == 0) {
+        const int from_environment = threads_from_environment();
+        set_thread_count(from_environment != 0 ? from_environment : cores());
+    }
+    return chosen;
+}
+
+blas_on_one_thread::blas_on_one_thread() : before_(openblas_get_num_threads()) {
+    if (before_ != 1) openblas_set_num_threads(1);
+}
+
+blas_on_one_thread::~blas_on_one_thread() {
+    if (before_ != 1) openblas_set_num_threads(before_);
+}
+
+}  // namespace attn

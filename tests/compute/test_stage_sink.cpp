@@ -1,0 +1,173 @@
+// stage_sink: compute_stages computes only the stages a plan needs, hands on the ones
+// it shows, and gives the same bits whole, in blocks of rows (any size, dropout too),
+// and on any number of threads, as compute_trace.
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "attn/compute/attention.hpp"
+#include "attn/compute/config.hpp"
+#include "attn/compute/inputs.hpp"
+#include "attn/compute/memory.hpp"
+#include "attn/compute/stage_sink.hpp"
+#include "attn/compute/threads.hpp"
+
+namespace {
+
+attn::config small_config() {
+    attn::config c;
+    c.batch = 2;
+    c.seq = 7;
+    c.kv_seq = 7;
+    c.d_model = 8;
+    c.heads = 2;
+    c.d_in = 8;
+    c.d_kv_in = 8;
+    c.seed = 5;
+    c.mask.causal = true;
+    c.dropout.p = 0.3;
+    c.dropout.train = true;
+    c.dropout.seed = 2;
+    attn::validate(c);
+    return c;
+}
+
+/// Every element of each tensor a sink gets, by "stage.tensor", as float bits in row-major order.
+class recorder : public attn::stage_sink {
+public:
+    explicit recorder(bool rows) : rows_(rows) {}
+    std::map<std::string, std::vector<std::uint32_t>> got;
+    std::vector<std::string> order;
+
+    void stage_done(const attn::trace&, const attn::stage& s) override {
+        order.emplace_back(s.name());
+        for (const attn::tensor& t : s.tensors) {
+            auto& bits = got[std::string(s.name()) + "." + t.name];
+            for (float v : t.values) bits.push_back(as_bits(v));
+        }
+    }
+    bool takes_rows() const override { return rows_; }
+    void stage_begin(const attn::trace&, const attn::stage& s) override {
+        order.emplace_back(s.name());
+        begun_ = s;
+        next_row_ = 0;
+        index_ = 0;
+    }
+    void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override {
+        if (index != index_) next_row_ = 0, index_ = index;
+        CHECK(first_row == next_row_);  // in order, none left out
+        next_row_ += count;
+        const attn::tensor& t = begun_.tensors[index];
+        auto& bits = got[std::string(begun_.name()) + "." + t.name];
+        for (std::size_t e = 0; e < count * t.values.shape().back(); ++e) bits.push_back(as_bits(rows[e]));
+    }
+
+private:
+    static std::uint32_t as_bits(float v) {
+        std::uint32_t b;
+        std::memcpy(&b, &v, 4);
+        return b;
+    }
+    bool rows_;
+    attn::stage begun_;
+    std::size_t next_row_ = 0, index_ = 0;
+};
+
+recorder record(const attn::config& c, const attn::inputs& in, attn::stage_plan plan, bool rows) {
+    recorder r(rows);
+    attn::compute_stages(c, in, plan, r);
+    return r;
+}
+
+}  // namespace
+
+TEST_SUITE("stage_sink") {
+    TEST_CASE("stages_needed: a stage and what it reads, no more") {
+        const attn::config c = small_config();
+        const auto needed = [&](std::vector<std::string> names) {
+            std::vector<std::string> out;
+            const auto n = attn::stages_needed(c, attn::stage_plan::of(names));
+            for (const auto& info : attn::stage_table)
+                if (n[static_cast<std::size_t>(info.step - 1)]) out.emplace_back(info.name);
+            return out;
+        };
+        CHECK(needed({"params"}) == std::vector<std::string>{"params"});
+        CHECK(needed({"scaled"}) == std::vector<std::string>{"projections", "view", "transpose", "scores", "scaled"});
+        CHECK(needed({"softmax"}) == std::vector<std::string>{"projections", "view", "transpose", "scores", "scaled",
+                                                              "mask", "masked", "softmax"});
+        CHECK(needed({"context"}).size() == 10);  // through dropout, without input and params
+    }
+
+    TEST_CASE("only the shown stages reach the sink, with compute_trace's bits") {
+        const attn::config c = small_config();
+        const attn::inputs in = attn::draw_inputs(c);
+        const recorder all = record(c, in, attn::stage_plan::every_stage(), false);
+        CHECK(all.order.size() == 15);
+        for (const std::vector<std::string>& names :
+             {std::vector<std::string>{"params"}, {"softmax"}, {"masked", "output"}, {"dropout"}, {"mask"}}) {
+            const recorder some = record(c, in, attn::stage_plan::of(names), false);
+            CHECK(some.order == names);
+            for (const auto& [key, bits] : some.got) CHECK(bits == all.got.at(key));
+        }
+    }
+
+    TEST_CASE("blocks of rows give whole planes' bits, for sizes that do not divide Sq, and dropout") {
+        attn::config c = small_config();
+        const attn::inputs in = attn::draw_inputs(c);
+        const recorder whole = record(c, in, attn::stage_plan::every_stage(), false);
+        for (std::size_t rows : {1, 2, 3, 6, 7, 50}) {
+            CAPTURE(rows);
+            for (const std::vector<std::string>& names :
+                 {std::vector<std::string>{}, {"softmax"}, {"dropout", "output"}, {"scores", "masked"}}) {
+                attn::stage_plan plan = attn::stage_plan::of(names);
+                plan.layout = attn::plane_layout::in_rows;
+                plan.block_rows = rows;
+                const recorder blocked = record(c, in, plan, true);
+                for (const auto& [key, bits] : blocked.got) {
+                    CAPTURE(key);
+                    CHECK(bits == whole.got.at(key));
+                }
+                CHECK(blocked.order == (names.empty() ? whole.order : names));
+            }
+        }
+    }
+
+    TEST_CASE("one thread and every core give the same bits") {
+        attn::config c = small_config();
+        c.batch = 3;
+        c.seq = c.kv_seq = 33;
+        c.heads = 4;
+        c.d_model = c.d_in = c.d_kv_in = 32;
+        attn::validate(c);
+        const attn::inputs in = attn::draw_inputs(c);
+        const int before = attn::thread_count();
+        attn::set_thread_count(1);
+        const recorder one = record(c, in, attn::stage_plan::every_stage(), false);
+        attn::set_thread_count(4);
+        const recorder four = record(c, in, attn::stage_plan::every_stage(), false);
+        attn::set_thread_count(before);
+        CHECK(one.got == four.got);
+    }
+
+    TEST_CASE("plan_memory: rows for a streamed softmax, the whole tensor for a keeping sink") {
+        attn::config c = small_config();
+        attn::stage_plan plan = attn::stage_plan::of({"softmax"});
+        attn::plan_memory(c, plan, false, std::uint64_t(1) << 30);
+        CHECK(plan.layout == attn::plane_layout::in_rows);
+        CHECK(plan.block_rows == 7);  // a whole plane
+        attn::stage_plan kept = attn::stage_plan::of({"softmax"});
+        attn::plan_memory(c, kept, true, std::uint64_t(1) << 30);
+        CHECK(kept.layout == attn::plane_layout::whole_tensor);
+        c.seq = c.kv_seq = 4096;
+        c.heads = 8;
+        attn::stage_plan tight = attn::stage_plan::of({"softmax", "scores"});
+        attn::plan_memory(c, tight, false, std::uint64_t(64) << 20);  // 64 MiB: far less than [2,8,4096,4096]
+        CHECK(tight.layout == attn::plane_layout::in_rows);
+        CHECK(tight.block_rows < 4096);
+        CHECK(attn::estimate_plan_bytes(c, tight, false) <= (std::uint64_t(64) << 20));
+    }
+}
