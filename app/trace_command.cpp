@@ -52,7 +52,7 @@ struct trace_options {
     std::string sci_mode = "auto";
     bool full = false;
     std::string color = "auto";
-    std::uint64_t max_memory = 0;  // 0: most of the machine's memory
+    std::string max_memory;        // bytes as byte_size_or_none() left them; "" = 80% of RAM, "0" = no limit
     view_flags views;              // --batch-index, --head, --row
     bool explain = false;
 };
@@ -238,8 +238,9 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if ((o.format == "png" || o.format == "svg" || o.format == "html") && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format " + o.format + " writes " + (o.format == "html" ? "a page" : "a picture") +
                                 ": give --out FILE." + o.format + " (or redirect stdout to a file)");
-    attn::loaded_inputs loaded =
-        load_run_inputs(o.run, given);
+    run_options run = o.run;
+    run.cfg.max_memory = o.max_memory.empty() ? default_memory_limit() : std::stoull(o.max_memory);  // 0: none
+    attn::loaded_inputs loaded = load_run_inputs(run, given);
     const attn::config& c = loaded.cfg;
     attn::render_options view;
     view.stages = parse_stages(o.stages, c);
@@ -250,7 +251,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     set_views(o.views, given, c, o.format, view);
     view.explain = o.explain;
     choose_picture_stages(o, view);
-    attn::check_memory(c, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+    if (c.max_memory != 0) attn::check_memory(c, c.max_memory);
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
@@ -378,10 +379,11 @@ void setup_trace(CLI::App& app) {
                   "json, jsonl)")
         ->group(output);
     cmd->add_option("--max-memory", o->max_memory,
-                    "refuse sizes whose stages need more than SIZE, e.g. 4GiB; the message names the "
-                    "largest stages")
+                    "refuse sizes whose stages need more than SIZE, e.g. 4GiB, before anything is read or "
+                    "computed (files too: a file or .npz member larger than SIZE is not read); the message "
+                    "names the largest stages. 0 or none: no limit")
         ->default_str("80% of RAM")
-        ->transform(byte_size())
+        ->transform(byte_size_or_none())
         ->type_name("SIZE")
         ->group(output);
     cmd->add_option("--batch-index", o->views.batch_index,

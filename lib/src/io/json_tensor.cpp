@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,7 +51,7 @@ bool non_finite_word(const std::string& s, float& value) {
 struct edit {
     std::size_t at;        // in the original text
     std::size_t length;    // of the original token
-    std::string replacement;
+    std::string_view replacement;  // a literal: an edit stays small in a file of millions of NaN
 };
 
 std::size_t skip_string(const std::string& s, std::size_t i) {  // i at the opening quote
@@ -175,7 +176,8 @@ std::string syntax_problem(const std::string& message) {
 class tensor_builder {
 public:
     /// `what` starts every message; `root` names the outermost value ("the top level").
-    tensor_builder(std::string what, std::string root) : what_(std::move(what)), root_(std::move(root)) {}
+    tensor_builder(std::string what, std::string root, read_budget* budget)
+        : what_(std::move(what)), root_(std::move(root)), budget_(budget) {}
 
     void start_array() {
         if (ndim_known_ && open_.size() == ndim_) {
@@ -224,6 +226,8 @@ public:
             fail("element " + element_index_text(here) + " is a " + kind_name(kind) + ", element " + zeros(here.size()) +
                  " is a " + kind_name(kind_) + "; a tensor holds numbers or booleans, not both");
         }
+        if (budget_ && values_.size() == values_.capacity())  // the next growth must fit the budget
+            budget_->check(4 * std::max<std::uint64_t>(1, 2 * values_.size()), what_, "the numbers read so far");
         values_.push_back(value);
         if (!open_.empty()) ++open_.back();
     }
@@ -242,8 +246,10 @@ public:
         loaded_tensor t;
         t.shape = shape_;
         t.boolean = kind_ == boolean;
+        if (budget_) budget_->take(4 * std::uint64_t(values_.size()), what_, "shape " + tensor_index_text(t.shape) + " of float32");
         t.values = xt::xarray<float>::from_shape(t.shape);
         std::copy(values_.begin(), values_.end(), t.values.data());
+        std::vector<float>().swap(values_);
         count_non_finite(t);
         return t;
     }
@@ -259,6 +265,7 @@ private:
 
     std::string what_;
     std::string root_;
+    read_budget* budget_;
     std::vector<std::size_t> open_;   // entries so far in each open array, outermost first
     std::vector<std::size_t> shape_;  // the size of each axis; 0 until its first array closes
     bool ndim_known_ = false;
@@ -270,8 +277,9 @@ private:
 /// The SAX handler: one tensor (the top level is nested arrays) or an object of them.
 class tensors_handler : public nlohmann::json_sax<json> {
 public:
-    tensors_handler(const std::string& what, bool object_of_tensors) : what_(what), object_(object_of_tensors) {
-        if (!object_) current_.emplace(what_, "the top level");
+    tensors_handler(const std::string& what, bool object_of_tensors, read_budget* budget)
+        : what_(what), object_(object_of_tensors), budget_(budget) {
+        if (!object_) current_.emplace(what_, "the top level", budget_);
     }
 
     bool null() override { builder("null").reject("null"); }
@@ -302,7 +310,7 @@ public:
     bool key(string_t& name) override {
         if (tensors_.count(name)) throw error(what_ + ": the key \"" + printable_text(name) + "\" appears twice");
         key_ = name;
-        current_.emplace(what_ + ": " + printable_text(name), "the value");
+        current_.emplace(what_ + ": " + printable_text(name), "the value", budget_);
         return true;
     }
     bool end_object() override { return true; }
@@ -348,6 +356,7 @@ private:
 
     std::string what_;
     bool object_;
+    read_budget* budget_;
     std::string key_;
 };
 
@@ -529,13 +538,28 @@ std::unique_ptr<tensors_handler> parse(const std::string& original, const Make& 
 
 }  // namespace
 
-loaded_tensor parse_json_tensor(const std::string& text, const std::string& what) {
-    const auto handler = parse(text, [&] { return std::make_unique<tensors_handler>(what, false); }, what);
-    return handler->current_->finish();
+loaded_tensor parse_json_tensor(const std::string& text, const std::string& what, read_budget* budget) {
+    // Each attempt reads against a copy: a fast pass that gives up has taken nothing.
+    read_budget attempt;
+    const auto make = [&] {
+        if (budget) attempt = *budget;
+        return std::make_unique<tensors_handler>(what, false, budget ? &attempt : nullptr);
+    };
+    const auto handler = parse(text, make, what);
+    loaded_tensor t = handler->current_->finish();
+    if (budget) *budget = attempt;
+    return t;
 }
 
-std::map<std::string, loaded_tensor> parse_json_tensors(const std::string& text, const std::string& what) {
-    const auto handler = parse(text, [&] { return std::make_unique<tensors_handler>(what, true); }, what);
+std::map<std::string, loaded_tensor> parse_json_tensors(const std::string& text, const std::string& what,
+                                                        read_budget* budget) {
+    read_budget attempt;
+    const auto make = [&] {
+        if (budget) attempt = *budget;
+        return std::make_unique<tensors_handler>(what, true, budget ? &attempt : nullptr);
+    };
+    const auto handler = parse(text, make, what);
+    if (budget) *budget = attempt;
     return std::move(handler->tensors_);
 }
 
