@@ -349,7 +349,7 @@ CLI::Validator byte_size() {
 }
 
 CLI::Validator byte_size_or_none() {
-    const std::string expected = "a size such as 4GiB, 512MiB or 1000000 (bytes), or 0 or none for no limit";
+    const std::string expected = "a size such as 4GiB, 512MiB or 1000000 (bytes)";  // --help tells of 0 and none
     const CLI::Validator size = byte_size();
     return expecting(expected, [expected, size](std::string& value) -> std::string {
         if (CLI::detail::to_lower(CLI::detail::trim_copy(value)) == "none") {

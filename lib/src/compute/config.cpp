@@ -85,7 +85,6 @@ void validate(const config& c) {
     if (c.d_model % c.heads != 0)
         throw usage_error("--d-model " + std::to_string(c.d_model) + " is not divisible by --heads " +
                           std::to_string(c.heads));
-    check_addressable(c);
     if (std::isnan(c.fill) || c.fill == std::numeric_limits<float>::infinity())
         throw usage_error("--fill " + fill_to_string(c.fill) + " must be -inf or a finite number");
     validate_mask(c);

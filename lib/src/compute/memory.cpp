@@ -61,8 +61,13 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
     return stages;
 }
 
+std::uint64_t estimate_transient_bytes(const config& c) {
+    // dropout's keep mask, drawn as booleans [B,H,Sq,Sk] before the stage holds it as floats
+    return c.dropout.applied() ? product({c.batch, c.heads, c.seq, c.kv_seq}) : 0;
+}
+
 std::uint64_t estimate_total_bytes(const config& c) {
-    std::uint64_t total = 0;
+    std::uint64_t total = estimate_transient_bytes(c);
     for (const auto& s : estimate_stage_bytes(c)) {
         // the inputs are held once more, outside the trace, while it is computed
         const bool held_twice = s.stage == "input" || s.stage == "params" ||

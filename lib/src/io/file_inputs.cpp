@@ -332,7 +332,10 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
     if (sizes.known_from_file(D) && c.heads > 0 && c.d_model % c.heads != 0)  // validate() would blame --d-model
         throw usage_error(sizes.source(D) + ", which is not divisible by --heads " + std::to_string(c.heads));
     validate(c);
-    if (c.max_memory != 0) check_memory(c, c.max_memory);  // before a mask is expanded to [B,1,Sq,Sk]
+    // Before any size is derived from the flags (a mask expanded to [B,1,Sq,Sk]): the
+    // estimate against --max-memory (exit 1), and, with no limit, what a machine can address.
+    if (c.max_memory != 0) check_memory(c, c.max_memory);
+    check_addressable(c);
 
     const auto batch = static_cast<std::size_t>(c.batch);
     if (given.mask) {

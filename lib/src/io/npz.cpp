@@ -98,11 +98,9 @@ void read_member(unzFile z, const std::string& what, std::uint64_t archive_bytes
         throw error(member + ": corrupt member: the zip directory says its data is " + std::to_string(header.data_bytes) +
                     " bytes, its .npy header's shape " + tensor_index_text(header.shape) + " needs " +
                     std::to_string(header.array_bytes));
-    if (header.text) {
-        if (texts) (*texts)[key] = read_npy_text(header, source, member);
-    } else {
-        tensors[key] = read_npy_data(header, source, member, budget);  // takes its bytes before inflating
-    }
+    if (header.text && !texts) return unzCloseCurrentFile(z), void();  // not read: its CRC is not checked either
+    if (header.text) (*texts)[key] = read_npy_text(header, source, member);
+    else tensors[key] = read_npy_data(header, source, member, budget);  // takes its bytes before inflating
     char extra;
     if (source(&extra, 1) != 0)
         throw error(member + ": corrupt member: it inflates to more than the " + std::to_string(info.uncompressed_size) +

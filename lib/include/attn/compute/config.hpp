@@ -94,7 +94,8 @@ struct config {
 };
 
 /// Throws usage_error naming the flag when a size or option is impossible,
-/// e.g. "--d-model 10 is not divisible by --heads 4". Calls check_addressable.
+/// e.g. "--d-model 10 is not divisible by --heads 4". Sizes too large for memory are
+/// check_memory's (memory.hpp, exit 1), then check_addressable's when no limit is set.
 void validate(const config& c);
 
 /// The most bytes one tensor of a run may take: 2^47 = 128 TiB, what x86-64 and

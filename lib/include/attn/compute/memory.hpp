@@ -20,7 +20,13 @@ struct stage_bytes {
 /// stages hold none of their own.
 std::vector<stage_bytes> estimate_stage_bytes(const config& c);
 
-/// Everything a run holds at its peak: the inputs plus every stage.
+/// What a run holds for a while beside its stages: dropout's boolean keep mask
+/// [B,H,Sq,Sk] while the dropout stage is made from it.
+std::uint64_t estimate_transient_bytes(const config& c);
+
+/// Everything a run holds at its peak: the inputs plus every stage, plus the
+/// transient buffers. The program itself (code, libraries, OpenBLAS's buffers, about
+/// 10 MiB) is not counted; tests/memory_peaks.cpp checks this against measured peaks.
 std::uint64_t estimate_total_bytes(const config& c);
 
 /// Throws attn::error naming the largest stages and their sizes when the run
