@@ -35,6 +35,7 @@
 #include "attn/render/render_torch.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
+#include "progress.hpp"
 #include "run_flags.hpp"
 #include "view_flags.hpp"
 
@@ -55,6 +56,7 @@ struct trace_options {
     std::string max_memory;        // bytes as byte_size_or_none() left them; "" = 80% of RAM, "0" = no limit
     view_flags views;              // --batch-index, --head, --row
     bool explain = false;
+    bool quiet = false;  // no progress line
 };
 
 /// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
@@ -199,16 +201,19 @@ attn::sci_mode parse_sci_mode(const std::string& text) {
 
 /// Renders the trace in `format` to `out`; jsonl streams each stage as it is computed.
 attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
-                              const attn::render_options& view, std::ostream& out) {
+                              const attn::render_options& view, std::ostream& out, progress_line& progress) {
+    const auto reached = [&](const attn::trace&, const attn::stage& s) { progress.stage(s.name()); };
     if (format == "jsonl") {
         const auto stream_stage = [&](const attn::trace& t, const attn::stage& s) {
+            progress.stage(s.name());
             if (!view.shows(s.name())) return;
             attn::render_json_line(t, s, view, out);
             out.flush();  // a reader sees each stage as soon as it is computed
         };
         return attn::compute_trace(c, in, stream_stage).warnings;
     }
-    const attn::trace t = attn::compute_trace(c, in);
+    const attn::trace t = attn::compute_trace(c, in, reached);
+    progress.stage("writing");
     if (format == "json")
         attn::render_json(t, view, out);
     else if (format == "heatmap")
@@ -226,6 +231,18 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
     else
         attn::render_table(t, view, out);
     return t.warnings;
+}
+
+/// About the bytes the run will write, for the progress line's time left: each stage's
+/// float32 bytes for npz, about 11 characters a number for json (0.12345678,), 0 (unknown)
+/// for the formats that summarise.
+std::uint64_t expected_output_bytes(const attn::config& c, const std::string& format,
+                                    const attn::render_options& view) {
+    if (format != "npz" && format != "json" && format != "jsonl") return 0;
+    std::uint64_t bytes = 0;
+    for (const attn::stage_bytes& s : attn::estimate_stage_bytes(c))
+        if (view.shows(s.stage)) bytes += s.bytes;
+    return format == "npz" ? bytes : bytes / 4 * 11;
 }
 
 void warn(const attn::warning_list& warnings) {
@@ -255,25 +272,30 @@ void run_trace(const trace_options& o, const flag_given& given) {
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
+    progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, o.format, view));
     if (o.format == "npz") {
-        const attn::trace t = attn::compute_trace(c, in);
+        const attn::trace t = attn::compute_trace(
+            c, in, [&](const attn::trace&, const attn::stage& s) { progress.stage(s.name()); });
+        progress.stage("writing");
         if (o.out.empty()) {
             attn::render_npz(t, view, std::cout);
             if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
         } else {
             attn::render_npz(t, view, o.out, "--out " + o.out);
         }
+        progress.finish();
         warn(t.warnings);
         return;
     }
     attn::warning_list warnings;
     if (o.out.empty()) {
-        warnings = emit(o.format, c, in, view, std::cout);
+        warnings = emit(o.format, c, in, view, std::cout, progress);
         if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
     } else {
         attn::write_file_atomically(o.out, "--out " + o.out,
-                                    [&](std::ostream& out) { warnings = emit(o.format, c, in, view, out); });
+                                    [&](std::ostream& out) { warnings = emit(o.format, c, in, view, out, progress); });
     }
+    progress.finish();
     warn(warnings);
 }
 
@@ -404,6 +426,11 @@ void setup_trace(CLI::App& app) {
                     "query Q of every tensor with a query axis (query, or seq on the query side)")
         ->transform(whole_number())
         ->type_name("Q")
+        ->group(output);
+
+    cmd->add_flag("--quiet", o->quiet,
+                  "no progress line: runs longer than a second show one on stderr (stage, bytes written, rate, "
+                  "time left) when stderr is a terminal and CI is not set")
         ->group(output);
 
     cmd->callback([o, cmd] { run_trace(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });

@@ -5,13 +5,44 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include <xtensor-blas/xblas.hpp>
 #include <xtensor/xadapt.hpp>
 
+extern "C" void openblas_set_num_threads(int);
+
 namespace attn {
 namespace {
+
+/// Whether the user chose OpenBLAS's threads (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS).
+bool blas_threads_chosen_by_user = false;
+
+/// Before OpenBLAS starts (its own constructor starts one thread per core, about 4 ms on
+/// every run, README "Speed"), it is told to start none: OPENBLAS_NUM_THREADS=1 unless the
+/// user set it. gemm_threads_for_large_products gives them back to the products that use
+/// them. Priority 101 runs this before the constructors without one, OpenBLAS's among them.
+[[gnu::constructor(101)]] void blas_starts_without_threads() {
+    if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr) {
+        blas_threads_chosen_by_user = true;
+        return;
+    }
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
+}
+
+/// The first product large enough to gain from them starts OpenBLAS's threads, one per
+/// core (what OpenBLAS does by itself at start-up), unless the user chose the number.
+/// Threads split a GEMM's rows and columns, never its sums: the bits stay the same.
+void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k) {
+    constexpr std::size_t large_product = std::size_t{1} << 22;  // m·n·k multiply-adds
+    static bool started = false;
+    if (started || blas_threads_chosen_by_user || m * n * k < large_product) return;
+    started = true;
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (cores > 1) openblas_set_num_threads(static_cast<int>(cores));
+}
 
 /// A [rows, cols] row-major matrix over memory owned elsewhere: no copy is made.
 auto matrix_over(const float* data, std::size_t rows, std::size_t cols) {
@@ -97,6 +128,7 @@ void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t
         std::fill(c, c + m * n, 0.0f);
         return;
     }
+    gemm_threads_for_large_products(m, n, k);
     xt::blas::gemm(a_mk, b_kn, c_mn, false, b_transposed);
 }
 

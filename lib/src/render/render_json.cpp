@@ -7,70 +7,12 @@
 #include <string_view>
 
 #include "attn/compute/mask.hpp"
+#include "attn/render/json_numbers.hpp"
 #include "attn/render/selection.hpp"
 #include "attn/teach/explain.hpp"
 
 namespace attn {
 namespace {
-
-/// Writes the nested arrays of one tensor, element by element, without building
-/// a JSON tree: large stages stream to the output in blocks of 64 KiB. The elements
-/// are read through the tensor's strides, so a view nests like tensor.tolist() too.
-class data_writer {
-public:
-    data_writer(const tensor& t, std::ostream& out) : t_(t), out_(out) {}
-    ~data_writer() { flush(); }
-
-    void write() { write_axis(0, t_.values.data()); }
-
-private:
-    static constexpr std::size_t block = 64 * 1024;
-    static constexpr std::size_t longest_number = 32;
-
-    /// The elements of `axis` and the axes after it, from `first` in storage.
-    void write_axis(std::size_t axis, const float* first) {
-        if (axis == t_.values.dimension()) {
-            write_number(*first);
-            return;
-        }
-        put('[');
-        for (std::size_t i = 0; i < t_.values.shape()[axis]; ++i) {
-            if (i != 0) put(',');
-            write_axis(axis + 1, first + static_cast<std::ptrdiff_t>(i) * t_.strides[axis]);
-        }
-        put(']');
-    }
-
-    void write_number(float v) {
-        if (used_ + longest_number > block) flush();
-        if (t_.type == element_type::boolean)
-            append(v != 0.0f ? "true" : "false");
-        else if (std::isnan(v))
-            append("\"nan\"");
-        else if (std::isinf(v))
-            append(v < 0 ? "\"-inf\"" : "\"inf\"");
-        else  // the shortest text that reads back as the same float32
-            used_ = std::to_chars(buffer_ + used_, buffer_ + block, v).ptr - buffer_;
-    }
-
-    void put(char c) {
-        if (used_ == block) flush();
-        buffer_[used_++] = c;
-    }
-    void append(std::string_view text) {
-        text.copy(buffer_ + used_, text.size());
-        used_ += text.size();
-    }
-    void flush() {
-        out_.write(buffer_, static_cast<std::streamsize>(used_));
-        used_ = 0;
-    }
-
-    const tensor& t_;
-    std::ostream& out_;
-    char buffer_[block];
-    std::size_t used_ = 0;
-};
 
 /// A tensor, or the part of it the views select (--batch-index, --head, --row): then
 /// "shape" is the part's, with the selected axes kept at size 1 so jq paths stay as
@@ -91,8 +33,10 @@ void write_tensor(const tensor& t, const render_options& options, std::ostream& 
     out << text << ",\"data\":";
     {
         const tensor part = selection.whole() ? tensor{} : selected_part(t, selection);
-        auto writer = std::make_unique<data_writer>(selection.whole() ? t : part, out);  // a 64 KiB buffer: on the heap
-        writer->write();
+        const tensor& shown = selection.whole() ? t : part;
+        write_json_data(shown.values.data(), tensor_shape(shown.values.shape().begin(), shown.values.shape().end()),
+                        shown.strides,
+                        shown.type == element_type::boolean, out);
     }
     out.put('}');
 }

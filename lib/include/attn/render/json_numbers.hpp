@@ -1,0 +1,21 @@
+#pragma once
+// The "data" of a JSON tensor: its elements as nested arrays, as tensor.tolist() nests
+// them, each float32 with the fewest digits that read back as the same float
+// (std::to_chars), "nan", "inf" and "-inf" as strings, booleans as true/false.
+//
+// Most of a large JSON run is this text (README "Speed"), so it is written row by row
+// ([.., width] -> one "[a,b,...]" each), blocks of rows formatted on every core into
+// their own buffers, then written in order: the same bytes whatever the thread count.
+#include <cstddef>
+#include <ostream>
+
+#include "attn/compute/tensor.hpp"
+
+namespace attn {
+
+/// Writes the elements of `shape`, element (i0, i1, ...) at first[i0*strides[0] + i1*strides[1] ...],
+/// as nested JSON arrays. `threads` 0: every core.
+void write_json_data(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,
+                     std::ostream& out, unsigned threads = 0);
+
+}  // namespace attn

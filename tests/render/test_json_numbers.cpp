@@ -1,0 +1,62 @@
+// The JSON "data" writer (json_numbers.hpp): nesting as tensor.tolist(), read through strides,
+// the same bytes on one thread as on several, across blocks of rows that end mid-axis.
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "attn/render/json_numbers.hpp"
+
+namespace {
+
+std::string data_text(const std::vector<float>& storage, const attn::tensor_shape& shape,
+                      const attn::tensor_strides& strides, unsigned threads, bool boolean = false) {
+    std::ostringstream out;
+    attn::write_json_data(storage.data(), shape, strides, boolean, out, threads);
+    return out.str();
+}
+
+/// The reference: element by element, recursively, as json.dumps(t.tolist()) nests them.
+std::string nested(const float* first, const attn::tensor_shape& shape, const attn::tensor_strides& strides,
+                   std::size_t axis = 0) {
+    if (axis == shape.size()) {
+        char text[32];
+        return std::string(text, std::to_chars(text, text + sizeof text, *first).ptr);
+    }
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape[axis]; ++i)
+        s += (i ? "," : "") + nested(first + static_cast<std::ptrdiff_t>(i) * strides[axis], shape, strides, axis + 1);
+    return s + "]";
+}
+
+}  // namespace
+
+TEST_SUITE("json numbers") {
+    TEST_CASE("small tensors nest like tolist(), with the special values as strings") {
+        const float inf = std::numeric_limits<float>::infinity();
+        const std::vector<float> v{0.1f, -2.5f, inf, -inf, std::nanf(""), 1e-30f};
+        CHECK(data_text(v, {2, 3}, {3, 1}, 1) == "[[0.1,-2.5,\"inf\"],[\"-inf\",\"nan\",1e-30]]");
+        CHECK(data_text(v, {3, 2}, {1, 3}, 1) == "[[0.1,\"-inf\"],[-2.5,\"nan\"],[\"inf\",1e-30]]");  // transposed
+        CHECK(data_text(v, {6}, {1}, 1) == "[0.1,-2.5,\"inf\",\"-inf\",\"nan\",1e-30]");
+        CHECK(data_text(v, {}, {}, 1) == "0.1");
+        CHECK(data_text(v, {2, 0, 3}, {3, 3, 1}, 1) == "[[],[]]");
+        CHECK(data_text({1, 0, 1}, {1, 3}, {3, 1}, 1, true) == "[[true,false,true]]");
+    }
+
+    TEST_CASE("a large strided tensor: the same bytes on 1, 2 and 3 threads, and as the reference") {
+        // [3,5,7,4111] read as a transpose of axes 1 and 2: 431655 elements, blocks of 31 rows
+        // (131072 / 4111) that end in the middle of axes 1 and 0.
+        const attn::tensor_shape shape{3, 5, 7, 4111};
+        const attn::tensor_strides strides{5 * 7 * 4111, 4111, 5 * 4111, 1};
+        std::vector<float> storage(3 * 5 * 7 * 4111);
+        for (std::size_t i = 0; i < storage.size(); ++i) storage[i] = std::sin(static_cast<float>(i)) / 7.0f;
+        const std::string one = data_text(storage, shape, strides, 1);
+        CHECK(one == nested(storage.data(), shape, strides));
+        CHECK(data_text(storage, shape, strides, 2) == one);
+        CHECK(data_text(storage, shape, strides, 3) == one);
+    }
+}
