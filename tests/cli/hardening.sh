@@ -10,9 +10,9 @@ attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 py=/usr/bin/python3
 cd "$work"
 
-# limited RUN...: runs attn under a 400 MiB address-space limit beyond what it needs at
-# start, so memory spent before a refusal fails the test instead of passing slowly.
-limited() { (ulimit -v 2000000; "$attn" "$@") >"$work/out" 2>"$work/err"; rc=$?; }
+# limited RUN...: runs attn under an address-space limit ($limit_kb KiB, 2 GB unless a case
+# sets less), so memory spent before a refusal fails the test instead of passing slowly.
+limited() { (ulimit -v "${limit_kb:-2000000}"; "$attn" "$@") >"$work/out" 2>"$work/err"; rc=$?; }
 
 # expect_refusal NAME RC 'stderr first line' ARGS...: expect_error, under the limit.
 expect_refusal() {
@@ -75,7 +75,7 @@ expect_refusal "npy shape (0, 9000000162574, 9000001625749210): no signed overfl
 
 # --- 7. memory spent before --max-memory is checked ----------------------------------------
 printf '[[1,1],[1,1]]' > m2.json
-expect_refusal "--batch 100000000 with a 2-D mask file: refused before the mask is expanded" 1 \
+limit_kb=300000 expect_refusal "--batch 100000000 with a 2-D mask file: refused before the mask is expanded" 1 \
   "attn: error: these sizes need 61.5 GiB but the limit is 1.0 GiB (--max-memory); the largest stage is projections at 17.9 GiB, for [B,H,Sq,Sk] = [100000000,2,2,2]" \
   trace --batch 100000000 --mask-file m2.json --max-memory 1GiB
 $py - <<'EOF'
@@ -98,8 +98,8 @@ test "$(stat -c %s bomb.npz)" -lt 2000000 || fail "the zip bomb is under 2 MB"
 expect_refusal "a 1 MB zip bomb (a 1 GiB member) under --max-memory 100MiB: refused before inflating" 1 \
   "attn: error: --input bomb.npz: input.x: shape [256,1024,1024] as float32 needs 1.0 GiB, more than the 100.0 MiB --max-memory allows (--max-memory none: no limit)" \
   trace --input bomb.npz --max-memory 100MiB
-limited trace --input unused.npz --max-memory 10MiB
-check "an unused 256 MiB npz member is not inflated (runs under the 2 GB limit and --max-memory 10MiB)" test "$rc" -eq 0
+limit_kb=250000 limited trace --input unused.npz --max-memory 10MiB
+check "an unused 256 MiB npz member is not inflated (runs in 250 MB of address space, --max-memory 10MiB)" test "$rc" -eq 0
 expect_refusal "a member whose data disagrees with its npy header" 1 \
   "attn: error: --input liar.npz: input.x: corrupt member: the zip directory says its data is 24 bytes, its .npy header's shape [1,2,2] needs 16" \
   trace --input liar.npz
@@ -116,7 +116,7 @@ limited trace --input fifo.json --format json
 check "a FIFO of a small tensor is still read" test "$rc" -eq 0
 wait
 $py -c "open('bad.json','w').write('[' + 'NaN,' * (5 * 1024 * 1024) + ']')"  # 20 MB, malformed at the end
-expect_refusal "a malformed 20 MB JSON: parsed within the 2 GB limit, its error at the end" 1 \
+limit_kb=400000 expect_refusal "a malformed 20 MB JSON: parsed in 400 MB of address space (447 MB RSS before), its error at the end" 1 \
   "attn: error: --input bad.json: line 1, column 20971522: unexpected ']'; expected '[', '{', or a literal" \
   trace --input bad.json
 expect_refusal "a 20 MB JSON under --max-memory 1MiB: refused by its size before parsing" 1 \
