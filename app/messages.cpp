@@ -350,6 +350,21 @@ CLI::Validator byte_size() {
     });
 }
 
+CLI::Validator byte_size_or_none() {
+    const std::string expected = "a size such as 4GiB, 512MiB or 1000000 (bytes)";  // --help tells of 0 and none
+    const CLI::Validator size = byte_size();
+    return expecting(expected, [expected, size](std::string& value) -> std::string {
+        if (CLI::detail::to_lower(CLI::detail::trim_copy(value)) == "none") {
+            value = "0";
+            return "";
+        }
+        std::string bytes = value;
+        if (!size(bytes).empty()) return bytes.find("16EiB") != std::string::npos ? "expected a size below 16EiB" : "expected " + expected;
+        value = bytes;
+        return "";
+    });
+}
+
 // --- CLI11's errors in attn's words -----------------------------------------------------------
 
 std::string parse_error_message(const CLI::ParseError& e, CLI::App& app) {
@@ -358,6 +373,9 @@ std::string parse_error_message(const CLI::ParseError& e, CLI::App& app) {
 
     // `--heads --seq 4`: whatever CLI11 tripped on next, the cause is the missing value.
     const auto [took_flag, flag] = flag_taken_as_value(cmd);
+    // `--lengths , --mask padding`: CLI11 drops an empty list and hands the list option the
+    // next flag; the list is what is missing, and the flag after it is no part of it.
+    if (took_flag != nullptr && took_flag->get_delimiter() != '\0') return without_value(*took_flag);
     if (took_flag != nullptr)
         return took_flag->get_name() + " given without a value before " + flag + "; expected " +
                expected_of(*took_flag);

@@ -43,4 +43,7 @@ CLI::Validator one_of(std::vector<std::string> choices);
 /// (any case; all of them powers of 1024), replaced by the number of bytes.
 CLI::Validator byte_size();
 
+/// byte_size(), or "none" (any case) or 0 for no limit: both become "0".
+CLI::Validator byte_size_or_none();
+
 }  // namespace attn_app

@@ -70,6 +70,7 @@ attn::config base_config(const run_options& o) {
 /// flag and a file flag are left to attn::load_replay, which checks them against
 /// the dump's tensors.
 attn::config replay_config(const run_options& o, attn::config c, const flag_given& given) {
+    c.max_memory = o.cfg.max_memory;  // this run's limit, never the dump's
     if (given("--heads")) c.heads = o.cfg.heads;
     if (given("--seed")) c.seed = parse_seed(o.seed);
     if (given("--no-qkv-bias")) c.qkv_bias = false;

@@ -56,7 +56,7 @@ struct trace_options {
     std::string sci_mode = "auto";
     bool full = false;
     std::string color = "auto";
-    std::uint64_t max_memory = 0;  // 0: most of the machine's memory
+    std::string max_memory;        // bytes as byte_size_or_none() left them; "" = 80% of RAM, "0" = no limit
     view_flags views;              // --batch-index, --head, --row
     bool explain = false;
     int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
@@ -308,8 +308,9 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if ((o.format == "png" || o.format == "svg" || o.format == "html") && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format " + o.format + " writes " + (o.format == "html" ? "a page" : "a picture") +
                                 ": give --out FILE." + o.format + " (or redirect stdout to a file)");
-    attn::loaded_inputs loaded =
-        load_run_inputs(o.run, given);
+    run_options run = o.run;
+    run.cfg.max_memory = o.max_memory.empty() ? default_memory_limit() : std::stoull(o.max_memory);  // 0: none
+    attn::loaded_inputs loaded = load_run_inputs(run, given);
     const attn::config& c = loaded.cfg;
     attn::render_options view;
     view.stages = parse_stages(o.stages, c);
@@ -323,8 +324,9 @@ void run_trace(const trace_options& o, const flag_given& given) {
     attn::stage_plan plan = attn::stage_plan::of(view.stages);
     if (c.mask.any() && (view.row || draws_pictures(o.format) || o.format == "html"))
         plan.show("mask");  // the bars and pictures mark the masked keys
-    attn::plan_memory(c, plan, !streams(o.format), o.max_memory != 0 ? o.max_memory : default_memory_limit(),
-                      o.block_rows);
+    // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
+    const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
+    attn::plan_memory(c, plan, !streams(o.format), limit, o.block_rows);
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // npz goes out whole members at a time (npz_writer.hpp) when the stages it shows fit in
     // memory; else (or with --block-rows) in rows through a temporary archive
@@ -332,7 +334,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if (o.format == "npz" && !npz_in_rows) {
         attn::stage_plan kept = plan;
         try {
-            attn::plan_memory(c, kept, true, o.max_memory != 0 ? o.max_memory : default_memory_limit());
+            attn::plan_memory(c, kept, true, limit);
             plan = kept;
         } catch (const attn::error&) {
             npz_in_rows = true;
@@ -473,10 +475,11 @@ void setup_trace(CLI::App& app) {
                   "json, jsonl)")
         ->group(output);
     cmd->add_option("--max-memory", o->max_memory,
-                    "refuse sizes whose stages need more than SIZE, e.g. 4GiB; the message names the "
-                    "largest stages")
+                    "refuse sizes whose stages need more than SIZE, e.g. 4GiB, before anything is read or "
+                    "computed (files too: a file or .npz member larger than SIZE is not read); the message "
+                    "names the largest stages. 0 or none: no limit")
         ->default_str("80% of RAM")
-        ->transform(byte_size())
+        ->transform(byte_size_or_none())
         ->type_name("SIZE")
         ->group(output);
     cmd->add_option("--threads", o->threads,

@@ -75,8 +75,11 @@ void check_estimate_matches_trace(const attn::config& c) {
         }
         sum += estimate[i].bytes;
     }
-    // the total adds the inputs (input and params) once more, held outside the trace
-    CHECK(attn::estimate_total_bytes(c) == sum + estimate[0].bytes + estimate[1].bytes);
+    // the total adds the inputs (input and params) once more, held outside the trace, and
+    // with dropout its boolean keep mask [B,H,Sq,Sk], held while the stage is made from it
+    const std::uint64_t keep = c.dropout.applied() ? std::uint64_t(c.batch * c.heads * c.seq * c.kv_seq) : 0;
+    CHECK(attn::estimate_transient_bytes(c) == keep);
+    CHECK(attn::estimate_total_bytes(c) == sum + estimate[0].bytes + estimate[1].bytes + keep);
 }
 
 /// B=2, H=4, Sq=Sk=16, D=8, no output projection: the [B,H,Sq,Sk] planes (8 KiB each)

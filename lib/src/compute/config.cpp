@@ -46,7 +46,33 @@ void validate_mask(const config& c) {
         throw usage_error("--mask-keep " + shortest(m.random_keep) + " must be between 0 and 1");
 }
 
+/// "[B,H,Sq,Sk] = [6148914691236517206,2,3,3]".
+std::string sizes_text(const char* letters, std::initializer_list<std::int64_t> sizes) {
+    std::string values;
+    for (const std::int64_t s : sizes) values += (values.empty() ? "" : ",") + std::to_string(s);
+    return std::string(letters) + " = [" + values + "]";
+}
+
 }  // namespace
+
+void check_addressable(const config& c) {
+    const std::int64_t B = c.batch, H = c.heads, Sq = c.seq, Sk = c.kv_seq, D = c.d_model;
+    const auto check = [](const char* letters, std::initializer_list<std::int64_t> sizes) {
+        std::uint64_t bytes = 4;  // float32
+        for (const std::int64_t s : sizes)
+            if (s <= 0 || !checked_multiply(bytes, static_cast<std::uint64_t>(s), bytes) || bytes > max_addressable_bytes)
+                throw usage_error("these sizes make a tensor " + sizes_text(letters, sizes) +
+                                  " of more than 128 TiB, more than a 64-bit machine can address; give smaller sizes");
+    };
+    check("[B,H,Sq,Sk]", {B, H, Sq, Sk});
+    check("[B,Sq,D]", {B, Sq, D});
+    check("[B,Sk,D]", {B, Sk, D});
+    check("[B,Sq,Din]", {B, Sq, c.d_in});
+    check("[B,Sk,Dkv]", {B, Sk, c.d_kv_in});
+    check("[D,Din]", {D, c.d_in});
+    check("[D,Dkv]", {D, c.d_kv_in});
+    check("[D,D]", {D, D});
+}
 
 void validate(const config& c) {
     require_positive(c.batch, "--batch");

@@ -62,8 +62,13 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
     return stages;
 }
 
+std::uint64_t estimate_transient_bytes(const config& c) {
+    // dropout's keep mask, drawn as booleans [B,H,Sq,Sk] before the stage holds it as floats
+    return c.dropout.applied() ? product({c.batch, c.heads, c.seq, c.kv_seq}) : 0;
+}
+
 std::uint64_t estimate_total_bytes(const config& c) {
-    std::uint64_t total = 0;
+    std::uint64_t total = estimate_transient_bytes(c);
     for (const auto& s : estimate_stage_bytes(c)) {
         // the inputs are held once more, outside the trace, while it is computed
         const bool held_twice = s.stage == "input" || s.stage == "params" ||
@@ -155,6 +160,15 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
     refuse(c, total, limit_bytes, estimate_stage_bytes(c));
 }
 
+void check_least_memory(const config& c, std::uint64_t limit_bytes) {
+    stage_plan leanest = stage_plan::of({"input"});
+    if (c.mask.any()) leanest.show("mask");  // the mask is held whole
+    leanest.layout = plane_layout::in_rows;
+    leanest.block_rows = 1;
+    const std::uint64_t least = estimate_plan_bytes(c, leanest, false);
+    if (least > limit_bytes) check_memory(c, limit_bytes);  // names the whole run's need, as before
+}
+
 std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool keeps) {
     if (keeps) {  // every needed stage held, the inputs twice (as estimate_total_bytes counts them)
         std::uint64_t total = 0;
@@ -202,21 +216,5 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
     if (plan.block_rows == 0) plan.block_rows = 1;
 }
 
-std::string format_bytes(std::uint64_t bytes) {
-    if (bytes == saturated) return "more than 16 EiB";
-    static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double value = static_cast<double>(bytes);
-    int unit = 0;
-    while (value >= 1024 && unit < 6) {
-        value /= 1024;
-        ++unit;
-    }
-    char text[32];
-    if (unit == 0)
-        std::snprintf(text, sizeof text, "%llu %s", static_cast<unsigned long long>(bytes), bytes == 1 ? "byte" : "bytes");
-    else
-        std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
-    return text;
-}
 
 }  // namespace attn

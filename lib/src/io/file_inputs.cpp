@@ -12,6 +12,7 @@
 
 
 #include "attn/compute/error.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/io/mask_file.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/io/tensor_file.hpp"
@@ -75,13 +76,22 @@ std::string flag_and_file(const char* flag, const std::string& path) { return st
 
 /// One tensor from a .json or .npy file, or from an .npz: the array our own
 /// dumps call `dump_name` ("input.x"), else the archive's only array.
-loaded_tensor read_one_tensor(const std::string& what, const std::string& path, const std::string& dump_name) {
-    if (file_extension(path) != ".npz") return read_tensor_file(path, what);
-    std::map<std::string, loaded_tensor> arrays = read_npz(path, what);
-    if (const auto it = arrays.find(dump_name); it != arrays.end()) return std::move(it->second);
-    if (arrays.size() == 1) return std::move(arrays.begin()->second);
-    throw error(what + ": no array " + dump_name + " (an .npz here holds " + dump_name +
-                ", as our --format npz dumps do, or a single array)");
+/// Only that member is inflated.
+loaded_tensor read_one_tensor(const std::string& what, const std::string& path, const std::string& dump_name,
+                              read_budget* budget) {
+    if (file_extension(path) != ".npz") return read_tensor_file(path, what, budget);
+    const std::vector<std::string> names = npz_array_names(path, what);
+    std::string chosen;
+    if (std::find(names.begin(), names.end(), dump_name) != names.end()) chosen = dump_name;
+    else if (names.size() == 1) chosen = names[0];
+    else
+        throw error(what + ": no array " + dump_name + " (an .npz here holds " + dump_name +
+                    ", as our --format npz dumps do, or a single array)");
+    std::map<std::string, loaded_tensor> arrays =
+        read_npz(path, what, nullptr, [&](const std::string& name) { return name == chosen; }, budget);
+    if (arrays.empty())
+        throw error(what + ": " + printable_text(chosen) + " is not an array of numbers (a string member)");
+    return std::move(arrays.begin()->second);
 }
 
 /// NaN or inf inside a given tensor is allowed, and reported.
@@ -96,12 +106,18 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
 
 /// The arrays of a --params file by bare name ("w_q"): keys may carry the
 /// "params." prefix of our own dumps, whose other stages are skipped.
-std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path) {
+/// In an .npz, the other stages of a dump are not inflated.
+std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path,
+                                                      read_budget* budget) {
     const std::string extension = file_extension(path);
     const bool npz = extension == ".npz";
     if (!npz && extension != ".json")
         throw error(what + ": expected a .json object of named arrays or an .npz archive (np.savez)");
-    std::map<std::string, loaded_tensor> raw = npz ? read_npz(path, what) : read_json_tensors(path, what);
+    const auto params_member = [](const std::string& key) {
+        return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
+    };
+    std::map<std::string, loaded_tensor> raw =
+        npz ? read_npz(path, what, nullptr, params_member, budget) : read_json_tensors(path, what, budget);
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
     for (auto& [key, value] : raw) {
@@ -109,7 +125,7 @@ std::map<std::string, loaded_tensor> read_params_file(const std::string& what, c
         if (name.rfind("params.", 0) == 0) name = name.substr(7);
         else if (name.find('.') != std::string::npos || name == "config") continue;  // another stage of a dump
         if (std::find(names.begin(), names.end(), name) == names.end())
-            throw error(what + ": unexpected array '" + key + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
+            throw error(what + ": unexpected array '" + printable_text(key) + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
         params[name] = std::move(value);
     }
     return params;
@@ -225,15 +241,24 @@ void resolve_sizes(config& c, const size_table& sizes, const config* recorded, b
     c.d_kv_in = sizes.get_or(Dkv, r.d_kv_in == r.d_in ? c.d_in : r.d_kv_in);
 }
 
+/// Every size flag, before a file is read or a size derived from it: each at least 1.
+void check_size_flags(const size_flags& f) {
+    const std::array<const std::optional<std::int64_t>*, size_count> values{&f.batch, &f.seq, &f.kv_seq,
+                                                                            &f.d_model, &f.d_in, &f.d_kv_in};
+    for (std::size_t n = 0; n < size_count; ++n)
+        if (*values[n] && **values[n] <= 0)
+            throw usage_error(std::string(size_flag_names[n]) + " " + std::to_string(**values[n]) + " must be at least 1");
+}
+
 }  // namespace
 
-given_tensors read_given_files(const input_paths& paths) {
+given_tensors read_given_files(const input_paths& paths, read_budget* budget) {
     given_tensors given;
-    const auto read = [](const char* flag, const std::string& path,
-                         const char* dump_name) -> std::optional<named_tensor> {
+    const auto read = [budget](const char* flag, const std::string& path,
+                               const char* dump_name) -> std::optional<named_tensor> {
         if (path.empty()) return std::nullopt;
         const std::string what = flag_and_file(flag, path);
-        return named_tensor{what, read_one_tensor(what, path, dump_name)};
+        return named_tensor{what, read_one_tensor(what, path, dump_name, budget)};
     };
     given.x = read("--input", paths.input, "input.x");
     given.x_kv = read("--kv-input", paths.kv_input, "input.x_kv");
@@ -242,7 +267,7 @@ given_tensors read_given_files(const input_paths& paths) {
     given.v = read("--v", paths.v, "projections.v");
     if (!paths.params.empty()) {
         given.params_what = flag_and_file("--params", paths.params);
-        given.params = read_params_file(given.params_what, paths.params);
+        given.params = read_params_file(given.params_what, paths.params, budget);
     }
     given.mask = read("--mask-file", paths.mask, "mask.mask");
     given.key_padding_mask = read("--key-padding-mask", paths.key_padding_mask, "key_padding_mask");
@@ -250,6 +275,7 @@ given_tensors read_given_files(const input_paths& paths) {
 }
 
 loaded_inputs load_inputs(config base, const size_flags& flags, const input_paths& paths) {
+    check_size_flags(flags);
     check_file_combination(paths);
     config& c = base;
     c.from_projections = !paths.q.empty();
@@ -261,10 +287,12 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     c.params_from_file = !paths.params.empty();
     c.mask.from_file = !paths.mask.empty();
     c.mask.key_padding = !paths.key_padding_mask.empty();
-    return check_inputs(c, flags, read_given_files(paths));
+    read_budget budget(c.max_memory == 0 ? read_budget::unlimited : c.max_memory);
+    return check_inputs(c, flags, read_given_files(paths, &budget));
 }
 
 loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors given, const config* recorded) {
+    check_size_flags(flags);
     loaded_inputs out;
     config& c = base;
     size_table sizes;
@@ -304,6 +332,11 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
     if (sizes.known_from_file(D) && c.heads > 0 && c.d_model % c.heads != 0)  // validate() would blame --d-model
         throw usage_error(sizes.source(D) + ", which is not divisible by --heads " + std::to_string(c.heads));
     validate(c);
+    // Before any size is derived from the flags (a mask expanded to [B,1,Sq,Sk]): the
+    // leanest run's estimate against --max-memory (exit 1), and, with no limit, what a
+    // machine can address. The run's own plan is checked later (plan_memory).
+    if (c.max_memory != 0) check_least_memory(c, c.max_memory);
+    check_addressable(c);
 
     const auto batch = static_cast<std::size_t>(c.batch);
     if (given.mask) {

@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,10 +48,17 @@ bool non_finite_word(const std::string& s, float& value) {
 // Python reads as inf) is quoted as "inf"/"-inf" likewise. The edits are kept so a
 // syntax error's position can be mapped back to the user's text.
 
+/// 16 bytes, so that a file of millions of bare NaN needs less for its edits than for its text.
 struct edit {
-    std::size_t at;        // in the original text
-    std::size_t length;    // of the original token
-    std::string replacement;
+    enum kind_t : std::uint8_t { nan, infinity, minus_infinity, inf, minus_inf };
+    std::uint64_t at;      // in the original text
+    std::uint32_t length;  // of the original token
+    kind_t kind;
+
+    std::string_view replacement() const {
+        static constexpr std::string_view quoted[] = {"\"NaN\"", "\"Infinity\"", "\"-Infinity\"", "\"inf\"", "\"-inf\""};
+        return quoted[kind];
+    }
 };
 
 std::size_t skip_string(const std::string& s, std::size_t i) {  // i at the opening quote
@@ -73,30 +81,41 @@ bool overflows_double(const char* token, std::size_t length) {
     return std::isinf(std::strtod(std::string(token, length).c_str(), nullptr));
 }
 
-std::vector<edit> find_edits(const std::string& s) {
-    std::vector<edit> edits;
+/// Calls add(edit) for each edit of `s`, in order.
+template <class Add>
+void for_each_edit(const std::string& s, const Add& add) {
     for (std::size_t i = 0; i < s.size();) {
         const char c = s[i];
         if (c == '"') {
             i = skip_string(s, i);
         } else if (c == 'N' && s.compare(i, 3, "NaN") == 0) {
-            edits.push_back({i, 3, "\"NaN\""});
+            add(edit{i, 3, edit::nan});
             i += 3;
         } else if (c == 'I' && s.compare(i, 8, "Infinity") == 0) {
-            edits.push_back({i, 8, "\"Infinity\""});
+            add(edit{i, 8, edit::infinity});
             i += 8;
         } else if (c == '-' && s.compare(i, 9, "-Infinity") == 0) {
-            edits.push_back({i, 9, "\"-Infinity\""});
+            add(edit{i, 9, edit::minus_infinity});
             i += 9;
         } else if (c == '-' || (c >= '0' && c <= '9')) {
             std::size_t end = i + 1;
             while (end < s.size() && is_number_char(s[end])) ++end;
-            if (overflows_double(s.data() + i, end - i)) edits.push_back({i, end - i, c == '-' ? "\"-inf\"" : "\"inf\""});
+            if (end - i <= UINT32_MAX && overflows_double(s.data() + i, end - i))
+                add(edit{i, static_cast<std::uint32_t>(end - i), c == '-' ? edit::minus_inf : edit::inf});
             i = end;
         } else {
             ++i;
         }
     }
+}
+
+/// The edits, in a vector of exactly their number (counted first: no doubling growth).
+std::vector<edit> find_edits(const std::string& s) {
+    std::size_t count = 0;
+    for_each_edit(s, [&](const edit&) { ++count; });
+    std::vector<edit> edits;
+    edits.reserve(count);
+    for_each_edit(s, [&](const edit& e) { edits.push_back(e); });
     return edits;
 }
 
@@ -106,7 +125,7 @@ std::string apply_edits(const std::string& s, const std::vector<edit>& edits) {
     std::size_t from = 0;
     for (const edit& e : edits) {
         out.append(s, from, e.at - from);
-        out += e.replacement;
+        out += e.replacement();
         from = e.at + e.length;
     }
     out.append(s, from, std::string::npos);
@@ -119,9 +138,9 @@ std::size_t original_offset(std::size_t offset, const std::vector<edit>& edits) 
     for (const edit& e : edits) {
         const std::size_t start = e.at + shift;  // where the replacement starts in the edited text
         if (offset < start) break;
-        if (offset < start + e.replacement.size())
-            return e.at + std::min(e.length - 1, offset - start == 0 ? 0 : offset - start - 1);
-        shift += static_cast<std::ptrdiff_t>(e.replacement.size()) - static_cast<std::ptrdiff_t>(e.length);
+        if (offset < start + e.replacement().size())
+            return e.at + std::min<std::size_t>(e.length - 1, offset - start == 0 ? 0 : offset - start - 1);
+        shift += static_cast<std::ptrdiff_t>(e.replacement().size()) - static_cast<std::ptrdiff_t>(e.length);
     }
     return offset - shift;
 }
@@ -175,7 +194,8 @@ std::string syntax_problem(const std::string& message) {
 class tensor_builder {
 public:
     /// `what` starts every message; `root` names the outermost value ("the top level").
-    tensor_builder(std::string what, std::string root) : what_(std::move(what)), root_(std::move(root)) {}
+    tensor_builder(std::string what, std::string root, read_budget* budget)
+        : what_(std::move(what)), root_(std::move(root)), budget_(budget) {}
 
     void start_array() {
         if (ndim_known_ && open_.size() == ndim_) {
@@ -224,6 +244,8 @@ public:
             fail("element " + element_index_text(here) + " is a " + kind_name(kind) + ", element " + zeros(here.size()) +
                  " is a " + kind_name(kind_) + "; a tensor holds numbers or booleans, not both");
         }
+        if (budget_ && values_.size() == values_.capacity())  // the next growth must fit the budget
+            budget_->check(4 * std::max<std::uint64_t>(1, 2 * values_.size()), what_, "the numbers read so far");
         values_.push_back(value);
         if (!open_.empty()) ++open_.back();
     }
@@ -242,8 +264,10 @@ public:
         loaded_tensor t;
         t.shape = shape_;
         t.boolean = kind_ == boolean;
+        if (budget_) budget_->take(4 * std::uint64_t(values_.size()), what_, "shape " + tensor_index_text(t.shape) + " of float32");
         t.values = xt::xarray<float>::from_shape(t.shape);
         std::copy(values_.begin(), values_.end(), t.values.data());
+        std::vector<float>().swap(values_);
         count_non_finite(t);
         return t;
     }
@@ -259,6 +283,7 @@ private:
 
     std::string what_;
     std::string root_;
+    read_budget* budget_;
     std::vector<std::size_t> open_;   // entries so far in each open array, outermost first
     std::vector<std::size_t> shape_;  // the size of each axis; 0 until its first array closes
     bool ndim_known_ = false;
@@ -270,8 +295,9 @@ private:
 /// The SAX handler: one tensor (the top level is nested arrays) or an object of them.
 class tensors_handler : public nlohmann::json_sax<json> {
 public:
-    tensors_handler(const std::string& what, bool object_of_tensors) : what_(what), object_(object_of_tensors) {
-        if (!object_) current_.emplace(what_, "the top level");
+    tensors_handler(const std::string& what, bool object_of_tensors, read_budget* budget)
+        : what_(what), object_(object_of_tensors), budget_(budget) {
+        if (!object_) current_.emplace(what_, "the top level", budget_);
     }
 
     bool null() override { builder("null").reject("null"); }
@@ -302,7 +328,7 @@ public:
     bool key(string_t& name) override {
         if (tensors_.count(name)) throw error(what_ + ": the key \"" + printable_text(name) + "\" appears twice");
         key_ = name;
-        current_.emplace(what_ + ": " + printable_text(name), "the value");
+        current_.emplace(what_ + ": " + printable_text(name), "the value", budget_);
         return true;
     }
     bool end_object() override { return true; }
@@ -348,6 +374,7 @@ private:
 
     std::string what_;
     bool object_;
+    read_budget* budget_;
     std::string key_;
 };
 
@@ -529,13 +556,28 @@ std::unique_ptr<tensors_handler> parse(const std::string& original, const Make& 
 
 }  // namespace
 
-loaded_tensor parse_json_tensor(const std::string& text, const std::string& what) {
-    const auto handler = parse(text, [&] { return std::make_unique<tensors_handler>(what, false); }, what);
-    return handler->current_->finish();
+loaded_tensor parse_json_tensor(const std::string& text, const std::string& what, read_budget* budget) {
+    // Each attempt reads against a copy: a fast pass that gives up has taken nothing.
+    read_budget attempt;
+    const auto make = [&] {
+        if (budget) attempt = *budget;
+        return std::make_unique<tensors_handler>(what, false, budget ? &attempt : nullptr);
+    };
+    const auto handler = parse(text, make, what);
+    loaded_tensor t = handler->current_->finish();
+    if (budget) *budget = attempt;
+    return t;
 }
 
-std::map<std::string, loaded_tensor> parse_json_tensors(const std::string& text, const std::string& what) {
-    const auto handler = parse(text, [&] { return std::make_unique<tensors_handler>(what, true); }, what);
+std::map<std::string, loaded_tensor> parse_json_tensors(const std::string& text, const std::string& what,
+                                                        read_budget* budget) {
+    read_budget attempt;
+    const auto make = [&] {
+        if (budget) attempt = *budget;
+        return std::make_unique<tensors_handler>(what, true, budget ? &attempt : nullptr);
+    };
+    const auto handler = parse(text, make, what);
+    if (budget) *budget = attempt;
     return std::move(handler->tensors_);
 }
 

@@ -9,6 +9,8 @@
 #include <limits>
 #include <memory>
 
+#include <sys/stat.h>
+
 #include "attn/compute/error.hpp"
 
 namespace attn {
@@ -19,6 +21,8 @@ constexpr std::size_t magic_size = 6;
 constexpr std::size_t max_header_bytes = 1 << 20;  // NumPy's own headers are < 1 KiB
 constexpr std::size_t chunk_bytes = 1 << 20;
 constexpr int growth_axis_max_digits = 21;          // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
+constexpr int max_nesting = 64;
+constexpr std::uint64_t max_stride_bytes = std::numeric_limits<std::int64_t>::max();                     // brackets in a header; NumPy's own nest 2 deep
 
 static_assert(std::numeric_limits<float>::is_iec559, "attn stores float32 as IEEE 754");
 
@@ -71,15 +75,27 @@ private:
         while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
     }
 
+    /// One value; dicts and sequences recurse, at most max_nesting deep, so that a
+    /// header of 30,000 '(' is an error, not a stack overflow.
     py_value value() {
         skip_space();
         if (i_ >= s_.size()) fail("it ends early");
         const char c = s_[i_];
-        if (c == '{') return dict_value();
-        if (c == '(' || c == '[') return sequence_value(c == '(' ? ')' : ']');
+        if ((c == '{' || c == '(' || c == '[') && depth_ == max_nesting)
+            fail("more than " + std::to_string(max_nesting) + " nested brackets");
+        if (c == '{') return nested([&] { return dict_value(); });
+        if (c == '(' || c == '[') return nested([&] { return sequence_value(c == '(' ? ')' : ']'); });
         if (c == '\'' || c == '"') return string_value();
         if (c == '-' || (c >= '0' && c <= '9')) return integer_value();
         return word_value();
+    }
+
+    template <class Parse>
+    py_value nested(const Parse& parse) {
+        ++depth_;
+        py_value v = parse();
+        --depth_;
+        return v;
     }
 
     py_value dict_value() {
@@ -163,6 +179,7 @@ private:
     const std::string& s_;
     const std::string& what_;
     std::size_t i_ = 0;
+    int depth_ = 0;  // brackets open around i_
 };
 
 // ----------------------------------------------------------------------------
@@ -441,25 +458,36 @@ npy_header read_npy_header(const byte_source& source, std::uint64_t size, const 
                            "np.save(f, np.ascontiguousarray(a))");
     h.text = t.kind == 'U';
     h.data_bytes = size - prefix - length;
-    // The shape must fit the bytes that are really there, before anything is allocated.
-    std::uint64_t needed = t.size;
+    // The shape must fit the bytes that are really there, before anything is allocated;
+    // and every stride (a product of trailing sizes, in bytes) must fit a signed 64-bit
+    // offset, even when a zero size elsewhere makes the data empty: (0, 9e12, 9e15).
+    std::uint64_t needed = t.size, stride = t.size;
     bool overflow = false;
-    for (const std::size_t s : h.shape) {
-        if (s != 0 && needed > std::numeric_limits<std::uint64_t>::max() / s) overflow = true;
-        needed *= s;
+    for (std::size_t axis = h.shape.size(); axis-- > 0;) {
+        const std::uint64_t s = h.shape[axis];
+        if (s != 0 && (__builtin_mul_overflow(stride, s, &stride) || stride > max_stride_bytes)) overflow = true;
+        needed = s == 0 ? 0 : needed * s;  // cannot wrap: needed <= stride
     }
     if (overflow)
         throw error(what + ": malformed .npy header: shape " + tensor_index_text(h.shape) + " of " + t.name +
                     " needs more bytes than any file holds");
     h.elements = element_count(h.shape);
     if (needed > h.data_bytes) throw error(truncated_data(h, t, h.data_bytes, what));
+    h.array_bytes = needed;
     return h;
 }
 
-loaded_tensor read_npy_data(const npy_header& h, const byte_source& source, const std::string& what) {
+std::uint64_t npy_tensor_bytes(const npy_header& h) {
+    return h.elements > std::numeric_limits<std::uint64_t>::max() / 4 ? std::numeric_limits<std::uint64_t>::max()
+                                                                       : 4 * std::uint64_t(h.elements);
+}
+
+loaded_tensor read_npy_data(const npy_header& h, const byte_source& source, const std::string& what,
+                            read_budget* budget) {
     const dtype t = parse_descr(h.descr, what);
     if (h.text) throw error(what + ": unsupported dtype '" + h.descr + "' (strings); " + expected_dtypes);
     if (!little_endian_host()) throw error(what + ": reading .npy needs a little-endian machine");
+    if (budget) budget->take(npy_tensor_bytes(h), what, "shape " + tensor_index_text(h.shape) + " as float32");
     loaded_tensor out;
     out.shape = h.shape;
     out.boolean = t.kind == 'b';
@@ -502,9 +530,9 @@ std::string read_npy_text(const npy_header& h, const byte_source& source, const 
     return text;
 }
 
-loaded_tensor read_npy(const byte_source& source, std::uint64_t size, const std::string& what) {
+loaded_tensor read_npy(const byte_source& source, std::uint64_t size, const std::string& what, read_budget* budget) {
     const npy_header h = read_npy_header(source, size, what);
-    return read_npy_data(h, source, what);
+    return read_npy_data(h, source, what, budget);
 }
 
 loaded_tensor parse_npy(const void* bytes, std::size_t size, const std::string& what) {
@@ -521,8 +549,23 @@ loaded_tensor parse_npy(const void* bytes, std::size_t size, const std::string& 
         size, what);
 }
 
-loaded_tensor read_npy_file(const std::string& path, const std::string& what) {
+loaded_tensor read_npy_file(const std::string& path, const std::string& what, read_budget* budget) {
     const input_file file = open_input_file(path, what);
+    struct stat info;
+    if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to seek to
+        const std::string bytes = read_text_file(path, what);                // capped at max_stream_bytes
+        const char* next = bytes.data();
+        std::size_t left = bytes.size();
+        return read_npy(
+            [&](char* buffer, std::size_t n) {
+                n = std::min(n, left);
+                std::memcpy(buffer, next, n);
+                next += n;
+                left -= n;
+                return n;
+            },
+            bytes.size(), what, budget);
+    }
     if (fseeko(file.get(), 0, SEEK_END) != 0) throw error(what + ": cannot read: " + std::strerror(errno));
     const off_t size = ftello(file.get());
     if (size < 0) throw error(what + ": cannot read: " + std::strerror(errno));
@@ -533,7 +576,7 @@ loaded_tensor read_npy_file(const std::string& path, const std::string& what) {
             if (got < n && std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
             return got;
         },
-        static_cast<std::uint64_t>(size), what);
+        static_cast<std::uint64_t>(size), what, budget);
 }
 
 // ----------------------------------------------------------------------------

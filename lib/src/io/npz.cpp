@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include <sys/stat.h>
+
 #include <unzip.h>
 
 #include "attn/compute/error.hpp"
@@ -41,6 +43,9 @@ error not_a_zip(const std::string& path, const std::string& what) {
 
 std::uint64_t file_size(const std::string& path, const std::string& what) {
     const input_file file = open_input_file(path, what);
+    struct stat info;
+    if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode))
+        throw error(what + ": not a regular file; an .npz is read by seeking in it (copy it to a file first)");
     if (fseeko(file.get(), 0, SEEK_END) != 0) throw error(what + ": cannot read: " + std::strerror(errno));
     return static_cast<std::uint64_t>(ftello(file.get()));
 }
@@ -48,7 +53,7 @@ std::uint64_t file_size(const std::string& path, const std::string& what) {
 /// Reads the member unzip is positioned on into `tensors` or `texts`.
 void read_member(unzFile z, const std::string& what, std::uint64_t archive_bytes,
                  std::map<std::string, loaded_tensor>& tensors, std::map<std::string, std::string>* texts,
-                 const std::function<bool(const std::string&)>& wanted) {
+                 const std::function<bool(const std::string&)>& wanted, read_budget* budget) {
     unz_file_info64 info;
     if (unzGetCurrentFileInfo64(z, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
         throw error(what + ": corrupt zip directory");
@@ -81,11 +86,17 @@ void read_member(unzFile z, const std::string& what, std::uint64_t archive_bytes
         return static_cast<std::size_t>(got);
     };
     const npy_header header = read_npy_header(source, info.uncompressed_size, member);
-    if (header.text) {
-        if (texts) (*texts)[key] = read_npy_text(header, source, member);
-    } else {
-        tensors[key] = read_npy_data(header, source, member);
-    }
+    if (header.array_bytes != header.data_bytes)
+        throw error(member + ": corrupt member: the zip directory says its data is " + std::to_string(header.data_bytes) +
+                    " bytes, its .npy header's shape " + tensor_index_text(header.shape) + " needs " +
+                    std::to_string(header.array_bytes));
+    if (header.text && !texts) return unzCloseCurrentFile(z), void();  // not read: its CRC is not checked either
+    if (header.text) (*texts)[key] = read_npy_text(header, source, member);
+    else tensors[key] = read_npy_data(header, source, member, budget);  // takes its bytes before inflating
+    char extra;
+    if (source(&extra, 1) != 0)
+        throw error(member + ": corrupt member: it inflates to more than the " + std::to_string(info.uncompressed_size) +
+                    " bytes the zip directory says");
     if (unzCloseCurrentFile(z) == UNZ_CRCERROR) throw error(member + ": corrupt member (CRC mismatch)");
 }
 
@@ -114,9 +125,32 @@ npz_member npz_member::text_member(std::string name, std::string utf8) {
     return m;
 }
 
+std::vector<std::string> npz_array_names(const std::string& path, const std::string& what) {
+    const std::uint64_t archive_bytes = file_size(path, what);
+    if (archive_bytes >= max_readable_bytes)
+        throw error(what + ": .npz archives of 4 GiB or more cannot be read " + zip64_unsupported +
+                    "; split the arrays over smaller archives");
+    unzip_handle zip{unzOpen64(path.c_str())};
+    if (!zip.z) throw not_a_zip(path, what);
+    std::vector<std::string> names;
+    int status = unzGoToFirstFile(zip.z);
+    for (; status == UNZ_OK; status = unzGoToNextFile(zip.z)) {
+        unz_file_info64 info;
+        if (unzGetCurrentFileInfo64(zip.z, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
+            throw error(what + ": corrupt zip directory");
+        std::string name(info.size_filename, '\0');
+        if (unzGetCurrentFileInfo64(zip.z, &info, &name[0], name.size(), nullptr, 0, nullptr, 0) != UNZ_OK)
+            throw error(what + ": corrupt zip directory");
+        if (ends_with(name, ".npy")) names.push_back(name.substr(0, name.size() - 4));
+    }
+    if (status != UNZ_END_OF_LIST_OF_FILE) throw error(what + ": corrupt zip directory (minizip error " + std::to_string(status) + ")");
+    return names;
+}
+
 std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std::string& what,
                                               std::map<std::string, std::string>* texts,
-                                              const std::function<bool(const std::string&)>& wanted) {
+                                              const std::function<bool(const std::string&)>& wanted,
+                                              read_budget* budget) {
     const std::uint64_t archive_bytes = file_size(path, what);  // also: "cannot open: ..."
     if (archive_bytes >= max_readable_bytes)
         throw error(what + ": .npz archives of 4 GiB or more cannot be read " + zip64_unsupported +
@@ -125,7 +159,7 @@ std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std
     if (!zip.z) throw not_a_zip(path, what);
     std::map<std::string, loaded_tensor> tensors;
     int status = unzGoToFirstFile(zip.z);
-    for (; status == UNZ_OK; status = unzGoToNextFile(zip.z)) read_member(zip.z, what, archive_bytes, tensors, texts, wanted);
+    for (; status == UNZ_OK; status = unzGoToNextFile(zip.z)) read_member(zip.z, what, archive_bytes, tensors, texts, wanted, budget);
     if (status != UNZ_END_OF_LIST_OF_FILE) throw error(what + ": corrupt zip directory (minizip error " + std::to_string(status) + ")");
     return tensors;
 }

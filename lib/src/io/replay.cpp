@@ -578,7 +578,8 @@ loaded_inputs load_replay(dump d, config c, const size_flags& sizes, const input
     c.params_from_file = rec.params_from_file || !paths.params.empty();
     c.mask.from_file = rec.mask.from_file || !paths.mask.empty();
 
-    given_tensors given = read_given_files(paths);
+    read_budget budget(c.max_memory == 0 ? read_budget::unlimited : c.max_memory);
+    given_tensors given = read_given_files(paths, &budget);
     const std::vector<std::string> drawn = take_from_dump(d, c, given);
     check_file_tensors(d, c, given);
     if (c.seed != rec.seed && !drawn.empty())

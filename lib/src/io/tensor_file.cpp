@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "attn/compute/error.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/io/json_tensor.hpp"
 #include "attn/io/npy.hpp"
 
@@ -20,12 +21,35 @@ constexpr float inf = std::numeric_limits<float>::infinity();
 
 }  // namespace
 
-std::string read_text_file(const std::string& path, const std::string& what) {
+void read_budget::check(std::uint64_t bytes, const std::string& what, const std::string& holding) const {
+    if (bytes <= left_) return;
+    const std::string allowed = left_ == limit_ ? "the " + format_bytes(limit_) + " --max-memory allows"
+                                                : "the " + format_bytes(left_) + " --max-memory " + format_bytes(limit_) +
+                                                      " leaves after the other files";
+    throw error(what + ": " + holding + " needs " + format_bytes(bytes) + ", more than " + allowed +
+                " (--max-memory none: no limit)");
+}
+
+void read_budget::take(std::uint64_t bytes, const std::string& what, const std::string& holding) {
+    check(bytes, what, holding);
+    left_ -= bytes;
+}
+
+std::string read_text_file(const std::string& path, const std::string& what, const read_budget* budget) {
     const input_file file = open_input_file(path, what);
+    struct stat info;
+    const bool regular = fstat(fileno(file.get()), &info) == 0 && S_ISREG(info.st_mode);
+    if (regular && budget) budget->check(static_cast<std::uint64_t>(info.st_size), what, "its text");
+    const std::uint64_t cap = regular ? std::numeric_limits<std::uint64_t>::max() : max_stream_bytes;
     std::string text;
+    if (regular) text.reserve(static_cast<std::size_t>(info.st_size));
     char buffer[1 << 16];
     for (;;) {
         const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+        if (text.size() + n > cap)
+            throw error(what + ": not a regular file, and it gives more than " + format_bytes(max_stream_bytes) +
+                        " (the most attn reads from a pipe or device)");
+        if (budget) budget->check(text.size() + n, what, "its text");  // a file that grew while read
         text.append(buffer, n);
         if (n < sizeof buffer) break;
     }
@@ -57,7 +81,7 @@ std::string printable_text(const std::string& text) {
             continue;
         }
         char escaped[8];
-        std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
+        std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
         out += escaped;
     }
     return out;
@@ -107,16 +131,17 @@ void count_non_finite(loaded_tensor& t) {
     if (t.non_finite > 0) t.first_non_finite = unravel_index(first, t.shape);
 }
 
-loaded_tensor read_tensor_file(const std::string& path, const std::string& what) {
+loaded_tensor read_tensor_file(const std::string& path, const std::string& what, read_budget* budget) {
     const std::string extension = file_extension(path);
-    if (extension == ".npy") return read_npy_file(path, what);
-    if (extension == ".json") return parse_json_tensor(read_text_file(path, what), what);
+    if (extension == ".npy") return read_npy_file(path, what, budget);
+    if (extension == ".json") return parse_json_tensor(read_text_file(path, what, budget), what, budget);
     throw error(what + ": unknown file type" + (extension.empty() ? "" : " '" + extension + "'") +
                 "; expected .json (nested arrays) or .npy (NumPy)");
 }
 
-std::map<std::string, loaded_tensor> read_json_tensors(const std::string& path, const std::string& what) {
-    return parse_json_tensors(read_text_file(path, what), what);
+std::map<std::string, loaded_tensor> read_json_tensors(const std::string& path, const std::string& what,
+                                                       read_budget* budget) {
+    return parse_json_tensors(read_text_file(path, what, budget), what, budget);
 }
 
 }  // namespace attn

@@ -85,6 +85,7 @@ struct config {
                                // 0 weights, as recent F.scaled_dot_product_attention; other rows unchanged
     dropout_spec dropout;
     attn::mistake mistake = attn::mistake::none;  // --mistake ID: compute the run with this mistake made
+    std::uint64_t max_memory = 0;  // --max-memory: the bytes the run may hold (memory.hpp); 0 = no limit
     int mistake_variant = 0;   // which way it is made (mistake_variants); --mistake makes way 0
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
@@ -93,8 +94,26 @@ struct config {
 };
 
 /// Throws usage_error naming the flag when a size or option is impossible,
-/// e.g. "--d-model 10 is not divisible by --heads 4".
+/// e.g. "--d-model 10 is not divisible by --heads 4". Sizes too large for memory are
+/// check_memory's (memory.hpp, exit 1), then check_addressable's when no limit is set.
 void validate(const config& c);
+
+/// The most bytes one tensor of a run may take: 2^47 = 128 TiB, what x86-64 and
+/// AArch64 user space can address. Larger sizes are usage errors, whatever --max-memory says.
+constexpr std::uint64_t max_addressable_bytes = std::uint64_t(1) << 47;
+
+/// Throws usage_error naming the sizes when a tensor of the run ([B,H,Sq,Sk], [B,Sq,Din],
+/// [D,Din], ...) would take more than max_addressable_bytes, so that no size
+/// derived from the flags (a mask's B·Sq·Sk, a stride) can overflow. Sizes must be positive.
+void check_addressable(const config& c);
+
+/// a·b, or false when it overflows uint64.
+inline bool checked_multiply(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+    return !__builtin_mul_overflow(a, b, &out);
+}
+
+/// a+b, or false when it overflows uint64.
+inline bool checked_add(std::uint64_t a, std::uint64_t b, std::uint64_t& out) { return !__builtin_add_overflow(a, b, &out); }
 
 /// Why a run of `c` cannot make c.mistake (c.mistake_variant), in words after
 /// "--mistake ID: ", e.g. x·W needs Din == D; empty when it can. validate() throws it.

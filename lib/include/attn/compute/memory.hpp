@@ -22,12 +22,23 @@ struct stage_bytes {
 /// stages hold none of their own.
 std::vector<stage_bytes> estimate_stage_bytes(const config& c);
 
-/// Everything a run holds at its peak: the inputs plus every stage.
+/// What a run holds for a while beside its stages: dropout's boolean keep mask
+/// [B,H,Sq,Sk] while the dropout stage is made from it.
+std::uint64_t estimate_transient_bytes(const config& c);
+
+/// Everything a run holds at its peak: the inputs plus every stage, plus the
+/// transient buffers. The program itself (code, libraries, OpenBLAS's buffers, about
+/// 10 MiB) is not counted; tests/memory_peaks.cpp checks this against measured peaks.
 std::uint64_t estimate_total_bytes(const config& c);
 
 /// Throws attn::error naming the largest stages and their sizes when the run
 /// would need more than `limit_bytes`.
 void check_memory(const config& c, std::uint64_t limit_bytes);
+
+/// As check_memory, for the leanest run of `c` there is (one stage streamed, one query row
+/// at a time): checked before any size is derived from the flags (a mask file expanded to
+/// [B,1,Sq,Sk]), when the run's plan is not known yet. plan_memory checks the real plan.
+void check_least_memory(const config& c, std::uint64_t limit_bytes);
 
 /// What a run of `plan` holds at its peak. A sink that `keeps` holds every stage it is
 /// shown (and the run every stage it needs, as the whole trace does: estimate_total_bytes

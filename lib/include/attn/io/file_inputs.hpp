@@ -39,7 +39,9 @@ struct loaded_inputs {
 /// CLI.md's default; D defaults to Din when a file gives Din) and validates.
 /// `base` carries every non-size setting. Throws attn::error naming the file
 /// for an unreadable or malformed file, usage_error naming the flags for
-/// contradictions (a flag against a file, --q without --k, ...).
+/// contradictions (a flag against a file, --q without --k, ...). With
+/// base.max_memory, the files are read within it, and the run's memory estimate
+/// (memory.hpp) is checked before any mask is expanded to [B,1,Sq,Sk].
 loaded_inputs load_inputs(config base, const size_flags& sizes, const input_paths& paths);
 
 /// One tensor already read, with the words that name it in messages:
@@ -62,7 +64,8 @@ struct given_tensors {
 
 /// Reads the file of each flag in `paths` (an .npz: the array a dump names after the
 /// flag, else its only one); nothing is checked yet. Errors name the flag and file.
-given_tensors read_given_files(const input_paths& paths);
+/// The tensors' bytes come out of `budget` (--max-memory) as each file declares them.
+given_tensors read_given_files(const input_paths& paths, read_budget* budget = nullptr);
 
 /// load_inputs once the files are read: checks `given` against the size flags and
 /// each other, takes the weights `base` needs (base.from_projections, qkv_bias,

@@ -21,7 +21,10 @@ namespace attn {
 /// Syntax errors give the line and column: "<what>: line 3, column 14: ...".
 /// Ragged, empty, null, object or other string elements give their index path:
 /// "<what>: ragged nested arrays: element [1] has 3 entries, element [0] has 4".
-loaded_tensor parse_json_tensor(const std::string& text, const std::string& what);
-std::map<std::string, loaded_tensor> parse_json_tensors(const std::string& text, const std::string& what);
+/// With a `budget`, each tensor's float32 bytes are taken from it, and a parse stops with
+/// "<what>: ... more than --max-memory allows" as soon as its values would not fit.
+loaded_tensor parse_json_tensor(const std::string& text, const std::string& what, read_budget* budget = nullptr);
+std::map<std::string, loaded_tensor> parse_json_tensors(const std::string& text, const std::string& what,
+                                                        read_budget* budget = nullptr);
 
 }  // namespace attn

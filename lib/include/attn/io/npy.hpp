@@ -31,6 +31,7 @@ struct npy_header {
     std::vector<std::size_t> shape;   // [] for a 0-d array
     std::size_t elements = 1;         // the product of shape
     std::uint64_t data_bytes = 0;     // the bytes that follow the header (all of them)
+    std::uint64_t array_bytes = 0;    // the bytes the shape and dtype need (<= data_bytes)
     bool text = false;                // descr is a little-endian unicode string "<U…"
 };
 
@@ -40,15 +41,22 @@ struct npy_header {
 npy_header read_npy_header(const byte_source& source, std::uint64_t size, const std::string& what);
 
 /// Reads the data that follows `header` as float32 (see the file comment).
-loaded_tensor read_npy_data(const npy_header& header, const byte_source& source, const std::string& what);
+/// With a `budget`, the tensor's float32 bytes are taken from it before anything is allocated.
+loaded_tensor read_npy_data(const npy_header& header, const byte_source& source, const std::string& what,
+                            read_budget* budget = nullptr);
 
 /// Reads the data that follows a "<U" `header` holding one string, as UTF-8.
 std::string read_npy_text(const npy_header& header, const byte_source& source, const std::string& what);
 
 /// A whole .npy: header, then data (a "<U" string is an unsupported dtype here).
-loaded_tensor read_npy(const byte_source& source, std::uint64_t size, const std::string& what);
+loaded_tensor read_npy(const byte_source& source, std::uint64_t size, const std::string& what,
+                       read_budget* budget = nullptr);
 loaded_tensor parse_npy(const void* bytes, std::size_t size, const std::string& what);
-loaded_tensor read_npy_file(const std::string& path, const std::string& what);
+/// A file that is not a regular one (a FIFO) is read whole first, up to max_stream_bytes.
+loaded_tensor read_npy_file(const std::string& path, const std::string& what, read_budget* budget = nullptr);
+
+/// The float32 bytes the tensor `header` declares will take once read.
+std::uint64_t npy_tensor_bytes(const npy_header& header);
 
 /// The .npy bytes of a float32 tensor ("<f4"), or of booleans ("|b1": 1 where the
 /// value is not 0) when `boolean`; `data` holds the product of `shape` values in

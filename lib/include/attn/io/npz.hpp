@@ -28,9 +28,18 @@ namespace attn {
 /// Errors: "<what>: cannot open: No such file or directory",
 /// "<what>: truncated (not a complete zip archive)", "<what>: not an .npz file (not a
 /// zip archive)", and a member's errors named after it: "<what>: w_q: unsupported dtype ...".
+/// Nothing is inflated before its member is known to be wanted, and a member's bytes
+/// (as its .npy header declares them) come out of `budget` before it is inflated; a
+/// member whose .npy header needs other than the bytes the zip directory says it holds
+/// is an error.
 std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std::string& what,
                                               std::map<std::string, std::string>* texts = nullptr,
-                                              const std::function<bool(const std::string&)>& wanted = {});
+                                              const std::function<bool(const std::string&)>& wanted = {},
+                                              read_budget* budget = nullptr);
+
+/// The names of the .npy members of an .npz (without ".npy"), from its zip directory
+/// alone: nothing is inflated.
+std::vector<std::string> npz_array_names(const std::string& path, const std::string& what);
 
 /// One array (or text) of an .npz to write.
 struct npz_member {

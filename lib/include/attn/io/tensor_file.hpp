@@ -9,7 +9,9 @@
 // Every error is one attn::error line that starts with the caller's `what`
 // ("--input x.json") and says what is wrong and where.
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,16 +30,51 @@ struct loaded_tensor {
     std::vector<std::size_t> first_non_finite;   // the index of the first one, if any
 };
 
+/// The bytes the tensors a run reads may fill (--max-memory), shared by every file of
+/// the run. Each reader takes a tensor's bytes as its header declares them (npy, npz) or
+/// as the file's size bounds them (JSON) before it allocates or inflates anything, so a
+/// file that would not fit is refused before it is read, not after.
+class read_budget {
+public:
+    static constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
+
+    explicit read_budget(std::uint64_t limit = unlimited) : limit_(limit), left_(limit) {}
+
+    /// Takes `bytes` for `what` ("--input x.npy"), which holds `holding` ("shape
+    /// [2,3] of float32"), or throws "<what>: <holding> needs 4.0 GiB, more than the
+    /// 100.0 MiB --max-memory allows (--max-memory none: no limit)".
+    void take(std::uint64_t bytes, const std::string& what, const std::string& holding);
+
+    /// Throws as take() would, without taking: for bytes held only while reading.
+    void check(std::uint64_t bytes, const std::string& what, const std::string& holding) const;
+
+    /// Gives back what take() took for a tensor no longer held.
+    void give_back(std::uint64_t bytes) { left_ = bytes > limit_ - left_ ? limit_ : left_ + bytes; }
+
+    std::uint64_t left() const { return left_; }
+    bool limited() const { return limit_ != unlimited; }
+
+private:
+    std::uint64_t limit_;
+    std::uint64_t left_;
+};
+
+/// What a file that is not a regular one (a FIFO, /dev/zero, a terminal) may give at
+/// most: its size is unknown until it ends, and /dev/zero never does.
+constexpr std::uint64_t max_stream_bytes = std::uint64_t(256) << 20;
+
 /// Reads one tensor; the extension picks the reader: .npy (NumPy) or .json
 /// (nested arrays). Errors: "<what>: cannot open: No such file or directory",
 /// "<what>: unknown file type '.txt'; expected .json (nested arrays) or .npy (NumPy)",
-/// and the readers' errors (json_tensor.hpp, npy.hpp).
-loaded_tensor read_tensor_file(const std::string& path, const std::string& what);
+/// and the readers' errors (json_tensor.hpp, npy.hpp). The tensor's bytes come out of
+/// `budget` when one is given.
+loaded_tensor read_tensor_file(const std::string& path, const std::string& what, read_budget* budget = nullptr);
 
 /// Reads a JSON object of named tensors, {"w_q": [[...]], "b_q": [...], ...}
 /// (keys in file order are not kept: the map sorts them). Errors name the key:
 /// "<what>: w_q: ragged nested arrays: ...".
-std::map<std::string, loaded_tensor> read_json_tensors(const std::string& path, const std::string& what);
+std::map<std::string, loaded_tensor> read_json_tensors(const std::string& path, const std::string& what,
+                                                       read_budget* budget = nullptr);
 
 /// A double as float32, as torch.tensor(list) and NumPy's astype make it on IEEE
 /// hardware: rounded to nearest; from the halfway point above FLT_MAX on, ±inf (1e39 -> inf).
@@ -52,10 +89,14 @@ using input_file = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
 input_file open_input_file(const std::string& path, const std::string& what);
 
 /// The whole file as text, or "<what>: cannot open: ..." / "<what>: cannot read: ...".
-std::string read_text_file(const std::string& path, const std::string& what);
+/// A regular file's size is checked against `budget` (when given) before it is read;
+/// any other file (a FIFO, /dev/zero) is read up to max_stream_bytes, and one that
+/// gives more is "<what>: not a regular file, and it gives more than 256.0 MiB".
+std::string read_text_file(const std::string& path, const std::string& what, const read_budget* budget = nullptr);
 
-/// `text` with control characters written as \u000a etc., so a name or a value
-/// quoted from a file keeps a message on one line.
+/// `text` with control characters (ANSI escapes, NUL, DEL) written as \x1b, \x00 etc.,
+/// so a name or a value quoted from a file keeps a message on one
+/// line, cannot recolour a terminal, and a NUL cannot cut the message short.
 std::string printable_text(const std::string& text);
 
 /// "[2,3]": a shape or an index as the messages write it ("[]" for none).

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# hardening.sh ATTN: issue 11's hostile inputs, each as the issue gives it: a crash, an
+# overflow, memory spent before --max-memory was checked, a limit that switches off, a
+# message with raw escapes. Each must be one `attn: error:` line with the right exit
+# code (2 for a bad flag, 1 for a bad file), quickly and without the memory it asks for.
+# The hostile files are made here, in a temporary directory (Python + NumPy for the npz).
+set -u
+attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/common.sh"
+py=/usr/bin/python3
+cd "$work"
+
+# limited RUN...: runs attn under an address-space limit ($limit_kb KiB, 2 GB unless a case
+# sets less), so memory spent before a refusal fails the test instead of passing slowly.
+limited() { (ulimit -v "${limit_kb:-2000000}"; "$attn" "$@") >"$work/out" 2>"$work/err"; rc=$?; }
+
+# expect_refusal NAME RC 'stderr first line' ARGS...: expect_error, under the limit.
+expect_refusal() {
+  local name=$1 want_rc=$2 want_msg=$3; shift 3
+  limited "$@"
+  local got_msg; got_msg=$(head -n 1 "$work/err")
+  if [ "$rc" -ne "$want_rc" ]; then fail "$name" "exit $rc, wanted $want_rc; stderr: $got_msg"
+  elif [ "$got_msg" != "$want_msg" ]; then fail "$name" "stderr: '$got_msg' wanted '$want_msg'"
+  else ok "$name"; fi
+}
+
+# --- 1. sizes that wrap before --batch is validated -------------------------------------
+echo '[[1,1,1]]' > m.json
+printf '[[1,1,1,1],[1,1,1,1],[1,1,1,1],[1,1,1,1]]' > m4.json
+# As written (the default limit, 80% of RAM): the memory estimate refuses them, exit 1.
+for args in "6148914691236517206 m.json" "4611686018427387904 m4.json"; do
+  set -- $args
+  limited trace --batch "$1" --mask-file "$2"
+  msg=$(head -n 1 "$work/err")
+  if [ "$rc" -eq 1 ] && [[ "$msg" == "attn: error: these sizes need more than 16 EiB but the limit is "*" (--max-memory); "* ]]; then
+    ok "--batch $1 --mask-file $2: refused by the estimate, no crash"
+  else fail "--batch $1 --mask-file $2: refused by the estimate, no crash" "exit $rc: $msg"; fi
+done
+expect_refusal "--batch 4611686018427387904 with a 4x4 mask under --max-memory 1GiB" 1 \
+  "attn: error: these sizes need more than 16 EiB but the limit is 1.0 GiB (--max-memory); the largest stages are input, projections, scores, scaled, mask, masked, softmax, context, concat, output at more than 16 EiB each, for [B,H,Sq,Sk] = [4611686018427387904,2,4,4]" \
+  trace --batch 4611686018427387904 --mask-file m4.json --max-memory 1GiB
+expect_refusal "--batch -1 with a mask file: a usage error, not out of memory" 2 \
+  "attn: error: --batch -1 must be at least 1" trace --batch -1 --mask-file m.json
+# With the limit off, what no machine can address is a usage error, before the mask is expanded.
+expect_refusal "--batch 6148914691236517206 with --max-memory none: a usage error" 2 \
+  "attn: error: these sizes make a tensor [B,H,Sq,Sk] = [6148914691236517206,2,1,3] of more than 128 TiB, more than a 64-bit machine can address; give smaller sizes" \
+  trace --batch 6148914691236517206 --mask-file m.json --max-memory none
+expect_refusal "--batch 4611686018427387904 with --max-memory 0: a usage error" 2 \
+  "attn: error: these sizes make a tensor [B,H,Sq,Sk] = [4611686018427387904,2,4,4] of more than 128 TiB, more than a 64-bit machine can address; give smaller sizes" \
+  trace --batch 4611686018427387904 --mask-file m4.json --max-memory 0
+
+# --- 2-3. npy headers: 30,000 brackets deep; a zero size beside overflowing ones ----------
+$py - <<'EOF'
+import struct
+def npy(name, shape_text, data=b""):
+    d = ("{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_text + ", }").encode() + b"\n"
+    open(name, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d + data if len(d) < 65536
+                           else b"\x93NUMPY\x02\x00" + struct.pack("<I", len(d)) + d + data)
+npy("deep.npy", "(" * 30000 + ")" * 30000)
+npy("zero.npy", "(0, 9000000162574, 9000001625749210)")
+EOF
+deep="attn: error: --input deep.npy: malformed .npy header: more than 64 nested brackets (header: {'descr': '<f4', 'fortran_order': False, 'shape': ((((((((((((((((((((((((((((((...)"
+expect_refusal "--input: an npy header 30,000 brackets deep" 1 "$deep" trace --input deep.npy
+$py -c "
+import zipfile; z = zipfile.ZipFile('deep.npz', 'w'); z.write('deep.npy', 'w_q.npy'); z.close()
+z = zipfile.ZipFile('deepx.npz', 'w'); z.write('deep.npy', 'input.x.npy'); z.close()"
+limited trace --params deep.npz
+check "--params: an npz member 30,000 brackets deep" grep -q "^attn: error: --params deep.npz: w_q: malformed .npy header: more than 64 nested brackets" err
+check "... exit 1" test "$rc" -eq 1
+limited trace --input deepx.npz
+check "--input: an npz member 30,000 brackets deep" grep -q "^attn: error: --input deepx.npz: input.x: malformed .npy header: more than 64 nested brackets" err
+expect_refusal "npy shape (0, 9000000162574, 9000001625749210): no signed overflow" 1 \
+  "attn: error: --input zero.npy: malformed .npy header: shape [0,9000000162574,9000001625749210] of float32 needs more bytes than any file holds" \
+  trace --input zero.npy
+
+# --- 7. memory spent before --max-memory is checked ----------------------------------------
+printf '[[1,1],[1,1]]' > m2.json
+limit_kb=300000 expect_refusal "--batch 100000000 with a 2-D mask file: refused before the mask is expanded" 1 \
+  "attn: error: these sizes need 61.5 GiB but the limit is 1.0 GiB (--max-memory); the largest stage is projections at 17.9 GiB, for [B,H,Sq,Sk] = [100000000,2,2,2]" \
+  trace --batch 100000000 --mask-file m2.json --max-memory 1GiB
+$py - <<'EOF'
+import io, zipfile
+import numpy as np
+def member(z, name, a):
+    b = io.BytesIO(); np.save(b, a); z.writestr(name + ".npy", b.getvalue())
+with zipfile.ZipFile("bomb.npz", "w", zipfile.ZIP_DEFLATED) as z:   # 1 MB holding 1 GiB
+    member(z, "input.x", np.zeros((256, 1024, 1024), np.float32))
+with zipfile.ZipFile("unused.npz", "w", zipfile.ZIP_DEFLATED) as z:  # 256 MiB nobody asks for
+    member(z, "input.x", np.ones((1, 4, 8), np.float32))
+    member(z, "other", np.zeros((64, 1024, 1024), np.float32))
+with zipfile.ZipFile("liar.npz", "w") as z:  # the header says 4 floats, the member holds 6
+    b = io.BytesIO(); np.save(b, np.ones((1, 2, 2), np.float32)); z.writestr("input.x.npy", b.getvalue() + b"\0" * 8)
+with zipfile.ZipFile("esc.npz", "w") as z:
+    member(z, "w\x1b[31mq", np.zeros((2, 2), np.float32))
+    member(z, "nul\x00name", np.zeros((2,), np.float32))
+EOF
+test "$(stat -c %s bomb.npz)" -lt 2000000 || fail "the zip bomb is under 2 MB"
+expect_refusal "a 1 MB zip bomb (a 1 GiB member) under --max-memory 100MiB: refused before inflating" 1 \
+  "attn: error: --input bomb.npz: input.x: shape [256,1024,1024] as float32 needs 1.0 GiB, more than the 100.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --input bomb.npz --max-memory 100MiB
+limit_kb=250000 limited trace --input unused.npz --max-memory 10MiB
+check "an unused 256 MiB npz member is not inflated (runs in 250 MB of address space, --max-memory 10MiB)" test "$rc" -eq 0
+expect_refusal "a member whose data disagrees with its npy header" 1 \
+  "attn: error: --input liar.npz: input.x: corrupt member: the zip directory says its data is 24 bytes, its .npy header's shape [1,2,2] needs 16" \
+  trace --input liar.npz
+ln -s /dev/zero devzero.json
+expect_refusal "a .json symlink to /dev/zero: capped, not read forever" 1 \
+  "attn: error: --input devzero.json: not a regular file, and it gives more than 256.0 MiB (the most attn reads from a pipe or device)" \
+  trace --input devzero.json
+ln -s /dev/zero devzero.npy
+limited trace --input devzero.npy
+check "a .npy symlink to /dev/zero: capped" grep -q "^attn: error: --input devzero.npy: not a regular file" err
+mkfifo fifo.json
+(timeout 20 sh -c "printf '[[[1,2],[3,4]]]' > fifo.json") &
+limited trace --input fifo.json --format json
+check "a FIFO of a small tensor is still read" test "$rc" -eq 0
+wait
+$py -c "open('bad.json','w').write('[' + 'NaN,' * (5 * 1024 * 1024) + ']')"  # 20 MB, malformed at the end
+limit_kb=400000 expect_refusal "a malformed 20 MB JSON: parsed in 400 MB of address space (447 MB RSS before), its error at the end" 1 \
+  "attn: error: --input bad.json: line 1, column 20971522: unexpected ']'; expected '[', '{', or a literal" \
+  trace --input bad.json
+expect_refusal "a 20 MB JSON under --max-memory 1MiB: refused by its size before parsing" 1 \
+  "attn: error: --input bad.json: its text needs 20.0 MiB, more than the 1.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --input bad.json --max-memory 1MiB
+
+# --- 8. --max-memory takes sizes; 0 and none switch it off -------------------------------
+for bad in -1 -5GiB 18446744073709551616 99999999999999999999 abc ''; do
+  run trace --max-memory "$bad"
+  msg=$(head -n 1 "$work/err")
+  if [ "$rc" -eq 2 ] && [[ "$msg" == "attn: error: --max-memory "* ]] && [[ "$msg" != *18446744073709551611* ]]; then
+    ok "--max-memory '$bad' is a usage error"
+  else fail "--max-memory '$bad' is a usage error" "exit $rc: $msg"; fi
+done
+expect_ok "--max-memory 0: no limit" trace --max-memory 0
+expect_ok "--max-memory none: no limit" trace --max-memory none
+expect_ok "--max-memory NONE: no limit" trace --max-memory NONE
+expect_error "--max-memory below the estimate refuses" 1 \
+  "attn: error: these sizes need 1.0 GiB but the limit is 1000.0 MiB (--max-memory); the largest stages are scores, scaled, masked, softmax at 256.0 MiB each, for [B,H,Sq,Sk] = [2,8,2048,2048]" \
+  trace --batch 2 --seq 2048 --heads 8 --d-model 64 --mask causal --max-memory 1000MiB
+
+# --- 9. parsing and messages --------------------------------------------------------------
+run trace --params esc.npz
+check "a --params npz member name: ESC escaped" grep -qF "unexpected array 'w\\x1b[31mq'" err
+check "... no raw ESC on stderr" sh -c "! grep -q $'\\x1b' '$work/err'"
+$py -c "import json; open('esc.json','w').write(json.dumps({'w\x1b[31mq\x00z': [[1.0]]}))"
+run trace --params esc.json
+check "a --params JSON key: ESC and NUL escaped, the message whole" \
+  grep -qF "unexpected array 'w\\x1b[31mq\\x00z' (expected w_q b_q w_k b_k w_v b_v w_o b_o)" err
+expect_error "--d-model 2^63 is refused, not clamped" 2 \
+  "attn: error: --d-model 9223372036854775808: expected a whole number from -9223372036854775808 to 9223372036854775807" \
+  trace --d-model 9223372036854775808
+expect_error "--window 2^63 is refused, not clamped" 2 \
+  "attn: error: --window 9223372036854775808: expected a whole number from -9223372036854775808 to 9223372036854775807" \
+  trace --mask window --window 9223372036854775808
+expect_error "--lengths 2^63 is refused, not clamped" 2 \
+  "attn: error: --lengths 9223372036854775808: expected a whole number from -9223372036854775808 to 9223372036854775807" \
+  trace --mask padding --lengths 9223372036854775808
+expect_error "--mask-seed 2^64 is refused, as --seed" 2 \
+  "attn: error: --mask-seed 18446744073709551616: expected a whole number from -9223372036854775808 to 18446744073709551615" \
+  trace --mask random --mask-seed 18446744073709551616
+expect_error "--dropout-seed 2^64 is refused, as --seed" 2 \
+  "attn: error: --dropout-seed 18446744073709551616: expected a whole number from -9223372036854775808 to 18446744073709551615" \
+  trace --dropout-seed 18446744073709551616
+expect_error "--batch '' is a usage error" 2 "attn: error: --batch given without a value; expected a whole number" trace --batch ''
+expect_error "--mask-keep '' is a usage error" 2 "attn: error: --mask-keep given without a value; expected a number" \
+  trace --mask random --mask-keep ''
+expect_error "--lengths '' is a usage error" 2 \
+  "attn: error: --lengths given without a value; expected whole numbers joined by commas, such as 5,3" \
+  trace --mask padding --lengths ''
+expect_error "--lengths , does not quote the next flag" 2 \
+  "attn: error: --lengths given without a value; expected whole numbers joined by commas, such as 5,3" \
+  trace --lengths , --mask padding --batch 2
+expect_error "--precision abc expects a whole number" 2 \
+  "attn: error: --precision abc: expected a whole number from 0 to 12" trace --precision abc
+
+finish
