@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -255,8 +254,6 @@ attn::warning_list render_kept(const std::string& format, const attn::config& c,
         attn::render_html(t, view, out);
     else if (format == "torch")
         attn::render_torch(t, view, out);
-    else if (format == "npz")
-        attn::render_npz(t, view, out);
     else if (view.row)  // the table format with --row: one query's row as bars
         attn::render_row(t, view, out);
     else
@@ -264,10 +261,19 @@ attn::warning_list render_kept(const std::string& format, const attn::config& c,
     return t.warnings;
 }
 
-/// Renders the run in `format` to `out`: json and jsonl stream each stage as it is computed.
+/// Renders the run in `format` to `out` (errors name `what`): json, jsonl and npz
+/// stream each stage as it is computed, the rest render a whole trace.
 attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
                         const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out,
-                        progress_line& progress) {
+                        const std::string& what, progress_line& progress) {
+    if (format == "npz") {
+        attn::npz_writer zip(out, what);
+        attn::npz_stream npz(c, view, zip);
+        progress_sink told(npz, progress);
+        const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
+        npz.finish();
+        return warnings;
+    }
     if (format != "json" && format != "jsonl") return render_kept(format, c, in, plan, view, out, progress);
     attn::json_stream json(c, view, out, format == "jsonl");
     progress_sink told(json, progress);
@@ -287,20 +293,6 @@ std::uint64_t expected_output_bytes(const attn::config& c, const std::string& fo
         if (view.shows(s.stage)) bytes += s.bytes;
     return format == "npz" ? bytes : bytes / 4 * 11;
 }
-
-/// --format npz, streamed into an archive written at `path` (a temporary file: the
-/// caller renames or copies it).
-attn::warning_list emit_npz(const std::string& path, const std::string& what, const attn::config& c,
-                            const attn::inputs& in, const attn::stage_plan& plan, const attn::render_options& view,
-                            progress_line& progress) {
-    attn::npz_file_writer zip(path, what);
-    attn::npz_stream npz(c, view, zip);
-    progress_sink told(npz, progress);
-    const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
-    npz.finish();
-    return warnings;
-}
-
 
 void run_trace(const trace_options& o, const flag_given& given) {
     if (o.format == "npz" && o.out.empty() && isatty(STDOUT_FILENO))
@@ -328,18 +320,6 @@ void run_trace(const trace_options& o, const flag_given& given) {
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
     attn::plan_memory(c, plan, !streams(o.format), limit, o.block_rows);
     if (o.threads != 0) attn::set_thread_count(o.threads);
-    // npz goes out whole members at a time (npz_writer.hpp) when the stages it shows fit in
-    // memory; else (or with --block-rows) in rows through a temporary archive
-    bool npz_in_rows = o.format == "npz" && o.block_rows != 0;
-    if (o.format == "npz" && !npz_in_rows) {
-        attn::stage_plan kept = plan;
-        try {
-            attn::plan_memory(c, kept, true, limit);
-            plan = kept;
-        } catch (const attn::error&) {
-            npz_in_rows = true;
-        }
-    }
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).
     const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : attn::prepare_output(o.out, "--out " + o.out);
@@ -348,20 +328,8 @@ void run_trace(const trace_options& o, const flag_given& given) {
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
     progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, o.format, view));
-    attn::warning_list warnings;
-    if (o.format == "npz" && !npz_in_rows) {  // every stage it shows held, then written to `out` (npz_writer)
-        warnings = render_kept(o.format, c, in, plan, view, out, progress);
-    } else if (o.format == "npz") {
-        // too large to hold: streamed by name into a temporary archive (a block of rows at a
-        // time), then copied out
-        const attn::temporary_file temp;
-        warnings = emit_npz(temp.path, o.out.empty() ? "standard output" : "--out " + o.out, c, in, plan, view,
-                            progress);
-        std::ifstream archive(temp.path, std::ios::binary);
-        out << archive.rdbuf();
-    } else {
-        warnings = emit(o.format, c, in, plan, view, out, progress);
-    }
+    const attn::warning_list warnings =
+        emit(o.format, c, in, plan, view, out, o.out.empty() ? "standard output" : "--out " + o.out, progress);
     if (file) file->commit();
     else std::cout.flush();  // standard_output.hpp: a write error throws
     progress.finish();

@@ -45,8 +45,39 @@ check "bash completion loads: complete -F _attn attn" grep -qx 'complete -F _att
 check "bash completion: attn tr<Tab> -> trace" grep -qx 'trace' <<<"$out"
 check "bash completion: attn trace --max-mem<Tab> -> --max-memory" grep -qx -- '--max-memory' <<<"$out"
 check "bash completion: attn exercise s<Tab> -> show" grep -qx 'show' <<<"$out"
-command -v zsh >/dev/null && check "zsh completion parses" zsh -n "$prefix/share/zsh/vendor-completions/_attn"
-command -v fish >/dev/null && check "fish completion parses" fish -n "$prefix/share/fish/vendor_completions.d/attn.fish"
+# zsh completion: _attn run with the completion system's compadd and _files stubbed to
+# print what they are given (words, CURRENT and PREFIX set as zsh's completion sets them).
+zsh_complete() {  # zsh_complete PREFIX WORD...: the candidates _attn offers for the last word
+  local prefix_word=$1; shift
+  PATH="$prefix/bin:$PATH" zsh -f -c '
+    compadd() { [[ $1 == -a ]] && print -rl -- "${(@P)2}"; }
+    _files() { print -r -- "(files)"; }
+    file=$1 PREFIX=$2; shift 2
+    words=("$@") CURRENT=$#
+    source "$file"' _ "$prefix/share/zsh/vendor-completions/_attn" "$prefix_word" "$@" 2>&1
+}
+if command -v zsh >/dev/null; then
+  check "zsh completion parses" zsh -n "$prefix/share/zsh/vendor-completions/_attn"
+  check "zsh completion: attn tr<Tab> -> trace" grep -qx 'trace' <<<"$(zsh_complete tr attn tr)"
+  check "zsh completion: attn trace --max-mem<Tab> -> --max-memory" \
+    grep -qx -- '--max-memory' <<<"$(zsh_complete --max-mem attn trace --max-mem)"
+  check "zsh completion: attn exercise s<Tab> -> show" grep -qx 'show' <<<"$(zsh_complete s attn exercise s)"
+  check "zsh completion: attn trace --input <Tab> -> files" grep -qx '(files)' <<<"$(zsh_complete '' attn trace --input '')"
+else
+  ok "zsh completion (skipped: no zsh here)"
+fi
+# fish completion: fish's own `complete -C` asks it, as a Tab would.
+fish_complete() { PATH="$prefix/bin:$PATH" fish --no-config -c 'source $argv[1]; complete -C $argv[2]' \
+                    "$prefix/share/fish/vendor_completions.d/attn.fish" "$1" 2>&1 | cut -f1; }
+if command -v fish >/dev/null; then
+  check "fish completion parses" fish -n "$prefix/share/fish/vendor_completions.d/attn.fish"
+  check "fish completion: attn tr<Tab> -> trace" grep -qx 'trace' <<<"$(fish_complete 'attn tr')"
+  check "fish completion: attn trace --max-mem<Tab> -> --max-memory" \
+    grep -qx -- '--max-memory' <<<"$(fish_complete 'attn trace --max-mem')"
+  check "fish completion: attn exercise s<Tab> -> show" grep -qx 'show' <<<"$(fish_complete 'attn exercise s')"
+else
+  ok "fish completion (skipped: no fish here)"
+fi
 
 # The installed attn reads the installed share/attn, not the source tree's: with one
 # exercise removed from the prefix, it lists one fewer.

@@ -7,6 +7,7 @@
 // loads our archives is checked by tests/io/numpy_reads_npz.py from the CLI tests.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -23,6 +24,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/npz.hpp"
+#include "attn/io/npz_writer.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/io/tensor_file.hpp"
 
@@ -264,5 +266,64 @@ TEST_SUITE("npz") {
         std::ostringstream stream;  // cannot seek back: a pipe would not either
         attn::write_npz(stream, "--out -", members);
         CHECK(stream.str() == file_bytes(dir / "t.npz"));
+    }
+
+    TEST_CASE("an array written in pieces: a data descriptor after its bytes, read back the same") {
+        scratch_dir dir;
+        const std::vector<float> weights{0.25f, 0.75f, 1.0f, 0.5f, -inf, 2.0f};
+        const std::vector<float> mask{1, 0, 0, 1};
+        std::ostringstream stream;  // cannot seek back: a pipe would not either
+        attn::npz_writer zip(stream, "--out -");
+        zip.begin_array("softmax.weights", {2, 3}, false);
+        zip.write(weights.data(), 1);  // pieces that cut a row, as blocks of rows may not
+        zip.write(weights.data() + 1, 4);
+        zip.write(weights.data() + 5, 1);
+        zip.end_array();
+        zip.begin_array("mask.mask", {2, 2}, true);
+        zip.write(mask.data(), 4);
+        zip.end_array();
+        zip.add(attn::npz_member::text_member("config", config_text));
+        zip.finish();
+        const std::string archive = stream.str();
+        std::ofstream(dir / "t.npz", std::ios::binary) << archive;
+
+        std::map<std::string, std::string> texts;
+        const auto back = attn::read_npz(dir / "t.npz", "t.npz", &texts);
+        REQUIRE(back.size() == 2);
+        check_equal(values_of(back.at("softmax.weights")), weights);
+        CHECK(back.at("softmax.weights").shape == std::vector<std::size_t>{2, 3});
+        CHECK(back.at("mask.mask").boolean);
+        CHECK(values_of(back.at("mask.mask")) == mask);
+        CHECK(texts.at("config") == config_text);
+        // stored whole: the member's bytes are write_npy's, then the descriptor
+        // "PK\x07\x08", its CRC-32 and two 4-byte sizes
+        const std::string npy = npy_bytes(weights, {2, 3}, false);
+        const std::size_t at = archive.find(npy);
+        REQUIRE(at != std::string::npos);
+        CHECK(archive.compare(at + npy.size(), 4, std::string("PK\x07\x08", 4)) == 0);
+        std::uint32_t size = 0;
+        std::memcpy(&size, archive.data() + at + npy.size() + 8, 4);
+        CHECK(size == npy.size());
+        // flag bit 3 in the local header (offset 6) of the first member
+        CHECK((static_cast<unsigned char>(archive[6]) & 0x08) != 0);
+    }
+
+    TEST_CASE("an array in pieces: too many elements, too few, or another member while it is open") {
+        std::ostringstream stream;
+        attn::npz_writer zip(stream, "--out t.npz");
+        const std::vector<float> v(8, 1.0f);
+        zip.begin_array("a", {2, 2}, false);
+        zip.write(v.data(), 3);
+        CHECK_THROWS_WITH_AS(zip.write(v.data(), 2), "--out t.npz: more elements than the array's shape holds",
+                             attn::error);
+        CHECK_THROWS_WITH_AS(zip.end_array(), "--out t.npz: an array ended before all its elements were written",
+                             attn::error);
+        CHECK_THROWS_WITH_AS(zip.begin_array("b", {1}, false), "--out t.npz: b added while a.npy is still being written",
+                             attn::error);
+        CHECK_THROWS_WITH_AS(zip.finish(), "--out t.npz: the archive ended while a.npy was still being written",
+                             attn::error);
+        zip.write(v.data(), 1);
+        CHECK_NOTHROW(zip.end_array());
+        CHECK_THROWS_WITH_AS(zip.begin_array("a", {1}, false), "--out t.npz: two .npz members are named a", attn::error);
     }
 }

@@ -17,12 +17,15 @@ constexpr std::uint32_t central_header_signature = 0x02014b50;
 constexpr std::uint32_t end_signature = 0x06054b50;
 constexpr std::uint32_t zip64_end_signature = 0x06064b50;
 constexpr std::uint32_t zip64_locator_signature = 0x07064b50;
+constexpr std::uint32_t data_descriptor_signature = 0x08074b50;
+constexpr std::uint16_t data_descriptor_flag = 1u << 3;
 constexpr std::uint16_t zip64_extra_id = 0x0001;
 constexpr std::uint16_t version_plain = 20, version_zip64 = 45;
 constexpr std::uint16_t utf8_names = 1u << 11;
 constexpr std::uint16_t dos_date_1980_01_01 = (0 << 9) | (1 << 5) | 1;  // the first DOS date: no clock in the file
 constexpr std::uint32_t max32 = 0xffffffffu;
 constexpr std::uint16_t max16 = 0xffffu;
+constexpr std::size_t cache_piece_bytes = 256 * 1024;  // CRC'd then written: fits in L2
 
 void le(std::string& b, std::uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -35,6 +38,16 @@ std::uint16_t name_flags(const std::string& name) {
     return std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })
                ? utf8_names
                : 0;
+}
+
+std::uint32_t crc32_of(std::uint32_t crc, const char* bytes, std::size_t size) {
+    while (size > 0) {  // zlib takes unsigned lengths
+        const uInt n = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
+        crc = static_cast<std::uint32_t>(crc32(crc, reinterpret_cast<const Bytef*>(bytes), n));
+        bytes += n;
+        size -= n;
+    }
+    return crc;
 }
 
 std::uint64_t member_bytes(const npz_member& m) {
@@ -66,45 +79,50 @@ void npz_writer::check(const npz_member& m) const {
     if (!m.is_text && elements > 0 && m.data == nullptr) throw error(what_ + ": " + m.name + " has no data");
 }
 
-void npz_writer::add(const npz_member& m) {
-    check(m);
-    names_.insert(m.name);
-    entry e;
-    e.name = m.name + ".npy";
-    e.offset = written_;
-    e.size = member_bytes(m);
-    uLong crc = crc32(0L, Z_NULL, 0);  // a first pass over the bytes, so the header is whole
-    write_member(m, [&](const char* bytes, std::size_t size) {
-        while (size > 0) {
-            const uInt n = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
-            crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes), n);
-            bytes += n;
-            size -= n;
-        }
-    });
-    e.crc = static_cast<std::uint32_t>(crc);
+void npz_writer::claim(const std::string& name) {
+    if (is_open_) throw error(what_ + ": " + name + " added while " + open_.name + " is still being written");
+    if (name.empty()) throw error(what_ + ": an .npz member needs a name");
+    if (!names_.insert(name).second) throw error(what_ + ": two .npz members are named " + name);
+}
 
+/// The local header: complete, or (e.descriptor) with CRC and sizes left for the data
+/// descriptor, as zipfile writes them: zero, or 0xffffffff with a zip64 extra of zeros.
+void npz_writer::put_local_header(const entry& e) {
     const bool zip64 = e.size >= max32;
+    const std::uint64_t size = e.descriptor ? 0 : e.size;
     std::string h;
     u32(h, local_header_signature);
     u16(h, zip64 ? version_zip64 : version_plain);
-    u16(h, name_flags(e.name));
+    u16(h, name_flags(e.name) | (e.descriptor ? data_descriptor_flag : 0));
     u16(h, 0);  // stored, as np.savez
     u16(h, 0);  // 00:00
     u16(h, dos_date_1980_01_01);
     u32(h, e.crc);
-    u32(h, zip64 ? max32 : e.size);  // compressed
-    u32(h, zip64 ? max32 : e.size);  // uncompressed
+    u32(h, zip64 ? max32 : size);  // compressed
+    u32(h, zip64 ? max32 : size);  // uncompressed
     u16(h, e.name.size());
     u16(h, zip64 ? 20 : 0);
     h += e.name;
     if (zip64) {
         u16(h, zip64_extra_id);
         u16(h, 16);
-        u64(h, e.size);
-        u64(h, e.size);
+        u64(h, size);
+        u64(h, size);
     }
     put(h);
+}
+
+void npz_writer::add(const npz_member& m) {
+    check(m);
+    claim(m.name);
+    entry e;
+    e.name = m.name + ".npy";
+    e.offset = written_;
+    e.size = member_bytes(m);
+    std::uint32_t crc = 0;  // a first pass over the bytes, so the header is whole
+    write_member(m, [&](const char* bytes, std::size_t size) { crc = crc32_of(crc, bytes, size); });
+    e.crc = crc;
+    put_local_header(e);
     std::uint64_t sent = 0;
     write_member(m, [&](const char* bytes, std::size_t size) {
         out_.write(bytes, static_cast<std::streamsize>(size));
@@ -116,7 +134,54 @@ void npz_writer::add(const npz_member& m) {
     entries_.push_back(std::move(e));
 }
 
+void npz_writer::begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean) {
+    claim(name);
+    open_ = entry{};
+    open_.name = name + ".npy";
+    open_.offset = written_;
+    open_.size = npy_size(shape, boolean);
+    open_.descriptor = true;
+    put_local_header(open_);
+    const std::string header = npy_header_bytes(shape, boolean);
+    open_.crc = crc32_of(0, header.data(), header.size());
+    put(header);
+    open_boolean_ = boolean;
+    open_remaining_ = 1;
+    for (const std::size_t s : shape) open_remaining_ *= s;
+    is_open_ = true;
+}
+
+void npz_writer::write(const float* values, std::size_t count) {
+    if (!is_open_) throw error(what_ + ": elements written with no array open");
+    if (count > open_remaining_) throw error(what_ + ": more elements than the array's shape holds");
+    write_npy_elements(values, count, open_boolean_, [&](const char* bytes, std::size_t size) {
+        for (std::size_t done = 0; done < size;) {  // each piece CRC'd, then written while still in cache
+            const std::size_t n = std::min(size - done, cache_piece_bytes);
+            open_.crc = crc32_of(open_.crc, bytes + done, n);
+            out_.write(bytes + done, static_cast<std::streamsize>(n));
+            done += n;
+        }
+        written_ += size;
+    });
+    open_remaining_ -= count;
+}
+
+void npz_writer::end_array() {
+    if (!is_open_ || open_remaining_ != 0)
+        throw error(what_ + ": an array ended before all its elements were written");
+    if (written_ - open_.offset < open_.size) throw error(what_ + ": " + open_.name + ": fewer bytes than its shape");
+    std::string d;  // the data descriptor: 8-byte sizes when the local header has a zip64 extra
+    u32(d, data_descriptor_signature);
+    u32(d, open_.crc);
+    le(d, open_.size, open_.size >= max32 ? 8 : 4);  // compressed
+    le(d, open_.size, open_.size >= max32 ? 8 : 4);  // uncompressed
+    put(d);
+    entries_.push_back(std::move(open_));
+    is_open_ = false;
+}
+
 void npz_writer::finish() {
+    if (is_open_) throw error(what_ + ": the archive ended while " + open_.name + " was still being written");
     const std::uint64_t directory_at = written_;
     std::string d;
     for (const entry& e : entries_) {
@@ -130,7 +195,7 @@ void npz_writer::finish() {
         u32(d, central_header_signature);
         u16(d, (big || far) ? version_zip64 : version_plain);  // made by: MS-DOS attributes, as minizip
         u16(d, (big || far) ? version_zip64 : version_plain);
-        u16(d, name_flags(e.name));
+        u16(d, name_flags(e.name) | (e.descriptor ? data_descriptor_flag : 0));
         u16(d, 0);
         u16(d, 0);
         u16(d, dos_date_1980_01_01);

@@ -1,17 +1,10 @@
 #include "attn/render/render_npz.hpp"
 
-#include <cstdio>
-#include <cstdlib>
-
-#include <unistd.h>
-
 #include <list>
 #include <vector>
 
 #include "attn/compute/error.hpp"
 #include "attn/io/npz.hpp"
-#include "attn/io/temporary_files.hpp"
-#include "attn/io/npz_file_writer.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/selection.hpp"
 
@@ -52,22 +45,7 @@ void collect_members(const trace& t, const render_options& options, archive_memb
 
 }  // namespace
 
-temporary_file::temporary_file() {
-    const char* dir = std::getenv("TMPDIR");
-    std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/attn-npz-XXXXXX";
-    const int fd = mkstemp(pattern.data());
-    if (fd < 0) throw error("cannot create a temporary file for the npz archive in " + pattern);
-    close(fd);
-    path = pattern;
-    slot = register_temporary_file(path);  // removed on a signal too
-}
-
-temporary_file::~temporary_file() {
-    unregister_temporary_file(slot);
-    std::remove(path.c_str());
-}
-
-npz_stream::npz_stream(const config& c, const render_options& options, npz_file_writer& zip)
+npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
     : cfg_(c), options_(options), zip_(zip) {}
 
 void npz_stream::stage_done(const trace&, const stage& s) {
@@ -124,9 +102,9 @@ void npz_stream::stage_end(const trace&, const stage&) {
 }
 
 void npz_stream::finish() {
-    zip_.text("config", config_to_json(cfg_).dump());
-    if (has_view(options_)) zip_.text("selection", selection_to_json(options_).dump());
-    zip_.close();
+    zip_.add(npz_member::text_member("config", config_to_json(cfg_).dump()));
+    if (has_view(options_)) zip_.add(npz_member::text_member("selection", selection_to_json(options_).dump()));
+    zip_.finish();
 }
 
 void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what) {

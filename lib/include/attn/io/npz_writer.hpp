@@ -3,10 +3,13 @@
 // without seeking: to a file, a pipe, a device or standard output alike, with no
 // temporary file. A streamed run adds each stage's tensors as the stage is computed.
 //
-// Each member's CRC-32 is computed from its bytes before they are written, so every
-// local header is complete (no data descriptors), as np.savez writes them; the
-// central directory follows the last member. zip64 records are written where a size
-// or offset needs them (a member, an archive or a directory of 4 GiB or more, or
+// A whole member (add) has its CRC-32 computed from its bytes before they are written,
+// so its local header is complete, as np.savez writes them. A member that comes in
+// pieces (begin_array, write, end_array: a stage handed on a block of rows at a time)
+// has a local header that says "CRC and sizes follow the data" (general purpose flag
+// bit 3) and a data descriptor after its bytes, as Python's zipfile writes to a pipe.
+// The central directory follows the last member. zip64 records are written where a
+// size or offset needs them (a member, an archive or a directory of 4 GiB or more, or
 // 65535 members or more).
 #include <cstdint>
 #include <ostream>
@@ -28,6 +31,11 @@ public:
     void check(const npz_member& m) const;
     /// Appends one member (check()ed first).
     void add(const npz_member& m);
+    /// Appends one array in pieces: its header now, then write() its elements in C order,
+    /// `count` at a time, then end_array() once all of `shape`'s elements are written.
+    void begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean);
+    void write(const float* values, std::size_t count);
+    void end_array();
     /// Writes the central directory: the archive is complete. Add nothing after.
     void finish();
 
@@ -37,14 +45,22 @@ private:
         std::uint32_t crc = 0;
         std::uint64_t size = 0;  // stored: the same compressed and not
         std::uint64_t offset = 0;
+        bool descriptor = false;  // CRC and sizes after the data (flag bit 3)
     };
     void put(const std::string& bytes);
+    void put_local_header(const entry& e);
+    void claim(const std::string& name);
 
     std::ostream& out_;
     std::string what_;
     std::vector<entry> entries_;
     std::set<std::string> names_;
     std::uint64_t written_ = 0;
+    // the array begin_array opened: its entry, running CRC-32, type and elements still due
+    entry open_;
+    bool open_boolean_ = false;
+    std::uint64_t open_remaining_ = 0;
+    bool is_open_ = false;
 };
 
 }  // namespace attn

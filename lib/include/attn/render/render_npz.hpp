@@ -13,7 +13,7 @@
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/io/npz.hpp"
-#include "attn/io/npz_file_writer.hpp"
+#include "attn/io/npz_writer.hpp"
 #include "attn/render/render_options.hpp"
 #include "attn/render/selection.hpp"
 
@@ -28,11 +28,12 @@ void render_npz(const trace& t, const render_options& options, std::ostream& out
 
 /// --format npz written as the stages come (a stage_sink): each shown tensor an array
 /// of `zip` as soon as its stage is complete, the [B,H,Sq,Sk] ones row by row when they
-/// come in rows; finish() adds "config" (and "selection") and closes the archive. The
-/// archive holds what render_npz writes for the same stages.
+/// come in rows; finish() adds "config" (and "selection") and ends the archive. The
+/// archive holds the arrays render_npz writes for the same stages (each with a data
+/// descriptor: npz_writer.hpp), so nothing is held to the end and nothing is seeked.
 class npz_stream : public stage_sink {
 public:
-    npz_stream(const config& c, const render_options& options, npz_file_writer& zip);
+    npz_stream(const config& c, const render_options& options, npz_writer& zip);
 
     void stage_done(const trace& so_far, const stage& s) override;
     bool takes_rows() const override { return true; }
@@ -46,21 +47,12 @@ private:
 
     const config& cfg_;
     const render_options& options_;
-    npz_file_writer& zip_;
+    npz_writer& zip_;
     bool open_ = false;
     std::string stage_name_;
     std::vector<tensor> heads_;
     std::ptrdiff_t array_ = -1;  // the tensor whose rows are being written
     tensor_selection selection_;
-};
-
-/// A temporary file, removed when this goes out of scope (for an npz archive bound
-/// for standard output: a zip is written by name, then copied).
-struct temporary_file {
-    std::string path;
-    int slot = -1;  // in temporary_files.hpp's list
-    temporary_file();
-    ~temporary_file();
 };
 
 }  // namespace attn
