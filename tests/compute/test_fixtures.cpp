@@ -260,7 +260,9 @@ void check_tensor(const attn::tensor& actual, const json& expected, const std::s
 void check_stages(const std::string& name, const json& doc, const attn::trace& tr) {
     const json& stages = doc.at("stages");
 
-    for (const auto& [stage_name, tensors] : stages.items()) {
+    for (const auto& item : stages.items()) {
+        const std::string stage_name = item.key();  // not a structured binding: doctest's
+        const json& tensors = item.value();         // messages capture it in a lambda (clang)
         const attn::stage* st = tr.find(stage_name);
         CHECK_MESSAGE(st != nullptr, name << ": stage \"" << stage_name << "\" is missing");
         if (st == nullptr) continue;

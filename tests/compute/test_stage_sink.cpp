@@ -127,9 +127,10 @@ TEST_SUITE("stage_sink") {
                 plan.layout = attn::plane_layout::in_rows;
                 plan.block_rows = rows;
                 const recorder blocked = record(c, in, plan, true);
-                for (const auto& [key, bits] : blocked.got) {
+                for (const auto& got : blocked.got) {
+                    const auto& key = got.first;  // CAPTURE takes no structured binding (clang)
                     CAPTURE(key);
-                    CHECK(bits == whole.got.at(key));
+                    CHECK(got.second == whole.got.at(key));
                 }
                 CHECK(blocked.order == (names.empty() ? whole.order : names));
             }

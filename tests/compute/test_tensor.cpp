@@ -140,7 +140,7 @@ TEST_CASE("the stage tensors share storage exactly where PyTorch's do") {
                 const auto& expected = c.at("stages").at(std::string(s.name())).at(x.name).at("storage");
                 if (expected.is_null()) {  // storage of its own: no earlier stage tensor has it
                     CHECK_FALSE(x.is_view());
-                    for (const auto& [earlier, other] : by_path) CHECK_MESSAGE(other->storage != x.storage, earlier);
+                    for (const auto& entry : by_path) CHECK_MESSAGE(entry.second->storage != x.storage, entry.first);
                 } else {
                     const std::string owner = expected.get<std::string>();
                     CHECK(x.view_of == owner);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses, each for SECONDS, on a copy of its seed corpus.
 #   tests/fuzz/run.sh SECONDS [HARNESS...]     (json npy npz params flags; default: all)
-# Env: ATTN_FUZZ_BUILD  the ATTN_FUZZ build folder (default build-fuzz; configured and built
-#                       when missing: CC=clang CXX=clang++ cmake -DATTN_FUZZ=ON)
+# Env: ATTN_FUZZ_BUILD  the ATTN_FUZZ build folder (default build-san; configured and built
+#                       when missing: CC=clang CXX=clang++ cmake -DATTN_FUZZ=ON, as README)
 #      ATTN_FUZZ_WORK   where corpora grow and crashes land (default: a new temp folder)
 #      ATTN_FUZZ_JOBS   harnesses run at once (default 1)
 #      ATTN_FUZZ_MAX_LEN   -max_len (default 65536: inputs beyond libFuzzer's 4096 default, and 16 KB)
@@ -16,14 +16,15 @@ seconds="${1:?usage: tests/fuzz/run.sh SECONDS [json npy npz params flags]}"
 shift
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=(json npy npz params flags)
-build="${ATTN_FUZZ_BUILD:-$root/build-fuzz}"
+build="${ATTN_FUZZ_BUILD:-$root/build-san}"
 work="${ATTN_FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/attn-fuzz.XXXXXX")}"
 mkdir -p "$work"
 jobs="${ATTN_FUZZ_JOBS:-1}"
 max_len="${ATTN_FUZZ_MAX_LEN:-65536}"
 
 if [ ! -x "$build/tests/fuzz/fuzz_json" ]; then
-  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DATTN_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DATTN_FUZZ=ON -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE=-O1 >/dev/null
 fi
 cmake --build "$build" -j2 --target fuzz >/dev/null
 

@@ -243,7 +243,9 @@ TEST_SUITE("json_tensor") {
         const auto params = attn::read_json_tensors(io_dir + "params.json", "--params params.json");
         const auto npz = attn::read_npz(io_dir + "params.npz", "--params params.npz");
         REQUIRE(params.size() == 8);
-        for (const auto& [name, t] : npz) {
+        for (const auto& entry : npz) {  // no structured binding: CAPTURE's lambda (clang) cannot take one
+            const std::string& name = entry.first;
+            const auto& t = entry.second;
             CAPTURE(name);
             REQUIRE(params.count(name) == 1);
             check_same(params.at(name), t);

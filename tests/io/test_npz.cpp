@@ -83,7 +83,9 @@ TEST_SUITE("npz") {
         std::vector<std::string> names;
         for (const auto& [name, t] : stored) names.push_back(name);
         CHECK(names == std::vector<std::string>{"b_k", "b_o", "b_q", "b_v", "w_k", "w_o", "w_q", "w_v"});
-        for (const auto& [name, t] : stored) {
+        for (const auto& entry : stored) {  // no structured binding: CAPTURE's lambda (clang) cannot take one
+            const std::string& name = entry.first;
+            const auto& t = entry.second;
             CAPTURE(name);
             CHECK(t.shape == (name[0] == 'w' ? std::vector<std::size_t>{8, 8} : std::vector<std::size_t>{8}));
             CHECK_FALSE(t.boolean);

@@ -1,5 +1,6 @@
 // The JSON "data" writer (json_numbers.hpp): nesting as tensor.tolist(), read through strides,
 // the same bytes on one thread as on several, across blocks of rows that end mid-axis.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -58,5 +59,33 @@ TEST_SUITE("json numbers") {
         CHECK(one == nested(storage.data(), shape, strides));
         CHECK(data_text(storage, shape, strides, 2) == one);
         CHECK(data_text(storage, shape, strides, 3) == one);
+    }
+
+    TEST_CASE("rows given a block at a time make the same text as the whole tensor") {
+        // [2,3,5,4111] in C order: blocks of 1, 2, 4, 7 and 30 rows cut axes 1 and 0 in the
+        // middle; the 30 rows split into blocks of 31 inside write_json_rows too, on 1 and 3 threads
+        const attn::tensor_shape shape{2, 3, 5, 4111};
+        const std::size_t width = shape.back(), rows = 2 * 3 * 5;
+        std::vector<float> storage(rows * width);
+        for (std::size_t i = 0; i < storage.size(); ++i) storage[i] = std::cos(static_cast<float>(i)) * 3.0f;
+        const std::string whole = data_text(storage, shape, {3 * 5 * 4111, 5 * 4111, 4111, 1}, 1);
+        for (const std::size_t block : {1, 2, 4, 7, 30})
+            for (const unsigned threads : {1u, 3u}) {
+                std::ostringstream out;
+                for (std::size_t first = 0; first < rows; first += block) {
+                    const std::size_t count = std::min(block, rows - first);
+                    std::vector<float> copy(storage.begin() + static_cast<std::ptrdiff_t>(first * width),
+                                            storage.begin() + static_cast<std::ptrdiff_t>((first + count) * width));
+                    attn::write_json_rows(copy.data(), first, count, shape, false, out, threads);
+                }
+                CAPTURE(block);
+                CAPTURE(threads);
+                CHECK(out.str() == whole);
+            }
+        std::ostringstream bools;
+        const std::vector<float> keep{1, 0, 0, 1};
+        attn::write_json_rows(keep.data(), 0, 1, {2, 2}, true, bools);
+        attn::write_json_rows(keep.data() + 2, 1, 1, {2, 2}, true, bools);
+        CHECK(bools.str() == "[[true,false],[false,true]]");
     }
 }

@@ -33,7 +33,8 @@ TEST_CASE("strides and contiguity in the JSON equal PyTorch's at every step") {
             const auto& tensors = stages.at(stage_name).at("tensors");
             CHECK(tensors.size() == expected_stage.size());
             for (const auto& [name, expected] : expected_stage.items()) {
-                CAPTURE(stage_name + "." + name);
+                const std::string tensor_path = stage_name + "." + name;  // CAPTURE (clang) takes no binding
+                CAPTURE(tensor_path);
                 REQUIRE(tensors.contains(name));
                 const auto& actual = tensors.at(name);
                 CHECK(actual.at("shape") == expected.at("shape"));

@@ -216,8 +216,10 @@ TEST_SUITE("explain") {
     }
 
     TEST_CASE("the shapes named are the tensors' own, and every einsum fits them") {
-        for (const auto& [name, c] : variants()) {
-            CAPTURE(name);
+        for (const auto& variant : variants()) {  // no structured binding: CAPTURE's lambda (clang)
+            const auto& [name, c] = variant;
+            const std::string variant_name = name;
+            CAPTURE(variant_name);
             const attn::trace t = run(c);
             check_shapes_named(c, t);
             check_einsums(c, t);
@@ -225,8 +227,10 @@ TEST_SUITE("explain") {
     }
 
     TEST_CASE("every stage of a run has each text; the symbols are the stage's formula") {
-        for (const auto& [name, c] : variants()) {
-            CAPTURE(name);
+        for (const auto& variant : variants()) {
+            const auto& [name, c] = variant;
+            const std::string variant_name = name;
+            CAPTURE(variant_name);
             for (const attn::stage& s : run(c).stages) {
                 CAPTURE(s.name());
                 const attn::stage_explanation e = attn::explain_stage(c, s.name());

@@ -1,11 +1,12 @@
 #include "attn/render/json_numbers.hpp"
 
+#include "attn/compute/threads.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace attn {
@@ -28,13 +29,20 @@ inline char* put_element(char* p, float v, bool boolean) {
     return std::to_chars(p, p + longest_element, v).ptr;  // the shortest text that reads back the same
 }
 
-/// Rows [first_row, end_row) of the [rows, width] row view of the tensor, appended to `text`.
-/// Row r opens with ',' (r > 0) and a '[' for each outer axis whose index is 0 there, plus its
-/// own; it closes with its own ']' and one for each outer axis at its last index.
+/// Rows [first_row, end_row) of the [rows, width] row view of the tensor, written into
+/// `text`. Row r opens with ',' (r > 0) and a '[' for each outer axis whose index is 0
+/// there, plus its own; it closes with its own ']' and one for each outer axis at its
+/// last index: each row's text depends on r alone, so blocks of rows can be formatted
+/// apart and in parallel.
 class row_writer {
 public:
+    /// Element (i0, i1, ...) at first[i0*strides[0] + i1*strides[1] ...].
     row_writer(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean)
-        : first_(first), shape_(shape), strides_(strides), boolean_(boolean), outer_(shape.size() - 1) {}
+        : first_(first), shape_(shape), strides_(&strides), boolean_(boolean), outer_(shape.size() - 1) {}
+    /// Only rows [given_first, ...) of a C-order tensor, `rows` holding them one after another.
+    row_writer(const float* rows, std::size_t given_first, const tensor_shape& shape, bool boolean)
+        : first_(rows), shape_(shape), boolean_(boolean), outer_(shape.size() - 1), given_first_(given_first),
+          given_rows_(true) {}
 
     std::size_t rows() const {
         std::size_t n = 1;
@@ -45,7 +53,7 @@ public:
 
     void write(std::size_t first_row, std::size_t end_row, std::string& text) const {
         const std::size_t width = shape_.back();
-        const std::ptrdiff_t step = strides_.back();
+        const std::ptrdiff_t step = given_rows_ ? 1 : strides_->back();
         text.resize((end_row - first_row) * (width * longest_element + 2 * outer_ + 3));
         char* p = text.data();
         std::vector<std::size_t> index(outer_);  // of first_row
@@ -55,11 +63,11 @@ public:
         }
         for (std::size_t r = first_row; r < end_row; ++r) {
             if (r != 0) *p++ = ',';
-            const float* row = first_;
+            const float* row = given_rows_ ? first_ + (r - given_first_) * width : first_;
             std::size_t opening = 0;
             bool leading = true;  // the axes after this one are all at index 0
             for (std::size_t a = outer_; a-- > 0;) {
-                row += static_cast<std::ptrdiff_t>(index[a]) * strides_[a];
+                if (!given_rows_) row += static_cast<std::ptrdiff_t>(index[a]) * (*strides_)[a];
                 leading = leading && index[a] == 0;
                 if (leading) ++opening;
             }
@@ -81,10 +89,35 @@ public:
 private:
     const float* first_;
     const tensor_shape& shape_;
-    const tensor_strides& strides_;
+    const tensor_strides* strides_ = nullptr;  // null: given rows
     bool boolean_;
     std::size_t outer_;  // the axes before the last
+    std::size_t given_first_ = 0;
+    bool given_rows_ = false;
 };
+
+/// Rows [first_row, end_row) through `writer`, blocks of rows formatted by `threads`
+/// threads at a time (OpenMP's, which attn's loops use too), written in order.
+void write_rows(const row_writer& writer, std::size_t first_row, std::size_t end_row, std::ostream& out,
+                unsigned threads) {
+    const std::size_t rows_per_block = std::max<std::size_t>(1, block_elements / writer.width());
+    const std::size_t blocks = (end_row - first_row + rows_per_block - 1) / rows_per_block;
+    if (threads == 0) threads = static_cast<unsigned>(thread_count());
+    threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
+    std::vector<std::string> texts(threads);
+    for (std::size_t block = 0; block < blocks; block += threads) {  // `threads` blocks at a time
+        const auto round = static_cast<std::ptrdiff_t>(std::min<std::size_t>(threads, blocks - block));
+#pragma omp parallel for num_threads(round) schedule(static, 1) if (round > 1)
+        for (std::ptrdiff_t i = 0; i < round; ++i) {
+            const std::size_t begin = first_row + (block + static_cast<std::size_t>(i)) * rows_per_block;
+            writer.write(begin, std::min(end_row, begin + rows_per_block), texts[static_cast<std::size_t>(i)]);
+        }
+        for (std::ptrdiff_t i = 0; i < round; ++i) {
+            const std::string& text = texts[static_cast<std::size_t>(i)];
+            out.write(text.data(), static_cast<std::streamsize>(text.size()));
+        }
+    }
+}
 
 /// Tensors with no elements along some axis, and 0-d ones: element by element.
 void write_axis(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,
@@ -111,25 +144,14 @@ void write_json_data(const float* first, const tensor_shape& shape, const tensor
         return;
     }
     const row_writer writer(first, shape, strides, boolean);
-    const std::size_t rows = writer.rows();
-    const std::size_t rows_per_block = std::max<std::size_t>(1, block_elements / writer.width());
-    const std::size_t blocks = (rows + rows_per_block - 1) / rows_per_block;
-    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    threads = static_cast<unsigned>(std::min<std::size_t>(threads, blocks));
+    write_rows(writer, 0, writer.rows(), out, threads);
+}
 
-    std::vector<std::string> texts(threads);
-    for (std::size_t block = 0; block < blocks; block += threads) {  // `threads` blocks at a time
-        const std::size_t round = std::min<std::size_t>(threads, blocks - block);
-        const auto format = [&](std::size_t i) {
-            const std::size_t begin = (block + i) * rows_per_block;
-            writer.write(begin, std::min(rows, begin + rows_per_block), texts[i]);
-        };
-        std::vector<std::thread> helpers;
-        for (std::size_t i = 1; i < round; ++i) helpers.emplace_back(format, i);
-        format(0);
-        for (std::thread& h : helpers) h.join();
-        for (std::size_t i = 0; i < round; ++i) out.write(texts[i].data(), static_cast<std::streamsize>(texts[i].size()));
-    }
+void write_json_rows(const float* rows, std::size_t first_row, std::size_t count, const tensor_shape& shape,
+                     bool boolean, std::ostream& out, unsigned threads) {
+    if (count == 0) return;
+    const row_writer writer(rows, first_row, shape, boolean);
+    write_rows(writer, first_row, first_row + count, out, threads);
 }
 
 }  // namespace attn

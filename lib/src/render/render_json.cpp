@@ -312,8 +312,9 @@ void json_stream::start_tensor(std::size_t index) {
 }
 
 void json_stream::end_tensor() {
-    writer_->finish();
+    if (whole_rows_ == 0) writer_->finish();  // else the last row closed the nesting
     writer_.reset();
+    whole_rows_ = 0;
     out_.put('}');
 }
 
@@ -323,6 +324,11 @@ void json_stream::stage_rows(std::size_t index, std::size_t first_row, std::size
     const tensor& head = heads_[index];
     const std::vector<std::size_t> shape(head.values.shape().begin(), head.values.shape().end());
     const std::size_t width = shape.back();
+    if (selection_.whole()) {  // the rows as they are: formatted on every core
+        write_json_rows(rows, first_row, count, selection_.shape, head.type == element_type::boolean, out_);
+        whole_rows_ += count;
+        return;
+    }
     for (std::size_t r = 0; r < count; ++r)
         if (keeps_row(shape, selection_, first_row + r)) writer_->row(rows + r * width);
 }

@@ -82,6 +82,7 @@ private:
     std::ptrdiff_t tensor_ = -1;  // the tensor whose rows are being written
     tensor_selection selection_;
     std::unique_ptr<row_data_writer> writer_;
+    std::size_t whole_rows_ = 0;  // rows of the open tensor written by write_json_rows
     std::size_t warnings_in_head_ = 0;
 };
 
