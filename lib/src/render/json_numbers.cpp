@@ -1,9 +1,9 @@
 #include "attn/render/json_numbers.hpp"
 
 #include "attn/compute/threads.hpp"
+#include "attn/render/shortest_float.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -26,7 +26,7 @@ inline char* put_element(char* p, float v, bool boolean) {
     if (boolean) return v != 0.0f ? put_text(p, "true", 4) : put_text(p, "false", 5);
     if (std::isnan(v)) return put_text(p, "\"nan\"", 5);
     if (std::isinf(v)) return v < 0 ? put_text(p, "\"-inf\"", 6) : put_text(p, "\"inf\"", 5);
-    return std::to_chars(p, p + longest_element, v).ptr;  // the shortest text that reads back the same
+    return write_shortest_float(p, v);  // std::to_chars's text: the shortest that reads back the same
 }
 
 /// Rows [first_row, end_row) of the [rows, width] row view of the tensor, written into

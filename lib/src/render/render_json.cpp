@@ -1,6 +1,5 @@
 #include "attn/render/render_json.hpp"
 
-#include <charconv>
 #include <memory>
 #include <cmath>
 #include <string>
@@ -9,6 +8,7 @@
 #include "attn/compute/mask.hpp"
 #include "attn/render/json_numbers.hpp"
 #include "attn/render/selection.hpp"
+#include "attn/render/shortest_float.hpp"
 #include "attn/teach/explain.hpp"
 
 namespace attn {
@@ -32,7 +32,7 @@ public:
         else if (std::isinf(v))
             append(v < 0 ? "\"-inf\"" : "\"inf\"");
         else
-            used_ = std::to_chars(buffer_ + used_, buffer_ + block, v).ptr - buffer_;
+            used_ = static_cast<std::size_t>(write_shortest_float(buffer_ + used_, v) - buffer_);  // to_chars's text
     }
     void put(char c) {
         if (used_ == block) flush();

@@ -1,7 +1,8 @@
 #pragma once
 // The "data" of a JSON tensor: its elements as nested arrays, as tensor.tolist() nests
 // them, each float32 with the fewest digits that read back as the same float
-// (std::to_chars), "nan", "inf" and "-inf" as strings, booleans as true/false.
+// (std::to_chars's text, written by shortest_float.hpp), "nan", "inf" and "-inf" as
+// strings, booleans as true/false.
 //
 // Most of a large JSON run is this text (README "Speed"), so it is written row by row
 // ([.., width] -> one "[a,b,...]" each), blocks of rows formatted on every core into

@@ -1,0 +1,20 @@
+#pragma once
+// A float32 as the shortest decimal text that reads back as the same float: the text
+// std::to_chars(first, last, v) writes, byte for byte, about three times as fast. Most of a
+// large JSON run is this text (README "Speed").
+//
+// Digits by Schubfach (Raffaello Giulietti, "The Schubfach way to render doubles", 2020),
+// for float32 with 64-bit powers of ten; then printf's %f or %e, whichever is shorter
+// (%f on a tie), as std::to_chars chooses. Checked against std::to_chars for every one of
+// the 2^32 floats once (tests/render/test_shortest_float.cpp says how), and for a sample
+// of them and the edge cases in every test run.
+namespace attn {
+
+/// The longest text: "-1.17549435e-38".
+constexpr int shortest_float_max_chars = 15;
+
+/// Writes finite `v` at `p` (room for shortest_float_max_chars), returns the end.
+/// Not for NaN or infinities.
+char* write_shortest_float(char* p, float v);
+
+}  // namespace attn

@@ -1,0 +1,77 @@
+// write_shortest_float against std::to_chars: the same bytes for the edge cases, every
+// float of a few binades and 2^24 floats spread over all of them. Every float32 (2^32,
+// a few minutes on two cores): ATTN_SHORTEST_FLOAT_ALL=1 build/tests/attn_tests -ts="shortest float"
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "attn/render/shortest_float.hpp"
+
+namespace {
+
+float from_bits(std::uint32_t bits) {
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/// The first float in [first, last) whose text differs from std::to_chars's, else none.
+std::string first_difference(std::uint64_t first, std::uint64_t last, std::uint64_t step = 1) {
+    char ours[32] = {}, theirs[32] = {};
+    for (std::uint64_t b = first; b < last; b += step) {
+        const float v = from_bits(static_cast<std::uint32_t>(b));
+        if (!std::isfinite(v)) continue;
+        const std::string got(ours, attn::write_shortest_float(ours, v));
+        const std::string want(theirs, std::to_chars(theirs, theirs + sizeof theirs, v).ptr);
+        if (got != want) return "bits " + std::to_string(b) + ": " + got + " wanted " + want;
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_SUITE("shortest float") {
+    TEST_CASE("the edge cases: zeros, subnormals, powers of two and ten, the extremes") {
+        const float max = std::numeric_limits<float>::max(), min = std::numeric_limits<float>::min();
+        const float cases[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 0.1f, 0.3f, 2.0f / 3, 1e-45f, -1e-45f,
+                               std::numeric_limits<float>::denorm_min(), min, std::nextafter(min, 0.0f), max, -max,
+                               1e10f, 1e15f, 1e16f, 123456789.0f, 1e-5f, 1e-4f, 0.001f, 16777216.0f, 16777217.0f,
+                               3.4028235e38f, 1.17549435e-38f, 9.999999e-5f, 100.0f, 1e7f, 1.5e-7f, 0.25f, 1e-38f};
+        char ours[32] = {}, theirs[32] = {};
+        for (const float v : cases) {
+            const std::string got(ours, attn::write_shortest_float(ours, v));
+            const std::string want(theirs, std::to_chars(theirs, theirs + sizeof theirs, v).ptr);
+            CAPTURE(want);
+            CHECK(got == want);
+            CHECK(got.size() <= static_cast<std::size_t>(attn::shortest_float_max_chars));
+        }
+        for (int e = -45; e <= 38; ++e) {  // the powers of ten, and one float each side
+            const float v = std::strtof(("1e" + std::to_string(e)).c_str(), nullptr);
+            std::uint32_t b;
+            std::memcpy(&b, &v, sizeof b);
+            CHECK(first_difference(b - 1, b + 2) == "");
+        }
+    }
+
+    TEST_CASE("every float of the binades softmax weights live in, and of the subnormals' first") {
+        CHECK(first_difference(0x3c000000u, 0x3c800000u) == "");  // [2^-7, 2^-6)
+        CHECK(first_difference(0x3f000000u, 0x3f800001u) == "");  // [0.5, 1]
+        CHECK(first_difference(0x00000000u, 0x00100000u) == "");  // the smallest subnormals
+    }
+
+    TEST_CASE("2^24 floats spread over all of them, both signs") {
+        CHECK(first_difference(0, std::uint64_t{1} << 32, 255) == "");
+    }
+
+    TEST_CASE("every float (ATTN_SHORTEST_FLOAT_ALL=1)") {
+        const char* all = std::getenv("ATTN_SHORTEST_FLOAT_ALL");
+        if (all == nullptr || std::string(all) != "1") return;
+        CHECK(first_difference(0, std::uint64_t{1} << 32) == "");
+    }
+}
