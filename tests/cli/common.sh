@@ -11,9 +11,13 @@ run() { "$attn" "$@" >"$work/out" 2>"$work/err"; rc=$?; }
 
 # expect_error NAME RC 'exact stderr first line' ARGS...: a usage or runtime error
 # with one clear line, the given exit code and nothing on stdout.
-expect_error() {
-  local name=$1 want_rc=$2 want_msg=$3; shift 3
-  run "$@"
+expect_error() { expect_error_from run "$@"; }
+
+# expect_error_from RUNNER NAME RC 'line' ARGS...: the same, the run made by RUNNER (run,
+# or a script's own, which must set $rc and fill $work/out and $work/err as run does).
+expect_error_from() {
+  local runner=$1 name=$2 want_rc=$3 want_msg=$4; shift 4
+  "$runner" "$@"
   local got_msg; got_msg=$(head -n 1 "$work/err")
   if [ "$rc" -ne "$want_rc" ]; then fail "$name" "exit $rc, wanted $want_rc; stderr: $got_msg"
   elif [ "$got_msg" != "$want_msg" ]; then fail "$name" "stderr: '$got_msg' wanted '$want_msg'"

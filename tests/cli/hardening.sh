@@ -20,14 +20,7 @@ limited() {
 }
 
 # expect_refusal NAME RC 'stderr first line' ARGS...: expect_error, under the limit.
-expect_refusal() {
-  local name=$1 want_rc=$2 want_msg=$3; shift 3
-  limited "$@"
-  local got_msg; got_msg=$(head -n 1 "$work/err")
-  if [ "$rc" -ne "$want_rc" ]; then fail "$name" "exit $rc, wanted $want_rc; stderr: $got_msg"
-  elif [ "$got_msg" != "$want_msg" ]; then fail "$name" "stderr: '$got_msg' wanted '$want_msg'"
-  else ok "$name"; fi
-}
+expect_refusal() { expect_error_from limited "$@"; }
 
 # --- 1. sizes that wrap before --batch is validated -------------------------------------
 echo '[[1,1,1]]' > m.json

@@ -28,6 +28,8 @@
 #include "attn/io/output_file.hpp"
 #include "attn/io/tensor_file.hpp"
 
+#include "scratch_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -42,18 +44,6 @@ std::string file_bytes(const std::string& path) {
     REQUIRE(in);
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
-
-/// A fresh directory for this test run, removed at the end.
-struct scratch_dir {
-    fs::path path = fs::temp_directory_path() / ("attn-test-npz-" + std::to_string(getpid()));
-    scratch_dir() {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~scratch_dir() { fs::remove_all(path); }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-    std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {})); }
-};
 
 std::vector<float> values_of(const attn::loaded_tensor& t) {
     return std::vector<float>(t.values.data(), t.values.data() + t.values.size());
@@ -139,7 +129,7 @@ TEST_SUITE("npz") {
                              attn::error);
         CHECK_THROWS_WITH_AS(refuse("missing.npz"), "--params missing.npz: cannot open: No such file or directory",
                              attn::error);
-        scratch_dir dir;
+        scratch_dir dir("npz");
         std::ofstream(dir / "big.npz").close();
         fs::resize_file(dir / "big.npz", 0x100000000ull);  // sparse: takes no disk space
         CHECK_THROWS_WITH_AS(attn::read_npz(dir / "big.npz", "--params big.npz"),
@@ -152,7 +142,7 @@ TEST_SUITE("npz") {
     }
 
     TEST_CASE("a corrupt member is named") {
-        scratch_dir dir;
+        scratch_dir dir("npz");
         std::string bytes = file_bytes(io_dir + "params.npz");
         // np.savez stores each member as-is: flip a byte of b_q's data, so its CRC no longer matches
         const std::string b_q_header = "{'descr': '<f4', 'fortran_order': False, 'shape': (8,), }";
@@ -166,7 +156,7 @@ TEST_SUITE("npz") {
     }
 
     TEST_CASE("write_npz then read_npz gives the same arrays") {
-        scratch_dir dir;
+        scratch_dir dir("npz");
         const std::vector<float> weights{0.25f, 0.75f, 1.0f, 0.5f, nan_f, -inf};
         const std::vector<float> mask{1, 0, 1, 1};
         const std::vector<float> scalar{-3.5f};
@@ -213,7 +203,7 @@ TEST_SUITE("npz") {
     }
 
     TEST_CASE("write_npz writes whole or not at all") {
-        scratch_dir dir;
+        scratch_dir dir("npz");
         const std::vector<float> one{1.0f};
         std::ofstream(dir / "t.npz") << "old";
         SUBCASE("a member without data: the old file stays, no temporary is left") {
@@ -246,7 +236,7 @@ TEST_SUITE("npz") {
     }
 
     TEST_CASE("65535 members or more: the archive ends with zip64 records, and reads back") {
-        scratch_dir dir;
+        scratch_dir dir("npz");
         const float one = 1.0f;
         std::vector<attn::npz_member> members;
         for (int i = 0; i < 70000; ++i) members.push_back(attn::npz_member::tensor("m" + std::to_string(i), {1}, &one));
@@ -260,7 +250,7 @@ TEST_SUITE("npz") {
     }
 
     TEST_CASE("write_npz to a stream writes the same bytes as to a file, without seeking") {
-        scratch_dir dir;
+        scratch_dir dir("npz");
         const std::vector<float> weights{0.25f, 0.75f, 1.0f, 0.5f};
         const std::vector<attn::npz_member> members{attn::npz_member::text_member("config", config_text),
                                                     attn::npz_member::tensor("softmax.weights", {2, 2}, weights.data())};
@@ -271,7 +261,7 @@ TEST_SUITE("npz") {
     }
 
     TEST_CASE("an array written in pieces: a data descriptor after its bytes, read back the same") {
-        scratch_dir dir;
+        scratch_dir dir("npz");
         const std::vector<float> weights{0.25f, 0.75f, 1.0f, 0.5f, -inf, 2.0f};
         const std::vector<float> mask{1, 0, 0, 1};
         std::ostringstream stream;  // cannot seek back: a pipe would not either

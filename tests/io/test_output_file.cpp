@@ -19,26 +19,11 @@
 #include "attn/io/output_stream.hpp"
 #include "attn/io/temporary_files.hpp"
 
+#include "scratch_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct scratch_dir {
-    fs::path path = fs::temp_directory_path() / ("attn-test-output-" + std::to_string(getpid()));
-    scratch_dir() {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~scratch_dir() { fs::remove_all(path); }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-    std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {})); }
-    /// The `.attn-XXXXXX` files in the folder.
-    std::size_t temporaries() const {
-        std::size_t n = 0;
-        for (const auto& e : fs::directory_iterator(path)) n += e.path().filename().string().rfind(".attn-", 0) == 0;
-        return n;
-    }
-};
 
 std::string file_bytes(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -66,7 +51,7 @@ bool is_root() { return geteuid() == 0; }
 
 TEST_SUITE("output_file") {
     TEST_CASE("a new file: written whole, with a new file's mode, no temporary left") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         const mode_t mask = umask(022);
         put(dir / "t.json", "{}\n");
         umask(mask);
@@ -76,7 +61,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a regular file is replaced atomically and keeps its permission bits") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         write_text(dir / "t.json", "old");
         chmod((dir / "t.json").c_str(), 0640);
         attn::output_file file(dir / "t.json", "--out t.json");
@@ -91,7 +76,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("without commit the target is left as it was and the temporary removed") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         write_text(dir / "t.json", "old");
         {
             attn::output_file file(dir / "t.json", "--out t.json");
@@ -102,7 +87,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a read-only file is refused, as cp refuses it, even for root") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         write_text(dir / "ro.json", "keep");
         chmod((dir / "ro.json").c_str(), 0444);
         CHECK_THROWS_WITH_AS(attn::output_file(dir / "ro.json", "--out ro.json"),
@@ -112,7 +97,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a directory, or a name ending in /, is refused at once") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         fs::create_directory(dir.path / "sub");
         CHECK_THROWS_WITH_AS(attn::output_file(dir / "sub", "--out sub"), "--out sub: is a directory; give a file name",
                              attn::error);
@@ -123,7 +108,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a missing folder is named") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         CHECK_THROWS_WITH_AS(attn::output_file(dir / "no/t.json", "--out no/t.json"),
                              ("--out no/t.json: cannot create a file in " + (dir / "no") + ": No such file or directory")
                                  .c_str(),
@@ -131,7 +116,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a symbolic link is followed: its target is replaced, the link stays") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         fs::create_directory(dir.path / "real");
         write_text(dir / "real/t.json", "old");
         fs::create_symlink("real/t.json", dir.path / "link.json");
@@ -147,7 +132,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a dangling symbolic link is an error, and nothing is created") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         fs::create_symlink("nowhere.json", dir.path / "link.json");
         CHECK_THROWS_WITH_AS(attn::output_file(dir / "link.json", "--out link.json"),
                              "--out link.json: a dangling symbolic link (to nowhere.json, which does not exist); attn "
@@ -158,7 +143,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a file with hard links is written in place: every name shows the new bytes") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         write_text(dir / "a.json", std::string(100000, 'o'));
         fs::create_hard_link(dir.path / "a.json", dir.path / "b.json");
         const ino_t inode = stat_of(dir / "a.json").st_ino;
@@ -174,7 +159,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a 254-character name works: the temporary's name does not grow with it") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         const std::string name(254, 'n');
         put(dir / name, "ok");
         CHECK(file_bytes(dir / name) == "ok");
@@ -182,7 +167,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a FIFO is written straight to, and stays a FIFO") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         REQUIRE(mkfifo((dir / "fifo").c_str(), 0644) == 0);
         const int reader = open((dir / "fifo").c_str(), O_RDONLY | O_NONBLOCK);  // so that opening to write does not wait
         REQUIRE(reader >= 0);
@@ -200,7 +185,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a FIFO whose reader went away: EPIPE is a write error") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         const auto old = std::signal(SIGPIPE, SIG_IGN);
         REQUIRE(mkfifo((dir / "fifo").c_str(), 0644) == 0);
         const int reader = open((dir / "fifo").c_str(), O_RDONLY | O_NONBLOCK);
@@ -212,7 +197,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a device is written straight to, and stays a device; a full one is an error") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         if (!is_root()) return;  // mknod needs root
         REQUIRE(mknod((dir / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);  // a copy of /dev/null
         REQUIRE(mknod((dir / "full").c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0);  // a copy of /dev/full
@@ -233,7 +218,7 @@ TEST_SUITE("output_file") {
     }
 
     TEST_CASE("a socket cannot be opened: an error, and it stays") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         // A socket file without a listener is enough: open(2) refuses any socket.
         // (bind needs <sys/un.h>; mknod makes one too.)
         REQUIRE(mknod((dir / "sock").c_str(), S_IFSOCK | 0644, 0) == 0);
@@ -245,7 +230,7 @@ TEST_SUITE("output_file") {
 
 TEST_SUITE("temporary_files") {
     TEST_CASE("the registered temporaries are removed by the signal handler's call") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         attn::output_file file(dir / "t.json", "--out t.json");
         CHECK(dir.temporaries() == 1);
         attn::remove_registered_temporary_files();  // what app/signals.cpp does on SIGINT/TERM/HUP
@@ -254,7 +239,7 @@ TEST_SUITE("temporary_files") {
     }
 
     TEST_CASE("a committed or discarded output is no longer listed") {
-        scratch_dir dir;
+        scratch_dir dir("output");
         put(dir / "t.json", "kept");
         write_text(dir / ".attn-other", "not ours");
         attn::remove_registered_temporary_files();

@@ -26,23 +26,14 @@
 #include "attn/render/render_npz.hpp"
 #include "attn/io/replay.hpp"
 
+#include "scratch_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr float inf = std::numeric_limits<float>::infinity();
-
-/// A fresh directory for this test run, removed at the end.
-struct scratch_dir {
-    fs::path path = fs::temp_directory_path() / ("attn-test-replay-" + std::to_string(getpid()));
-    scratch_dir() {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~scratch_dir() { fs::remove_all(path); }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 attn::trace run(const attn::config& c, attn::given_inputs given = {}) {
     attn::validate(c);
@@ -242,7 +233,7 @@ TEST_SUITE("replay") {
     }
 
     TEST_CASE("read_dump: the config and the input tensors, bit for bit, from .npz and .json") {
-        const scratch_dir dir;
+        const scratch_dir dir("replay");
         attn::config c = causal_config();
         c.kv_seq = 5;  // cross-attention: input.x_kv too
         c.x_from_file = true;
@@ -278,7 +269,7 @@ TEST_SUITE("replay") {
     }
 
     TEST_CASE("read_dump: files that are not dumps") {
-        const scratch_dir dir;
+        const scratch_dir dir("replay");
         const auto write = [&](const std::string& name, const std::string& text) {
             std::ofstream(dir / name) << text;
             return dir / name;
@@ -314,7 +305,7 @@ TEST_SUITE("replay") {
     }
 
     TEST_CASE("load_replay: what the dump holds is given, what it lacks drawn as the run drew it") {
-        const scratch_dir dir;
+        const scratch_dir dir("replay");
         attn::config c = causal_config();
         c.kv_seq = 4;  // cross-attention: params, x, then x_kv are drawn
         const attn::inputs original = attn::draw_inputs(c);
@@ -340,7 +331,7 @@ TEST_SUITE("replay") {
     }
 
     TEST_CASE("load_replay: a flag that contradicts a tensor taken from the dump names both") {
-        const scratch_dir dir;
+        const scratch_dir dir("replay");
         attn::config c = causal_config();
         write_dump(run(c), dir / "t.json");
         attn::dump d = attn::read_dump(dir / "t.json");
@@ -385,7 +376,7 @@ TEST_SUITE("replay") {
     }
 
     TEST_CASE("load_replay: a mask from a file comes from the dump, with the kinds ANDed into it") {
-        const scratch_dir dir;
+        const scratch_dir dir("replay");
         attn::config c = causal_config();
         c.mask.from_file = true;
         attn::given_inputs given;
@@ -423,7 +414,7 @@ TEST_SUITE("replay") {
     }
 
     TEST_CASE("load_replay: a key padding mask comes from the dump's mask.mask (--key-padding-mask)") {
-        const scratch_dir dir;
+        const scratch_dir dir("replay");
         attn::config c = causal_config();
         c.mask.key_padding = true;
         attn::given_inputs given;
@@ -451,7 +442,7 @@ TEST_SUITE("replay") {
     }
 
     TEST_CASE("load_replay: Q, K, V and the output layer read from files") {
-        const scratch_dir dir;
+        const scratch_dir dir("replay");
         attn::config c = causal_config();
         c.from_projections = true;
         c.params_from_file = true;

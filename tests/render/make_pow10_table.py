@@ -10,37 +10,28 @@ from fractions import Fraction
 import math
 
 
-def floor_log2(x):  # x a positive Fraction
-    n = x.numerator.bit_length() - x.denominator.bit_length()
-    while Fraction(2) ** n > x:
-        n -= 1
-    while Fraction(2) ** (n + 1) <= x:
-        n += 1
-    return n
-
-
-def floor_log10(x):
+def floor_log(base, x):  # floor(log_base(x)), x a positive Fraction, exactly
     n = 0
-    while Fraction(10) ** n > x:
+    while Fraction(base) ** n > x:
         n -= 1
-    while Fraction(10) ** (n + 1) <= x:
+    while Fraction(base) ** (n + 1) <= x:
         n += 1
     return n
 
 
 def g(e):
     p = Fraction(10) ** e
-    r = floor_log2(p) - 63
+    r = floor_log(2, p) - 63
     v = math.floor(p / Fraction(2) ** r) + 1
     assert 2**63 < v < 2**64
     return v
 
 
 for q in range(-149, 105):  # the float exponents
-    assert (q * 661971961083) >> 41 == floor_log10(Fraction(2) ** q), q
-    assert (q * 661971961083 - 274743187321) >> 41 == floor_log10(Fraction(3, 4) * Fraction(2) ** q), q
+    assert (q * 661971961083) >> 41 == floor_log(10, Fraction(2) ** q), q
+    assert (q * 661971961083 - 274743187321) >> 41 == floor_log(10, Fraction(3, 4) * Fraction(2) ** q), q
 for e in range(-31, 46):
-    assert (e * 913124641741) >> 38 == floor_log2(Fraction(10) ** e), e
+    assert (e * 913124641741) >> 38 == floor_log(2, Fraction(10) ** e), e
 
 print("// g(e) for e = -31 ... 45: tests/render/make_pow10_table.py")
 rows = [f"0x{g(e):016x}" for e in range(-31, 46)]

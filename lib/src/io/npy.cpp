@@ -535,18 +535,26 @@ loaded_tensor read_npy(const byte_source& source, std::uint64_t size, const std:
     return read_npy_data(h, source, what, budget);
 }
 
-loaded_tensor parse_npy(const void* bytes, std::size_t size, const std::string& what) {
-    const char* next = static_cast<const char*>(bytes);
+namespace {
+
+/// An .npy held in memory, read as from a file.
+loaded_tensor read_npy_bytes(const char* bytes, std::size_t size, const std::string& what, read_budget* budget) {
     std::size_t left = size;
     return read_npy(
         [&](char* buffer, std::size_t n) {
             n = std::min(n, left);
-            std::memcpy(buffer, next, n);
-            next += n;
+            std::memcpy(buffer, bytes, n);
+            bytes += n;
             left -= n;
             return n;
         },
-        size, what);
+        size, what, budget);
+}
+
+}  // namespace
+
+loaded_tensor parse_npy(const void* bytes, std::size_t size, const std::string& what) {
+    return read_npy_bytes(static_cast<const char*>(bytes), size, what, nullptr);
 }
 
 loaded_tensor read_npy_file(const std::string& path, const std::string& what, read_budget* budget) {
@@ -554,17 +562,7 @@ loaded_tensor read_npy_file(const std::string& path, const std::string& what, re
     struct stat info;
     if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to seek to
         const std::string bytes = read_text_file(path, what);                // capped at max_stream_bytes
-        const char* next = bytes.data();
-        std::size_t left = bytes.size();
-        return read_npy(
-            [&](char* buffer, std::size_t n) {
-                n = std::min(n, left);
-                std::memcpy(buffer, next, n);
-                next += n;
-                left -= n;
-                return n;
-            },
-            bytes.size(), what, budget);
+        return read_npy_bytes(bytes.data(), bytes.size(), what, budget);
     }
     if (fseeko(file.get(), 0, SEEK_END) != 0) throw error(what + ": cannot read: " + std::strerror(errno));
     const off_t size = ftello(file.get());

@@ -1,22 +1,11 @@
 #include "attn/teach/mistake_text.hpp"
 
 #include <cmath>
-#include <cstdio>
+
+#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
-
-/// Up to four decimals, no trailing zeros: 1.4142, 2, 0.5.
-std::string short_number(double v) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.4f", v);
-    std::string s = text;
-    if (s.find('.') != std::string::npos) {
-        s.erase(s.find_last_not_of('0') + 1);
-        if (s.back() == '.') s.pop_back();
-    }
-    return s;
-}
 
 /// A fill as Python writes it: float('-inf'), -1e9, 0.
 std::string python_fill(float fill, const std::string& typed) {

@@ -68,18 +68,6 @@ std::string softmax_formula(const config& c) {
            (std::isinf(c.fill) || !c.mask.any() ? "NaN" : "uniform") + " (--safe-softmax)";
 }
 
-/// %g-like but with up to four decimals and no trailing zeros: 1.4142, 2, 0.5.
-std::string short_number(double v) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.4f", v);
-    std::string s = text;
-    if (s.find('.') != std::string::npos) {
-        s.erase(s.find_last_not_of('0') + 1);
-        if (s.back() == '.') s.pop_back();
-    }
-    return s;
-}
-
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
     std::string text;
     for (const auto& part : parts) text += (text.empty() ? "" : std::string(separator)) + part;
@@ -155,6 +143,18 @@ std::string dropout_text(const config& c) {
 }
 
 }  // namespace
+
+std::string short_number(double v) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.4f", v);
+    std::string s = text;
+    if (s.find('.') != std::string::npos) {
+        s.erase(s.find_last_not_of('0') + 1);
+        if (s.back() == '.') s.pop_back();
+    }
+    return s;
+}
+
 
 std::vector<run_line> run_summary(const config& c) {
     std::vector<run_line> lines{{"run", run_text(c)}, {"sizes", sizes_text(c)}, {"mask", mask_text(c)}};

@@ -10,6 +10,9 @@
 
 namespace attn {
 
+/// A number as the texts write it: up to four decimals, no trailing zeros (1.4142, 2, 0.5).
+std::string short_number(double v);
+
 /// The formula line of stage `name` for a run of `c`, e.g. for masked with
 /// --fill -1e9: "masked = scaled.masked_fill(mask == false, -1e9)".
 std::string stage_formula(const config& c, std::string_view name);
