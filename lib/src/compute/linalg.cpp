@@ -27,7 +27,13 @@ bool blas_threads_chosen_by_user = false;
 /// every run, README "Speed"), it is told to start none: OPENBLAS_NUM_THREADS=1 unless the
 /// user set it. gemm_threads_for_large_products gives them back to the products that use
 /// them. Priority 101 runs this before the constructors without one, OpenBLAS's among them.
+///
+/// Its threads, once started, wait for work by spinning on sched_yield for 2^28 cycles
+/// (about 0.1 s) after each product, on cores attn's OpenMP threads need: on 2 cores
+/// that doubled a 0.06 s run. OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles, unless the user set
+/// it) puts them to sleep at once; a product wakes them.
 [[gnu::constructor(101)]] void blas_starts_without_threads() {
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
     if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr) {
         blas_threads_chosen_by_user = true;
         return;
