@@ -6,8 +6,8 @@
 //
 //   what `path` is                 how it is written
 //   a new name, or a regular file  into a temporary `.attn-XXXXXX` in the same folder,
-//                                  fsync'd, then renamed over the target: the target
-//                                  is whole or untouched. An existing file keeps its
+//                                  then renamed over the target: the target is whole
+//                                  or untouched (no fsync: output_file.cpp says why). An existing file keeps its
 //                                  permission bits (and, for root, its owner).
 //   a regular file with other      the same temporary first, then copied into the file
 //   hard links                     in place, as cp does, so every name still shows it
@@ -22,7 +22,7 @@
 //
 // The temporary file's name is short and fixed in length, so any valid name works
 // as a target, and it is listed in temporary_files.hpp so that a signal removes it.
-// Every write error, at commit too (fsync, close, rename), throws: write_error for
+// Every write error, at commit too (close, rename), throws: write_error for
 // the bytes ("--out t.npz: No space left on device"), attn::error otherwise.
 #include <memory>
 #include <ostream>
@@ -48,7 +48,7 @@ public:
 
     /// The stream to write to (an output_stream: errors throw write_error).
     std::ostream& stream() { return *stream_; }
-    /// Makes the output the target's: flush, fsync, close, then rename or copy. Throws
+    /// Makes the output the target's: flush, close, then rename or copy. Throws
     /// write_error or attn::error; after a failure the target is as it was (for a
     /// straight write, what was written stays written).
     void commit();
