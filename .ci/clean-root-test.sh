@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The .deb in a clean Debian root: apt installs it with the Depends it declares, then
-# attn runs from PATH, `man attn` shows its page and the bash completion loads.
+# attn runs from PATH, `man attn` shows its page and the bash, zsh and fish completions
+# complete from where the package puts them.
 #   .ci/clean-root-test.sh make ROOT        build a clean bookworm root (mmdebstrap; slow,
 #                                           network: CI starts it in the background early)
 #   .ci/clean-root-test.sh test ROOT DEB    install DEB in ROOT with apt and try it
@@ -11,9 +12,10 @@ set -euo pipefail
 make_root() {
   local root=$1
   rm -rf "$root"
-  # --variant=apt: essential packages and apt only. man-db and bash-completion come in
-  # now (a user who reads man pages has them); attn's own Depends must come from the .deb.
-  mmdebstrap --quiet --variant=apt --include=man-db,bash-completion bookworm "$root" \
+  # --variant=apt: essential packages and apt only. man-db, bash-completion, zsh and fish
+  # come in now (a user who reads man pages or uses those shells has them); attn's own
+  # Depends must come from the .deb.
+  mmdebstrap --quiet --variant=apt --include=man-db,bash-completion,zsh,fish bookworm "$root" \
     "deb http://deb.debian.org/debian bookworm main"
 }
 
@@ -41,9 +43,19 @@ test_root() {
   "${in_root[@]}" bash -c 'source /usr/share/bash-completion/bash_completion
     source /usr/share/bash-completion/completions/attn; complete -p attn
     COMP_LINE="attn tr"; COMP_POINT=7; COMP_WORDS=(attn tr); COMP_CWORD=1; _attn
-    test "${COMPREPLY[*]}" = trace && echo "attn tr<Tab>: trace"
+    test "${COMPREPLY[*]}" = trace || exit 1; echo "attn tr<Tab>: trace"
     COMP_LINE="attn trace --mask-f"; COMP_POINT=19; COMP_WORDS=(attn trace --mask-f); COMP_CWORD=2; _attn
-    test "${COMPREPLY[*]}" = --mask-file && echo "attn trace --mask-f<Tab>: --mask-file"'
+    test "${COMPREPLY[*]}" = --mask-file || exit 1; echo "attn trace --mask-f<Tab>: --mask-file"'
+  echo "== zsh completion (from the default \$fpath; compadd and _files stubbed)"
+  "${in_root[@]}" zsh -c 'print -rl -- $fpath' | grep -qx /usr/share/zsh/vendor-completions
+  "${in_root[@]}" zsh -f -c 'compadd() { [[ $1 == -a ]] && print -rl -- "${(@P)2}"; }; _files() { print files; }
+    words=(attn trace --mask-f) CURRENT=3 PREFIX=--mask-f; source /usr/share/zsh/vendor-completions/_attn' |
+    grep -qx -- --mask-file || { echo "zsh: attn trace --mask-f<Tab> did not give --mask-file"; return 1; }
+  echo "attn trace --mask-f<Tab>: --mask-file"
+  echo "== fish completion (autoloaded from vendor_completions.d)"
+  "${in_root[@]}" fish -c 'complete -C "attn tr"' | cut -f1 | grep -qx trace ||
+    { echo "fish: attn tr<Tab> did not give trace"; return 1; }
+  echo "attn tr<Tab>: trace"
   echo "== clean root: all good"
 }
 
