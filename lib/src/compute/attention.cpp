@@ -261,14 +261,17 @@ xt::xarray<float>& writable(tensor_storage& s) {
 
 /// Runs fn(block) on every (batch, head) plane of `buffer` [B,H,R,W]: the planes in
 /// parallel when there are enough of them (each BLAS call then on its own thread),
-/// else one after another, each with every thread (BLAS's, and the rows' loops).
+/// else one after another, each with every thread (BLAS's, and the rows' loops). Small
+/// runs stay on one thread: starting OpenMP's threads costs more than they save (and a
+/// classroom run is small).
 template <typename Fn>
 void for_each_plane(const plane_chain& chain, float* buffer, Fn fn) {
+    constexpr std::size_t parallel_elements = std::size_t{1} << 15;  // as the rows' loops (plane_chain.cpp)
     const std::size_t planes = chain.planes();
     const auto block_of = [&](std::size_t p) {
         return plane_block{p / chain.heads, p % chain.heads, 0, chain.rows, buffer + p * chain.plane_size()};
     };
-    if (planes < 2 || thread_count() < 2) {
+    if (planes < 2 || thread_count() < 2 || planes * chain.plane_size() < parallel_elements) {
         for (std::size_t p = 0; p < planes; ++p) fn(block_of(p));
         return;
     }
