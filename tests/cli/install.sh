@@ -45,39 +45,37 @@ check "bash completion loads: complete -F _attn attn" grep -qx 'complete -F _att
 check "bash completion: attn tr<Tab> -> trace" grep -qx 'trace' <<<"$out"
 check "bash completion: attn trace --max-mem<Tab> -> --max-memory" grep -qx -- '--max-memory' <<<"$out"
 check "bash completion: attn exercise s<Tab> -> show" grep -qx 'show' <<<"$out"
-# zsh completion: _attn run with the completion system's compadd and _files stubbed to
-# print what they are given (words, CURRENT and PREFIX set as zsh's completion sets them).
-zsh_complete() {  # zsh_complete PREFIX WORD...: the candidates _attn offers for the last word
-  local prefix_word=$1; shift
-  PATH="$prefix/bin:$PATH" zsh -f -c '
-    compadd() { [[ $1 == -a ]] && print -rl -- "${(@P)2}"; }
-    _files() { print -r -- "(files)"; }
-    file=$1 PREFIX=$2; shift 2
-    words=("$@") CURRENT=$#
-    source "$file"' _ "$prefix/share/zsh/vendor-completions/_attn" "$prefix_word" "$@" 2>&1
+# zsh and fish completions, asked as a Tab would: zsh's _attn run with the completion
+# system's compadd and _files stubbed to print what they are given (words, CURRENT and
+# PREFIX set as zsh sets them); fish's own `complete -C`.
+zsh_file="$prefix/share/zsh/vendor-completions/_attn"
+fish_file="$prefix/share/fish/vendor_completions.d/attn.fish"
+#   complete_with SHELL 'attn trace --max-mem': the candidates for the line's last word
+complete_with() {
+  local shell=$1 words; read -ra words <<<"$2"
+  [[ $2 == *" " ]] && words+=("")
+  if [ "$shell" = zsh ]; then
+    PATH="$prefix/bin:$PATH" zsh -f -c '
+      compadd() { [[ $1 == -a ]] && print -rl -- "${(@P)2}"; }
+      _files() { print -r -- "(files)"; }
+      file=$1; shift; words=("$@") CURRENT=$# PREFIX=${@[-1]}
+      source "$file"' _ "$zsh_file" "${words[@]}" 2>&1
+  else
+    PATH="$prefix/bin:$PATH" fish --no-config -c 'source $argv[1]; complete -C $argv[2]' "$fish_file" "$2" 2>&1 |
+      cut -f1
+  fi
 }
-if command -v zsh >/dev/null; then
-  check "zsh completion parses" zsh -n "$prefix/share/zsh/vendor-completions/_attn"
-  check "zsh completion: attn tr<Tab> -> trace" grep -qx 'trace' <<<"$(zsh_complete tr attn tr)"
-  check "zsh completion: attn trace --max-mem<Tab> -> --max-memory" \
-    grep -qx -- '--max-memory' <<<"$(zsh_complete --max-mem attn trace --max-mem)"
-  check "zsh completion: attn exercise s<Tab> -> show" grep -qx 'show' <<<"$(zsh_complete s attn exercise s)"
-  check "zsh completion: attn trace --input <Tab> -> files" grep -qx '(files)' <<<"$(zsh_complete '' attn trace --input '')"
-else
-  ok "zsh completion (skipped: no zsh here)"
-fi
-# fish completion: fish's own `complete -C` asks it, as a Tab would.
-fish_complete() { PATH="$prefix/bin:$PATH" fish --no-config -c 'source $argv[1]; complete -C $argv[2]' \
-                    "$prefix/share/fish/vendor_completions.d/attn.fish" "$1" 2>&1 | cut -f1; }
-if command -v fish >/dev/null; then
-  check "fish completion parses" fish -n "$prefix/share/fish/vendor_completions.d/attn.fish"
-  check "fish completion: attn tr<Tab> -> trace" grep -qx 'trace' <<<"$(fish_complete 'attn tr')"
-  check "fish completion: attn trace --max-mem<Tab> -> --max-memory" \
-    grep -qx -- '--max-memory' <<<"$(fish_complete 'attn trace --max-mem')"
-  check "fish completion: attn exercise s<Tab> -> show" grep -qx 'show' <<<"$(fish_complete 'attn exercise s')"
-else
-  ok "fish completion (skipped: no fish here)"
-fi
+for shell in zsh fish; do
+  if ! command -v "$shell" >/dev/null; then ok "$shell completion (skipped: no $shell here)"; continue; fi
+  file=$zsh_file; [ "$shell" = fish ] && file=$fish_file
+  check "$shell completion parses" "$shell" -n "$file"
+  check "$shell completion: attn tr<Tab> -> trace" grep -qx 'trace' <<<"$(complete_with "$shell" 'attn tr')"
+  check "$shell completion: attn trace --max-mem<Tab> -> --max-memory" \
+    grep -qx -- '--max-memory' <<<"$(complete_with "$shell" 'attn trace --max-mem')"
+  check "$shell completion: attn exercise s<Tab> -> show" grep -qx 'show' <<<"$(complete_with "$shell" 'attn exercise s')"
+  [ "$shell" = zsh ] && check "zsh completion: attn trace --input <Tab> -> files" \
+    grep -qx '(files)' <<<"$(complete_with zsh 'attn trace --input ')"
+done
 
 # The installed attn reads the installed share/attn, not the source tree's: with one
 # exercise removed from the prefix, it lists one fewer.
