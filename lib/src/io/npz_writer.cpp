@@ -181,7 +181,6 @@ void npz_writer::write(const float* values, std::size_t count) {
 void npz_writer::end_array() {
     if (!is_open_ || open_remaining_ != 0)
         throw error(what_ + ": an array ended before all its elements were written");
-    if (written_ - open_.offset < open_.size) throw error(what_ + ": " + open_.name + ": fewer bytes than its shape");
     std::string d;  // the data descriptor: 8-byte sizes when the local header has a zip64 extra
     u32(d, data_descriptor_signature);
     u32(d, open_.crc);

@@ -55,17 +55,30 @@ struct decimal {
     int exponent;
 };
 
-decimal shortest_decimal(std::uint32_t bits) {
+/// The positive finite float of `bits` as c * 2^q; the float below it is closer than the
+/// one above at a power of two (a normal float with no fraction bits, but the smallest).
+struct binary {
+    std::uint32_t c;
+    int q;
+    bool closer_below;
+};
+
+binary decode(std::uint32_t bits) {
     const std::uint32_t fraction = bits & ((1u << 23) - 1);
     const int biased = static_cast<int>(bits >> 23);
-    const std::uint32_t c = biased == 0 ? fraction : fraction | (1u << 23);
-    const int q = biased == 0 ? -149 : biased - 150;
+    return {biased == 0 ? fraction : fraction | (1u << 23), biased == 0 ? -149 : biased - 150,
+            fraction == 0 && biased > 1};
+}
+
+decimal shortest_decimal(const binary& v) {
+    const std::uint32_t c = v.c;
+    const int q = v.q;
+    const bool closer_below = v.closer_below;
 
     // v's rounding interval, times 4 / 2^q: [cbl, cbr] around cb = 4c, closed when c is
-    // even (round half to even); the lower neighbour is closer at a power of two.
+    // even (round half to even)
     const std::uint32_t open = c & 1;
     const std::uint32_t cb = c << 2, cbr = cb + 2;
-    const bool closer_below = fraction == 0 && biased > 1;
     const std::uint32_t cbl = closer_below ? cb - 1 : cb - 2;
     const int k = closer_below ? floor_log10_three_quarters_pow2(q) : floor_log10_pow2(q);
 
@@ -129,7 +142,8 @@ char* write_shortest_float(char* p, float v) {
         *p++ = '0';
         return p;
     }
-    decimal d = shortest_decimal(bits);
+    const binary b = decode(bits);
+    decimal d = shortest_decimal(b);
     while (d.digits % 10 == 0) {
         d.digits /= 10;
         ++d.exponent;
@@ -143,10 +157,7 @@ char* write_shortest_float(char* p, float v) {
     const int fixed_length = d.exponent >= 0 ? n + d.exponent : (n > -d.exponent ? n + 1 : 2 - d.exponent);
     if (fixed_length <= scientific_length) {
         if (d.exponent > 0) {  // %f writes the float's exact value: an integer (< 10^14) here
-            const int biased = static_cast<int>(bits >> 23);
-            const std::uint64_t c = (bits & ((1u << 23) - 1)) | (biased == 0 ? 0u : 1u << 23);
-            const int q = biased == 0 ? -149 : biased - 150;
-            const std::uint64_t exact = q >= 0 ? c << q : c >> -q;
+            const std::uint64_t exact = b.q >= 0 ? std::uint64_t{b.c} << b.q : b.c >> -b.q;
             char text[20];
             char* end = text + sizeof text;
             for (std::uint64_t rest = exact; rest != 0; rest /= 10) *--end = static_cast<char>('0' + rest % 10);

@@ -7,8 +7,9 @@
 //   what `path` is                 how it is written
 //   a new name, or a regular file  into a temporary `.attn-XXXXXX` in the same folder,
 //                                  then renamed over the target: the target is whole
-//                                  or untouched (no fsync: output_file.cpp says why). An existing file keeps its
-//                                  permission bits (and, for root, its owner).
+//                                  or untouched (no fsync: output_file.cpp says why).
+//                                  An existing file keeps its permission bits (and,
+//                                  for root, its owner).
 //   a regular file with other      the same temporary first, then copied into the file
 //   hard links                     in place, as cp does, so every name still shows it
 //   a symbolic link                followed to its final target, which is written as

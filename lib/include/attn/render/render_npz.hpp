@@ -6,7 +6,6 @@
 // selected axes kept at size 1; selection.hpp) and "selection" holds render_json's
 // selection block as JSON text.
 #include <cstddef>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -19,12 +18,9 @@
 
 namespace attn {
 
-/// Writes the archive at `path`, whole or not at all; errors name `what` ("--out t.npz").
+/// Writes a whole trace's archive at `path` (npz_stream, stage by stage), whole or not
+/// at all; errors name `what` ("--out t.npz").
 void render_npz(const trace& t, const render_options& options, const std::string& path, const std::string& what);
-
-/// Writes the archive to `out` as it goes, without seeking (npz_writer.hpp): a pipe or
-/// standard output needs no temporary file.
-void render_npz(const trace& t, const render_options& options, std::ostream& out);
 
 /// --format npz written as the stages come (a stage_sink): each shown tensor an array
 /// of `zip` as soon as its stage is complete, the [B,H,Sq,Sk] ones row by row when they
