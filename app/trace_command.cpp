@@ -24,6 +24,7 @@
 #include "attn/compute/memory.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
+#include "attn/io/background_writer.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/render/heatmap_cairo.hpp"
@@ -318,7 +319,10 @@ void run_trace(const trace_options& o, const flag_given& given) {
         plan.show("mask");  // the bars and pictures mark the masked keys
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
-    attn::plan_memory(c, plan, !streams(o.format), limit, o.block_rows);
+    // an output this large is written on a thread of its own, through buffers the estimate counts
+    const bool prints_all = o.full && (o.format == "table" || o.format == "torch");  // about as long as json
+    const std::uint64_t output_bytes = expected_output_bytes(c, prints_all ? "json" : o.format, view);
+    attn::plan_memory(c, plan, !streams(o.format), limit, o.block_rows, attn::background_writer::bytes_for(output_bytes));
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).

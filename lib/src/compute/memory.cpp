@@ -183,14 +183,16 @@ std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool 
     return add(held_outside_planes(c, plan), plane_bytes(c, plan, rows));
 }
 
-void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows) {
+void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows,
+                 std::uint64_t writer_bytes) {
     const std::size_t plane_rows = static_cast<std::size_t>(c.mistake == mistake::q_k_swapped ? c.kv_seq : c.seq);
     const auto needed = stages_needed(c, plan);
     std::size_t shown_planes = 0;
     for (const stage_info& info : stage_table)
         if (is_plane_stage(info.name) && needed[static_cast<std::size_t>(info.step - 1)] && plan.shows(info.name))
             ++shown_planes;
-    const auto fits = [&] { return estimate_plan_bytes(c, plan, keeps) <= limit_bytes; };
+    const auto need = [&] { return add(estimate_plan_bytes(c, plan, keeps), writer_bytes); };
+    const auto fits = [&] { return need() <= limit_bytes; };
     plan.layout = plane_layout::whole_tensor;
     plan.block_rows = 0;
     const bool rows_possible = !keeps && c.mistake != mistake::softmax_axis;
@@ -203,14 +205,14 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
         plan.block_rows = plane_rows;  // a whole plane: the bits of the whole tensor
     }
     if (fits()) return;
-    if (!rows_possible) refuse(c, estimate_plan_bytes(c, plan, keeps), limit_bytes, needed_stage_bytes(c, plan));
+    if (!rows_possible) refuse(c, need(), limit_bytes, needed_stage_bytes(c, plan));
     plan.layout = plane_layout::in_rows;
     // as many rows as fit: the bytes grow by the same amount with each row
     plan.block_rows = 1;
-    const std::uint64_t one = estimate_plan_bytes(c, plan, keeps);
+    const std::uint64_t one = need();
     if (one > limit_bytes) refuse(c, one, limit_bytes, needed_stage_bytes(c, plan));
     plan.block_rows = 2;
-    const std::uint64_t per_row = estimate_plan_bytes(c, plan, keeps) - one;
+    const std::uint64_t per_row = need() - one;
     const std::uint64_t more = per_row == 0 ? plane_rows : (limit_bytes - one) / per_row;
     plan.block_rows = static_cast<std::size_t>(std::min<std::uint64_t>(plane_rows, 1 + more));
     if (plan.block_rows == 0) plan.block_rows = 1;

@@ -12,13 +12,20 @@ write_error::write_error(const std::string& what, int code, int fd)
     : error(what + ": " + std::strerror(code)), code(code), fd(fd) {}
 
 fd_streambuf::fd_streambuf(int fd, std::string what, std::size_t buffer_bytes)
-    : fd_(fd), what_(std::move(what)), buffer_(buffer_bytes > 0 ? buffer_bytes : 1) {
+    : fd_(fd), what_(std::move(what)), buffer_(buffer_bytes > 0 ? buffer_bytes : 1), behind_(fd) {
     setp(buffer_.data(), buffer_.data() + buffer_.size());
 }
 
 fd_streambuf::~fd_streambuf() = default;
 
 void fd_streambuf::write_all(const char* bytes, std::size_t size) {
+    written_ += size;
+    if (!background_ && written_ > static_cast<std::uint64_t>(write_behind::start))
+        background_ = std::make_unique<background_writer>(fd_, what_, behind_);
+    if (background_) {
+        background_->write(bytes, size);
+        return;
+    }
     while (size > 0) {
         const ssize_t n = ::write(fd_, bytes, size);
         if (n < 0) {
@@ -28,17 +35,23 @@ void fd_streambuf::write_all(const char* bytes, std::size_t size) {
         if (n == 0) throw write_error(what_, EIO, fd_);  // no progress and no reason: not a full write
         bytes += n;
         size -= static_cast<std::size_t>(n);
+        behind_.wrote(n);
     }
 }
 
-void fd_streambuf::flush_all() {
+void fd_streambuf::write_pending() {
     const std::size_t pending = static_cast<std::size_t>(pptr() - pbase());
     setp(buffer_.data(), buffer_.data() + buffer_.size());  // a failed write drops the bytes: no retry at exit
     write_all(buffer_.data(), pending);
 }
 
+void fd_streambuf::flush_all() {
+    write_pending();
+    if (background_) background_->drain();
+}
+
 fd_streambuf::int_type fd_streambuf::overflow(int_type ch) {
-    flush_all();
+    write_pending();
     if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
     *pptr() = traits_type::to_char_type(ch);
     pbump(1);
@@ -53,7 +66,7 @@ std::streamsize fd_streambuf::xsputn(const char* bytes, std::streamsize size) {
         pbump(static_cast<int>(n));
         return size;
     }
-    flush_all();
+    write_pending();
     if (n < buffer_.size()) {
         std::memcpy(pptr(), bytes, n);
         pbump(static_cast<int>(n));
@@ -63,8 +76,9 @@ std::streamsize fd_streambuf::xsputn(const char* bytes, std::streamsize size) {
     return size;
 }
 
-int fd_streambuf::sync() {
-    flush_all();
+int fd_streambuf::sync() {  // std::flush: written now, but not waited for
+    write_pending();
+    if (background_) background_->submit();
     return 0;
 }
 

@@ -6,12 +6,15 @@
 // write_error at once, out of whatever `<<` or write() hit it, so a run stops at the
 // first lost byte instead of computing on and exiting 0 with the output cut.
 #include <cstddef>
+#include <memory>
 #include <ostream>
 #include <streambuf>
 #include <string>
 #include <vector>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/background_writer.hpp"
+#include "attn/io/write_behind.hpp"
 
 namespace attn {
 
@@ -25,7 +28,9 @@ public:
 };
 
 /// A std::streambuf that writes to `fd` (not owned) through a buffer, retrying short
-/// writes and EINTR, and throwing write_error on any other failure.
+/// writes and EINTR, and throwing write_error on any other failure. Past its first
+/// write_behind::start bytes, an output is written on a thread of its own
+/// (background_writer.hpp), and a regular file written behind (write_behind.hpp).
 class fd_streambuf : public std::streambuf {
 public:
     fd_streambuf(int fd, std::string what, std::size_t buffer_bytes = 1 << 16);
@@ -33,7 +38,7 @@ public:
     fd_streambuf& operator=(const fd_streambuf&) = delete;
     ~fd_streambuf() override;  // drops unwritten bytes: call flush_all() to keep them
 
-    /// Writes out everything buffered; throws write_error.
+    /// Writes out everything buffered and waits until it is written; throws write_error.
     void flush_all();
     int fd() const { return fd_; }
     const std::string& what() const { return what_; }
@@ -44,10 +49,14 @@ protected:
     int sync() override;
 
 private:
+    void write_pending();  // the buffer's bytes to write_all
     void write_all(const char* bytes, std::size_t size);
     int fd_;
     std::string what_;
     std::vector<char> buffer_;
+    std::uint64_t written_ = 0;  // bytes handed to write_all
+    write_behind behind_;
+    std::unique_ptr<background_writer> background_;  // once written_ passes write_behind::start
 };
 
 /// An ostream over an fd_streambuf, with exceptions(badbit) so that the streambuf's

@@ -1,0 +1,160 @@
+#include "attn/io/background_writer.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attn/io/output_stream.hpp"
+
+namespace attn {
+
+background_writer::background_writer(int fd, std::string what, write_behind& behind)
+    : fd_(fd), what_(std::move(what)), behind_(behind), buffers_(buffer_count) {
+    struct stat st {};
+    const int flags = fcntl(fd, F_GETFL);
+    const off_t at = lseek(fd, 0, SEEK_CUR);
+    direct_ = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flags >= 0 && (flags & O_APPEND) == 0 && at >= 0;
+    offset_ = direct_ ? static_cast<std::uint64_t>(at) : 0;
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+        buffers_[i].bytes = static_cast<char*>(std::aligned_alloc(page, buffer_bytes));
+        if (buffers_[i].bytes == nullptr) {
+            for (buffer& b : buffers_) std::free(b.bytes);
+            throw std::bad_alloc();
+        }
+        if (i > 0) free_.push_back(i);
+    }
+    buffers_[0].skew = offset_ % page;
+    thread_ = std::thread([this] { run(); });
+}
+
+background_writer::~background_writer() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+        full_.clear();
+    }
+    changed_.notify_all();
+    thread_.join();
+    for (buffer& b : buffers_) std::free(b.bytes);
+}
+
+void background_writer::throw_if_failed() {
+    if (failed_ != 0) throw write_error(what_, failed_, fd_);
+}
+
+void background_writer::write(const char* bytes, std::size_t size) {
+    while (size > 0) {
+        buffer& b = buffers_[filling_];
+        const std::size_t n = std::min(size, buffer_bytes - b.skew - b.used);
+        std::memcpy(b.bytes + b.skew + b.used, bytes, n);
+        b.used += n;
+        bytes += n;
+        size -= n;
+        if (b.skew + b.used == buffer_bytes) submit();
+    }
+}
+
+void background_writer::take_free_buffer() {
+    filling_ = free_.front();
+    free_.pop_front();
+    buffers_[filling_].skew = offset_ % page;
+    buffers_[filling_].used = 0;
+}
+
+void background_writer::submit() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    throw_if_failed();
+    if (buffers_[filling_].used == 0) return;
+    offset_ += buffers_[filling_].used;
+    full_.push_back(filling_);
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return !free_.empty() || failed_ != 0; });
+    throw_if_failed();
+    take_free_buffer();
+}
+
+void background_writer::drain() {
+    submit();
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return (full_.empty() && !writing_) || failed_ != 0; });
+    throw_if_failed();
+}
+
+int background_writer::write_plain(const char* bytes, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd_, bytes, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : EIO;
+        bytes += n;
+        size -= static_cast<std::size_t>(n);
+        behind_.wrote(n);
+    }
+    return 0;
+}
+
+/// Whole pages from a page-aligned address to a page-aligned offset, with O_DIRECT on
+/// the descriptor only meanwhile (it is shared: `attn > f` in a script's block).
+int background_writer::write_direct(const char* bytes, std::size_t size) {
+    const int flags = fcntl(fd_, F_GETFL);
+    if (flags < 0 || fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0) {
+        direct_ = false;
+        return write_plain(bytes, size);
+    }
+    std::size_t done = 0;
+    int code = 0;
+    while (done < size) {
+        const ssize_t n = ::write(fd_, bytes + done, size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EINVAL && done == 0) {  // this file system takes no O_DIRECT
+            direct_ = false;
+            break;
+        }
+        if (n <= 0) {
+            code = n < 0 ? errno : EIO;
+            break;
+        }
+        done += static_cast<std::size_t>(n);
+        behind_.wrote(n);  // which keeps counting: it drops the first, cached, pages too
+        if (done % page != 0) break;  // a short write off a page: the rest through the cache
+    }
+    fcntl(fd_, F_SETFL, flags);
+    if (code != 0) return code;
+    return write_plain(bytes + done, size - done);
+}
+
+int background_writer::write_out(const buffer& b) {
+    const char* data = b.bytes + b.skew;
+    const std::size_t head = b.skew == 0 ? 0 : std::min(b.used, page - b.skew);  // to the next page
+    const std::size_t pages = direct_ ? (b.used - head) / page * page : 0;
+    if (const int code = write_plain(data, head)) return code;
+    if (const int code = write_direct(data + head, pages)) return code;
+    return write_plain(data + head + pages, b.used - head - pages);
+}
+
+void background_writer::run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        changed_.wait(lock, [&] { return stopping_ || !full_.empty(); });
+        if (stopping_) return;
+        const std::size_t index = full_.front();
+        full_.pop_front();
+        writing_ = true;
+        const bool write = failed_ == 0;  // nothing after a failure
+        lock.unlock();
+        const int code = write ? write_out(buffers_[index]) : 0;
+        lock.lock();
+        writing_ = false;
+        if (code != 0 && failed_ == 0) failed_ = code;
+        free_.push_back(index);
+        changed_.notify_all();
+    }
+}
+
+}  // namespace attn

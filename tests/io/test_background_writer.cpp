@@ -1,0 +1,195 @@
+// fd_streambuf past write_behind::start: the output goes through background_writer's
+// buffers and thread, whole pages of a regular file with O_DIRECT. Every byte must
+// arrive, in order, whatever the offsets and the sizes of the writes; a failed write
+// must reach the caller; and the file's pages must not stay in the page cache.
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include "attn/io/background_writer.hpp"
+#include "attn/io/output_stream.hpp"
+
+#include "scratch_dir.hpp"
+
+namespace {
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+/// `size` bytes that differ from one place to the next (a linear congruential sequence).
+std::string pattern(std::size_t size) {
+    std::string bytes(size, '\0');
+    std::uint32_t x = 12345;
+    for (char& c : bytes) {
+        x = x * 1664525u + 1013904223u;
+        c = static_cast<char>(x >> 24);
+    }
+    return bytes;
+}
+
+/// Writes `bytes` in pieces of awkward sizes (1 byte to 13 MiB), with std::flush (a
+/// partial buffer handed over) now and then, then flush_all().
+void write_in_pieces(attn::output_stream& out, const std::string& bytes) {
+    const std::size_t sizes[] = {1, 7, 4093, 5 * MiB + 3, 65536, 13 * MiB, 3, 999999};
+    std::size_t at = 0;
+    for (std::size_t i = 0; at < bytes.size(); ++i) {
+        const std::size_t n = std::min(sizes[i % std::size(sizes)], bytes.size() - at);
+        out.write(bytes.data() + at, static_cast<std::streamsize>(n));
+        at += n;
+        if (i % 5 == 4) out.flush();
+    }
+    out.flush_all();
+}
+
+std::string file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// The share of `path`'s pages in the page cache (mincore over a mapping of it).
+double share_cached(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    struct stat st {};
+    REQUIRE(fstat(fd, &st) == 0);
+    const std::size_t size = static_cast<std::size_t>(st.st_size);
+    void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    REQUIRE(map != MAP_FAILED);
+    const std::size_t pages = (size + 4095) / 4096;
+    std::string resident(pages, '\0');
+    REQUIRE(mincore(map, size, reinterpret_cast<unsigned char*>(resident.data())) == 0);
+    std::size_t in_cache = 0;
+    for (char c : resident) in_cache += static_cast<unsigned char>(c) & 1;
+    munmap(map, size);
+    close(fd);
+    return static_cast<double>(in_cache) / static_cast<double>(pages);
+}
+
+bool on_tmpfs(const std::string& path) {
+    struct statfs fs {};
+    return statfs(path.c_str(), &fs) == 0 && fs.f_type == 0x01021994;  // TMPFS_MAGIC: it is the page cache
+}
+
+}  // namespace
+
+TEST_SUITE("background_writer") {
+    TEST_CASE("a large file arrives whole and in order, from an offset off a page") {
+        scratch_dir dir("background_writer");
+        const std::string prefix = "written before: " + std::string(1000, 'p');
+        const std::string bytes = pattern(160 * MiB + 12345);
+        const int fd = open((dir / "big").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        REQUIRE(fd >= 0);
+        REQUIRE(write(fd, prefix.data(), prefix.size()) == static_cast<ssize_t>(prefix.size()));
+        {
+            attn::output_stream out(fd, "--out big");
+            write_in_pieces(out, bytes);
+        }
+        CHECK((fcntl(fd, F_GETFL) & O_DIRECT) == 0);  // the descriptor left as it was given
+        close(fd);
+        // Past write_behind::start the pages went straight to the disk: most are not cached.
+        if (on_tmpfs(dir.path.string()))
+            MESSAGE("on tmpfs, whose files are the page cache: not checked that the pages left it");
+        else
+            CHECK(share_cached(dir / "big") < 0.6);
+        const std::string got = file_bytes(dir / "big");
+        REQUIRE(got.size() == prefix.size() + bytes.size());
+        CHECK(got.compare(0, prefix.size(), prefix) == 0);
+        CHECK(got.compare(prefix.size(), bytes.size(), bytes) == 0);
+    }
+
+    TEST_CASE("a file opened for appending (>>) gets every byte after what it had") {
+        scratch_dir dir("background_writer");
+        const std::string had = "kept\n";
+        std::ofstream(dir / "log", std::ios::binary) << had;
+        const std::string bytes = pattern(70 * MiB + 1);
+        const int fd = open((dir / "log").c_str(), O_WRONLY | O_APPEND);
+        REQUIRE(fd >= 0);
+        {
+            attn::output_stream out(fd, "standard output");
+            write_in_pieces(out, bytes);
+        }
+        close(fd);
+        CHECK(file_bytes(dir / "log") == had + bytes);
+    }
+
+    TEST_CASE("a pipe gets every byte, in order") {
+        int fds[2];
+        REQUIRE(pipe(fds) == 0);
+        const std::string bytes = pattern(80 * MiB + 7);
+        std::string got;
+        std::thread reader([&] {
+            char block[65536];
+            for (ssize_t n; (n = read(fds[0], block, sizeof block)) > 0;) got.append(block, static_cast<std::size_t>(n));
+        });
+        {
+            attn::output_stream out(fds[1], "standard output");
+            write_in_pieces(out, bytes);
+        }
+        close(fds[1]);
+        reader.join();
+        close(fds[0]);
+        CHECK(got.size() == bytes.size());
+        CHECK(got == bytes);
+    }
+
+    TEST_CASE("a write that fails on the writer's thread is thrown to the caller") {
+        const int fd = open("/dev/full", O_WRONLY);
+        REQUIRE(fd >= 0);
+        const std::string bytes = pattern(8 * MiB);
+        int code = 0;
+        std::string message;
+        {
+            attn::output_stream out(fd, "--out full");
+            try {  // the first 64 MiB fail at once; a failure later is thrown by a later call
+                for (int i = 0; i < 20; ++i) out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+                out.flush_all();
+            } catch (const attn::write_error& e) {
+                code = e.code;
+                message = e.what();
+            }
+        }
+        close(fd);
+        CHECK(code == ENOSPC);
+        CHECK(message == "--out full: No space left on device");
+    }
+
+    TEST_CASE("the failure of a write past the first 64 MiB is thrown, not lost") {
+        // A pipe whose reader stops: EPIPE only once the writer's thread writes.
+        const auto old = std::signal(SIGPIPE, SIG_IGN);
+        int fds[2];
+        REQUIRE(pipe(fds) == 0);
+        const std::size_t before = static_cast<std::size_t>(attn::write_behind::start) + MiB;
+        std::thread reader([&] {
+            char block[65536];
+            std::size_t got = 0;
+            for (ssize_t n; got < before && (n = read(fds[0], block, sizeof block)) > 0;) got += static_cast<std::size_t>(n);
+            close(fds[0]);
+        });
+        const std::string bytes = pattern(MiB);
+        int code = 0;
+        {
+            attn::output_stream out(fds[1], "standard output");
+            try {
+                for (int i = 0; i < 200; ++i) out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+                out.flush_all();
+            } catch (const attn::write_error& e) {
+                code = e.code;
+            }
+        }
+        reader.join();
+        close(fds[1]);
+        std::signal(SIGPIPE, old);
+        CHECK(code == EPIPE);
+    }
+}
