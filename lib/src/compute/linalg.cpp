@@ -1,6 +1,7 @@
 #include "attn/compute/linalg.hpp"
 
 #include "attn/compute/threads.hpp"
+#include "attn/compute/torch_exp.hpp"
 
 #include <algorithm>
 #include <array>
@@ -59,49 +60,6 @@ auto matrix_over(const float* data, std::size_t rows, std::size_t cols) {
     // xt::adapt wants a mutable pointer; gemm only reads its operands.
     return xt::adapt(const_cast<float*>(data), rows * cols, xt::no_ownership(), shape);
 }
-
-/// 2^k for k in [-126, 127], built from its exponent bits (Sleef's vpow2i).
-inline float pow2i(int k) {
-    const std::uint32_t bits = static_cast<std::uint32_t>(k + 127) << 23;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/// expf as PyTorch's AVX2 softmax computes it: Sleef_expf8_u10 (the argument
-/// reduced by ln 2 in two parts, a degree-6 polynomial, all fused multiply-adds,
-/// then scaled by 2^q in two steps). It differs from std::exp in the last bit
-/// for about one argument in three.
-[[gnu::always_inline]] inline float torch_expf(float d) {
-    if (std::isnan(d)) return d;
-    if (d < -104.0f) return 0.0f;
-    if (d > 100.0f) return std::numeric_limits<float>::infinity();
-    constexpr float log2_e = 1.442695040888963407359924681001892137426645954152985934135449406931f;
-    constexpr float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187045e-06f;
-    const int q = static_cast<int>(std::nearbyint(d * log2_e));
-    float s = std::fma(static_cast<float>(q), -ln2_hi, d);
-    s = std::fma(static_cast<float>(q), -ln2_lo, s);
-    float u = 0.000198527617612853646278381f;
-    u = std::fma(u, s, 0.00139304355252534151077271f);
-    u = std::fma(u, s, 0.00833336077630519866943359f);
-    u = std::fma(u, s, 0.0416664853692054748535156f);
-    u = std::fma(u, s, 0.166666671633720397949219f);
-    u = std::fma(u, s, 0.5f);
-    u = 1.0f + std::fma(s * s, u, s);
-    const int half = q >> 1;  // 2^q as 2^half · 2^(q-half), so neither factor overflows
-    return u * pow2i(half) * pow2i(q - half);
-}
-
-/// row[j] = torch_expf(row[j] - max). Built twice: with the FMA instructions
-/// (one per std::fma) for CPUs that have them, and plain, where std::fma is
-/// glibc's exact software version; both give the same bits.
-[[gnu::always_inline]] inline void exp_shifted(float* row, std::size_t n, float max) {
-    for (std::size_t j = 0; j < n; ++j) row[j] = torch_expf(row[j] - max);
-}
-[[gnu::target("fma,sse4.1")]] void exp_shifted_fma(float* row, std::size_t n, float max) { exp_shifted(row, n, max); }
-void exp_shifted_plain(float* row, std::size_t n, float max) { exp_shifted(row, n, max); }
-
-const auto exp_shifted_here = __builtin_cpu_supports("fma") ? exp_shifted_fma : exp_shifted_plain;
 
 /// The sum of a row as aten's vec::reduce_all adds it with 8-float AVX2 vectors:
 /// under 8 values one after another; else 8 lane sums over the row (the tail
@@ -191,7 +149,7 @@ namespace {
 void softmax_row(float* row, std::size_t width) {
     float max = row[0];
     for (std::size_t j = 1; j < width; ++j) max = row[j] > max ? row[j] : max;  // inlined, unlike std::fmax
-    exp_shifted_here(row, width, max);
+    exp_shifted(row, width, max);
     const float inverse = 1.0f / torch_sum(row, width);  // aten multiplies by the inverse of the sum
     for (std::size_t j = 0; j < width; ++j) row[j] *= inverse;
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attn {
@@ -13,6 +14,10 @@ write_error::write_error(const std::string& what, int code, int fd)
 
 fd_streambuf::fd_streambuf(int fd, std::string what, std::size_t buffer_bytes)
     : fd_(fd), what_(std::move(what)), buffer_(buffer_bytes > 0 ? buffer_bytes : 1), behind_(fd) {
+    // A device (/dev/null, a terminal, a tape) is written straight: there is nothing
+    // for a thread to overlap, or the device paces the run anyway.
+    struct stat st {};
+    may_write_behind_ = fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode);
     setp(buffer_.data(), buffer_.data() + buffer_.size());
 }
 
@@ -20,7 +25,7 @@ fd_streambuf::~fd_streambuf() = default;
 
 void fd_streambuf::write_all(const char* bytes, std::size_t size) {
     written_ += size;
-    if (!background_ && written_ > static_cast<std::uint64_t>(write_behind::start))
+    if (!background_ && may_write_behind_ && written_ > static_cast<std::uint64_t>(write_behind::start))
         background_ = std::make_unique<background_writer>(fd_, what_, behind_);
     if (background_) {
         background_->write(bytes, size);

@@ -29,7 +29,7 @@ public:
 
 /// A std::streambuf that writes to `fd` (not owned) through a buffer, retrying short
 /// writes and EINTR, and throwing write_error on any other failure. Past its first
-/// write_behind::start bytes, an output is written on a thread of its own
+/// write_behind::start bytes, an output that is not a device is written on a thread of its own
 /// (background_writer.hpp), and a regular file written behind (write_behind.hpp).
 class fd_streambuf : public std::streambuf {
 public:
@@ -56,6 +56,7 @@ private:
     std::vector<char> buffer_;
     std::uint64_t written_ = 0;  // bytes handed to write_all
     write_behind behind_;
+    bool may_write_behind_ = true;                   // not a character device
     std::unique_ptr<background_writer> background_;  // once written_ passes write_behind::start
 };
 
