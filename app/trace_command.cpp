@@ -34,6 +34,7 @@
 #include "attn/render/render_json.hpp"
 #include "attn/render/render_npz.hpp"
 #include "attn/render/render_row.hpp"
+#include "attn/render/summary_keeper.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
 #include "help_format.hpp"
@@ -211,6 +212,12 @@ void warn(const attn::warning_list& warnings) {
 /// The formats whose renderer writes each stage as it comes (a stage_sink that keeps nothing).
 bool streams(const std::string& format) { return format == "json" || format == "jsonl" || format == "npz"; }
 
+/// The formats that print large tensors summarised, so that the run keeps only the rows
+/// they print (summary_keeper.hpp): torch, and the table but for --row's bars.
+bool summarises(const std::string& format, const attn::render_options& view) {
+    return format == "torch" || (format == "table" && !view.row);
+}
+
 /// A sink that tells the progress line which stage the run has reached, and hands
 /// everything on to `next`.
 class progress_sink : public attn::stage_sink {
@@ -242,7 +249,8 @@ attn::warning_list render_kept(const std::string& format, const attn::config& c,
     attn::trace t;
     t.cfg = c;
     attn::trace_keeper keeper(t);
-    progress_sink told(keeper, progress);
+    attn::summary_keeper summary(t, view);  // holds the memory of t's summarised tensors
+    progress_sink told(summarises(format, view) ? static_cast<attn::stage_sink&>(summary) : keeper, progress);
     t.warnings = attn::compute_stages(c, in, plan, told);
     progress.stage("writing");
     if (format == "heatmap")
@@ -322,7 +330,8 @@ void run_trace(const trace_options& o, const flag_given& given) {
     // an output this large is written on a thread of its own, through buffers the estimate counts
     const bool prints_all = o.full && (o.format == "table" || o.format == "torch");  // about as long as json
     const std::uint64_t output_bytes = expected_output_bytes(c, prints_all ? "json" : o.format, view);
-    attn::plan_memory(c, plan, !streams(o.format), limit, o.block_rows, attn::background_writer::bytes_for(output_bytes));
+    const bool keeps = !streams(o.format) && !summarises(o.format, view);
+    attn::plan_memory(c, plan, keeps, limit, o.block_rows, attn::background_writer::bytes_for(output_bytes));
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).

@@ -134,7 +134,7 @@ expect_ok "--max-memory none: no limit" trace --max-memory none
 expect_ok "--max-memory NONE: no limit" trace --max-memory NONE
 expect_error "--max-memory below the estimate refuses" 1 \
   "attn: error: these sizes need 1.0 GiB but the limit is 1000.0 MiB (--max-memory); the largest stages are scores, scaled, masked, softmax at 256.0 MiB each, for [B,H,Sq,Sk] = [2,8,2048,2048]" \
-  trace --batch 2 --seq 2048 --heads 8 --d-model 64 --mask causal --max-memory 1000MiB
+  trace --batch 2 --seq 2048 --heads 8 --d-model 64 --mask causal --max-memory 1000MiB --row 0
 
 # --- 9. parsing and messages --------------------------------------------------------------
 run trace --params esc.npz

@@ -182,6 +182,16 @@ expect_error "sizes that overflow 64 bits" 1 \
   trace --batch 1000000 --seq 1000000 --heads 8 --max-memory 1GiB
 expect_error "--max-memory is honoured" 1 \
   "attn: error: these sizes need 3.1 MiB but the limit is 1.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 1.0 MiB each, for [B,H,Sq,Sk] = [1,4,256,256]" \
-  trace --seq 256 --heads 4 --max-memory 1MiB
+  trace --seq 256 --heads 4 --max-memory 1MiB --row 0
+
+# table and torch keep only the rows they print of the [B,H,Sq,Sk] stages: a run whose
+# stages need 135 MiB whole prints under 24 MiB, the same text as without a limit
+for format in torch table; do
+  run trace --seq 1024 --heads 8 --d-model 64 --mask causal --format $format --max-memory 24MiB
+  cp "$work/out" "$work/limited"
+  check "--format $format of Sq=1024 under --max-memory 24MiB" test "$rc" = 0
+  run trace --seq 1024 --heads 8 --d-model 64 --mask causal --format $format --max-memory none
+  check "... prints what the run without a limit prints" cmp -s "$work/out" "$work/limited"
+done
 
 finish

@@ -74,6 +74,10 @@ struct tensor {
 tensor shape_only(std::string name, std::vector<std::string> dims, tensor_shape shape,
                   element_type type = element_type::float32);
 
+/// `head` (shape_only's) reading its elements, contiguous, from `data`: memory owned
+/// elsewhere that must outlive the tensor (summary_keeper.hpp).
+tensor reading_from(tensor head, const float* data);
+
 /// The strides of a contiguous tensor of `shape`, as PyTorch gives them: each axis
 /// steps over the product of the sizes after it ([2,3,4] -> [12,4,1], [1,4,8] -> [32,8,1]).
 tensor_strides contiguous_strides(const tensor_shape& shape);
