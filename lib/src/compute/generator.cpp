@@ -56,7 +56,7 @@ constexpr double two_pi_double = 2.0 * 3.14159265358979323846;
 static_assert(two_pi_double == 6.283185307179586, "2pi must be exactly 2 * M_PI");
 
 /// One lane of Cephes' log_ps as torch's AVX2 kernel computes it, for x > 0 (5.3, "LOG").
-float avx2_log(float x) {
+[[gnu::always_inline]] inline float avx2_log(float x) {
     // 1. Split x = m * 2^e with m in [0.5, 1). The smallest normal keeps
     //    denormals out of the exponent arithmetic.
     x = std::max(x, bits_to_float(min_normal_bits));
@@ -89,7 +89,7 @@ float avx2_log(float x) {
 
 /// One lane of Cephes' sincos_ps as torch's AVX2 kernel computes it, for t >= 0
 /// (5.3, "SINCOS").
-void avx2_sincos(float t, float& sin_out, float& cos_out) {
+[[gnu::always_inline]] inline void avx2_sincos(float t, float& sin_out, float& cos_out) {
     // 1. Octant: j = nearest even integer at or above trunc(t * 4/pi).
     int j = static_cast<int>(t * bits_to_float(fopi_bits));  // truncates toward zero, like cvttps
     j = (j + 1) & ~1;
@@ -125,7 +125,7 @@ void avx2_sincos(float t, float& sin_out, float& cos_out) {
 }
 
 /// Box-Muller on one block of 16 uniforms, in place: lane j pairs with j + 8 (5.3).
-void normal_block(float* d) {
+[[gnu::always_inline]] inline void normal_block(float* d) {
     const float std_dev = 1.0f;  // randn: normal_(mean 0, std 1)
     const float mean = 0.0f;
     for (int j = 0; j < 8; ++j) {
@@ -140,6 +140,27 @@ void normal_block(float* d) {
         d[j + 8] = std::fmaf(radius * s, std_dev, mean);
     }
 }
+
+/// normal_block on `blocks` blocks of 16, and `x * span + from` fused on n floats: the
+/// loops of randn and uniform that std::fmaf makes slow where it is glibc's software
+/// version (a call per use). Built twice: with the FMA instructions for CPUs that have
+/// them (one instruction per std::fmaf), and plain; both give the same bits.
+[[gnu::always_inline]] inline void normal_blocks(float* d, std::size_t blocks) {
+    for (std::size_t k = 0; k < blocks; ++k) normal_block(d + 16 * k);
+}
+[[gnu::always_inline]] inline void scale_shift(float* x, std::size_t n, float span, float from) {
+    for (std::size_t i = 0; i < n; ++i) x[i] = std::fmaf(x[i], span, from);
+}
+[[gnu::target("fma")]] void normal_blocks_fma(float* d, std::size_t blocks) { normal_blocks(d, blocks); }
+void normal_blocks_plain(float* d, std::size_t blocks) { normal_blocks(d, blocks); }
+[[gnu::target("fma")]] void scale_shift_fma(float* x, std::size_t n, float span, float from) {
+    scale_shift(x, n, span, from);
+}
+void scale_shift_plain(float* x, std::size_t n, float span, float from) { scale_shift(x, n, span, from); }
+
+const bool has_fma = __builtin_cpu_supports("fma");
+const auto normal_blocks_here = has_fma ? normal_blocks_fma : normal_blocks_plain;
+const auto scale_shift_here = has_fma ? scale_shift_fma : scale_shift_plain;
 
 }  // namespace
 
@@ -203,8 +224,10 @@ void torch_generator::uniform(float* out, std::size_t n, double a, double b) {
     const float from = static_cast<float>(a);
     const float to = static_cast<float>(b);
     const float span = to - from;
-    // AVX2/AVX512 kernels fuse x * span + from (the no-AVX kernel does not).
-    for (std::size_t i = 0; i < n; ++i) out[i] = std::fmaf(uniform_float(), span, from);
+    // AVX2/AVX512 kernels fuse x * span + from (the no-AVX kernel does not): the draws
+    // first (one generator, in order), then the fused step over all of them.
+    for (std::size_t i = 0; i < n; ++i) out[i] = uniform_float();
+    scale_shift_here(out, n, span, from);
 }
 
 void torch_generator::randn(float* out, std::size_t n) {
@@ -234,7 +257,7 @@ void torch_generator::randn(float* out, std::size_t n) {
 
     // 5.2: vectorised path. The cache is neither read nor written.
     for (std::size_t i = 0; i < n; ++i) out[i] = uniform_float();
-    for (std::size_t i = 0; i + 16 <= n; i += 16) normal_block(out + i);
+    normal_blocks_here(out, n / 16);
     if (n % 16 != 0) {
         // The tail: 16 FRESH uniforms over the last 16 elements (partly
         // overwriting values already transformed), transformed as one block.
