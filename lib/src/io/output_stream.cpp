@@ -13,20 +13,25 @@ write_error::write_error(const std::string& what, int code, int fd)
     : error(what + ": " + std::strerror(code)), code(code), fd(fd) {}
 
 fd_streambuf::fd_streambuf(int fd, std::string what, std::size_t buffer_bytes)
-    : fd_(fd), what_(std::move(what)), buffer_(buffer_bytes > 0 ? buffer_bytes : 1), behind_(fd) {
-    // A device (/dev/null, a terminal, a tape) is written straight: there is nothing
-    // for a thread to overlap, or the device paces the run anyway.
-    struct stat st {};
-    may_write_behind_ = fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode);
+    : fd_(fd), what_(std::move(what)), buffer_(buffer_bytes > 0 ? buffer_bytes : 1) {
     setp(buffer_.data(), buffer_.data() + buffer_.size());
 }
 
 fd_streambuf::~fd_streambuf() = default;
 
+void fd_streambuf::start_writing_large() {
+    // A device (/dev/null, a terminal, a tape) is written straight: there is nothing
+    // for a thread to overlap, or the device paces the run anyway.
+    struct stat st {};
+    if (fstat(fd_, &st) == 0 && S_ISCHR(st.st_mode)) return;
+    behind_ = std::make_unique<write_behind>(fd_);
+    background_ = std::make_unique<background_writer>(fd_, what_, *behind_);
+}
+
 void fd_streambuf::write_all(const char* bytes, std::size_t size) {
+    const bool was_small = written_ <= large_output;
     written_ += size;
-    if (!background_ && may_write_behind_ && written_ > static_cast<std::uint64_t>(write_behind::start))
-        background_ = std::make_unique<background_writer>(fd_, what_, behind_);
+    if (was_small && written_ > large_output) start_writing_large();  // checked once, when it is large
     if (background_) {
         background_->write(bytes, size);
         return;
@@ -40,7 +45,6 @@ void fd_streambuf::write_all(const char* bytes, std::size_t size) {
         if (n == 0) throw write_error(what_, EIO, fd_);  // no progress and no reason: not a full write
         bytes += n;
         size -= static_cast<std::size_t>(n);
-        behind_.wrote(n);
     }
 }
 

@@ -17,7 +17,7 @@ write_behind::write_behind(int fd) {
 
 void write_behind::wrote(std::int64_t bytes) {
     written_ += bytes;
-    if (fd_ < 0 || written_ < start) return;
+    if (fd_ < 0) return;
     // Each whole window written: start its writeback, then wait for the one two back
     // (its writeback started a window ago) and drop it from the cache. The calls are
     // advice: a file system that ignores them (tmpfs) is written as before.

@@ -54,10 +54,13 @@ private:
     int fd_;
     std::string what_;
     std::vector<char> buffer_;
+    void start_writing_large();
+    static constexpr std::uint64_t large_output = write_behind::start;
     std::uint64_t written_ = 0;  // bytes handed to write_all
-    write_behind behind_;
-    bool may_write_behind_ = true;                   // not a character device
-    std::unique_ptr<background_writer> background_;  // once written_ passes write_behind::start
+    // once written_ passes large_output, unless fd_ is a device (checked then, so that a
+    // small run pays no system call for them)
+    std::unique_ptr<write_behind> behind_;
+    std::unique_ptr<background_writer> background_;
 };
 
 /// An ostream over an fd_streambuf, with exceptions(badbit) so that the streambuf's

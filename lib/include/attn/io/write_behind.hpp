@@ -10,8 +10,9 @@
 // With it the file's cache stays at about three windows, its pages reused window after
 // window, and the writer waits for the disk only when the disk is slower than it.
 //
-// It starts after the first `start` bytes, so small outputs are written as before, and
-// does nothing but count for anything that is not a regular file (a pipe, a terminal).
+// fd_streambuf makes one once an output passes `start` bytes (small outputs are written
+// as before), from the file's offset then; it does nothing but count for anything that
+// is not a regular file (a pipe).
 #include <cstdint>
 
 namespace attn {
