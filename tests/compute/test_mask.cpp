@@ -262,6 +262,53 @@ TEST_CASE("build_mask: the AND of every kind asked for, shaped [B,1,Sq,Sk]") {
     }
 }
 
+TEST_CASE("mask_rows: the rules' mask a row at a time, build_mask's rows for every mix of rules") {
+    for (const auto& [sq, sk] : {std::pair<std::int64_t, std::int64_t>{5, 5}, {4, 7}, {7, 3}}) {
+        for (int kinds = 1; kinds < 8; ++kinds) {  // causal, padding, window: every mix
+            for (const auto align : {attn::causal_alignment::upper_left, attn::causal_alignment::lower_right}) {
+                attn::config c;
+                c.batch = 3;
+                c.seq = sq;
+                c.kv_seq = sk;
+                c.mask.causal = (kinds & 1) != 0;
+                c.mask.padding = (kinds & 2) != 0;
+                c.mask.window = (kinds & 4) != 0;
+                c.mask.causal_align = align;
+                c.mask.lengths = {sk, 2, 0};  // the last: every row empty
+                c.mask.window_size = 1;
+                REQUIRE(attn::mask_rows::make_all_of(c));
+                const xt::xarray<bool> whole = attn::build_mask(c);
+                const attn::mask_rows rows(c);
+                std::vector<char> differ;
+                bool row[8];
+                for (std::size_t b = 0; b < 3; ++b)
+                    for (std::size_t i = 0; i < static_cast<std::size_t>(sq); ++i) {
+                        rows.row(b, i, row);
+                        for (std::size_t j = 0; j < static_cast<std::size_t>(sk); ++j)
+                            if (row[j] != whole(b, 0, i, j)) differ.push_back(1);
+                    }
+                CAPTURE(sq);
+                CAPTURE(sk);
+                CAPTURE(kinds);
+                CHECK(differ.empty());
+            }
+        }
+    }
+}
+
+TEST_CASE("mask_rows: a random mask, a mask file, a key padding mask or an inverted one is built whole") {
+    attn::config c;
+    c.mask.causal = true;
+    CHECK(attn::mask_rows::make_all_of(c));
+    attn::config random = c, file = c, key_padding = c, inverted = c, none;
+    random.mask.random = true;
+    file.mask.from_file = true;
+    key_padding.mask.key_padding = true;
+    inverted.mistake = attn::mistake::mask_inverted;
+    for (const attn::config& whole : {random, file, key_padding, inverted, none})
+        CHECK_FALSE(attn::mask_rows::make_all_of(whole));
+}
+
 TEST_CASE("parse_mask_kinds: none, or kinds joined by '+'") {
     attn::mask_spec spec;
     SUBCASE("none turns every kind off") {

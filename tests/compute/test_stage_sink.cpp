@@ -12,6 +12,7 @@
 #include "attn/compute/attention.hpp"
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
+#include "attn/compute/mask.hpp"
 #include "attn/compute/memory.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
@@ -112,6 +113,45 @@ TEST_SUITE("stage_sink") {
             const recorder some = record(c, in, attn::stage_plan::of(names), false);
             CHECK(some.order == names);
             for (const auto& [key, bits] : some.got) CHECK(bits == all.got.at(key));
+        }
+    }
+
+    TEST_CASE("a mask made a row at a time by its rules gives the whole mask's bits and warnings") {
+        // every stage shown: the mask built whole; without the mask stage: made a row at a
+        // time (mask_rows), in every layout, for padding with an empty batch item, a window,
+        // lower-right causal with Sq > Sk (empty first rows), and safe softmax
+        attn::config c = small_config();
+        c.kv_seq = 5;
+        c.separate_kv = true;
+        c.mask.padding = true;
+        c.mask.lengths = {5, 0};
+        c.mask.window = true;
+        c.mask.window_size = 3;
+        c.mask.causal_align = attn::causal_alignment::lower_right;
+        for (const bool safe : {false, true}) {
+            c.safe_softmax = safe;
+            attn::validate(c);
+            REQUIRE(attn::mask_rows::make_all_of(c));
+            const attn::inputs in = attn::draw_inputs(c);
+            recorder whole(false);
+            const attn::warning_list whole_warnings = attn::compute_stages(c, in, attn::stage_plan::every_stage(), whole);
+            REQUIRE(whole.got.count("mask.mask") == 1);
+            for (const std::size_t rows : {std::size_t{0}, std::size_t{3}}) {  // 0: whole tensors
+                attn::stage_plan plan = attn::stage_plan::of({"masked", "softmax", "dropout", "output"});
+                plan.layout = rows == 0 ? attn::plane_layout::whole_tensor : attn::plane_layout::in_rows;
+                plan.block_rows = rows;
+                recorder made(rows != 0);
+                const attn::warning_list warnings = attn::compute_stages(c, in, plan, made);
+                CAPTURE(safe);
+                CAPTURE(rows);
+                for (const auto& got : made.got) {
+                    const auto& key = got.first;
+                    CAPTURE(key);
+                    CHECK(got.second == whole.got.at(key));
+                }
+                REQUIRE(warnings.size() == whole_warnings.size());
+                for (std::size_t w = 0; w < warnings.size(); ++w) CHECK(warnings[w].text == whole_warnings[w].text);
+            }
         }
     }
 

@@ -77,13 +77,18 @@ tensor contiguous_view(const stage& from, const tensor& x, std::string name, dim
 // Up to this many rows with no allowed key get a warning each; more get one that lists them.
 constexpr std::size_t rows_named_one_by_one = 3;
 
-/// The (batch, query) rows of `mask` [B,1,Sq,Sk] in which no key may be attended.
-std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const xt::xarray<bool>& mask) {
-    const std::size_t batch = mask.shape()[0], sq = mask.shape()[2], sk = mask.shape()[3];
+/// The (batch, query) rows of the mask [B,1,Sq,Sk] in which no key may be attended:
+/// of `mask`, or else of the mask `rules` make.
+std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const config& c, const xt::xarray<bool>* mask,
+                                                            const mask_rows* rules) {
+    const auto batch = static_cast<std::size_t>(c.batch), sq = static_cast<std::size_t>(c.seq),
+               sk = static_cast<std::size_t>(c.kv_seq);
     std::vector<std::pair<std::size_t, std::size_t>> rows;
+    std::unique_ptr<bool[]> made(rules != nullptr ? new bool[std::max<std::size_t>(sk, 1)] : nullptr);
     for (std::size_t b = 0; b < batch; ++b)
         for (std::size_t i = 0; i < sq; ++i) {
-            const bool* row = mask.data() + (b * sq + i) * sk;
+            const bool* row = mask != nullptr ? mask->data() + (b * sq + i) * sk : made.get();
+            if (mask == nullptr) rules->row(b, i, made.get());
             if (std::find(row, row + sk, true) == row + sk) rows.emplace_back(b, i);
         }
     return rows;
@@ -94,8 +99,8 @@ std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const xt::xarray<boo
 /// NaN (fill -inf)", or "0 (--safe-softmax)"), else one that names them,
 /// consecutive rows of a batch item as a range ("batch 1 queries 0..3, batch 2
 /// query 5"), the first eight ranges.
-void warn_empty_rows(const xt::xarray<bool>& mask, const config& c, warning_list& out) {
-    const auto rows = empty_rows(mask);
+void warn_empty_rows(const xt::xarray<bool>* mask, const mask_rows* rules, const config& c, warning_list& out) {
+    const auto rows = empty_rows(c, mask, rules);
     if (rows.empty()) return;
     // what softmax makes of such a row: 0 with --safe-softmax, else NaN for -inf, uniform for a finite fill
     const std::string becomes = c.safe_softmax ? "0 (--safe-softmax)"
@@ -296,7 +301,7 @@ tensor_storage planes_whole(run& r, const plane_chain& chain, const std::functio
 
     for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_scale(chain, b); });
     r.emit("scaled", {named("scaled", score_dims, buffer)});
-    if (chain.mask != nullptr) {
+    if (chain.has_mask()) {
         mask_stage();
         if (!r.needs("masked")) return buffer;
         weak_fill_finding finding;
@@ -333,7 +338,7 @@ void steps_up_to(run& r, const plane_chain& chain, const plane_block& b, std::st
     const int until = find_stage_info(last)->step;
     block_scores(chain, b);
     if (until >= find_stage_info("scaled")->step) block_scale(chain, b);
-    if (until >= find_stage_info("masked")->step && chain.mask != nullptr) block_mask(chain, b, finding);
+    if (until >= find_stage_info("masked")->step && chain.has_mask()) block_mask(chain, b, finding);
     if (until >= find_stage_info("softmax")->step) block_softmax(chain, b);
     if (until >= find_stage_info("dropout")->step) {
         draws.resize(b.rows * chain.width);
@@ -358,7 +363,7 @@ void planes_in_rows(run& r, const plane_chain& chain, const std::function<void()
         }
     if (context != nullptr && (passes.empty() || passes.back() != last_step)) passes.push_back(last_step);
     std::vector<float> block(block_rows * chain.width), draws;
-    bool mask_emitted = chain.mask == nullptr, weak_fill_done = !looks_for_weak_fill(c);
+    bool mask_emitted = !chain.has_mask(), weak_fill_done = !looks_for_weak_fill(c);
     for (std::size_t pass = 0; pass < passes.size(); ++pass) {
         const std::string_view target = passes[pass];
         if (!mask_emitted && find_stage_info(target)->step > find_stage_info("mask")->step) {
@@ -433,10 +438,10 @@ private:
 /// says so and the sink takes rows) and context [B,H,Sq,dk] when a later stage needs it.
 /// `mask_stage` emits stage 8 in its place.
 std::optional<tensor> planes_and_context(run& r, const stage& tr, const xt::xarray<bool>* mask,
-                                         const std::function<void()>& mask_stage) {
+                                         const mask_rows* mask_rules, const std::function<void()>& mask_stage) {
     const config& c = r.c;
     plane_chain chain = make_plane_chain(c, tr.tensors[0], tr.tensors[1], r.needs("context") ? &tr.tensors[2] : nullptr,
-                                         mask);
+                                         mask, mask_rules);
     chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
     // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
     chain.fill = makes(c, mistake::fill_value) ? mistaken_fill(c, c.mistake_variant) : c.fill;
@@ -507,15 +512,21 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
     const auto heads = static_cast<std::size_t>(c.heads);
     const parameters& p = in.params;
 
-    // 8. mask [B,1,Sq,Sk] (true = may attend), built whole (one byte a position) when needed;
-    // emitted in its place, between scaled and masked, or at the end when no later stage is computed
+    // 8. mask [B,1,Sq,Sk] (true = may attend): made a row at a time from its rules when they
+    // make all of it and the stage is not shown (mask_rows), else built whole (one byte a
+    // position); emitted in its place, between scaled and masked, or at the end when no
+    // later stage is computed
     xt::xarray<bool> mask;
-    if (r.needs("mask")) {
+    std::optional<mask_rows> rules;
+    if (r.needs("mask") && !r.shows("mask") && !in.mask && mask_rows::make_all_of(c)) {
+        rules.emplace(c);
+        warn_empty_rows(nullptr, &*rules, c, r.so_far.warnings);
+    } else if (r.needs("mask")) {
         mask = build_mask(c, in.mask ? &*in.mask : nullptr);
         if (makes(c, mistake::mask_inverted)) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend
-        warn_empty_rows(mask, c, r.so_far.warnings);
+        warn_empty_rows(&mask, nullptr, c, r.so_far.warnings);
     }
-    const auto mask_or_null = [&]() -> const xt::xarray<bool>* { return r.needs("mask") ? &mask : nullptr; };
+    const auto mask_or_null = [&]() -> const xt::xarray<bool>* { return r.needs("mask") && !rules ? &mask : nullptr; };
     bool mask_emitted = !r.shows("mask");
     const std::function<void()> mask_stage = [&] {
         if (mask_emitted) return;
@@ -559,7 +570,7 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
     };
     stage tr = r.emit("transpose", {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")});
     if (!r.needs("scores")) return finish();
-    std::optional<tensor> context = planes_and_context(r, tr, mask_or_null(), mask_stage);
+    std::optional<tensor> context = planes_and_context(r, tr, mask_or_null(), rules ? &*rules : nullptr, mask_stage);
     proj = view = tr = stage{};  // q, k, v: no later stage reads them
     mask = xt::xarray<bool>();
     if (context) context_to_output(r, p, std::move(*context));

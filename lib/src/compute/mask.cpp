@@ -6,6 +6,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/generator.hpp"
+#include "attn/compute/mistake.hpp"
 
 namespace attn {
 namespace {
@@ -67,6 +68,22 @@ xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) 
     if (m.random) mask = mask && mask_random(c.batch, c.seq, c.kv_seq, m.random_seed, m.random_keep);
     if (from_file) mask = mask && *from_file;
     return mask;
+}
+
+bool mask_rows::make_all_of(const config& c) {
+    const mask_spec& m = c.mask;
+    return m.any() && !m.random && !m.from_file && !m.key_padding && c.mistake != mistake::mask_inverted;
+}
+
+mask_rows::mask_rows(const config& c) : spec_(&c.mask), sq_(c.seq), sk_(c.kv_seq) {}
+
+void mask_rows::row(std::size_t b, std::size_t i, bool* out) const {
+    const mask_spec& m = *spec_;
+    const auto q = static_cast<std::int64_t>(i);
+    const std::int64_t diagonal = m.causal_align == causal_alignment::lower_right ? sk_ - sq_ : 0;  // as mask_causal
+    for (std::int64_t j = 0; j < sk_; ++j)
+        out[j] = (!m.causal || j <= q + diagonal) && (!m.padding || j < m.lengths[b]) &&
+                 (!m.window || std::llabs(q - j) <= *m.window_size);
 }
 
 void parse_mask_kinds(std::string_view text, mask_spec& spec) {

@@ -1,4 +1,5 @@
 #include "attn/compute/memory.hpp"
+#include "attn/compute/mask.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -128,7 +129,7 @@ std::uint64_t held_outside_planes(const config& c, const stage_plan& plan) {
         const bool input_copy = s.stage == "input" || s.stage == "params";
         if (input_copy && !plan.shows(s.stage)) continue;
         if (s.stage == "mask" && !plan.shows("mask")) {  // the booleans only: no float copy is made
-            total = add(total, product({c.batch, c.seq, c.kv_seq}));
+            if (!mask_rows::make_all_of(c)) total = add(total, product({c.batch, c.seq, c.kv_seq}));  // else none held
             continue;
         }
         total = add(total, s.bytes);
@@ -162,7 +163,7 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
 
 void check_least_memory(const config& c, std::uint64_t limit_bytes) {
     stage_plan leanest = stage_plan::of({"input"});
-    if (c.mask.any()) leanest.show("mask");  // the mask is held whole
+    if (c.mask.any() && !mask_rows::make_all_of(c)) leanest.show("mask");  // that mask is held whole
     leanest.layout = plane_layout::in_rows;
     leanest.block_rows = 1;
     const std::uint64_t least = estimate_plan_bytes(c, leanest, false);

@@ -28,6 +28,25 @@ xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t s
 /// --mask-file) when given; call only when c.mask.any().
 xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file = nullptr);
 
+/// The mask of the rules alone (--mask causal, padding, window: most runs) a query row at
+/// a time, so that a run that does not show the mask stage never holds [B,1,Sq,Sk]
+/// (1 GiB at Sq = Sk = 32768). A random mask (its draws are one stream over the whole
+/// mask), a mask file and --key-padding-mask are built whole (build_mask), and so is a
+/// mask --mistake mask_inverted inverts.
+class mask_rows {
+public:
+    /// Whether the rules make all of c's mask (c.mask.any() and nothing but rules).
+    static bool make_all_of(const config& c);
+    explicit mask_rows(const config& c);  // make_all_of(c) must hold
+    /// out[j] = whether query i of batch item b may attend key j, for j < Sk: build_mask's
+    /// row [b, 0, i, :].
+    void row(std::size_t b, std::size_t i, bool* out) const;
+
+private:
+    const mask_spec* spec_;
+    std::int64_t sq_, sk_;
+};
+
 /// Parses --mask: "none" or kinds joined by '+' ("causal+padding"). Sets the
 /// kind flags of `spec` and leaves its other fields alone; throws usage_error
 /// naming --mask for an unknown or repeated kind.
