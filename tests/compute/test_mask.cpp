@@ -263,7 +263,8 @@ TEST_CASE("build_mask: the AND of every kind asked for, shaped [B,1,Sq,Sk]") {
 }
 
 TEST_CASE("mask_rows: the rules' mask a row at a time, build_mask's rows for every mix of rules") {
-    for (const auto& [sq, sk] : {std::pair<std::int64_t, std::int64_t>{5, 5}, {4, 7}, {7, 3}}) {
+    for (const auto& sizes : {std::pair<std::int64_t, std::int64_t>{5, 5}, {4, 7}, {7, 3}}) {
+        const std::int64_t sq = sizes.first, sk = sizes.second;  // CAPTURE takes no structured binding (clang)
         for (int kinds = 1; kinds < 8; ++kinds) {  // causal, padding, window: every mix
             for (const auto align : {attn::causal_alignment::upper_left, attn::causal_alignment::lower_right}) {
                 attn::config c;
