@@ -213,9 +213,10 @@ void warn(const attn::warning_list& warnings) {
 bool streams(const std::string& format) { return format == "json" || format == "jsonl" || format == "npz"; }
 
 /// The formats that print large tensors summarised, so that the run keeps only the rows
-/// they print (summary_keeper.hpp): torch, and the table but for --row's bars.
+/// they print (summary_keeper.hpp): torch, and the table but for --row's bars; with
+/// --full they print every value, and the run keeps (and counts) whole stages.
 bool summarises(const std::string& format, const attn::render_options& view) {
-    return format == "torch" || (format == "table" && !view.row);
+    return !view.full && (format == "torch" || (format == "table" && !view.row));
 }
 
 /// A sink that tells the progress line which stage the run has reached, and hands
