@@ -144,16 +144,19 @@ TEST_SUITE("background_writer") {
     }
 
     TEST_CASE("a write that fails on the writer's thread is thrown to the caller") {
+        // /dev/full: every write fails with ENOSPC. fd_streambuf writes a device straight,
+        // so the writer is made here by hand.
         const int fd = open("/dev/full", O_WRONLY);
         REQUIRE(fd >= 0);
-        const std::string bytes = pattern(8 * MiB);
+        const std::string bytes = pattern(3 * MiB);
+        attn::write_behind behind(fd);
         int code = 0;
         std::string message;
         {
-            attn::output_stream out(fd, "--out full");
-            try {  // the first 64 MiB fail at once; a failure later is thrown by a later call
-                for (int i = 0; i < 20; ++i) out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-                out.flush_all();
+            attn::background_writer writer(fd, "--out full", behind);
+            try {  // thrown by a later write once the buffers are full, or at the latest by drain()
+                for (int i = 0; i < 40; ++i) writer.write(bytes.data(), bytes.size());
+                writer.drain();
             } catch (const attn::write_error& e) {
                 code = e.code;
                 message = e.what();
@@ -162,6 +165,23 @@ TEST_SUITE("background_writer") {
         close(fd);
         CHECK(code == ENOSPC);
         CHECK(message == "--out full: No space left on device");
+    }
+
+    TEST_CASE("a device is written straight, and its error thrown at once") {
+        const int fd = open("/dev/full", O_WRONLY);
+        REQUIRE(fd >= 0);
+        const std::string bytes = pattern(8 * MiB);
+        int writes = 0;
+        {
+            attn::output_stream out(fd, "--out full");
+            try {
+                for (; writes < 20; ++writes) out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+            } catch (const attn::write_error& e) {
+                CHECK(e.code == ENOSPC);
+            }
+        }
+        close(fd);
+        CHECK(writes == 0);  // the first large write fails, with no thread in between
     }
 
     TEST_CASE("the failure of a write past the first 64 MiB is thrown, not lost") {
