@@ -13,8 +13,9 @@ write_error::write_error(const std::string& what, int code, int fd)
     : error(what + ": " + std::strerror(code)), code(code), fd(fd) {}
 
 fd_streambuf::fd_streambuf(int fd, std::string what, std::size_t buffer_bytes)
-    : fd_(fd), what_(std::move(what)), buffer_(buffer_bytes > 0 ? buffer_bytes : 1) {
-    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    : fd_(fd), what_(std::move(what)), buffer_size_(buffer_bytes > 0 ? buffer_bytes : 1) {
+    buffer_.reset(new char[buffer_size_]);
+    setp(buffer_.get(), buffer_.get() + buffer_size_);
 }
 
 fd_streambuf::~fd_streambuf() = default;
@@ -50,8 +51,8 @@ void fd_streambuf::write_all(const char* bytes, std::size_t size) {
 
 void fd_streambuf::write_pending() {
     const std::size_t pending = static_cast<std::size_t>(pptr() - pbase());
-    setp(buffer_.data(), buffer_.data() + buffer_.size());  // a failed write drops the bytes: no retry at exit
-    write_all(buffer_.data(), pending);
+    setp(buffer_.get(), buffer_.get() + buffer_size_);  // a failed write drops the bytes: no retry at exit
+    write_all(buffer_.get(), pending);
 }
 
 void fd_streambuf::flush_all() {
@@ -76,7 +77,7 @@ std::streamsize fd_streambuf::xsputn(const char* bytes, std::streamsize size) {
         return size;
     }
     write_pending();
-    if (n < buffer_.size()) {
+    if (n < buffer_size_) {
         std::memcpy(pptr(), bytes, n);
         pbump(static_cast<int>(n));
     } else {

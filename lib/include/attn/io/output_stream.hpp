@@ -53,7 +53,8 @@ private:
     void write_all(const char* bytes, std::size_t size);
     int fd_;
     std::string what_;
-    std::vector<char> buffer_;
+    std::unique_ptr<char[]> buffer_;  // not zeroed: a small run touches only the pages it writes
+    std::size_t buffer_size_;
     void start_writing_large();
     static constexpr std::uint64_t large_output = write_behind::start;
     std::uint64_t written_ = 0;  // bytes handed to write_all
