@@ -292,12 +292,14 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
     return warnings;
 }
 
-/// About the bytes the run will write, for the progress line's time left: each stage's
-/// float32 bytes for npz, about 11 characters a number for json (0.12345678,), 0 (unknown)
-/// for the formats that summarise.
+/// About the bytes the run will write, for the progress line's time left and the output's
+/// buffers: each stage's float32 bytes for npz, about 11 characters a number for json
+/// (0.12345678,) and for table and torch with --full, 0 (unknown) for the formats that
+/// summarise.
 std::uint64_t expected_output_bytes(const attn::config& c, const std::string& format,
                                     const attn::render_options& view) {
-    if (format != "npz" && format != "json" && format != "jsonl") return 0;
+    const bool prints_all = view.full && (format == "table" || format == "torch");
+    if (format != "npz" && format != "json" && format != "jsonl" && !prints_all) return 0;
     std::uint64_t bytes = 0;
     for (const attn::stage_bytes& s : attn::estimate_stage_bytes(c))
         if (view.shows(s.stage)) bytes += s.bytes;
@@ -329,8 +331,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
     // an output this large is written on a thread of its own, through buffers the estimate counts
-    const bool prints_all = o.full && (o.format == "table" || o.format == "torch");  // about as long as json
-    const std::uint64_t output_bytes = expected_output_bytes(c, prints_all ? "json" : o.format, view);
+    const std::uint64_t output_bytes = expected_output_bytes(c, o.format, view);
     const bool keeps = !streams(o.format) && !summarises(o.format, view);
     attn::plan_memory(c, plan, keeps, limit, o.block_rows, attn::background_writer::bytes_for(output_bytes));
     if (o.threads != 0) attn::set_thread_count(o.threads);

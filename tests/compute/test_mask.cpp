@@ -279,12 +279,12 @@ TEST_CASE("mask_rows: the rules' mask a row at a time, build_mask's rows for eve
                 c.mask.window_size = 1;
                 REQUIRE(attn::mask_rows::make_all_of(c));
                 const xt::xarray<bool> whole = attn::build_mask(c);
-                const attn::mask_rows rows(c);
+                const attn::mask_rows rows(c.mask, sq, sk);
                 std::vector<char> differ;
-                bool row[8];
+                bool scratch[8];
                 for (std::size_t b = 0; b < 3; ++b)
                     for (std::size_t i = 0; i < static_cast<std::size_t>(sq); ++i) {
-                        rows.row(b, i, row);
+                        const bool* row = rows.row(b, i, scratch);
                         for (std::size_t j = 0; j < static_cast<std::size_t>(sk); ++j)
                             if (row[j] != whole(b, 0, i, j)) differ.push_back(1);
                     }

@@ -77,18 +77,15 @@ tensor contiguous_view(const stage& from, const tensor& x, std::string name, dim
 // Up to this many rows with no allowed key get a warning each; more get one that lists them.
 constexpr std::size_t rows_named_one_by_one = 3;
 
-/// The (batch, query) rows of the mask [B,1,Sq,Sk] in which no key may be attended:
-/// of `mask`, or else of the mask `rules` make.
-std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const config& c, const xt::xarray<bool>* mask,
-                                                            const mask_rows* rules) {
+/// The (batch, query) rows of the mask [B,1,Sq,Sk] in which no key may be attended.
+std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const config& c, const mask_rows& mask) {
     const auto batch = static_cast<std::size_t>(c.batch), sq = static_cast<std::size_t>(c.seq),
                sk = static_cast<std::size_t>(c.kv_seq);
     std::vector<std::pair<std::size_t, std::size_t>> rows;
-    std::unique_ptr<bool[]> made(rules != nullptr ? new bool[std::max<std::size_t>(sk, 1)] : nullptr);
+    const std::unique_ptr<bool[]> scratch(new bool[std::max<std::size_t>(sk, 1)]);
     for (std::size_t b = 0; b < batch; ++b)
         for (std::size_t i = 0; i < sq; ++i) {
-            const bool* row = mask != nullptr ? mask->data() + (b * sq + i) * sk : made.get();
-            if (mask == nullptr) rules->row(b, i, made.get());
+            const bool* row = mask.row(b, i, scratch.get());
             if (std::find(row, row + sk, true) == row + sk) rows.emplace_back(b, i);
         }
     return rows;
@@ -99,8 +96,8 @@ std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const config& c, con
 /// NaN (fill -inf)", or "0 (--safe-softmax)"), else one that names them,
 /// consecutive rows of a batch item as a range ("batch 1 queries 0..3, batch 2
 /// query 5"), the first eight ranges.
-void warn_empty_rows(const xt::xarray<bool>* mask, const mask_rows* rules, const config& c, warning_list& out) {
-    const auto rows = empty_rows(c, mask, rules);
+void warn_empty_rows(const mask_rows& mask, const config& c, warning_list& out) {
+    const auto rows = empty_rows(c, mask);
     if (rows.empty()) return;
     // what softmax makes of such a row: 0 with --safe-softmax, else NaN for -inf, uniform for a finite fill
     const std::string becomes = c.safe_softmax ? "0 (--safe-softmax)"
@@ -301,7 +298,7 @@ tensor_storage planes_whole(run& r, const plane_chain& chain, const std::functio
 
     for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_scale(chain, b); });
     r.emit("scaled", {named("scaled", score_dims, buffer)});
-    if (chain.has_mask()) {
+    if (chain.mask != nullptr) {
         mask_stage();
         if (!r.needs("masked")) return buffer;
         weak_fill_finding finding;
@@ -338,7 +335,7 @@ void steps_up_to(run& r, const plane_chain& chain, const plane_block& b, std::st
     const int until = find_stage_info(last)->step;
     block_scores(chain, b);
     if (until >= find_stage_info("scaled")->step) block_scale(chain, b);
-    if (until >= find_stage_info("masked")->step && chain.has_mask()) block_mask(chain, b, finding);
+    if (until >= find_stage_info("masked")->step && chain.mask != nullptr) block_mask(chain, b, finding);
     if (until >= find_stage_info("softmax")->step) block_softmax(chain, b);
     if (until >= find_stage_info("dropout")->step) {
         draws.resize(b.rows * chain.width);
@@ -363,7 +360,7 @@ void planes_in_rows(run& r, const plane_chain& chain, const std::function<void()
         }
     if (context != nullptr && (passes.empty() || passes.back() != last_step)) passes.push_back(last_step);
     std::vector<float> block(block_rows * chain.width), draws;
-    bool mask_emitted = !chain.has_mask(), weak_fill_done = !looks_for_weak_fill(c);
+    bool mask_emitted = chain.mask == nullptr, weak_fill_done = !looks_for_weak_fill(c);
     for (std::size_t pass = 0; pass < passes.size(); ++pass) {
         const std::string_view target = passes[pass];
         if (!mask_emitted && find_stage_info(target)->step > find_stage_info("mask")->step) {
@@ -437,11 +434,11 @@ private:
 /// Stages 8-12: the mask, the [B,H,Sq,Sk] chain (whole, or in rows when the plan
 /// says so and the sink takes rows) and context [B,H,Sq,dk] when a later stage needs it.
 /// `mask_stage` emits stage 8 in its place.
-std::optional<tensor> planes_and_context(run& r, const stage& tr, const xt::xarray<bool>* mask,
-                                         const mask_rows* mask_rules, const std::function<void()>& mask_stage) {
+std::optional<tensor> planes_and_context(run& r, const stage& tr, const mask_rows* mask,
+                                         const std::function<void()>& mask_stage) {
     const config& c = r.c;
     plane_chain chain = make_plane_chain(c, tr.tensors[0], tr.tensors[1], r.needs("context") ? &tr.tensors[2] : nullptr,
-                                         mask, mask_rules);
+                                         mask);
     chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
     // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
     chain.fill = makes(c, mistake::fill_value) ? mistaken_fill(c, c.mistake_variant) : c.fill;
@@ -516,17 +513,16 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
     // make all of it and the stage is not shown (mask_rows), else built whole (one byte a
     // position); emitted in its place, between scaled and masked, or at the end when no
     // later stage is computed
-    xt::xarray<bool> mask;
-    std::optional<mask_rows> rules;
+    xt::xarray<bool> mask;                 // when built whole
+    std::optional<mask_rows> mask_by_row;  // what the planes read
     if (r.needs("mask") && !r.shows("mask") && !in.mask && mask_rows::make_all_of(c)) {
-        rules.emplace(c);
-        warn_empty_rows(nullptr, &*rules, c, r.so_far.warnings);
+        mask_by_row.emplace(c.mask, c.seq, c.kv_seq);
     } else if (r.needs("mask")) {
         mask = build_mask(c, in.mask ? &*in.mask : nullptr);
         if (makes(c, mistake::mask_inverted)) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend
-        warn_empty_rows(&mask, nullptr, c, r.so_far.warnings);
+        mask_by_row.emplace(mask);
     }
-    const auto mask_or_null = [&]() -> const xt::xarray<bool>* { return r.needs("mask") && !rules ? &mask : nullptr; };
+    if (mask_by_row) warn_empty_rows(*mask_by_row, c, r.so_far.warnings);
     bool mask_emitted = !r.shows("mask");
     const std::function<void()> mask_stage = [&] {
         if (mask_emitted) return;
@@ -570,8 +566,9 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
     };
     stage tr = r.emit("transpose", {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")});
     if (!r.needs("scores")) return finish();
-    std::optional<tensor> context = planes_and_context(r, tr, mask_or_null(), rules ? &*rules : nullptr, mask_stage);
+    std::optional<tensor> context = planes_and_context(r, tr, mask_by_row ? &*mask_by_row : nullptr, mask_stage);
     proj = view = tr = stage{};  // q, k, v: no later stage reads them
+    mask_by_row.reset();
     mask = xt::xarray<bool>();
     if (context) context_to_output(r, p, std::move(*context));
     return finish();

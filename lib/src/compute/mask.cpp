@@ -17,34 +17,37 @@ shape4 mask_shape(std::int64_t batch, std::int64_t sq, std::int64_t sk) {
     return {static_cast<std::size_t>(batch), 1, static_cast<std::size_t>(sq), static_cast<std::size_t>(sk)};
 }
 
-/// A [B,1,Sq,Sk] mask whose entry (b, i, j) is allowed(b, i, j).
-template <class Rule>
-xt::xarray<bool> make_mask(std::int64_t batch, std::int64_t sq, std::int64_t sk, Rule allowed) {
+/// A [B,1,Sq,Sk] mask of the rules in `m`, each row made by mask_rows.
+xt::xarray<bool> rules_mask(const mask_spec& m, std::int64_t batch, std::int64_t sq, std::int64_t sk) {
     xt::xarray<bool> mask(mask_shape(batch, sq, sk));
-    bool* out = mask.data();
+    const mask_rows rows(m, sq, sk);
     for (std::int64_t b = 0; b < batch; ++b)
         for (std::int64_t i = 0; i < sq; ++i)
-            for (std::int64_t j = 0; j < sk; ++j) *out++ = allowed(b, i, j);
+            rows.row(static_cast<std::size_t>(b), static_cast<std::size_t>(i), mask.data() + (b * sq + i) * sk);
     return mask;
 }
 
 }  // namespace
 
 xt::xarray<bool> mask_causal(std::int64_t batch, std::int64_t sq, std::int64_t sk, causal_alignment align) {
-    // the diagonal of torch.tril: 0 upper-left; Sk - Sq lower-right, so the last query meets the last key
-    const std::int64_t diagonal = align == causal_alignment::lower_right ? sk - sq : 0;
-    return make_mask(batch, sq, sk,
-                     [diagonal](std::int64_t, std::int64_t i, std::int64_t j) { return j <= i + diagonal; });
+    mask_spec m;
+    m.causal = true;
+    m.causal_align = align;
+    return rules_mask(m, batch, sq, sk);
 }
 
 xt::xarray<bool> mask_padding(const std::vector<std::int64_t>& lengths, std::int64_t sq, std::int64_t sk) {
-    const auto batch = static_cast<std::int64_t>(lengths.size());
-    return make_mask(batch, sq, sk, [&](std::int64_t b, std::int64_t, std::int64_t j) { return j < lengths[b]; });
+    mask_spec m;
+    m.padding = true;
+    m.lengths = lengths;
+    return rules_mask(m, static_cast<std::int64_t>(lengths.size()), sq, sk);
 }
 
 xt::xarray<bool> mask_window(std::int64_t batch, std::int64_t sq, std::int64_t sk, std::int64_t window) {
-    return make_mask(batch, sq, sk,
-                     [window](std::int64_t, std::int64_t i, std::int64_t j) { return std::llabs(i - j) <= window; });
+    mask_spec m;
+    m.window = true;
+    m.window_size = window;
+    return rules_mask(m, batch, sq, sk);
 }
 
 xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t sk, std::uint64_t seed, double keep) {
@@ -61,10 +64,8 @@ xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t s
 
 xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) {
     const mask_spec& m = c.mask;
-    xt::xarray<bool> mask(mask_shape(c.batch, c.seq, c.kv_seq), true);
-    if (m.causal) mask = mask && mask_causal(c.batch, c.seq, c.kv_seq, m.causal_align);
-    if (m.padding) mask = mask && mask_padding(m.lengths, c.seq, c.kv_seq);
-    if (m.window) mask = mask && mask_window(c.batch, c.seq, c.kv_seq, *m.window_size);
+    xt::xarray<bool> mask = m.causal || m.padding || m.window ? rules_mask(m, c.batch, c.seq, c.kv_seq)
+                                                              : xt::xarray<bool>(mask_shape(c.batch, c.seq, c.kv_seq), true);
     if (m.random) mask = mask && mask_random(c.batch, c.seq, c.kv_seq, m.random_seed, m.random_keep);
     if (from_file) mask = mask && *from_file;
     return mask;
@@ -75,15 +76,22 @@ bool mask_rows::make_all_of(const config& c) {
     return m.any() && !m.random && !m.from_file && !m.key_padding && c.mistake != mistake::mask_inverted;
 }
 
-mask_rows::mask_rows(const config& c) : spec_(&c.mask), sq_(c.seq), sk_(c.kv_seq) {}
+mask_rows::mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk) : rules_(&m), sq_(sq), sk_(sk) {}
 
-void mask_rows::row(std::size_t b, std::size_t i, bool* out) const {
-    const mask_spec& m = *spec_;
+mask_rows::mask_rows(const xt::xarray<bool>& whole)
+    : whole_(&whole), sq_(static_cast<std::int64_t>(whole.shape()[2])), sk_(static_cast<std::int64_t>(whole.shape()[3])) {}
+
+const bool* mask_rows::row(std::size_t b, std::size_t i, bool* scratch) const {
+    const auto width = static_cast<std::size_t>(sk_);
+    if (whole_ != nullptr) return whole_->data() + (b * static_cast<std::size_t>(sq_) + i) * width;
+    const mask_spec& m = *rules_;
     const auto q = static_cast<std::int64_t>(i);
-    const std::int64_t diagonal = m.causal_align == causal_alignment::lower_right ? sk_ - sq_ : 0;  // as mask_causal
+    // the diagonal of torch.tril: 0 upper-left; Sk - Sq lower-right, so the last query meets the last key
+    const std::int64_t diagonal = m.causal_align == causal_alignment::lower_right ? sk_ - sq_ : 0;
     for (std::int64_t j = 0; j < sk_; ++j)
-        out[j] = (!m.causal || j <= q + diagonal) && (!m.padding || j < m.lengths[b]) &&
-                 (!m.window || std::llabs(q - j) <= *m.window_size);
+        scratch[j] = (!m.causal || j <= q + diagonal) && (!m.padding || j < m.lengths[b]) &&
+                     (!m.window || std::llabs(q - j) <= *m.window_size);
+    return scratch;
 }
 
 void parse_mask_kinds(std::string_view text, mask_spec& spec) {

@@ -36,22 +36,19 @@ const float* row_major_rows(const tensor& t, std::size_t b, std::size_t h, std::
     return scratch.data();
 }
 
-/// Where a row of a mask made by its rules goes (one per thread).
+/// Room for one row of a mask made by its rules (one per thread).
 struct made_row {
     std::unique_ptr<bool[]> keys;
     std::size_t size = 0;
 };
 
-/// mask[b, 0, i, :] [W]: query i's allowed keys, in the whole mask or made into `made`
-/// by its rules.
+/// mask[b, 0, i, :] [W]: query i's allowed keys.
 const bool* mask_row(const plane_chain& chain, std::size_t b, std::size_t i, made_row& made) {
-    if (chain.mask != nullptr) return chain.mask->data() + (b * chain.rows + i) * chain.width;
     if (made.size < chain.width) {
         made.keys.reset(new bool[chain.width]);
         made.size = chain.width;
     }
-    chain.mask_rules->row(b, i, made.keys.get());
-    return made.keys.get();
+    return chain.mask->row(b, i, made.keys.get());
 }
 
 bool has_allowed_key(const bool* allowed, std::size_t width) {
@@ -61,7 +58,7 @@ bool has_allowed_key(const bool* allowed, std::size_t width) {
 }  // namespace
 
 plane_chain make_plane_chain(const config& c, const tensor& q, const tensor& k, const tensor* v,
-                             const xt::xarray<bool>* mask, const mask_rows* mask_rules) {
+                             const mask_rows* mask) {
     plane_chain chain;
     chain.cfg = &c;
     const bool swapped = c.mistake == mistake::q_k_swapped;
@@ -69,7 +66,6 @@ plane_chain make_plane_chain(const config& c, const tensor& q, const tensor& k, 
     chain.columns_of = swapped ? &q : &k;
     chain.values = v;
     chain.mask = mask;
-    chain.mask_rules = mask_rules;
     chain.batch = q.values.shape()[0];
     chain.heads = q.values.shape()[1];
     chain.rows = chain.rows_of->values.shape()[2];
@@ -104,7 +100,7 @@ void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_fi
     {
         weak_fill_finding mine;
         std::vector<float> weights;  // one masked row's softmax, for the finding
-        made_row made;               // a row of a mask made by its rules
+        made_row made;               // room for a mask row made by its rules
 #pragma omp for
         for (std::ptrdiff_t r = 0; r < rows; ++r) {
             const std::size_t i = block.first_row + static_cast<std::size_t>(r);
@@ -145,7 +141,7 @@ void block_softmax(const plane_chain& chain, const plane_block& block) {
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
 #pragma omp parallel for if (block.rows * width >= parallel_elements)
     for (std::ptrdiff_t r = 0; r < rows; ++r) {
-        thread_local made_row made;  // a row of a mask made by its rules
+        thread_local made_row made;  // room for a mask row made by its rules
         float* row = block.data + static_cast<std::size_t>(r) * width;
         if (!c.safe_softmax) {
             softmax_rows(row, 1, width);
@@ -153,7 +149,7 @@ void block_softmax(const plane_chain& chain, const plane_block& block) {
         }
         safe_softmax_rows(row, 1, width);  // rows of -inf only -> 0
         const std::size_t i = block.first_row + static_cast<std::size_t>(r);
-        if (chain.has_mask() && !has_allowed_key(mask_row(chain, block.batch, i, made), width))
+        if (chain.mask != nullptr && !has_allowed_key(mask_row(chain, block.batch, i, made), width))
             std::fill(row, row + width, 0.0f);  // and fully masked rows of a finite fill
     }
 }

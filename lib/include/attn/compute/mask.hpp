@@ -28,22 +28,27 @@ xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t s
 /// --mask-file) when given; call only when c.mask.any().
 xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file = nullptr);
 
-/// The mask of the rules alone (--mask causal, padding, window: most runs) a query row at
-/// a time, so that a run that does not show the mask stage never holds [B,1,Sq,Sk]
-/// (1 GiB at Sq = Sk = 32768). A random mask (its draws are one stream over the whole
-/// mask), a mask file and --key-padding-mask are built whole (build_mask), and so is a
-/// mask --mistake mask_inverted inverts.
+/// A mask [B,1,Sq,Sk] a query row at a time: read from a whole mask, or made from the
+/// rules alone (--mask causal, padding, window: most runs), so that a run that does not
+/// show the mask stage never holds [B,1,Sq,Sk] (1 GiB at Sq = Sk = 32768). The rules are
+/// written here once; mask_causal, mask_padding, mask_window and build_mask make their
+/// rows with it. A random mask (its draws are one stream over the whole mask), a mask
+/// file, --key-padding-mask and a mask --mistake mask_inverted inverts are built whole.
 class mask_rows {
 public:
     /// Whether the rules make all of c's mask (c.mask.any() and nothing but rules).
     static bool make_all_of(const config& c);
-    explicit mask_rows(const config& c);  // make_all_of(c) must hold
-    /// out[j] = whether query i of batch item b may attend key j, for j < Sk: build_mask's
-    /// row [b, 0, i, :].
-    void row(std::size_t b, std::size_t i, bool* out) const;
+    /// Made from the rules of `m` (its causal, padding and window parts) for Sq queries, Sk keys.
+    mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk);
+    /// Read from `whole` [B,1,Sq,Sk], which must outlive this.
+    explicit mask_rows(const xt::xarray<bool>& whole);
+    /// Query i of batch item b: Sk bools, whether it may attend each key; in the whole
+    /// mask, or made into `scratch` (room for Sk).
+    const bool* row(std::size_t b, std::size_t i, bool* scratch) const;
 
 private:
-    const mask_spec* spec_;
+    const xt::xarray<bool>* whole_ = nullptr;
+    const mask_spec* rules_ = nullptr;
     std::int64_t sq_, sk_;
 };
 

@@ -29,21 +29,18 @@ struct plane_chain {
     const tensor* rows_of = nullptr;     // [B,H,R,dk]: q (k when swapped), one row per score row
     const tensor* columns_of = nullptr;  // [B,H,W,dk]: k (q when swapped)
     const tensor* values = nullptr;      // v [B,H,Sk,dk], for weights·V; null when not needed
-    const xt::xarray<bool>* mask = nullptr;  // [B,1,Sq,Sk] (true = may attend), built whole; or
-    const mask_rows* mask_rules = nullptr;   // the same made a row at a time; both null without a mask
+    const mask_rows* mask = nullptr;     // [B,1,Sq,Sk] a row at a time (true = may attend); null without a mask
     float divisor = 1.0f;                // scaled = scores / divisor
     float fill = 0.0f;                   // masked = fill where the mask is false
     std::size_t batch = 0, heads = 0, rows = 0, width = 0;  // B, H, R, W
 
-    bool has_mask() const { return mask != nullptr || mask_rules != nullptr; }
     std::size_t planes() const { return batch * heads; }
     std::size_t plane_size() const { return rows * width; }
 };
 
-/// The chain as `c` runs it on q, k [B,H,S,dk] (views), v (or null) and the mask (whole,
-/// or by rules, or neither).
+/// The chain as `c` runs it on q, k [B,H,S,dk] (views), v (or null) and the mask (or null).
 plane_chain make_plane_chain(const config& c, const tensor& q, const tensor& k, const tensor* v,
-                             const xt::xarray<bool>* mask, const mask_rows* mask_rules = nullptr);
+                             const mask_rows* mask);
 
 /// Rows [first_row, first_row + rows) of plane (batch, head), held at `data` [rows, W].
 struct plane_block {
