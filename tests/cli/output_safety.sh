@@ -157,6 +157,13 @@ for disposition in default ignored; do
     check "... and nothing on stderr" test ! -s "$work/err"
   done
 done
+# the [B,H,Sq,Sk] stages written in rows as they are computed, whole and selected
+for args in "--format json --stage softmax" "--format jsonl --stage softmax" "--format json --stage softmax --head 1"; do
+  bash -c "\"\$0\" trace --seq 512 --d-model 256 --heads 8 $args 2>\"\$1\" | head -c 10 >/dev/null; exit \${PIPESTATUS[0]}" \
+    "$attn" "$work/err"; rc=$?
+  check "$args (in rows) into a closed pipe: status 141" test "$rc" -eq 141
+  check "... and nothing on stderr" test ! -s "$work/err"
+done
 "$attn" trace --seq 300 2>"$work/err" | head -1 >/dev/null
 check "attn trace | head -1 prints nothing on stderr" test ! -s "$work/err"
 

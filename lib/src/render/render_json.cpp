@@ -19,7 +19,8 @@ namespace {
 class json_numbers {
 public:
     explicit json_numbers(std::ostream& out) : out_(out) {}
-    ~json_numbers() { flush(); }
+    // No flush in a destructor: it runs while a write error unwinds, and a second throw
+    // from the stream there is std::terminate. The owner flushes (row_data_writer::finish).
 
     /// One element as the document writes it: the shortest text that reads back as the
     /// same float32, "-inf" "inf" "nan" as strings, booleans as true/false.
