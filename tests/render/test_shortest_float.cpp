@@ -21,15 +21,19 @@ float from_bits(std::uint32_t bits) {
     return v;
 }
 
-/// The first float in [first, last) whose text differs from std::to_chars's, else none.
+/// The first float in [first, last) whose text differs from std::to_chars's, or that
+/// writes past shortest_float_room, else none.
 std::string first_difference(std::uint64_t first, std::uint64_t last, std::uint64_t step = 1) {
-    char ours[32] = {}, theirs[32] = {};
+    constexpr std::size_t room = attn::shortest_float_room;
+    char ours[room + 8] = {}, theirs[32] = {};
+    std::memset(ours + room, '#', 8);
     for (std::uint64_t b = first; b < last; b += step) {
         const float v = from_bits(static_cast<std::uint32_t>(b));
         if (!std::isfinite(v)) continue;
         const std::string got(ours, attn::write_shortest_float(ours, v));
         const std::string want(theirs, std::to_chars(theirs, theirs + sizeof theirs, v).ptr);
         if (got != want) return "bits " + std::to_string(b) + ": " + got + " wanted " + want;
+        if (std::string(ours + room, 8) != "########") return "bits " + std::to_string(b) + ": wrote past the room";
     }
     return "";
 }

@@ -14,6 +14,8 @@ namespace {
 
 /// The longest element text: "-1.17549435e-38" is 15 characters, "false" 5; then a ','.
 constexpr std::size_t longest_element = 16;
+/// Room past the end of a block's text for the whole words write_shortest_float stores.
+constexpr std::size_t word_room = shortest_float_room;
 /// About this many elements make one block of rows, formatted by one thread.
 constexpr std::size_t block_elements = std::size_t{1} << 17;
 
@@ -54,7 +56,7 @@ public:
     void write(std::size_t first_row, std::size_t end_row, std::string& text) const {
         const std::size_t width = shape_.back();
         const std::ptrdiff_t step = given_rows_ ? 1 : strides_->back();
-        text.resize((end_row - first_row) * (width * longest_element + 2 * outer_ + 3));
+        text.resize((end_row - first_row) * (width * longest_element + 2 * outer_ + 3) + word_room);
         char* p = text.data();
         std::vector<std::size_t> index(outer_);  // of first_row
         for (std::size_t a = outer_, r = first_row; a-- > 0;) {
@@ -123,7 +125,7 @@ void write_rows(const row_writer& writer, std::size_t first_row, std::size_t end
 void write_axis(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,
                 std::size_t axis, std::ostream& out) {
     if (axis == shape.size()) {
-        char text[longest_element];
+        char text[word_room];
         out.write(text, put_element(text, *first, boolean) - text);
         return;
     }

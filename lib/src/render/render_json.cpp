@@ -50,6 +50,7 @@ public:
 private:
     static constexpr std::size_t block = 64 * 1024;
     static constexpr std::size_t longest_number = 32;
+    static_assert(longest_number >= shortest_float_room, "write_shortest_float stores whole words");
 
     void append(std::string_view text) {
         text.copy(buffer_ + used_, text.size());

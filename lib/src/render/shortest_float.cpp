@@ -89,18 +89,23 @@ decimal shortest_decimal(const binary& v) {
     const std::uint32_t vbl = round_to_odd(g, cbl << h) + open;
     const std::uint32_t vbr = round_to_odd(g, cbr << h) - open;
 
+    // The candidates, chosen with arithmetic rather than branches: which one wins follows
+    // the data, and a branch would be guessed wrong about as often as right.
     const std::uint32_t s = vb >> 2;  // floor(v / 10^k)
-    if (s >= 10) {  // one digit fewer: the multiple of 10 in the interval, if just one is
-        const std::uint32_t down = s / 10 * 10, up = down + 10;
-        const bool down_in = vbl <= down << 2, up_in = (up << 2) <= vbr;
-        if (down_in != up_in) return {down_in ? down : up, k};
-    }
     const std::uint32_t t = s + 1;
-    const bool s_in = vbl <= s << 2, t_in = (t << 2) <= vbr;
-    if (s_in != t_in) return {s_in ? s : t, k};
-    // both: the closer to v, s on a tie when even
-    const std::int64_t above_middle = static_cast<std::int64_t>(vb) - 2 * (static_cast<std::int64_t>(s) + t);
-    return {above_middle < 0 || (above_middle == 0 && (s & 1) == 0) ? s : t, k};
+    // one digit fewer: the multiple of 10 in the interval, if just one is
+    const std::uint32_t down = s / 10 * 10, up = down + 10;
+    const std::uint32_t down_in = vbl <= down << 2, up_in = (up << 2) <= vbr;
+    // else s or t, if just one is in the interval; else the closer to v, s on a tie when even
+    const std::uint32_t s_in = vbl <= s << 2, t_in = (t << 2) <= vbr;
+    const std::uint32_t middle = 2 * (s + t);  // 4 (s + 1/2): vb above it, t is closer
+    const std::uint32_t closer_t = (vb > middle) | ((vb == middle) & s);
+    const std::uint32_t one_of_two = s_in ^ t_in;
+    const std::uint32_t of_two = s + ((one_of_two & t_in) | ((one_of_two ^ 1) & closer_t));
+    const std::uint32_t use_shorter = static_cast<std::uint32_t>(s >= 10) & (down_in ^ up_in);
+    const std::uint32_t shorter = down + 10 * (down_in ^ 1);
+    const std::uint32_t mask = 0u - use_shorter;
+    return {(shorter & mask) | (of_two & ~mask), k};
 }
 
 constexpr char two_digits[] =
@@ -115,85 +120,88 @@ int digit_count(std::uint32_t n) {
     return t - (n < powers[t] ? 1 : 0) + 1;
 }
 
-/// The `count` digits of n, at p.
-void put_digits(char* p, std::uint32_t n, int count) {
-    char* end = p + count;
-    while (n >= 100) {
-        end -= 2;
-        std::memcpy(end, two_digits + 2 * (n % 100), 2);
-        n /= 100;
-    }
-    if (n >= 10) {
-        end -= 2;
-        std::memcpy(end, two_digits + 2 * n, 2);
-    } else {
-        *--end = static_cast<char>('0' + n);
-    }
+/// n < 10^8 as its 8 decimal digits (leading zeros kept), one per byte, the first in the
+/// lowest byte: divisions by 10^4, 10^2 and 10 done in the lanes of one 64-bit word.
+std::uint64_t eight_digits(std::uint32_t n) {
+    std::uint64_t x = (n / 10000) | (std::uint64_t{n % 10000} << 32);    // two lanes of 4 digits
+    const std::uint64_t hundreds = ((x * 10486) >> 20) & 0x0000007f0000007full;  // x / 100 for x < 43699
+    x = hundreds | ((x - 100 * hundreds) << 16);                          // four lanes of 2 digits
+    const std::uint64_t tens = ((x * 103) >> 10) & 0x000f000f000f000full;  // x / 10 for x < 179
+    return tens | ((x - 10 * tens) << 8);
 }
+
+constexpr std::uint32_t pow10_32[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+constexpr std::uint64_t ascii_zeros = 0x3030303030303030ull;
 
 }  // namespace
 
 char* write_shortest_float(char* p, float v) {
     std::uint32_t bits;
     std::memcpy(&bits, &v, sizeof bits);
-    if (bits >> 31) *p++ = '-';
+    *p = '-';
+    p += bits >> 31;
     bits &= 0x7fffffffu;
     if (bits == 0) {
         *p++ = '0';
         return p;
     }
     const binary b = decode(bits);
-    decimal d = shortest_decimal(b);
-    while (d.digits % 10 == 0) {
-        d.digits /= 10;
-        ++d.exponent;
-    }
-    const int n = digit_count(d.digits);
-    const int scientific_exponent = d.exponent + n - 1;
+    const decimal d = shortest_decimal(b);
+    // the digits as nine, the first not 0 ("1.5" is 150000000): the first apart, the other
+    // eight in a word whose zero bytes at the top are the trailing zeros to drop
+    const int given = digit_count(d.digits);  // <= 9
+    const int scientific_exponent = d.exponent + given - 1;
+    const std::uint32_t nine = d.digits * pow10_32[9 - given];
+    const std::uint32_t first = nine / 100000000;
+    const std::uint64_t rest = eight_digits(nine % 100000000);
+    const int n = rest == 0 ? 1 : 9 - __builtin_clzll(rest) / 8;  // the significant digits
+    const std::uint64_t rest_text = rest + ascii_zeros;
+    const char first_text = static_cast<char>('0' + first);
+    const int exponent = scientific_exponent - n + 1;  // of the last significant digit
     const int abs_exponent = scientific_exponent < 0 ? -scientific_exponent : scientific_exponent;
     // printf's %e: d[.ddd]e+XX, at least two exponent digits; %f: the digits with the point
-    // inside, zeros after them, or "0." and zeros before them
+    // inside, zeros after them, or "0." and zeros before them. Whichever is shorter, %f on
+    // a tie, as std::to_chars chooses. The writes below are whole words: they may write
+    // past the returned end (the header says how far).
     const int scientific_length = n + (n > 1 ? 1 : 0) + 4;  // e, sign, two digits (|exponent| <= 45)
-    const int fixed_length = d.exponent >= 0 ? n + d.exponent : (n > -d.exponent ? n + 1 : 2 - d.exponent);
+    const int fixed_length = exponent >= 0 ? n + exponent : (n > -exponent ? n + 1 : 2 - exponent);
     if (fixed_length <= scientific_length) {
-        if (d.exponent > 0) {  // %f writes the float's exact value: an integer (< 10^14) here
+        if (exponent > 0) {  // %f writes the float's exact value: an integer (< 10^14) here
             const std::uint64_t exact = b.q >= 0 ? std::uint64_t{b.c} << b.q : b.c >> -b.q;
             char text[20];
             char* end = text + sizeof text;
-            for (std::uint64_t rest = exact; rest != 0; rest /= 10) *--end = static_cast<char>('0' + rest % 10);
+            for (std::uint64_t left = exact; left != 0; left /= 10) *--end = static_cast<char>('0' + left % 10);
             const auto length = static_cast<std::size_t>(text + sizeof text - end);
             std::memcpy(p, end, length);
             return p + length;
         }
-        if (d.exponent == 0) {
-            put_digits(p, d.digits, n);
-            return p + n;
+        if (scientific_exponent < 0) {  // 0.000ddd: at most 3 zeros after the point (else %e is shorter)
+            const int zeros = -scientific_exponent - 1;
+            std::memcpy(p, "0.000000", 8);
+            p[2 + zeros] = first_text;
+            std::memcpy(p + 3 + zeros, &rest_text, 8);
+            return p + 2 + zeros + n;
         }
-        if (n > -d.exponent) {  // ddd.ddd
-            const int whole = n + d.exponent;
-            put_digits(p + 1, d.digits, n);  // then the whole part moved one place left
-            std::memmove(p, p + 1, static_cast<std::size_t>(whole));
-            p[whole] = '.';
-            return p + n + 1;
-        }
-        p[0] = '0';  // 0.000ddd
-        p[1] = '.';
-        std::memset(p + 2, '0', static_cast<std::size_t>(-d.exponent - n));
-        put_digits(p + 2 - d.exponent - n, d.digits, n);
-        return p + 2 - d.exponent;
+        // ddd.ddd, or ddd when no digit follows the point: the point after the first
+        // scientific_exponent + 1 digits
+        char text[24];
+        text[0] = first_text;
+        std::memcpy(text + 1, &rest_text, 8);
+        const int whole = scientific_exponent + 1;  // 1 ... 9
+        std::memcpy(p, text, 16);
+        if (n <= whole) return p + n;  // exponent == 0 here
+        p[whole] = '.';
+        std::memcpy(p + whole + 1, text + whole, 8);
+        return p + n + 1;
     }
-    put_digits(p + 1, d.digits, n);  // d.ddd: the first digit moved before the point
-    p[0] = p[1];
-    if (n > 1) {
-        p[1] = '.';
-        p += n + 1;
-    } else {
-        p += 1;
-    }
-    *p++ = 'e';
-    *p++ = scientific_exponent < 0 ? '-' : '+';
-    std::memcpy(p, two_digits + 2 * abs_exponent, 2);  // |exponent| <= 45
-    return p + 2;
+    p[0] = first_text;  // d.ddd: the first digit, the point, the others
+    p[1] = '.';
+    std::memcpy(p + 2, &rest_text, 8);
+    p += n > 1 ? n + 1 : 1;
+    p[0] = 'e';
+    p[1] = scientific_exponent < 0 ? '-' : '+';
+    std::memcpy(p + 2, two_digits + 2 * abs_exponent, 2);  // |exponent| <= 45
+    return p + 4;
 }
 
 }  // namespace attn

@@ -1,7 +1,8 @@
 #pragma once
 // A float32 as the shortest decimal text that reads back as the same float: the text
-// std::to_chars(first, last, v) writes, byte for byte, about three times as fast. Most of a
-// large JSON run is this text (README "Speed").
+// std::to_chars(first, last, v) writes, byte for byte, in about 0.8 of its time (21 ns
+// against 26 ns for a softmax weight on the README's machine). Most of a large JSON run
+// is this text (README "Speed").
 //
 // Digits by Schubfach (Raffaello Giulietti, "The Schubfach way to render doubles", 2020),
 // for float32 with 64-bit powers of ten; then printf's %f or %e, whichever is shorter
@@ -12,8 +13,11 @@ namespace attn {
 
 /// The longest text: "-1.17549435e-38".
 constexpr int shortest_float_max_chars = 15;
+/// The room write_shortest_float needs at `p`: it stores whole words, and may write
+/// (garbage) up to this far past `p` whatever the text's length.
+constexpr int shortest_float_room = 20;
 
-/// Writes finite `v` at `p` (room for shortest_float_max_chars), returns the end.
+/// Writes finite `v` at `p` (room for shortest_float_room), returns the end of the text.
 /// Not for NaN or infinities.
 char* write_shortest_float(char* p, float v);
 
