@@ -1,6 +1,7 @@
 // write_shortest_float against std::to_chars: the same bytes for the edge cases, every
-// float of a few binades and 2^24 floats spread over all of them. Every float32 (2^32,
-// a few minutes on two cores): ATTN_SHORTEST_FLOAT_ALL=1 build/tests/attn_tests -ts="shortest float"
+// float of a few binades and 2^24 floats spread over all of them; write_shortest_floats
+// (8 at a time with AVX2) against write_shortest_float. Every float32 (2^32, a few minutes
+// on two cores, both kernels): ATTN_SHORTEST_FLOAT_ALL=1 build/tests/attn_tests -ts="shortest float"
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -38,9 +40,50 @@ std::string first_difference(std::uint64_t first, std::uint64_t last, std::uint6
     return "";
 }
 
+/// The first run of `count` floats from bits `first` on (every `step`-th pattern) whose text
+/// from write_shortest_floats with `kernel` differs from write_shortest_float's, else none.
+std::string first_batch_difference(attn::float_text_kernel kernel, std::uint64_t first, std::uint64_t last,
+                                   std::uint64_t step, std::size_t count) {  // count > 0
+    std::vector<float> v;
+    std::string want, got(count * 16 + attn::shortest_float_room, '\0');
+    char one[attn::shortest_float_room];
+    for (std::uint64_t b = first; b < last;) {
+        v.clear();
+        want.clear();
+        for (; v.size() < count && b < last; b += step) {
+            const float f = from_bits(static_cast<std::uint32_t>(b));
+            if (!std::isfinite(f)) continue;
+            v.push_back(f);
+            want.append(one, attn::write_shortest_float(one, f));
+            want += ',';
+        }
+        char* end = attn::write_shortest_floats(got.data(), v.data(), v.size(), ',', kernel);
+        if (std::string(got.data(), end) != want) return "from bits " + std::to_string(b) + ": " + want;
+    }
+    return "";
+}
+
 }  // namespace
 
 TEST_SUITE("shortest float") {
+    TEST_CASE("write_shortest_floats: the same text as one at a time, with either kernel, every tail") {
+        for (const auto kernel : {attn::float_text_kernel::plain, attn::float_text_kernel::avx2}) {
+            if (!attn::float_text_kernel_runs_here(kernel)) continue;
+            CAPTURE(static_cast<int>(kernel));
+            char none[attn::shortest_float_room];
+            CHECK(attn::write_shortest_floats(none, nullptr, 0, ',', kernel) == none);
+            for (std::size_t count = 1; count <= 17; ++count)  // the lanes of 8, and what is left
+                CHECK(first_batch_difference(kernel, 0x3c000000u, 0x3c000000u + 4000, 1, count) == "");
+            // both signs, zeros, subnormals, every binade, the largest
+            CHECK(first_batch_difference(kernel, 0, std::uint64_t{1} << 32, 4093, 64) == "");
+            CHECK(first_batch_difference(kernel, 0, 4096, 1, 24) == "");
+            CHECK(first_batch_difference(kernel, 0x80000000u, 0x80000000u + 4096, 1, 24) == "");
+            CHECK(first_batch_difference(kernel, 0x7f7ff000u, 0x7f800000u, 1, 8) == "");
+            if (const char* all = std::getenv("ATTN_SHORTEST_FLOAT_ALL"); all != nullptr && std::string(all) == "1")
+                CHECK(first_batch_difference(kernel, 0, std::uint64_t{1} << 32, 1, 8) == "");
+        }
+    }
+
     TEST_CASE("the edge cases: zeros, subnormals, powers of two and ten, the extremes") {
         const float max = std::numeric_limits<float>::max(), min = std::numeric_limits<float>::min();
         const float cases[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 0.1f, 0.3f, 2.0f / 3, 1e-45f, -1e-45f,

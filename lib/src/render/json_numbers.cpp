@@ -59,6 +59,7 @@ public:
         text.resize((end_row - first_row) * (width * longest_element + 2 * outer_ + 3) + word_room);
         char* p = text.data();
         std::vector<std::size_t> index(outer_);  // of first_row
+        std::vector<float> gathered;
         for (std::size_t a = outer_, r = first_row; a-- > 0;) {
             index[a] = r % shape_[a];
             r /= shape_[a];
@@ -74,11 +75,9 @@ public:
                 if (leading) ++opening;
             }
             p = std::fill_n(p, opening + 1, '[');
-            for (std::size_t j = 0; j < width; ++j) {
-                if (j != 0) *p++ = ',';
-                p = put_element(p, row[static_cast<std::ptrdiff_t>(j) * step], boolean_);
-            }
-            *p++ = ']';
+            p = put_row(p, row, width, step, gathered);
+            p[-1] = ']';  // over the last ','
+
             for (std::size_t a = outer_; a-- > 0;) {  // the next row's index, closing finished axes
                 if (++index[a] < shape_[a]) break;
                 index[a] = 0;
@@ -89,6 +88,36 @@ public:
     }
 
 private:
+    /// The row's `width` (> 0) elements, each followed by ',': runs of finite floats
+    /// through write_shortest_floats (8 at a time), the others one by one.
+    /// `gathered` holds a strided row (one per thread: write() runs on several at once).
+    char* put_row(char* p, const float* row, std::size_t width, std::ptrdiff_t step,
+                  std::vector<float>& gathered) const {
+        if (boolean_) {
+            for (std::size_t j = 0; j < width; ++j) {
+                p = put_element(p, row[static_cast<std::ptrdiff_t>(j) * step], true);
+                *p++ = ',';
+            }
+            return p;
+        }
+        if (step != 1) {  // a strided view: its row gathered first
+            gathered.resize(width);
+            for (std::size_t j = 0; j < width; ++j) gathered[j] = row[static_cast<std::ptrdiff_t>(j) * step];
+            row = gathered.data();
+        }
+        for (std::size_t j = 0; j < width;) {
+            std::size_t finite_end = j;
+            while (finite_end < width && std::isfinite(row[finite_end])) ++finite_end;
+            p = write_shortest_floats(p, row + j, finite_end - j, ',');
+            if (finite_end < width) {  // -inf of a masked score, or a NaN
+                p = put_element(p, row[finite_end], false);
+                *p++ = ',';
+            }
+            j = finite_end + 1;
+        }
+        return p;
+    }
+
     const float* first_;
     const tensor_shape& shape_;
     const tensor_strides* strides_ = nullptr;  // null: given rows

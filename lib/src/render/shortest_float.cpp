@@ -1,7 +1,10 @@
 #include "attn/render/shortest_float.hpp"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
+
+#include <immintrin.h>
 
 namespace attn {
 namespace {
@@ -33,11 +36,11 @@ constexpr int pow10_first = -31;
 
 // floor(log10(2^q)), floor(log10(3/4 * 2^q)) and floor(log2(10^e)) for the float's q and e
 // (checked over those ranges by make_pow10_table.py)
-inline int floor_log10_pow2(int q) { return static_cast<int>((q * 661971961083LL) >> 41); }
-inline int floor_log10_three_quarters_pow2(int q) {
+constexpr int floor_log10_pow2(int q) { return static_cast<int>((q * 661971961083LL) >> 41); }
+constexpr int floor_log10_three_quarters_pow2(int q) {
     return static_cast<int>((q * 661971961083LL - 274743187321LL) >> 41);
 }
-inline int floor_log2_pow10(int e) { return static_cast<int>((e * 913124641741LL) >> 38); }
+constexpr int floor_log2_pow10(int e) { return static_cast<int>((e * 913124641741LL) >> 38); }
 
 /// g * cp / 2^64 rounded to odd: the integer part, its last bit set when a fraction is
 /// left. g is 10^e rounded up, so a remainder of at most cp / 2^32 counts as none.
@@ -133,27 +136,11 @@ std::uint64_t eight_digits(std::uint32_t n) {
 constexpr std::uint32_t pow10_32[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 constexpr std::uint64_t ascii_zeros = 0x3030303030303030ull;
 
-}  // namespace
-
-char* write_shortest_float(char* p, float v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    *p = '-';
-    p += bits >> 31;
-    bits &= 0x7fffffffu;
-    if (bits == 0) {
-        *p++ = '0';
-        return p;
-    }
-    const binary b = decode(bits);
-    const decimal d = shortest_decimal(b);
-    // the digits as nine, the first not 0 ("1.5" is 150000000): the first apart, the other
-    // eight in a word whose zero bytes at the top are the trailing zeros to drop
-    const int given = digit_count(d.digits);  // <= 9
-    const int scientific_exponent = d.exponent + given - 1;
-    const std::uint32_t nine = d.digits * pow10_32[9 - given];
-    const std::uint32_t first = nine / 100000000;
-    const std::uint64_t rest = eight_digits(nine % 100000000);
+/// The text of positive finite `bits` (not 0) whose shortest digits, as nine with the
+/// first not 0 ("1.5" is 150000000), are `first` and the eight `rest` (eight_digits), and
+/// whose scientific exponent is `scientific_exponent` ("1.5" has 0).
+inline char* write_digits(char* p, std::uint32_t bits, int scientific_exponent, std::uint32_t first,
+                          std::uint64_t rest) {
     const int n = rest == 0 ? 1 : 9 - __builtin_clzll(rest) / 8;  // the significant digits
     const std::uint64_t rest_text = rest + ascii_zeros;
     const char first_text = static_cast<char>('0' + first);
@@ -167,6 +154,7 @@ char* write_shortest_float(char* p, float v) {
     const int fixed_length = exponent >= 0 ? n + exponent : (n > -exponent ? n + 1 : 2 - exponent);
     if (fixed_length <= scientific_length) {
         if (exponent > 0) {  // %f writes the float's exact value: an integer (< 10^14) here
+            const binary b = decode(bits);
             const std::uint64_t exact = b.q >= 0 ? std::uint64_t{b.c} << b.q : b.c >> -b.q;
             char text[20];
             char* end = text + sizeof text;
@@ -202,6 +190,199 @@ char* write_shortest_float(char* p, float v) {
     p[1] = scientific_exponent < 0 ? '-' : '+';
     std::memcpy(p + 2, two_digits + 2 * abs_exponent, 2);  // |exponent| <= 45
     return p + 4;
+}
+
+char* write_plain(char* p, std::uint32_t bits) {
+    *p = '-';
+    p += bits >> 31;
+    bits &= 0x7fffffffu;
+    if (bits == 0) {
+        *p++ = '0';
+        return p;
+    }
+    const decimal d = shortest_decimal(decode(bits));
+    const int given = digit_count(d.digits);  // <= 9
+    const std::uint32_t nine = d.digits * pow10_32[9 - given];
+    return write_digits(p, bits, d.exponent + given - 1, nine / 100000000, eight_digits(nine % 100000000));
+}
+
+// ---- AVX2: the digits of 8 floats at a time (the steps of shortest_decimal, digit_count
+// and eight_digits in the lanes of a vector), then their text one by one ----
+
+/// Per (q, closer_below): k, h and 10^-k's two halves, as shortest_decimal computes them.
+constexpr int q_first = -149, q_last = 104;
+constexpr std::size_t scale_entries = 2 * (q_last - q_first + 1);
+struct scale_table {
+    std::array<std::int32_t, scale_entries> k_and_h{};  // k in the low 16 bits, h in the high
+    std::array<std::uint32_t, scale_entries> g_high{}, g_low{};
+};
+constexpr scale_table make_scale_table() {
+    scale_table t;
+    for (int q = q_first; q <= q_last; ++q)
+        for (int closer_below = 0; closer_below < 2; ++closer_below) {
+            const std::size_t i = static_cast<std::size_t>(2 * (q - q_first) + closer_below);
+            const int k = closer_below ? floor_log10_three_quarters_pow2(q) : floor_log10_pow2(q);
+            const int h = q + floor_log2_pow10(-k) + 1;
+            const std::uint64_t g = pow10_upper[-k - pow10_first];
+            t.k_and_h[i] = static_cast<std::int32_t>((static_cast<std::uint32_t>(k) & 0xffffu) |
+                                                     (static_cast<std::uint32_t>(h) << 16));
+            t.g_high[i] = static_cast<std::uint32_t>(g >> 32);
+            t.g_low[i] = static_cast<std::uint32_t>(g);
+        }
+    return t;
+}
+constexpr scale_table scales = make_scale_table();
+
+#define ATTN_AVX2 [[gnu::target("avx2")]]
+
+/// round_to_odd(g, cp) in 8 lanes: g = g_high * 2^32 + g_low, the 96-bit product from
+/// two 32x32 -> 64 products per lane (even lanes, then odd ones).
+ATTN_AVX2 inline __m256i round_to_odd_8(__m256i g_high, __m256i g_low, __m256i cp) {
+    const __m256i cp_odd = _mm256_srli_epi64(cp, 32);
+    const __m256i m_even = _mm256_add_epi64(_mm256_mul_epu32(g_high, cp),
+                                            _mm256_srli_epi64(_mm256_mul_epu32(g_low, cp), 32));
+    const __m256i m_odd = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(g_high, 32), cp_odd),
+                                           _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(g_low, 32), cp_odd), 32));
+    const __m256i whole = _mm256_blend_epi32(_mm256_srli_epi64(m_even, 32), m_odd, 0xaa);
+    const __m256i fraction = _mm256_blend_epi32(m_even, _mm256_slli_epi64(m_odd, 32), 0xaa);
+    const __m256i none = _mm256_cmpeq_epi32(_mm256_and_si256(fraction, _mm256_set1_epi32(-2)), _mm256_setzero_si256());
+    return _mm256_or_si256(whole, _mm256_andnot_si256(none, _mm256_set1_epi32(1)));
+}
+
+/// x * magic >> shift in 8 lanes (shift >= 32): a division by a constant.
+ATTN_AVX2 inline __m256i divide_8(__m256i x, std::uint32_t magic, int shift) {
+    const __m256i m = _mm256_set1_epi32(static_cast<int>(magic));
+    const __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(x, m), shift);
+    const __m256i odd = _mm256_slli_epi64(_mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), m), shift), 32);
+    return _mm256_blend_epi32(even, odd, 0xaa);
+}
+
+/// a <= b, b ? yes : no (lanes below 2^31, as every value compared here is)
+ATTN_AVX2 inline __m256i at_most(__m256i a, __m256i b) {
+    return _mm256_xor_si256(_mm256_cmpgt_epi32(a, b), _mm256_set1_epi32(-1));
+}
+ATTN_AVX2 inline __m256i choose(__m256i b, __m256i yes, __m256i no) { return _mm256_blendv_epi8(no, yes, b); }
+
+/// eight_digits of 4 numbers < 10^8, given as their n / 10^4 and n % 10^4 in the low and
+/// high half of a 64-bit lane: the same word per lane.
+ATTN_AVX2 inline __m256i eight_digits_4(__m256i x) {
+    const __m256i hundreds = _mm256_srli_epi16(_mm256_mulhi_epu16(x, _mm256_set1_epi32(10486)), 4);  // x / 100, x < 2^16
+    x = _mm256_or_si256(hundreds, _mm256_slli_epi32(_mm256_sub_epi16(x, _mm256_mullo_epi16(hundreds, _mm256_set1_epi32(100))), 16));
+    const __m256i tens = _mm256_srli_epi16(_mm256_mullo_epi16(x, _mm256_set1_epi16(103)), 10);  // x / 10, x < 100
+    return _mm256_or_si256(tens, _mm256_slli_epi16(_mm256_sub_epi16(x, _mm256_mullo_epi16(tens, _mm256_set1_epi16(10))), 8));
+}
+
+/// The text of 8 finite floats, each followed by `separator`.
+ATTN_AVX2 char* write_8(char* p, const float* v, char separator) {
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1), ten = _mm256_set1_epi32(10);
+    const __m256i signed_bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v));
+    const __m256i bits = _mm256_and_si256(signed_bits, _mm256_set1_epi32(0x7fffffff));
+    // decode
+    const __m256i fraction = _mm256_and_si256(bits, _mm256_set1_epi32((1 << 23) - 1));
+    const __m256i biased = _mm256_srli_epi32(bits, 23);
+    const __m256i subnormal = _mm256_cmpeq_epi32(biased, zero);
+    const __m256i c = choose(subnormal, fraction, _mm256_or_si256(fraction, _mm256_set1_epi32(1 << 23)));
+    const __m256i q = choose(subnormal, _mm256_set1_epi32(q_first), _mm256_sub_epi32(biased, _mm256_set1_epi32(150)));
+    const __m256i closer_below = _mm256_and_si256(_mm256_cmpeq_epi32(fraction, zero), _mm256_cmpgt_epi32(biased, one));
+    // shortest_decimal: k, h and g from the table; closer_below is -1 where true
+    const __m256i index = _mm256_sub_epi32(_mm256_slli_epi32(_mm256_sub_epi32(q, _mm256_set1_epi32(q_first)), 1), closer_below);
+    const __m256i k_and_h = _mm256_i32gather_epi32(scales.k_and_h.data(), index, 4);
+    const __m256i k = _mm256_srai_epi32(_mm256_slli_epi32(k_and_h, 16), 16);
+    const __m256i h = _mm256_srli_epi32(k_and_h, 16);
+    const __m256i g_high = _mm256_i32gather_epi32(reinterpret_cast<const int*>(scales.g_high.data()), index, 4);
+    const __m256i g_low = _mm256_i32gather_epi32(reinterpret_cast<const int*>(scales.g_low.data()), index, 4);
+    const __m256i open = _mm256_and_si256(c, one);
+    const __m256i cb = _mm256_slli_epi32(c, 2);
+    const __m256i cbl = _mm256_add_epi32(_mm256_sub_epi32(cb, _mm256_set1_epi32(2)), _mm256_and_si256(closer_below, one));
+    const __m256i cbr = _mm256_add_epi32(cb, _mm256_set1_epi32(2));
+    const __m256i vb = round_to_odd_8(g_high, g_low, _mm256_sllv_epi32(cb, h));
+    const __m256i vbl = _mm256_add_epi32(round_to_odd_8(g_high, g_low, _mm256_sllv_epi32(cbl, h)), open);
+    const __m256i vbr = _mm256_sub_epi32(round_to_odd_8(g_high, g_low, _mm256_sllv_epi32(cbr, h)), open);
+    const __m256i s = _mm256_srli_epi32(vb, 2);
+    const __m256i t = _mm256_add_epi32(s, one);
+    const __m256i down = _mm256_mullo_epi32(divide_8(s, 0xcccccccdu, 35), ten);
+    const __m256i up = _mm256_add_epi32(down, ten);
+    const __m256i down_in = at_most(vbl, _mm256_slli_epi32(down, 2)), up_in = at_most(_mm256_slli_epi32(up, 2), vbr);
+    const __m256i s_in = at_most(vbl, _mm256_slli_epi32(s, 2)), t_in = at_most(_mm256_slli_epi32(t, 2), vbr);
+    const __m256i middle = _mm256_slli_epi32(_mm256_add_epi32(s, t), 1);
+    const __m256i closer_t = _mm256_or_si256(
+        _mm256_cmpgt_epi32(vb, middle),
+        _mm256_and_si256(_mm256_cmpeq_epi32(vb, middle), _mm256_cmpeq_epi32(_mm256_and_si256(s, one), one)));
+    const __m256i one_of_two = _mm256_xor_si256(s_in, t_in);
+    const __m256i of_two =
+        choose(_mm256_or_si256(_mm256_and_si256(one_of_two, t_in), _mm256_andnot_si256(one_of_two, closer_t)), t, s);
+    const __m256i use_shorter =
+        _mm256_and_si256(_mm256_cmpgt_epi32(s, _mm256_set1_epi32(9)), _mm256_xor_si256(down_in, up_in));
+    const __m256i digits = choose(use_shorter, choose(down_in, down, up), of_two);
+    // digit_count, then the digits as nine: the first, and the other eight in a word
+    __m256i given = one;
+    for (int i = 1; i < 9; ++i)
+        given = _mm256_sub_epi32(given, _mm256_cmpgt_epi32(digits, _mm256_set1_epi32(static_cast<int>(pow10_32[i]) - 1)));
+    const __m256i scientific_exponent = _mm256_sub_epi32(_mm256_add_epi32(k, given), one);
+    const __m256i nine = _mm256_mullo_epi32(
+        digits, _mm256_i32gather_epi32(reinterpret_cast<const int*>(pow10_32), _mm256_sub_epi32(_mm256_set1_epi32(9), given), 4));
+    const __m256i first = divide_8(nine, 1441151881u, 57);  // / 10^8, nine < 10^9
+    const __m256i rest = _mm256_sub_epi32(nine, _mm256_mullo_epi32(first, _mm256_set1_epi32(100000000)));
+    const __m256i rest_high = divide_8(rest, 3518437209u, 45);  // / 10^4, rest < 10^8
+    const __m256i rest_low = _mm256_sub_epi32(rest, _mm256_mullo_epi32(rest_high, _mm256_set1_epi32(10000)));
+    // lanes 0 1 4 5, then 2 3 6 7 (unpack works within each 128-bit half)
+    const __m256i words_0145 = eight_digits_4(_mm256_unpacklo_epi32(rest_high, rest_low));
+    const __m256i words_2367 = eight_digits_4(_mm256_unpackhi_epi32(rest_high, rest_low));
+
+    alignas(32) std::uint32_t bits_of[8], first_of[8];
+    alignas(32) std::int32_t exponent_of[8];
+    alignas(32) std::uint64_t words[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(bits_of), signed_bits);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(first_of), first);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(exponent_of), scientific_exponent);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(words), words_0145);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(words + 4), words_2367);
+    constexpr int word_of[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+    for (int i = 0; i < 8; ++i) {
+        const std::uint32_t b = bits_of[i];
+        *p = '-';
+        p += b >> 31;
+        if ((b & 0x7fffffffu) == 0) {
+            *p++ = '0';
+        } else {
+            p = write_digits(p, b & 0x7fffffffu, exponent_of[i], first_of[i], words[word_of[i]]);
+        }
+        *p++ = separator;
+    }
+    return p;
+}
+
+bool avx2_here() {
+    static const bool here = __builtin_cpu_supports("avx2");
+    return here;
+}
+
+}  // namespace
+
+char* write_shortest_float(char* p, float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return write_plain(p, bits);
+}
+
+bool float_text_kernel_runs_here(float_text_kernel kernel) {
+    return kernel == float_text_kernel::plain || avx2_here();
+}
+
+char* write_shortest_floats(char* p, const float* v, std::size_t count, char separator, float_text_kernel kernel) {
+    std::size_t i = 0;
+    if (kernel == float_text_kernel::avx2)
+        for (; i + 8 <= count; i += 8) p = write_8(p, v + i, separator);
+    for (; i < count; ++i) {
+        p = write_shortest_float(p, v[i]);
+        *p++ = separator;
+    }
+    return p;
+}
+
+char* write_shortest_floats(char* p, const float* v, std::size_t count, char separator) {
+    return write_shortest_floats(p, v, count, separator,
+                                 avx2_here() ? float_text_kernel::avx2 : float_text_kernel::plain);
 }
 
 }  // namespace attn

@@ -9,6 +9,8 @@
 // (%f on a tie), as std::to_chars chooses. Checked against std::to_chars for every one of
 // the 2^32 floats once (tests/render/test_shortest_float.cpp says how), and for a sample
 // of them and the edge cases in every test run.
+#include <cstddef>
+
 namespace attn {
 
 /// The longest text: "-1.17549435e-38".
@@ -20,5 +22,16 @@ constexpr int shortest_float_room = 20;
 /// Writes finite `v` at `p` (room for shortest_float_room), returns the end of the text.
 /// Not for NaN or infinities.
 char* write_shortest_float(char* p, float v);
+
+/// How write_shortest_floats makes the digits: one float at a time, or 8 in the lanes of
+/// an AVX2 vector (then the text of each). The same bytes; the test runs both.
+enum class float_text_kernel { plain, avx2 };
+bool float_text_kernel_runs_here(float_text_kernel kernel);
+
+/// Writes finite v[0], ..., v[count - 1], each followed by `separator`, as
+/// write_shortest_float does, returns the end. Room: count * (shortest_float_max_chars + 1)
+/// + shortest_float_room. With AVX2 where the CPU has it: about 3 times as fast.
+char* write_shortest_floats(char* p, const float* v, std::size_t count, char separator);
+char* write_shortest_floats(char* p, const float* v, std::size_t count, char separator, float_text_kernel kernel);
 
 }  // namespace attn
