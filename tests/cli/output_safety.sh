@@ -164,6 +164,13 @@ for args in "--format json --stage softmax" "--format jsonl --stage softmax" "--
   check "$args (in rows) into a closed pipe: status 141" test "$rc" -eq 141
   check "... and nothing on stderr" test ! -s "$work/err"
 done
+# a large output widens its pipe to 1 MiB (the reader sees the size once it has read all)
+if command -v python3 >/dev/null; then
+  pipe_size='import fcntl, sys; sys.stdin.buffer.read(); print(fcntl.fcntl(0, 1032))'  # F_GETPIPE_SZ
+  check "a large output widens its pipe to 1 MiB" test "$("$attn" trace --seq 512 --d-model 256 --heads 8 \
+    --stage softmax --format json | python3 -c "$pipe_size")" = 1048576
+  check "... a small one leaves it as it was" test "$("$attn" trace | python3 -c "$pipe_size")" != 1048576
+fi
 "$attn" trace --seq 300 2>"$work/err" | head -1 >/dev/null
 check "attn trace | head -1 prints nothing on stderr" test ! -s "$work/err"
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,10 +30,22 @@ void fd_streambuf::start_writing_large() {
     background_ = std::make_unique<background_writer>(fd_, what_, *behind_);
 }
 
+namespace {
+
+/// A pipe's buffer made 1 MiB (the most an unprivileged process may ask for by default),
+/// if `fd` is a pipe and the kernel agrees; anything else is left as it is.
+void widen_if_pipe(int fd) {
+    struct stat st {};
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+}
+
+}  // namespace
+
 void fd_streambuf::write_all(const char* bytes, std::size_t size) {
-    const bool was_small = written_ <= large_output;
+    const std::uint64_t before = written_;
     written_ += size;
-    if (was_small && written_ > large_output) start_writing_large();  // checked once, when it is large
+    if (before <= pipe_widening && written_ > pipe_widening) widen_if_pipe(fd_);  // once, when it is large
+    if (before <= large_output && written_ > large_output) start_writing_large();
     if (background_) {
         background_->write(bytes, size);
         return;

@@ -30,7 +30,8 @@ public:
 /// A std::streambuf that writes to `fd` (not owned) through a buffer, retrying short
 /// writes and EINTR, and throwing write_error on any other failure. Past its first
 /// write_behind::start bytes, an output that is not a device is written on a thread of its own
-/// (background_writer.hpp), and a regular file written behind (write_behind.hpp).
+/// (background_writer.hpp), and a regular file written behind (write_behind.hpp); past
+/// 1 MiB, a pipe is widened.
 class fd_streambuf : public std::streambuf {
 public:
     fd_streambuf(int fd, std::string what, std::size_t buffer_bytes = 1 << 16);
@@ -57,6 +58,9 @@ private:
     std::size_t buffer_size_;
     void start_writing_large();
     static constexpr std::uint64_t large_output = write_behind::start;
+    /// Past this many bytes a pipe is widened to 1 MiB (F_SETPIPE_SZ) when it can be: the
+    /// writer then waits for the reader a sixteenth as often as with Linux's 64 KiB.
+    static constexpr std::uint64_t pipe_widening = std::uint64_t{1} << 20;
     std::uint64_t written_ = 0;  // bytes handed to write_all
     // once written_ passes large_output, unless fd_ is a device (checked then, so that a
     // small run pays no system call for them)
