@@ -23,6 +23,21 @@ int threads_from_environment() {
     return *end == '\0' && n >= 1 && n <= 4096 ? static_cast<int>(n) : 0;
 }
 
+/// OpenMP's idle threads sleep at once (OMP_WAIT_POLICY=passive), unless the user chose
+/// how they wait. libgomp's default spins each thread for about a millisecond after every
+/// parallel loop: on a machine with anything else running, the spinning took the cores
+/// that attn's other thread and the other program needed, and a JSON run took 4 times as
+/// long on 2 threads as on 1 (README "Speed").
+///
+/// libgomp reads the variable once, in a constructor of its own. Priority 101 runs this
+/// first when libgomp is linked in statically (CMakeLists.txt, ATTN_STATIC_RUNTIME); a
+/// shared libgomp has read it before any of the program's constructors run, and keeps
+/// its default.
+[[gnu::constructor(101)]] void openmp_threads_sleep_when_idle() {
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
+        setenv("OMP_WAIT_POLICY", "passive", 0);
+}
+
 }  // namespace
 
 int cores() {
