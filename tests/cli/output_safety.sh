@@ -114,6 +114,11 @@ if $safe_with_devices; then
   check "--out /dev/stdout onto >> appends" test "$(head -1 "$work/appended")" = "first line" -a \
     "$(tail -n +2 "$work/appended" | cmp - "$work/direct" && echo same)" = same
   check "... and /dev/stdout is still a symbolic link" test -L /dev/stdout
+  "$attn" trace --seq 512 --d-model 256 --heads 8 --format json --out /dev/stdout 2>"$work/err" | head -c 10 >/dev/null
+  rc=${PIPESTATUS[0]}
+  check "--out /dev/stdout into a closed pipe: 141 and nothing on stderr, as stdout" test "$rc:$(cat "$work/err")" = "141:"
+  expect_error "--out /dev/fd/N not open: one line" 1 \
+    "attn: error: --out /dev/fd/9: Bad file descriptor (not open for writing)" trace --out /dev/fd/9
 fi
 
 long=$(printf 'n%.0s' $(seq 254))
@@ -192,6 +197,42 @@ for pair in INT:130 TERM:143 HUP:129; do
   check "... no .attn-* left" test "$(temporaries "$d")" = 0
   check "... the old file untouched" cmp -s "$d/big.npz" "$work/old"
 done
+for pair in USR1:138 ALRM:142 XCPU:152; do
+  sig=${pair%:*} want=${pair#*:}
+  "$attn" trace "${big[@]}" --out "$d/big.npz" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 500); do [ "$(temporaries "$d")" = 0 ] || break; sleep 0.02; done
+  kill -s "$sig" "$pid"; { wait "$pid"; } 2>/dev/null; rc=$?
+  check "SIG$sig during --out: status $want, no .attn-* left" test "$rc:$(temporaries "$d")" = "$want:0"
+done
+# a hard-linked FILE is written in place once the run is done: a signal then waits for the
+# copy, so FILE is as it was or whole, never part-copied (signals sent every few ms)
+linked=(--batch 2 --seq 1500 --stage 9-10 --format npz)
+"$attn" trace "${linked[@]}" --out "$work/linked-whole.npz"
+for delay in 0.01 0.02 0.03 0.04 0.05 0.06; do
+  echo old >"$d/linked.npz"; ln -f "$d/linked.npz" "$d/linked-2.npz"
+  "$attn" trace "${linked[@]}" --out "$d/linked.npz" 2>/dev/null &
+  pid=$!
+  sleep "$delay"
+  while kill -s TERM "$pid" 2>/dev/null; do sleep 0.003; done
+  { wait "$pid"; } 2>/dev/null
+  cmp -s "$d/linked.npz" "$work/old" || cmp -s "$d/linked.npz" "$work/linked-whole.npz"; rc=$?
+  check "SIGTERM after ${delay}s, hard-linked --out: as it was or whole" test "$rc" = 0
+done
+rm -f "$d/linked.npz" "$d/linked-2.npz"
+
+# past `ulimit -f`: one line and exit 1, as a full disk (SIGXFSZ ignored), no temporary
+echo old >"$d/limited.json"
+bash -c 'ulimit -f 1000; exec "$0" trace --seq 512 --d-model 256 --heads 8 --format json --out "$1"' \
+  "$attn" "$d/limited.json" 2>"$work/err"; rc=$?
+check "past ulimit -f with --out: exit 1" test "$rc" -eq 1
+check "... one line naming --out" test "$(cat "$work/err")" = "attn: error: --out $d/limited.json: File too large"
+check "... the file as it was, no .attn-* left" test "$(cat "$d/limited.json"):$(temporaries "$d")" = "old:0"
+bash -c 'ulimit -f 1000; exec "$0" trace --seq 512 --d-model 256 --heads 8 --format npz' "$attn" \
+  >"$work/limited.npz" 2>"$work/err"; rc=$?
+check "past ulimit -f on stdout: exit 1 and one line" \
+  test "$rc:$(cat "$work/err")" = "1:attn: error: standard output: File too large"
+
 TMPDIR=$tmp "$attn" trace "${big[@]}" >"$work/stdout.npz" 2>/dev/null &
 pid=$!
 for _ in $(seq 500); do [ -s "$work/stdout.npz" ] && break; sleep 0.02; done

@@ -51,11 +51,39 @@ bool names_a_descriptor(const std::string& path) {
     return false;
 }
 
+/// The descriptor /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names, or -1.
+int named_descriptor(const std::string& path) {
+    if (path == "/dev/stdout") return STDOUT_FILENO;
+    if (path == "/dev/stderr") return STDERR_FILENO;
+    for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+        if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size() || path.size() > prefix.size() + 6) continue;
+        int n = 0;
+        for (std::size_t i = prefix.size(); i < path.size(); ++i) {
+            if (path[i] < '0' || path[i] > '9') return -1;
+            n = n * 10 + (path[i] - '0');
+        }
+        return n;
+    }
+    return -1;
+}
+
 }  // namespace
 
 output_file::output_file(const std::string& path, const std::string& what) : what_(what), target_(path) {
     if (path.empty()) throw error(what + ": an empty file name");
     if (path.back() == '/') throw error(what + ": is a directory name (it ends in /); give a file name");
+    // /dev/stdout and the like: the descriptor itself, so that its errors are its own (a
+    // closed stdout pipe ends the run quietly, as without --out)
+    if (const int named = named_descriptor(path); named >= 0) {
+        const int flags = fcntl(named, F_GETFL);
+        if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
+            throw error(what + ": " + reason(EBADF) + " (not open for writing)");
+        method_ = method::straight;
+        fd_ = named;
+        owns_fd_ = false;
+        stream_ = std::make_unique<output_stream>(fd_, what_);
+        return;
+    }
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) {
         if (errno != ENOENT) throw error(what + ": " + reason(errno));
@@ -97,9 +125,9 @@ output_file::output_file(const std::string& path, const std::string& what) : wha
         }
         return;
     }
-    // A device, a FIFO (open waits for a reader, as cp does), a socket (refused by open),
-    // or /dev/stdout and the like (a regular file there is appended to, as `>>` would).
     method_ = method::straight;
+    // A device, a FIFO (open waits for a reader, as cp does), a socket (refused by open),
+    // or another path to a descriptor (a regular file there is appended to, as `>>` would).
     fd_ = open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_APPEND : 0));
     if (fd_ < 0) throw error(what + ": " + reason(errno));
     stream_ = std::make_unique<output_stream>(fd_, what_);
@@ -130,6 +158,7 @@ void output_file::open_temporary(const struct ::stat* existing) {
 }
 
 void output_file::copy_temporary_into_target() {
+    const signals_deferred hold;  // FILE is written in place: a signal now ends the run after the copy
     const off_t size = lseek(fd_, 0, SEEK_END);
     if (size < 0) throw write_error(what_, errno);
     // Reserve the space first, so that a full disk leaves the target as it was.
@@ -154,7 +183,7 @@ void output_file::commit() {
     if (method_ == method::straight) {
         const int fd = fd_;
         fd_ = -1;
-        if (close(fd) != 0) throw write_error(what_, errno);
+        if (owns_fd_ && close(fd) != 0) throw write_error(what_, errno);
         committed_ = true;
         return;
     }
@@ -178,7 +207,7 @@ void output_file::commit() {
 }
 
 void output_file::discard() noexcept {
-    if (fd_ >= 0) close(fd_);
+    if (fd_ >= 0 && owns_fd_) close(fd_);
     if (target_fd_ >= 0) close(target_fd_);
     fd_ = target_fd_ = -1;
     if (!temporary_.empty()) unlink(temporary_.c_str());

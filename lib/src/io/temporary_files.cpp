@@ -1,6 +1,7 @@
 #include "attn/io/temporary_files.hpp"
 
 #include <atomic>
+#include <csignal>
 #include <cstring>
 
 #include <limits.h>
@@ -22,6 +23,9 @@ struct slot {
 // page a slot (32 page faults, a tenth of a small run's).
 slot slots[slot_count];
 static_assert(std::atomic<int>::is_always_lock_free, "a signal handler reads the slots' states");
+
+std::atomic<int> deferring{0};      // signals_deferred alive
+std::atomic<int> deferred_signal{0};  // the signal noted meanwhile, or 0
 
 }  // namespace
 
@@ -50,6 +54,19 @@ void remove_registered_temporary_files() noexcept {
             s.state.store(slot_free);
         }
     }
+}
+
+signals_deferred::signals_deferred() noexcept { deferring.store(1); }
+
+signals_deferred::~signals_deferred() {
+    deferring.store(0);
+    if (const int sig = deferred_signal.exchange(0)) std::raise(sig);  // its handler runs now
+}
+
+bool signal_deferred(int sig) noexcept {
+    if (deferring.load() == 0) return false;
+    deferred_signal.store(sig);
+    return true;
 }
 
 }  // namespace attn

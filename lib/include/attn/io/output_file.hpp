@@ -16,7 +16,8 @@
 //                                  above; a dangling link is an error
 //   a device, FIFO                 opened and written straight to, never replaced
 //                                  (a socket cannot be opened: an error)
-//   /dev/stdout, /dev/fd/N, ...    the descriptor written straight to, whatever it is
+//   /dev/stdout, /dev/fd/N, ...    that descriptor written to (not opened again), whatever
+//                                  it is: a closed pipe there is stdout's closed pipe
 //   a directory, or a name         an error ("is a directory")
 //   ending in '/'
 //   a read-only file (no w bit)    an error, "Permission denied", even for root
@@ -70,6 +71,7 @@ private:
     method method_ = method::replace;
     std::string temporary_;
     int fd_ = -1;         // the temporary file, or the target for a straight write
+    bool owns_fd_ = true; // false for a descriptor named by the path (/dev/stdout): left open
     int target_fd_ = -1;  // copy_into_linked: the target, opened at once to check it may be written
     int slot_ = -1;       // the temporary's slot in temporary_files
     bool committed_ = false;

@@ -21,4 +21,20 @@ void unregister_temporary_file(int slot) noexcept;
 /// Unlinks every listed file and empties the list. Async-signal-safe.
 void remove_registered_temporary_files() noexcept;
 
+/// While one lives, a step that cannot stop half way runs (copying a finished output into
+/// a hard-linked --out file, which is written in place): the signal handler only notes a
+/// signal (signal_deferred), and the hold's end raises it again, so that the run ends by it
+/// then, with the target whole.
+class signals_deferred {
+public:
+    signals_deferred() noexcept;
+    ~signals_deferred();  // raises a signal noted meanwhile
+    signals_deferred(const signals_deferred&) = delete;
+    signals_deferred& operator=(const signals_deferred&) = delete;
+};
+
+/// For the signal handler: true (and `sig` noted) while a signals_deferred lives.
+/// Async-signal-safe.
+bool signal_deferred(int sig) noexcept;
+
 }  // namespace attn
