@@ -56,17 +56,17 @@ void write_exercise_folder(const exercise_variant& v, const std::string& dir, co
         const xt::xarray<float> values = g.values.values;  // row-major
         const std::vector<std::size_t> shape(values.shape().begin(), values.shape().end());
         const bool boolean = g.values.type == element_type::boolean;
-        write_file_atomically(base + g.name + ".npy", what + " " + g.name + ".npy", [&](std::ostream& out) {
+        write_file_atomically(base + g.name + ".npy", what + ": " + g.name + ".npy", [&](std::ostream& out) {
             write_npy(values.data(), shape, boolean, [&out](const char* bytes, std::size_t size) {
                 out.write(bytes, static_cast<std::streamsize>(size));
             });
         });
-        write_file_atomically(base + g.name + ".json", what + " " + g.name + ".json",
+        write_file_atomically(base + g.name + ".json", what + ": " + g.name + ".json",
                               [&](std::ostream& out) { write_nested_lists(g.values, out); });
     }
-    write_file_atomically(base + "task.md", what + " task.md",
+    write_file_atomically(base + "task.md", what + ": task.md",
                           [&](std::ostream& out) { render_exercise_task_md(v, out); });
-    write_file_atomically(base + "exercise.json", what + " exercise.json",
+    write_file_atomically(base + "exercise.json", what + ": exercise.json",
                           [&](std::ostream& out) { render_exercise_json(v, out); });
 }
 
