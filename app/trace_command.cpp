@@ -430,7 +430,7 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--out", o->out,
                     "write to FILE instead of stdout: a file is replaced whole or not at all (keeping its "
                     "permissions; a read-only one is refused), a symlink is written through, a device or FIFO "
-                    "is written to directly")
+                    "is written to directly, /dev/stdout and /dev/fd/N are that descriptor")
         ->type_name("FILE")
         ->group(output);
     cmd->add_option("--precision", o->precision, "digits after the decimal point (table, torch)")
@@ -467,7 +467,8 @@ void setup_trace(CLI::App& app) {
         ->group(output);
     cmd->add_option("--threads", o->threads,
                     "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the per-head products (BLAS gets "
-                    "as many); the results are the same bits for any N")
+                    "as many); the results are the same bits for any N. Idle threads sleep at once "
+                    "(OMP_WAIT_POLICY=passive unless you set it)")
         ->default_str("$ATTN_THREADS, else every core")
         ->transform(whole_number(1, 4096))
         ->type_name("N")
