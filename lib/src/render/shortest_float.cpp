@@ -192,6 +192,7 @@ inline char* write_digits(char* p, std::uint32_t bits, int scientific_exponent, 
     return p + 4;
 }
 
+/// The text of the finite float whose bits are `bits`, one float at a time.
 char* write_plain(char* p, std::uint32_t bits) {
     *p = '-';
     p += bits >> 31;
