@@ -77,7 +77,6 @@ public:
             p = std::fill_n(p, opening + 1, '[');
             p = put_row(p, row, width, step, gathered);
             p[-1] = ']';  // over the last ','
-
             for (std::size_t a = outer_; a-- > 0;) {  // the next row's index, closing finished axes
                 if (++index[a] < shape_[a]) break;
                 index[a] = 0;
