@@ -238,6 +238,32 @@ TEST_SUITE("temporary_files") {
         CHECK(dir.entries() == 0);
     }
 
+    TEST_CASE("a signal while signals_deferred lives is noted, then raised when it ends") {
+        // the handler app/signals.cpp installs, in the part this test can watch
+        static volatile std::sig_atomic_t handled = 0;
+        struct sigaction action {}, before {};
+        action.sa_handler = [](int sig) {
+            if (attn::signal_deferred(sig)) return;
+            handled = sig;
+        };
+        sigemptyset(&action.sa_mask);
+        REQUIRE(sigaction(SIGUSR1, &action, &before) == 0);
+        handled = 0;
+        {
+            const attn::signals_deferred hold;
+            std::raise(SIGUSR1);
+            CHECK(handled == 0);  // noted, not acted on
+        }
+        CHECK(handled == SIGUSR1);  // raised again at the hold's end
+        handled = 0;
+        std::raise(SIGUSR1);  // without a hold: acted on at once
+        CHECK(handled == SIGUSR1);
+        handled = 0;
+        { const attn::signals_deferred hold; }  // nothing noted: nothing raised
+        CHECK(handled == 0);
+        sigaction(SIGUSR1, &before, nullptr);
+    }
+
     TEST_CASE("a committed or discarded output is no longer listed") {
         scratch_dir dir("output");
         put(dir / "t.json", "kept");
