@@ -44,19 +44,13 @@ int write_fully_at(int fd, const char* bytes, std::size_t size, off_t offset) {
     return 0;
 }
 
-/// /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: a descriptor attn already has open.
-bool names_a_descriptor(const std::string& path) {
-    for (const char* prefix : {"/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"})
-        if (path.rfind(prefix, 0) == 0) return true;
-    return false;
-}
-
 /// The descriptor /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names, or -1.
 int named_descriptor(const std::string& path) {
     if (path == "/dev/stdout") return STDOUT_FILENO;
     if (path == "/dev/stderr") return STDERR_FILENO;
     for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
-        if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size() || path.size() > prefix.size() + 6) continue;
+        if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size()) continue;
+        if (path.size() > prefix.size() + 6) return 1 << 30;  // not an open descriptor (nor an int overflow)
         int n = 0;
         for (std::size_t i = prefix.size(); i < path.size(); ++i) {
             if (path[i] < '0' || path[i] > '9') return -1;
@@ -97,9 +91,7 @@ output_file::output_file(const std::string& path, const std::string& what) : wha
                             ", which does not exist); attn writes through links, not over them");
             throw error(what + ": " + reason(errno));
         }
-        // /dev/stdout and /dev/fd/N lead to /proc/self/fd/N: an open descriptor, which may
-        // be a pipe without a path; it is written straight to, whatever it is.
-        if (S_ISREG(st.st_mode) && !names_a_descriptor(path)) {
+        if (S_ISREG(st.st_mode)) {
             char* real = realpath(path.c_str(), nullptr);
             if (real == nullptr) throw error(what + ": " + reason(errno));
             target_ = real;
@@ -107,7 +99,7 @@ output_file::output_file(const std::string& path, const std::string& what) : wha
         }
     }
     if (S_ISDIR(st.st_mode)) throw error(what + ": is a directory; give a file name");
-    if (S_ISREG(st.st_mode) && !names_a_descriptor(path)) {
+    if (S_ISREG(st.st_mode)) {
         // cp refuses a file without write permission; root would be let through by
         // access(2), so the mode bits are checked too: a file nobody may write stays.
         if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || access(target_.c_str(), W_OK) != 0)
@@ -126,9 +118,8 @@ output_file::output_file(const std::string& path, const std::string& what) : wha
         return;
     }
     method_ = method::straight;
-    // A device, a FIFO (open waits for a reader, as cp does), a socket (refused by open),
-    // or another path to a descriptor (a regular file there is appended to, as `>>` would).
-    fd_ = open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_APPEND : 0));
+    // A device, a FIFO (open waits for a reader, as cp does), a socket (refused by open).
+    fd_ = open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd_ < 0) throw error(what + ": " + reason(errno));
     stream_ = std::make_unique<output_stream>(fd_, what_);
 }

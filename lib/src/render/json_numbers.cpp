@@ -15,7 +15,8 @@ namespace {
 /// The longest element text: "-1.17549435e-38" is 15 characters, "false" 5; then a ','.
 constexpr std::size_t longest_element = 16;
 /// Room past the end of a block's text for the whole words write_shortest_float stores.
-constexpr std::size_t word_room = shortest_float_room;
+constexpr std::size_t word_room = json_element_room;
+static_assert(json_element_room >= shortest_float_room, "write_shortest_float stores whole words");
 /// About this many elements make one block of rows, formatted by one thread.
 constexpr std::size_t block_elements = std::size_t{1} << 17;
 
@@ -24,12 +25,6 @@ inline char* put_text(char* p, const char* text, std::size_t n) {
     return p + n;
 }
 
-inline char* put_element(char* p, float v, bool boolean) {
-    if (boolean) return v != 0.0f ? put_text(p, "true", 4) : put_text(p, "false", 5);
-    if (std::isnan(v)) return put_text(p, "\"nan\"", 5);
-    if (std::isinf(v)) return v < 0 ? put_text(p, "\"-inf\"", 6) : put_text(p, "\"inf\"", 5);
-    return write_shortest_float(p, v);  // std::to_chars's text: the shortest that reads back the same
-}
 
 /// Rows [first_row, end_row) of the [rows, width] row view of the tensor, written into
 /// `text`. Row r opens with ',' (r > 0) and a '[' for each outer axis whose index is 0
@@ -94,7 +89,7 @@ private:
                   std::vector<float>& gathered) const {
         if (boolean_) {
             for (std::size_t j = 0; j < width; ++j) {
-                p = put_element(p, row[static_cast<std::ptrdiff_t>(j) * step], true);
+                p = write_json_element(p, row[static_cast<std::ptrdiff_t>(j) * step], true);
                 *p++ = ',';
             }
             return p;
@@ -109,7 +104,7 @@ private:
             while (finite_end < width && std::isfinite(row[finite_end])) ++finite_end;
             p = write_shortest_floats(p, row + j, finite_end - j, ',');
             if (finite_end < width) {  // -inf of a masked score, or a NaN
-                p = put_element(p, row[finite_end], false);
+                p = write_json_element(p, row[finite_end], false);
                 *p++ = ',';
             }
             j = finite_end + 1;
@@ -154,7 +149,7 @@ void write_axis(const float* first, const tensor_shape& shape, const tensor_stri
                 std::size_t axis, std::ostream& out) {
     if (axis == shape.size()) {
         char text[word_room];
-        out.write(text, put_element(text, *first, boolean) - text);
+        out.write(text, write_json_element(text, *first, boolean) - text);
         return;
     }
     out.put('[');
@@ -166,6 +161,13 @@ void write_axis(const float* first, const tensor_shape& shape, const tensor_stri
 }
 
 }  // namespace
+
+char* write_json_element(char* p, float v, bool boolean) {
+    if (boolean) return v != 0.0f ? put_text(p, "true", 4) : put_text(p, "false", 5);
+    if (std::isnan(v)) return put_text(p, "\"nan\"", 5);
+    if (std::isinf(v)) return v < 0 ? put_text(p, "\"-inf\"", 6) : put_text(p, "\"inf\"", 5);
+    return write_shortest_float(p, v);  // std::to_chars's text: the shortest that reads back the same
+}
 
 void write_json_data(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,
                      std::ostream& out, unsigned threads) {

@@ -8,7 +8,6 @@
 #include "attn/compute/mask.hpp"
 #include "attn/render/json_numbers.hpp"
 #include "attn/render/selection.hpp"
-#include "attn/render/shortest_float.hpp"
 #include "attn/teach/explain.hpp"
 
 namespace attn {
@@ -22,18 +21,10 @@ public:
     // No flush in a destructor: it runs while a write error unwinds, and a second throw
     // from the stream there is std::terminate. The owner flushes (row_data_writer::finish).
 
-    /// One element as the document writes it: the shortest text that reads back as the
-    /// same float32, "-inf" "inf" "nan" as strings, booleans as true/false.
+    /// One element as the document writes it (write_json_element).
     void number(float v, bool boolean) {
-        if (used_ + longest_number > block) flush();
-        if (boolean)
-            append(v != 0.0f ? "true" : "false");
-        else if (std::isnan(v))
-            append("\"nan\"");
-        else if (std::isinf(v))
-            append(v < 0 ? "\"-inf\"" : "\"inf\"");
-        else
-            used_ = static_cast<std::size_t>(write_shortest_float(buffer_ + used_, v) - buffer_);  // to_chars's text
+        if (used_ + json_element_room > block) flush();
+        used_ = static_cast<std::size_t>(write_json_element(buffer_ + used_, v, boolean) - buffer_);
     }
     void put(char c) {
         if (used_ == block) flush();
@@ -49,13 +40,6 @@ public:
 
 private:
     static constexpr std::size_t block = 64 * 1024;
-    static constexpr std::size_t longest_number = 32;
-    static_assert(longest_number >= shortest_float_room, "write_shortest_float stores whole words");
-
-    void append(std::string_view text) {
-        text.copy(buffer_ + used_, text.size());
-        used_ += text.size();
-    }
 
     std::ostream& out_;
     char buffer_[block];
