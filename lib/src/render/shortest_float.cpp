@@ -116,11 +116,12 @@ constexpr char two_digits[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+constexpr std::uint32_t pow10_32[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+
 /// Digits of n >= 1, without a loop: log10 from the bit length, then one comparison.
 int digit_count(std::uint32_t n) {
-    constexpr std::uint32_t powers[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
     const int t = ((32 - __builtin_clz(n)) * 1233) >> 12;  // floor(log10(2^bits)) <= log10(n) + 1
-    return t - (n < powers[t] ? 1 : 0) + 1;
+    return t - (n < pow10_32[t] ? 1 : 0) + 1;
 }
 
 /// n < 10^8 as its 8 decimal digits (leading zeros kept), one per byte, the first in the
@@ -133,7 +134,6 @@ std::uint64_t eight_digits(std::uint32_t n) {
     return tens | ((x - 10 * tens) << 8);
 }
 
-constexpr std::uint32_t pow10_32[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 constexpr std::uint64_t ascii_zeros = 0x3030303030303030ull;
 
 /// The text of positive finite `bits` (not 0) whose shortest digits, as nine with the
