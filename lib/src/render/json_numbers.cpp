@@ -14,8 +14,6 @@ namespace {
 
 /// The longest element text: "-1.17549435e-38" is 15 characters, "false" 5; then a ','.
 constexpr std::size_t longest_element = 16;
-/// Room past the end of a block's text for the whole words write_shortest_float stores.
-constexpr std::size_t word_room = json_element_room;
 static_assert(json_element_room >= shortest_float_room, "write_shortest_float stores whole words");
 /// About this many elements make one block of rows, formatted by one thread.
 constexpr std::size_t block_elements = std::size_t{1} << 17;
@@ -51,7 +49,7 @@ public:
     void write(std::size_t first_row, std::size_t end_row, std::string& text) const {
         const std::size_t width = shape_.back();
         const std::ptrdiff_t step = given_rows_ ? 1 : strides_->back();
-        text.resize((end_row - first_row) * (width * longest_element + 2 * outer_ + 3) + word_room);
+        text.resize((end_row - first_row) * (width * longest_element + 2 * outer_ + 3) + json_element_room);
         char* p = text.data();
         std::vector<std::size_t> index(outer_);  // of first_row
         std::vector<float> gathered;
@@ -148,7 +146,7 @@ void write_rows(const row_writer& writer, std::size_t first_row, std::size_t end
 void write_axis(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,
                 std::size_t axis, std::ostream& out) {
     if (axis == shape.size()) {
-        char text[word_room];
+        char text[json_element_room];
         out.write(text, write_json_element(text, *first, boolean) - text);
         return;
     }
