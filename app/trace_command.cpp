@@ -228,6 +228,7 @@ public:
         progress_.stage(s.name());
         next_.stage_done(so_far, s);
     }
+    void give_back(const attn::tensor_storage& storage) override { next_.give_back(storage); }
     bool takes_rows() const override { return next_.takes_rows(); }
     void stage_begin(const attn::trace& so_far, const attn::stage& s) override {
         progress_.stage(s.name());
@@ -333,7 +334,10 @@ void run_trace(const trace_options& o, const flag_given& given) {
     // an output this large is written on a thread of its own, through buffers the estimate counts
     const std::uint64_t output_bytes = expected_output_bytes(c, o.format, view);
     const bool keeps = !streams(o.format) && !summarises(o.format, view);
-    attn::plan_memory(c, plan, keeps, limit, o.block_rows, attn::background_writer::bytes_for(output_bytes));
+    const bool lends = o.format == "npz";  // its large stages to the output's writer (npz_stream)
+    const std::uint64_t writer_bytes = attn::background_writer::bytes_for(output_bytes, lends);
+    plan.spare_plane = lends && writer_bytes > 0;
+    attn::plan_memory(c, plan, keeps, limit, o.block_rows, writer_bytes);
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).

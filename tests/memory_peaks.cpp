@@ -56,7 +56,8 @@ struct run {
 std::uint64_t estimate_of(const run& r) {
     if (r.keeps) return attn::estimate_total_bytes(r.cfg);
     attn::stage_plan plan = attn::stage_plan::every_stage();
-    const std::uint64_t writer = attn::background_writer::bytes_for(r.streamed_output);
+    const std::uint64_t writer = attn::background_writer::bytes_for(r.streamed_output, true);
+    plan.spare_plane = writer > 0;  // npz lends its stages to the writer, as trace_command asks
     attn::plan_memory(r.cfg, plan, false, ~std::uint64_t{0}, 0, writer);
     return attn::estimate_plan_bytes(r.cfg, plan, false) + writer;
 }
@@ -129,7 +130,11 @@ int main(int argc, char** argv) {
         const std::uint64_t measured = peak > program ? peak - program : 0;
         const std::uint64_t estimate = estimate_of(r);
         constexpr std::uint64_t fixed_buffers = 2 << 20;
-        const bool ok = estimate + fixed_buffers + measured / 200 >= measured && estimate <= measured + measured / 2;
+        // The output writer's buffers are counted whole, but their pages are touched only as
+        // far as the output backs up: an npz lends its large arrays and copies little, so the
+        // estimate may be over by them (never under).
+        const std::uint64_t writer = attn::background_writer::bytes_for(r.streamed_output, true);
+        const bool ok = estimate + fixed_buffers + measured / 200 >= measured && estimate - writer <= measured + measured / 2;
         std::printf("%s  %s: estimate %.1f MiB, measured %.1f MiB (peak %s less %s for the program)\n", ok ? "ok  " : "FAIL",
                     line.c_str(), estimate / 1048576.0, measured / 1048576.0,
                     attn::format_bytes(peak).c_str(), attn::format_bytes(program).c_str());

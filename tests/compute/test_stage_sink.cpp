@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,42 @@ private:
     std::size_t next_row_ = 0, index_ = 0;
 };
 
+/// A sink that writes out as npz to a file does: it holds each stage's storage after
+/// stage_done (as if lent to a writer's thread) until give_back, or until the next stage.
+/// Each held storage must come back unchanged; it records the bits as it got them.
+class lending_recorder : public recorder {
+public:
+    lending_recorder() : recorder(false) {}
+    std::set<const void*> plane_storages;  // the [B,H,Sq,Sk] tensors it was lent
+    int changed_while_lent = 0;
+
+    void stage_done(const attn::trace& so_far, const attn::stage& s) override {
+        recorder::stage_done(so_far, s);
+        for (const attn::tensor& t : s.tensors) {
+            if (!t.storage || t.type != attn::element_type::float32) continue;
+            lent_.push_back({t.storage, std::vector<float>(t.storage->begin(), t.storage->end())});
+            if (t.values.dimension() == 4 && t.dims[2] == "query") plane_storages.insert(t.storage.get());
+        }
+        while (lent_.size() > 2) release(0);  // a writer two stages behind
+    }
+    void give_back(const attn::tensor_storage& storage) override {
+        for (std::size_t i = 0; i < lent_.size(); ++i)
+            if (lent_[i].storage == storage) release(i--);
+    }
+
+private:
+    struct lent {
+        attn::tensor_storage storage;
+        std::vector<float> as_lent;
+    };
+    void release(std::size_t i) {
+        const std::vector<float> now(lent_[i].storage->begin(), lent_[i].storage->end());
+        if (std::memcmp(now.data(), lent_[i].as_lent.data(), now.size() * sizeof(float)) != 0) ++changed_while_lent;
+        lent_.erase(lent_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    std::vector<lent> lent_;
+};
+
 recorder record(const attn::config& c, const attn::inputs& in, attn::stage_plan plan, bool rows) {
     recorder r(rows);
     attn::compute_stages(c, in, plan, r);
@@ -114,6 +151,50 @@ TEST_SUITE("stage_sink") {
             CHECK(some.order == names);
             for (const auto& [key, bits] : some.got) CHECK(bits == all.got.at(key));
         }
+    }
+
+    TEST_CASE("stages held by the sink (lent) are never changed, and a spare tensor gives the same bits") {
+        const attn::config c = small_config();
+        const attn::inputs in = attn::draw_inputs(c);
+        const recorder all = record(c, in, attn::stage_plan::every_stage(), false);
+        for (const bool spare : {false, true}) {
+            CAPTURE(spare);
+            attn::stage_plan plan = attn::stage_plan::every_stage();
+            plan.spare_plane = spare;
+            lending_recorder lent;
+            attn::compute_stages(c, in, plan, lent);
+            CHECK(lent.changed_while_lent == 0);
+            CHECK(lent.got == all.got);
+            // with a spare the chain takes turns between two tensors; without, it asks for
+            // the tensor back and goes on in place in it (no copy)
+            CHECK(lent.plane_storages.size() == (spare ? 2u : 1u));
+        }
+    }
+
+    TEST_CASE("plan_memory: a spare tensor when it is asked for and fits, else none") {
+        attn::config c = small_config();
+        c.seq = c.kv_seq = 512;
+        c.heads = 4;
+        attn::stage_plan plan = attn::stage_plan::every_stage();
+        plan.spare_plane = true;
+        attn::plan_memory(c, plan, false, std::uint64_t(1) << 30);
+        CHECK(plan.layout == attn::plane_layout::whole_tensor);
+        CHECK(plan.spare_plane);
+        attn::stage_plan without = attn::stage_plan::every_stage();
+        attn::plan_memory(c, without, false, std::uint64_t(1) << 30);
+        CHECK_FALSE(without.spare_plane);
+        const std::uint64_t plane = std::uint64_t(2) * 4 * 512 * 512 * 4;  // [B,H,Sq,Sk] floats
+        CHECK(attn::estimate_plan_bytes(c, plan, false) == attn::estimate_plan_bytes(c, without, false) + plane);
+        // a limit the whole tensors fit under, but not with a spare
+        attn::stage_plan tight = attn::stage_plan::every_stage();
+        tight.spare_plane = true;
+        attn::plan_memory(c, tight, false, attn::estimate_plan_bytes(c, without, false) + plane / 2);
+        CHECK(tight.layout == attn::plane_layout::whole_tensor);
+        CHECK_FALSE(tight.spare_plane);
+        attn::stage_plan kept = attn::stage_plan::every_stage();
+        kept.spare_plane = true;
+        attn::plan_memory(c, kept, true, std::uint64_t(1) << 30);  // a keeping sink holds every stage anyway
+        CHECK_FALSE(kept.spare_plane);
     }
 
     TEST_CASE("a mask made a row at a time by its rules gives the whole mask's bits and warnings") {

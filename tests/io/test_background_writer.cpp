@@ -1,11 +1,14 @@
 // fd_streambuf past write_behind::start: the output goes through background_writer's
 // buffers and thread, whole pages of a regular file with O_DIRECT. Every byte must
 // arrive, in order, whatever the offsets and the sizes of the writes; a failed write
-// must reach the caller; and the file's pages must not stay in the page cache.
+// must reach the caller; and the file's pages must not stay in the page cache. Lent
+// blocks (write_lent) arrive in their place among the copied bytes, and are held until
+// copied: give_back returns only then, and lets the owner go.
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -80,6 +83,9 @@ bool on_tmpfs(const std::string& path) {
     struct statfs fs {};
     return statfs(path.c_str(), &fs) == 0 && fs.f_type == 0x01021994;  // TMPFS_MAGIC: it is the page cache
 }
+
+/// `bytes` as the owner of lent memory: a shared copy whose count tells who holds it.
+std::shared_ptr<std::string> owned(const std::string& bytes) { return std::make_shared<std::string>(bytes); }
 
 }  // namespace
 
@@ -211,5 +217,104 @@ TEST_SUITE("background_writer") {
         close(fds[1]);
         std::signal(SIGPIPE, old);
         CHECK(code == EPIPE);
+    }
+
+    TEST_CASE("lent blocks arrive in their place among copied bytes, and are let go once copied") {
+        scratch_dir dir("background_writer");
+        const std::string prefix(777, 'p');  // off a page, as a member's data in an npz
+        const std::string all = pattern(150 * MiB + 4321);
+        const int fd = open((dir / "mixed").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        REQUIRE(fd >= 0);
+        REQUIRE(write(fd, prefix.data(), prefix.size()) == static_cast<ssize_t>(prefix.size()));
+        // copied and lent pieces in turn, of awkward sizes; two lends in a row; lent
+        // pieces before and after the writer's start (written at once, then lent)
+        const std::size_t sizes[] = {5, 40 * MiB + 1, 3 * MiB, 33 * MiB + 17, 9 * MiB + 5, 4093, 17 * MiB};
+        const bool lent[] = {false, true, false, true, true, false, true};
+        std::vector<std::shared_ptr<std::string>> owners;
+        {
+            attn::output_stream out(fd, "--out mixed");
+            std::size_t at = 0;
+            for (std::size_t i = 0; at < all.size(); ++i) {
+                const std::size_t n = std::min(sizes[i % std::size(sizes)], all.size() - at);
+                if (lent[i % std::size(lent)]) {
+                    owners.push_back(owned(all.substr(at, n)));
+                    attn::write_lent(out, owners.back()->data(), n, owners.back());
+                } else {
+                    out.write(all.data() + at, static_cast<std::streamsize>(n));
+                }
+                at += n;
+            }
+            for (const auto& o : owners) attn::give_back(out, o.get());
+            for (const auto& o : owners) CHECK(o.use_count() == 1);  // copied, and let go
+            out.flush_all();
+        }
+        close(fd);
+        const std::string got = file_bytes(dir / "mixed");
+        REQUIRE(got.size() == prefix.size() + all.size());
+        CHECK(got.compare(prefix.size(), all.size(), all) == 0);
+    }
+
+    TEST_CASE("give_back returns only once the lent bytes are copied: changed after, they arrive as lent") {
+        scratch_dir dir("background_writer");
+        const std::string before = pattern(70 * MiB);  // past the writer's start: the next block is lent
+        const int fd = open((dir / "changed").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        REQUIRE(fd >= 0);
+        auto block = owned(pattern(64 * MiB + 3));
+        const std::string lent = *block;
+        {
+            attn::output_stream out(fd, "--out changed");
+            out.write(before.data(), static_cast<std::streamsize>(before.size()));
+            attn::write_lent(out, block->data(), block->size(), block);
+            CHECK(block.use_count() > 1);  // behind 64 MiB of copies: still held
+            attn::give_back(out, block.get());
+            CHECK(block.use_count() == 1);
+            std::fill(block->begin(), block->end(), 'x');  // as a stage computed in place next
+            out.flush_all();
+        }
+        close(fd);
+        CHECK(file_bytes(dir / "changed") == before + lent);
+    }
+
+    TEST_CASE("a lent block that fails to be written is let go, and the failure thrown") {
+        const int fd = open("/dev/full", O_WRONLY);
+        REQUIRE(fd >= 0);
+        attn::write_behind behind(fd);
+        auto block = owned(pattern(20 * MiB));
+        int code = 0;
+        {
+            attn::background_writer writer(fd, "--out full", behind);
+            writer.lend(block->data(), block->size(), block);
+            writer.give_back(block.get());
+            CHECK(block.use_count() == 1);
+            try {
+                writer.drain();
+            } catch (const attn::write_error& e) {
+                code = e.code;
+            }
+        }
+        close(fd);
+        CHECK(code == ENOSPC);
+    }
+
+    TEST_CASE("a writer destroyed with lent blocks still queued lets their owners go") {
+        int fds[2];
+        REQUIRE(pipe(fds) == 0);
+        std::thread reader([&] {  // slow: the writer is still on the first block when destroyed
+            char block[65536];
+            for (ssize_t n; (n = read(fds[0], block, sizeof block)) > 0;) usleep(100);
+        });
+        attn::write_behind behind(fds[1]);
+        auto first = owned(pattern(24 * MiB)), second = owned(pattern(24 * MiB));
+        {
+            attn::background_writer writer(fds[1], "standard output", behind);
+            writer.lend(first->data(), first->size(), first);
+            writer.lend(second->data(), second->size(), second);
+            CHECK(second.use_count() > 1);
+        }  // destroyed without drain(): what is not written is dropped
+        CHECK(first.use_count() == 1);
+        CHECK(second.use_count() == 1);
+        close(fds[1]);
+        reader.join();
+        close(fds[0]);
     }
 }

@@ -255,11 +255,59 @@ struct run {
 };
 
 /// Storage the next step may overwrite in place: `s` itself when nothing else holds it
-/// (the sink wrote the stage out and let it go), else a copy (the sink keeps the stage).
-xt::xarray<float>& writable(tensor_storage& s) {
+/// (the sink wrote the stage out and let it go, or gave it back), else a copy (the sink
+/// keeps the stage).
+xt::xarray<float>& writable(run& r, tensor_storage& s) {
+    if (s.use_count() > 1) r.sink.give_back(s);
     if (s.use_count() > 1) s = make_storage(xt::xarray<float>(*s));
     return const_cast<xt::xarray<float>&>(*s);  // made non-const by make_storage; no one else reads it
 }
+
+/// Where a step of the chain writes and what it reads: in place (from == nullptr), or
+/// from the last stage's tensor into another.
+struct plane_step {
+    float* to = nullptr;
+    const float* from = nullptr;
+};
+
+/// The [B,H,Sq,Sk] tensor the chain's stages share in place, or with plan.spare_plane two
+/// taking turns: while the sink still writes one stage out (it holds the storage, as
+/// npz's writer thread does), the next is computed into the other, instead of waiting.
+class plane_buffers {
+public:
+    plane_buffers(run& r, const plane_chain& chain)
+        : r_(r), current_(make_storage(xt::xarray<float>::from_shape({chain.batch, chain.heads, chain.rows, chain.width}))) {}
+
+    /// The last stage's tensor (the one the last step wrote).
+    const tensor_storage& current() const { return current_; }
+
+    /// Where the next step writes: the other tensor when the sink holds this one and the
+    /// plan has a spare that it has let go of, else this one, once the sink lets it go.
+    plane_step next() {
+        if (r_.plan.spare_plane && current_.use_count() > 1) {
+            if (!spare_)
+                spare_ = make_storage(xt::xarray<float>::from_shape(current_->shape()));
+            else if (spare_.use_count() > 1)
+                r_.sink.give_back(spare_);  // the stage before last: written by now, most often
+            if (spare_.use_count() == 1) {
+                const float* from = current_->data();
+                std::swap(current_, spare_);
+                return {mutable_data(current_), from};
+            }
+        }
+        return in_place();
+    }
+    /// This tensor, to change in place (once the sink lets it go, else a copy of it).
+    xt::xarray<float>& whole() { return writable(r_, current_); }
+    plane_step in_place() { return {whole().data(), nullptr}; }
+
+private:
+    static float* mutable_data(const tensor_storage& s) {
+        return const_cast<float*>(s->data());  // made non-const by make_storage; no one else reads it
+    }
+    run& r_;
+    tensor_storage current_, spare_;
+};
 
 /// Runs fn(block) on every (batch, head) plane of `buffer` [B,H,R,W]: the planes in
 /// parallel when there are enough of them (each BLAS call then on its own thread),
@@ -267,11 +315,13 @@ xt::xarray<float>& writable(tensor_storage& s) {
 /// runs stay on one thread: starting OpenMP's threads costs more than they save (and a
 /// classroom run is small).
 template <typename Fn>
-void for_each_plane(const plane_chain& chain, float* buffer, Fn fn) {
+void for_each_plane(const plane_chain& chain, plane_step step, Fn fn) {
     constexpr std::size_t parallel_elements = std::size_t{1} << 15;  // as the rows' loops (plane_chain.cpp)
     const std::size_t planes = chain.planes();
     const auto block_of = [&](std::size_t p) {
-        return plane_block{p / chain.heads, p % chain.heads, 0, chain.rows, buffer + p * chain.plane_size()};
+        const std::size_t at = p * chain.plane_size();
+        return plane_block{p / chain.heads, p % chain.heads, 0, chain.rows, step.to + at,
+                           step.from != nullptr ? step.from + at : nullptr};
     };
     if (planes < 2 || thread_count() < 2 || planes * chain.plane_size() < parallel_elements) {
         for (std::size_t p = 0; p < planes; ++p) fn(block_of(p));
@@ -291,42 +341,42 @@ bool looks_for_weak_fill(const config& c) { return c.mask.any() && !std::isinf(c
 /// emits stage 8 between scaled and masked. Returns the last weights (softmax or dropout).
 tensor_storage planes_whole(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
     const config& c = r.c;
-    tensor_storage buffer = make_storage(xt::xarray<float>::from_shape({chain.batch, chain.heads, chain.rows, chain.width}));
-    for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_scores(chain, b); });
-    r.emit("scores", {named("scores", score_dims, buffer)});
-    if (!r.needs("scaled")) return buffer;
+    plane_buffers buffers(r, chain);
+    for_each_plane(chain, buffers.in_place(), [&](const plane_block& b) { block_scores(chain, b); });
+    r.emit("scores", {named("scores", score_dims, buffers.current())});
+    if (!r.needs("scaled")) return buffers.current();
 
-    for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_scale(chain, b); });
-    r.emit("scaled", {named("scaled", score_dims, buffer)});
+    for_each_plane(chain, buffers.next(), [&](const plane_block& b) { block_scale(chain, b); });
+    r.emit("scaled", {named("scaled", score_dims, buffers.current())});
     if (chain.mask != nullptr) {
         mask_stage();
-        if (!r.needs("masked")) return buffer;
+        if (!r.needs("masked")) return buffers.current();
         weak_fill_finding finding;
         weak_fill_finding* found = looks_for_weak_fill(c) ? &finding : nullptr;
-        for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_mask(chain, b, found); });
+        for_each_plane(chain, buffers.next(), [&](const plane_block& b) { block_mask(chain, b, found); });
         if (found) weak_fill_warning(c, finding, r.so_far.warnings);
-        r.emit("masked", {named("masked", score_dims, buffer)});
+        r.emit("masked", {named("masked", score_dims, buffers.current())});
     }
-    if (!r.needs("softmax")) return buffer;
+    if (!r.needs("softmax")) return buffers.current();
 
     if (makes(c, mistake::softmax_axis))  // --mistake: over the queries (dim=-2) or the heads (dim=1)
-        softmax_over_axis(writable(buffer), c.mistake_variant == 0 ? 2 : 1);
+        softmax_over_axis(buffers.whole(), c.mistake_variant == 0 ? 2 : 1);
     else
-        for_each_plane(chain, writable(buffer).data(), [&](const plane_block& b) { block_softmax(chain, b); });
-    r.emit("softmax", {named("weights", score_dims, buffer)});
-    if (!r.needs("dropout")) return buffer;
+        for_each_plane(chain, buffers.next(), [&](const plane_block& b) { block_softmax(chain, b); });
+    r.emit("softmax", {named("weights", score_dims, buffers.current())});
+    if (!r.needs("dropout")) return buffers.current();
 
     // keep = torch.rand(B,H,Sq,Sk) < 1 - p: the draws, in order, then compared in place
-    auto keep = xt::xarray<float>::from_shape(buffer->shape());
+    auto keep = xt::xarray<float>::from_shape(buffers.current()->shape());
     torch_generator(c.dropout.seed).rand(keep.data(), keep.size());
-    float* weights = writable(buffer).data();
-    for_each_plane(chain, weights, [&](const plane_block& b) {
-        float* keep_plane = keep.data() + (b.data - weights);
+    const plane_step step = buffers.next();
+    for_each_plane(chain, step, [&](const plane_block& b) {
+        float* keep_plane = keep.data() + (b.data - step.to);
         block_dropout(chain, b, keep_plane, keep_plane);
     });
-    r.emit("dropout", {named("weights", score_dims, buffer),
+    r.emit("dropout", {named("weights", score_dims, buffers.current()),
                        named("keep", score_dims, std::move(keep), element_type::boolean)});
-    return buffer;
+    return buffers.current();
 }
 
 /// The chain's steps from scores up to `last`, on one block (the rows layout).
@@ -460,7 +510,7 @@ std::optional<tensor> planes_and_context(run& r, const stage& tr, const mask_row
     if (!r.needs("context")) return std::nullopt;
     // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk], per (batch, head) plane
     auto context = context_storage();
-    for_each_plane(chain, const_cast<float*>(weights->data()),  // read only: block_context writes `context`
+    for_each_plane(chain, plane_step{const_cast<float*>(weights->data()), nullptr},  // read only: block_context writes `context`
                    [&](const plane_block& b) { block_context(chain, b, context.data()); });
     return named("context", context_dims, std::move(context));
 }

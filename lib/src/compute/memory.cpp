@@ -147,7 +147,8 @@ std::uint64_t plane_bytes(const config& c, const stage_plan& plan, std::size_t b
     if (!any) return 0;
     const std::int64_t B = c.batch, H = c.heads, Sq = c.seq, Sk = c.kv_seq;
     const std::uint64_t copies = c.dropout.applied() && needed[static_cast<std::size_t>(find_stage_info("dropout")->step - 1)] ? 2 : 1;
-    if (plan.layout == plane_layout::whole_tensor) return floats(product({static_cast<std::int64_t>(copies), B, H, Sq, Sk}));
+    if (plan.layout == plane_layout::whole_tensor)
+        return floats(product({static_cast<std::int64_t>(copies + (plan.spare_plane ? 1 : 0)), B, H, Sq, Sk}));
     const std::int64_t rows = static_cast<std::int64_t>(block_rows);
     return add(floats(product({static_cast<std::int64_t>(copies), rows, std::max(Sq, Sk)})),
                floats(product({2, std::max(Sq, Sk), c.d_model / std::max<std::int64_t>(H, 1)})));
@@ -194,6 +195,8 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
             ++shown_planes;
     const auto need = [&] { return add(estimate_plan_bytes(c, plan, keeps), writer_bytes); };
     const auto fits = [&] { return need() <= limit_bytes; };
+    const bool spare_asked = plan.spare_plane && !keeps && shown_planes >= 2;
+    plan.spare_plane = false;
     plan.layout = plane_layout::whole_tensor;
     plan.block_rows = 0;
     const bool rows_possible = !keeps && c.mistake != mistake::softmax_axis;
@@ -205,7 +208,13 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
         plan.layout = plane_layout::in_rows;
         plan.block_rows = plane_rows;  // a whole plane: the bits of the whole tensor
     }
-    if (fits()) return;
+    if (fits()) {
+        if (plan.layout == plane_layout::whole_tensor && spare_asked) {
+            plan.spare_plane = true;  // if it fits too
+            if (!fits()) plan.spare_plane = false;
+        }
+        return;
+    }
     if (!rows_possible) refuse(c, need(), limit_bytes, needed_stage_bytes(c, plan));
     plan.layout = plane_layout::in_rows;
     // as many rows as fit: the bytes grow by the same amount with each row

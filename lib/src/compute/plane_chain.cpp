@@ -51,6 +51,13 @@ const bool* mask_row(const plane_chain& chain, std::size_t b, std::size_t i, mad
     return chain.mask->row(b, i, made.keys.get());
 }
 
+/// Row r of the block from its source, when it has one: the step then works in place on it.
+void copy_source_row(const plane_block& block, std::ptrdiff_t r, std::size_t width) {
+    if (block.source == nullptr) return;
+    const std::size_t at = static_cast<std::size_t>(r) * width;
+    std::copy(block.source + at, block.source + at + width, block.data + at);
+}
+
 bool has_allowed_key(const bool* allowed, std::size_t width) {
     return std::find(allowed, allowed + width, true) != allowed + width;
 }
@@ -86,9 +93,10 @@ void block_scores(const plane_chain& chain, const plane_block& block) {
 void block_scale(const plane_chain& chain, const plane_block& block) {
     const float divisor = chain.divisor;
     const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(block.rows * chain.width);
+    const float* in = block.input();
     float* x = block.data;
 #pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
-    for (std::ptrdiff_t e = 0; e < n; ++e) x[e] = x[e] / divisor;
+    for (std::ptrdiff_t e = 0; e < n; ++e) x[e] = in[e] / divisor;
 }
 
 void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_finding* finding) {
@@ -105,6 +113,7 @@ void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_fi
         for (std::ptrdiff_t r = 0; r < rows; ++r) {
             const std::size_t i = block.first_row + static_cast<std::size_t>(r);
             float* row = block.data + static_cast<std::size_t>(r) * width;
+            copy_source_row(block, r, width);
             const bool* allowed = mask_row(chain, block.batch, i, made);
             const bool inspect = finding != nullptr && has_allowed_key(allowed, width);
             for (std::size_t j = 0; j < width; ++j) {
@@ -143,6 +152,7 @@ void block_softmax(const plane_chain& chain, const plane_block& block) {
     for (std::ptrdiff_t r = 0; r < rows; ++r) {
         thread_local made_row made;  // room for a mask row made by its rules
         float* row = block.data + static_cast<std::size_t>(r) * width;
+        copy_source_row(block, r, width);
         if (!c.safe_softmax) {
             softmax_rows(row, 1, width);
             continue;
@@ -166,11 +176,12 @@ void block_dropout(const plane_chain& chain, const plane_block& block, const flo
     const float scale = p >= 1.0 ? 0.0f : 1.0f / static_cast<float>(1.0 - p);
     const auto threshold = static_cast<float>(1.0 - p);
     const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(block.rows * chain.width);
+    const float* in = block.input();
     float* x = block.data;
 #pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
     for (std::ptrdiff_t e = 0; e < n; ++e) {
         const bool keep = draws[e] < threshold;
-        x[e] = x[e] * (keep ? scale : 0.0f);
+        x[e] = in[e] * (keep ? scale : 0.0f);
         if (keep_out != nullptr) keep_out[e] = keep ? 1.0f : 0.0f;
     }
 }

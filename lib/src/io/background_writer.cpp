@@ -16,32 +16,34 @@
 namespace attn {
 
 background_writer::background_writer(int fd, std::string what, write_behind& behind)
-    : fd_(fd), what_(std::move(what)), behind_(behind), buffers_(buffer_count) {
+    : fd_(fd), what_(std::move(what)), behind_(behind), buffers_(buffer_count + lent_buffers) {
     struct stat st {};
     const int flags = fcntl(fd, F_GETFL);
     const off_t at = lseek(fd, 0, SEEK_CUR);
     direct_ = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flags >= 0 && (flags & O_APPEND) == 0 && at >= 0;
     offset_ = direct_ ? static_cast<std::uint64_t>(at) : 0;
-    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {  // only the pages used get touched
         buffers_[i].bytes = static_cast<char*>(std::aligned_alloc(page, buffer_bytes));
         if (buffers_[i].bytes == nullptr) {
             for (buffer& b : buffers_) std::free(b.bytes);
             throw std::bad_alloc();
         }
-        if (i > 0) free_.push_back(i);
+        (i < buffer_count ? free_ : lent_free_).push_back(i);
     }
-    buffers_[0].skew = offset_ % page;
-    thread_ = std::thread([this] { run(); });
+    copier_ = std::thread([this] { copy_jobs(); });
+    writer_ = std::thread([this] { write_jobs(); });
 }
 
 background_writer::~background_writer() {
+    std::deque<job> dropped;  // their owners let go of outside the lock
     {
         std::lock_guard<std::mutex> lock(mutex_);
         stopping_ = true;
-        full_.clear();
+        dropped.swap(jobs_);
     }
     changed_.notify_all();
-    thread_.join();
+    copier_.join();
+    writer_.join();
     for (buffer& b : buffers_) std::free(b.bytes);
 }
 
@@ -51,6 +53,12 @@ void background_writer::throw_if_failed() {
 
 void background_writer::write(const char* bytes, std::size_t size) {
     while (size > 0) {
+        if (filling_ == none) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            changed_.wait(lock, [&] { return !free_.empty() || failed_ != 0; });
+            throw_if_failed();
+            take_free_buffer();
+        }
         buffer& b = buffers_[filling_];
         const std::size_t n = std::min(size, buffer_bytes - b.skew - b.used);
         std::memcpy(b.bytes + b.skew + b.used, bytes, n);
@@ -69,21 +77,43 @@ void background_writer::take_free_buffer() {
 }
 
 void background_writer::submit() {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     throw_if_failed();
-    if (buffers_[filling_].used == 0) return;
-    offset_ += buffers_[filling_].used;
-    full_.push_back(filling_);
+    if (filling_ == none) return;
+    if (buffers_[filling_].used == 0) {  // nothing in it: back to the free ones (its skew may go stale)
+        free_.push_front(filling_);
+    } else {
+        offset_ += buffers_[filling_].used;
+        jobs_.push_back(job{filling_, nullptr, 0, 0, nullptr});
+        changed_.notify_all();
+    }
+    filling_ = none;
+}
+
+void background_writer::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner) {
+    submit();  // the bytes before these
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(job{none, bytes, size, offset_, std::move(owner)});
+    offset_ += size;
     changed_.notify_all();
-    changed_.wait(lock, [&] { return !free_.empty() || failed_ != 0; });
-    throw_if_failed();
-    take_free_buffer();
+}
+
+bool background_writer::holds(const void* owner) const {
+    if (copying_ && lending_ == owner) return true;
+    return std::any_of(jobs_.begin(), jobs_.end(), [&](const job& j) { return j.owner.get() == owner; });
+}
+
+void background_writer::give_back(const void* owner) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !holds(owner); });
 }
 
 void background_writer::drain() {
     submit();
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return (full_.empty() && !writing_) || failed_ != 0; });
+    changed_.wait(lock, [&] {
+        return (jobs_.empty() && !copying_ && to_write_.empty() && !writing_) || failed_ != 0;
+    });
     throw_if_failed();
 }
 
@@ -138,13 +168,55 @@ int background_writer::write_out(const buffer& b) {
     return write_plain(data + head + pages, b.used - head - pages);
 }
 
-void background_writer::run() {
+void background_writer::copy_lent(job& j, std::unique_lock<std::mutex>& lock) {
+    for (std::size_t done = 0; done < j.size;) {
+        changed_.wait(lock, [&] { return stopping_ || failed_ != 0 || !lent_free_.empty(); });
+        if (stopping_ || failed_ != 0) return;  // nothing more is written
+        const std::size_t index = lent_free_.front();
+        lent_free_.pop_front();
+        buffer& b = buffers_[index];
+        b.skew = (j.offset + done) % page;
+        b.used = std::min(j.size - done, buffer_bytes - b.skew);  // a full buffer ends on a page
+        lock.unlock();
+        std::memcpy(b.bytes + b.skew, j.bytes + done, b.used);
+        lock.lock();
+        done += b.used;
+        to_write_.push_back(index);
+        changed_.notify_all();
+    }
+}
+
+void background_writer::copy_jobs() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-        changed_.wait(lock, [&] { return stopping_ || !full_.empty(); });
+        changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
         if (stopping_) return;
-        const std::size_t index = full_.front();
-        full_.pop_front();
+        job j = std::move(jobs_.front());
+        jobs_.pop_front();
+        if (j.buffer != none) {
+            to_write_.push_back(j.buffer);
+            changed_.notify_all();
+            continue;
+        }
+        copying_ = true;
+        lending_ = j.owner.get();
+        copy_lent(j, lock);
+        lock.unlock();
+        j.owner.reset();  // before give_back can return: the owner's count is down by then
+        lock.lock();
+        copying_ = false;
+        lending_ = nullptr;
+        changed_.notify_all();
+    }
+}
+
+void background_writer::write_jobs() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        changed_.wait(lock, [&] { return stopping_ || !to_write_.empty(); });
+        if (stopping_) return;
+        const std::size_t index = to_write_.front();
+        to_write_.pop_front();
         writing_ = true;
         const bool write = failed_ == 0;  // nothing after a failure
         lock.unlock();
@@ -152,7 +224,7 @@ void background_writer::run() {
         lock.lock();
         writing_ = false;
         if (code != 0 && failed_ == 0) failed_ = code;
-        free_.push_back(index);
+        (index < buffer_count ? free_ : lent_free_).push_back(index);
         changed_.notify_all();
     }
 }

@@ -1,12 +1,16 @@
 #include "attn/io/npz_writer.hpp"
 
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include <libdeflate.h>
+#include <zlib.h>
 
 #include "attn/compute/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/output_file.hpp"
+#include "attn/io/output_stream.hpp"
 
 namespace attn {
 namespace {
@@ -44,6 +48,29 @@ std::uint16_t name_flags(const std::string& name) {
 /// twice zlib's), continuing from `crc`.
 std::uint32_t crc32_of(std::uint32_t crc, const char* bytes, std::size_t size) {
     return libdeflate_crc32(crc, bytes, size);
+}
+
+/// crc32_of for a large block lent to the stream: its parts on every core, their CRCs then
+/// joined (zlib's crc32_combine), since the caller waits for it before computing on.
+std::uint32_t crc32_in_parallel(std::uint32_t crc, const char* bytes, std::size_t size) {
+    constexpr std::size_t least_part = std::size_t{16} << 20;  // below, a thread costs more than it saves
+    const std::size_t parts =
+        std::clamp<std::size_t>(std::min<std::size_t>(std::thread::hardware_concurrency(), size / least_part), 1, 8);
+    if (parts == 1) return crc32_of(crc, bytes, size);
+    const std::size_t part = size / parts;
+    std::vector<std::uint32_t> later(parts - 1);  // parts 1.. from a CRC of 0
+    std::vector<std::thread> threads;
+    for (std::size_t i = 1; i < parts; ++i) {
+        const std::size_t from = i * part, to = i + 1 == parts ? size : from + part;
+        threads.emplace_back([&later, bytes, from, to, i] { later[i - 1] = crc32_of(0, bytes + from, to - from); });
+    }
+    crc = crc32_of(crc, bytes, part);
+    for (std::size_t i = 1; i < parts; ++i) {
+        threads[i - 1].join();
+        const std::size_t length = i + 1 == parts ? size - i * part : part;
+        crc = static_cast<std::uint32_t>(crc32_combine(crc, later[i - 1], static_cast<z_off_t>(length)));
+    }
+    return crc;
 }
 
 std::uint64_t member_bytes(const npz_member& m) {
@@ -147,9 +174,13 @@ void npz_writer::begin_array(const std::string& name, const std::vector<std::siz
     is_open_ = true;
 }
 
-void npz_writer::write(const float* values, std::size_t count) {
+void npz_writer::check_write(std::size_t count) const {
     if (!is_open_) throw error(what_ + ": elements written with no array open");
     if (count > open_remaining_) throw error(what_ + ": more elements than the array's shape holds");
+}
+
+void npz_writer::write(const float* values, std::size_t count) {
+    check_write(count);
     write_npy_elements(values, count, open_boolean_, [&](const char* bytes, std::size_t size) {
         for (std::size_t done = 0; done < size;) {  // each piece CRC'd, then written while still in cache
             const std::size_t n = std::min(size - done, cache_piece_bytes);
@@ -161,6 +192,22 @@ void npz_writer::write(const float* values, std::size_t count) {
     });
     open_remaining_ -= count;
 }
+
+void npz_writer::write_lent(const float* values, std::size_t count, std::shared_ptr<const void> owner) {
+    if (open_boolean_) {  // stored as bytes: converted, so copied anyway
+        write(values, count);
+        return;
+    }
+    check_write(count);
+    const char* bytes = reinterpret_cast<const char*>(values);  // float32 little-endian, as .npy stores it
+    const std::size_t size = count * sizeof(float);
+    open_.crc = crc32_in_parallel(open_.crc, bytes, size);
+    attn::write_lent(out_, bytes, size, std::move(owner));
+    written_ += size;
+    open_remaining_ -= count;
+}
+
+void npz_writer::give_back(const void* owner) { attn::give_back(out_, owner); }
 
 void npz_writer::end_array() {
     if (!is_open_ || open_remaining_ != 0)

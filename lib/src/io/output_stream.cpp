@@ -41,15 +41,35 @@ void widen_if_pipe(int fd) {
 
 }  // namespace
 
-void fd_streambuf::write_all(const char* bytes, std::size_t size) {
+void fd_streambuf::count_written(std::size_t size) {
     const std::uint64_t before = written_;
     written_ += size;
     if (before <= pipe_widening && written_ > pipe_widening) widen_if_pipe(fd_);  // once, when it is large
     if (before <= large_output && written_ > large_output) start_writing_large();
-    if (background_) {
+}
+
+void fd_streambuf::write_all(const char* bytes, std::size_t size) {
+    count_written(size);
+    if (background_)
         background_->write(bytes, size);
-        return;
-    }
+    else
+        write_now(bytes, size);
+}
+
+void fd_streambuf::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner) {
+    write_pending();  // the bytes before these
+    count_written(size);
+    if (background_)
+        background_->lend(bytes, size, std::move(owner));
+    else
+        write_now(bytes, size);
+}
+
+void fd_streambuf::give_back(const void* owner) {
+    if (background_) background_->give_back(owner);
+}
+
+void fd_streambuf::write_now(const char* bytes, std::size_t size) {
     while (size > 0) {
         const ssize_t n = ::write(fd_, bytes, size);
         if (n < 0) {
@@ -103,6 +123,17 @@ int fd_streambuf::sync() {  // std::flush: written now, but not waited for
     write_pending();
     if (background_) background_->submit();
     return 0;
+}
+
+void write_lent(std::ostream& out, const char* bytes, std::size_t size, std::shared_ptr<const void> owner) {
+    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf()))
+        fd->lend(bytes, size, std::move(owner));
+    else
+        out.write(bytes, static_cast<std::streamsize>(size));
+}
+
+void give_back(std::ostream& out, const void* owner) {
+    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) fd->give_back(owner);
 }
 
 output_stream::output_stream(int fd, std::string what) : std::ostream(nullptr), buffer_(fd, std::move(what)) {

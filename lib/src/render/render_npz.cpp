@@ -8,6 +8,12 @@
 #include "attn/render/selection.hpp"
 
 namespace attn {
+namespace {
+
+// Smaller tensors are copied: lending them would only keep them longer.
+constexpr std::size_t lend_bytes = std::size_t{16} << 20;
+
+}  // namespace
 
 npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
     : cfg_(c), options_(options), zip_(zip) {}
@@ -23,7 +29,11 @@ void npz_stream::stage_done(const trace&, const stage& s) {
         const tensor& x = selection.whole() && whole.contiguous() ? whole : copy;
         zip_.begin_array(std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
                          x.type == element_type::boolean);
-        zip_.write(x.values.data(), x.values.size());
+        // a large stage of its own storage is lent, not copied: written while the run goes on
+        if (&x == &whole && x.storage && x.values.size() * sizeof(float) >= lend_bytes)
+            zip_.write_lent(x.values.data(), x.values.size(), x.storage);
+        else
+            zip_.write(x.values.data(), x.values.size());
         zip_.end_array();
     }
 }

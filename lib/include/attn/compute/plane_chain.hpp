@@ -43,9 +43,13 @@ plane_chain make_plane_chain(const config& c, const tensor& q, const tensor& k, 
                              const mask_rows* mask);
 
 /// Rows [first_row, first_row + rows) of plane (batch, head), held at `data` [rows, W].
+/// A step after scores reads the previous stage's rows from `source` when it is set (the
+/// step writes a second tensor: the sink still writes the first out), else from `data`.
 struct plane_block {
     std::size_t batch = 0, head = 0, first_row = 0, rows = 0;
     float* data = nullptr;
+    const float* source = nullptr;
+    const float* input() const { return source != nullptr ? source : data; }
 };
 
 /// 6. scores: block = rows_of[b,h,rows] · columns_of[b,h]ᵀ   [rows,dk] · [dk,W] -> [rows,W]

@@ -8,6 +8,11 @@
 // computation free that storage or reuse it in place: scores -> scaled -> masked ->
 // softmax -> dropout then share one buffer.
 //
+// A sink may also hold a stage's storage for a while after stage_done returns, to write
+// it out meanwhile (npz to a file lends it to the writer's thread): the computation
+// asks for it back (give_back) before changing it in place, and may meanwhile compute
+// the next stage into a second tensor (stage_plan::spare_plane).
+//
 // With bounded memory the [B,H,Sq,Sk] stages come in rows instead: stage_begin with
 // tensors that have a shape and no elements (tensor_head), then stage_rows for every
 // row of the first tensor in row-major order, then of the next, then stage_end.
@@ -30,6 +35,9 @@ public:
     /// A complete stage. `so_far` holds the run's config and the warnings known so far;
     /// its stages are whatever the sink keeps itself (compute_stages adds none).
     virtual void stage_done(const trace& so_far, const stage& s) = 0;
+    /// Returns once the sink holds `storage` only if it keeps it: a storage it held only
+    /// to write it out is written (or copied) and let go.
+    virtual void give_back(const tensor_storage& storage) { (void)storage; }
 
     /// Whether the sink takes the [B,H,Sq,Sk] stages in rows (stage_begin, stage_rows,
     /// stage_end); a sink that does not gets every stage whole.
@@ -67,6 +75,9 @@ struct stage_plan {
     std::array<bool, stage_table.size()> shown{};  // by step - 1: the stages handed to the sink
     plane_layout layout = plane_layout::whole_tensor;
     std::size_t block_rows = 0;  // in_rows: query rows per block (0: the whole plane, Sq)
+    /// whole_tensor: a second [B,H,Sq,Sk] tensor, so that while the sink still writes out
+    /// one stage (it holds the storage), the next is computed into the other.
+    bool spare_plane = false;
 
     /// Every stage of the run.
     static stage_plan every_stage();

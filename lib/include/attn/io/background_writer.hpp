@@ -15,12 +15,20 @@
 // last partial pages aside, every buffer is page-aligned. A file system that refuses
 // O_DIRECT (EINVAL) is written through the page cache, behind (write_behind.hpp).
 //
+// A large block that stays as it is for a while (a stage the computation only reads
+// next, or no longer needs) can be lent instead of copied: a second thread copies it
+// into two buffers of its own, in turn, while the first writes the other, and lets its
+// owner go once copied. The caller goes on computing meanwhile, and gets the memory
+// back (give_back) before it changes it. A lent 256 MiB stage is then written while the
+// next one is computed, where a copy would wait for the disk once the buffers were full.
+//
 // A failed write is kept and thrown (write_error, as a direct write would) by the next
 // call from the caller's thread: a run still stops within a buffer of the first lost byte.
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -33,13 +41,16 @@ namespace attn {
 class background_writer {
 public:
     static constexpr std::size_t buffer_bytes = std::size_t{8} << 20;
-    static constexpr std::size_t buffer_count = 8;  // 64 MiB in all
+    static constexpr std::size_t buffer_count = 8;  // 64 MiB in all, and two more for lent bytes
+    static constexpr std::size_t lent_buffers = 2;
     static constexpr std::size_t page = 4096;        // O_DIRECT's alignment (a multiple of any sector)
 
     /// The memory an output of about `output_bytes` holds in a writer (the memory
-    /// estimate counts it): its buffers once the output passes write_behind::start.
-    static constexpr std::uint64_t bytes_for(std::uint64_t output_bytes) {
-        return output_bytes > static_cast<std::uint64_t>(write_behind::start) ? buffer_count * buffer_bytes : 0;
+    /// estimate counts it): its buffers once the output passes write_behind::start, and
+    /// the two for lent bytes when the output `lends` (their pages are touched only then).
+    static constexpr std::uint64_t bytes_for(std::uint64_t output_bytes, bool lends) {
+        if (output_bytes <= static_cast<std::uint64_t>(write_behind::start)) return 0;
+        return (buffer_count + (lends ? lent_buffers : 0)) * buffer_bytes;
     }
 
     /// Writes to `fd` (not owned), telling `behind` (owned by the caller) what it wrote.
@@ -50,6 +61,13 @@ public:
 
     /// Copies `bytes` to be written; waits only when every buffer is full.
     void write(const char* bytes, std::size_t size);
+    /// Writes `bytes` after everything handed over so far, without copying them now:
+    /// they are copied when their turn comes, and then `owner` is let go. They must not
+    /// change until then (give_back). Returns at once.
+    void lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner);
+    /// Returns once nothing lent of `owner` is held: copied and let go (or dropped after
+    /// a failed write).
+    void give_back(const void* owner);
     /// Hands over the buffer being filled, without waiting for it to be written.
     void submit();
     /// Everything handed over written; throws write_error if a write failed.
@@ -61,27 +79,43 @@ private:
         std::size_t skew = 0;   // where the data starts: its file offset's place in a page
         std::size_t used = 0;   // bytes of data from skew on
     };
-    void run();
+    /// What comes next in the output: a full buffer, or lent bytes.
+    struct job {
+        std::size_t buffer = none;  // an index into buffers_, or none: lent bytes
+        const char* bytes = nullptr;
+        std::size_t size = 0;
+        std::uint64_t offset = 0;  // the file offset of bytes[0]
+        std::shared_ptr<const void> owner;
+    };
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+    void copy_jobs();   // the copier's thread: jobs_ to to_write_, lent bytes copied
+    void copy_lent(job& j, std::unique_lock<std::mutex>& lock);
+    void write_jobs();  // the writer's thread: to_write_ to fd_
     int write_out(const buffer& b);        // 0 or an errno
     int write_plain(const char* bytes, std::size_t size);
     int write_direct(const char* bytes, std::size_t size);
     void take_free_buffer();               // with mutex_ held
     void throw_if_failed();                // with mutex_ held
+    bool holds(const void* owner) const;   // with mutex_ held
 
     int fd_;
     std::string what_;
     write_behind& behind_;
     bool direct_ = false;         // O_DIRECT may be tried: a regular file, not appended to
     std::uint64_t offset_ = 0;    // the file offset of the next byte handed over
-    std::vector<buffer> buffers_;
-    std::deque<std::size_t> free_, full_;  // indices into buffers_
-    std::size_t filling_ = 0;              // the buffer write() copies into
-    bool writing_ = false;                 // the thread is writing a buffer taken from full_
+    std::vector<buffer> buffers_;          // buffer_count for write(), then lent_buffers for lent bytes
+    std::deque<std::size_t> free_, lent_free_;  // indices into buffers_, of either kind
+    std::deque<job> jobs_;                 // handed over, in file order
+    std::deque<std::size_t> to_write_;     // buffers ready to write, in file order
+    std::size_t filling_ = none;           // the buffer write() copies into, if any
+    bool copying_ = false;                 // the copier is on a job taken from jobs_
+    const void* lending_ = nullptr;        // the owner of the lent bytes it is copying
+    bool writing_ = false;                 // the writer is writing a buffer taken from to_write_
     bool stopping_ = false;
     int failed_ = 0;                       // the errno of the first failed write
     std::mutex mutex_;
     std::condition_variable changed_;
-    std::thread thread_;
+    std::thread copier_, writer_;
 };
 
 }  // namespace attn

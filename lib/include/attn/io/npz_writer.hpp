@@ -12,6 +12,7 @@
 // size or offset needs them (a member, an archive or a directory of 4 GiB or more, or
 // 65535 members or more).
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
@@ -35,6 +36,11 @@ public:
     /// `count` at a time, then end_array() once all of `shape`'s elements are written.
     void begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean);
     void write(const float* values, std::size_t count);
+    /// As write, for a float32 array's elements that stay unchanged until give_back(owner):
+    /// lent to the stream (write_lent, output_stream.hpp) instead of copied.
+    void write_lent(const float* values, std::size_t count, std::shared_ptr<const void> owner);
+    /// Returns once the stream holds nothing lent of `owner`.
+    void give_back(const void* owner);
     void end_array();
     /// Writes the central directory: the archive is complete. Add nothing after.
     void finish();
@@ -50,6 +56,7 @@ private:
     void put(const std::string& bytes);
     void put_local_header(const entry& e);
     void claim(const std::string& name);
+    void check_write(std::size_t count) const;
 
     std::ostream& out_;
     std::string what_;

@@ -41,6 +41,12 @@ public:
 
     /// Writes out everything buffered and waits until it is written; throws write_error.
     void flush_all();
+    /// Writes `size` bytes as sputn would, but lends them to the background writer when
+    /// there is one (background_writer::lend): `owner` is held, and the bytes must not
+    /// change, until give_back(owner). Otherwise writes them now.
+    void lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner);
+    /// Returns once nothing lent of `owner` is held.
+    void give_back(const void* owner);
     int fd() const { return fd_; }
     const std::string& what() const { return what_; }
 
@@ -52,6 +58,8 @@ protected:
 private:
     void write_pending();  // the buffer's bytes to write_all
     void write_all(const char* bytes, std::size_t size);
+    void count_written(std::size_t size);  // and start what a large output or a pipe gets
+    void write_now(const char* bytes, std::size_t size);
     int fd_;
     std::string what_;
     std::unique_ptr<char[]> buffer_;  // not zeroed: a small run touches only the pages it writes
@@ -67,6 +75,12 @@ private:
     std::unique_ptr<write_behind> behind_;
     std::unique_ptr<background_writer> background_;
 };
+
+/// out.write(bytes, size), lent (fd_streambuf::lend) when `out` writes through an
+/// fd_streambuf: for large blocks that stay unchanged until give_back(out, owner).
+void write_lent(std::ostream& out, const char* bytes, std::size_t size, std::shared_ptr<const void> owner);
+/// Returns once `out` holds nothing lent of `owner` (at once for any other stream).
+void give_back(std::ostream& out, const void* owner);
 
 /// An ostream over an fd_streambuf, with exceptions(badbit) so that the streambuf's
 /// write_error reaches the caller instead of only setting badbit.

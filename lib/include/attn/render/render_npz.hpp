@@ -32,6 +32,7 @@ public:
     npz_stream(const config& c, const render_options& options, npz_writer& zip);
 
     void stage_done(const trace& so_far, const stage& s) override;
+    void give_back(const tensor_storage& storage) override { zip_.give_back(storage.get()); }
     bool takes_rows() const override { return true; }
     void stage_begin(const trace& so_far, const stage& s) override;
     void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
