@@ -85,6 +85,27 @@ TEST_CASE("as_strided reads the same memory through other strides; nothing is co
     }
 }
 
+TEST_CASE("row_major_copy: the elements in row-major order, as .contiguous() makes them") {
+    const attn::tensor x = counting({2, 3, 4});  // 0..23
+    SUBCASE("transpose(1,2) of [2,3,4]: [2,4,3], strides [12,1,4], the last axis not contiguous") {
+        const attn::tensor t = view(x, {2, 4, 3}, {12, 1, 4});
+        CHECK(attn::row_major_copy(t) == xt::xarray<float>{{{0, 4, 8}, {1, 5, 9}, {2, 6, 10}, {3, 7, 11}},
+                                                            {{12, 16, 20}, {13, 17, 21}, {14, 18, 22}, {15, 19, 23}}});
+    }
+    SUBCASE("a head-split transpose: [2,3,2,2] -> [2,2,3,2], strides [12,2,4,1], runs of 2") {
+        const attn::tensor t = view(x, {2, 2, 3, 2}, {12, 2, 4, 1});
+        const xt::xarray<float> want = xt::xarray<float>(t.values);  // xtensor's element-wise copy
+        CHECK(attn::row_major_copy(t) == want);
+        CHECK(want(0, 1, 2, 1) == 11.0f);
+    }
+    SUBCASE("a view from an offset, a contiguous tensor, one element") {
+        const attn::tensor shifted = attn::as_strided(view(x, {23}, {1}), "stage.x", "s", {}, {1, 2}, {0, 1});
+        CHECK(attn::row_major_copy(x) == xt::xarray<float>(x.values));
+        CHECK(attn::row_major_copy(shifted).size() == 2);
+        CHECK(attn::row_major_copy(view(x, {1}, {1})) == xt::xarray<float>{0});
+    }
+}
+
 TEST_CASE("contiguous(): PyTorch's is_contiguous, where axes of size 1 do not count") {
     const attn::tensor x = counting({2, 3, 4});
     CHECK(view(x, {2, 3, 4}, {12, 4, 1}).contiguous());

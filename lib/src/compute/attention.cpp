@@ -69,7 +69,7 @@ tensor contiguous_view(const stage& from, const tensor& x, std::string name, dim
                        const tensor_shape& shape) {
     if (x.contiguous())
         return as_strided(x, path_of(from, x), std::move(name), std::move(dim_names), shape, contiguous_strides(shape));
-    xt::xarray<float> copy = x.values;  // the elements in row-major order
+    xt::xarray<float> copy = row_major_copy(x);
     copy.reshape(shape);
     return named(std::move(name), std::move(dim_names), std::move(copy));
 }

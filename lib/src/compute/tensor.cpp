@@ -87,4 +87,34 @@ tensor as_strided(const tensor& base, const std::string& base_name, std::string 
     return view;
 }
 
+xt::xarray<float> row_major_copy(const tensor& t) {
+    const auto& shape = t.values.shape();
+    auto out = xt::xarray<float>::from_shape(shape);
+    if (out.size() == 0) return out;
+    const std::size_t axes = shape.size();
+    if (axes == 0) {
+        out() = t.values();
+        return out;
+    }
+    const std::size_t run = shape[axes - 1];
+    const std::ptrdiff_t step = t.strides[axes - 1];
+    std::vector<std::size_t> index(axes - 1, 0);  // of the leading axes, an odometer
+    const float* base = t.values.data();
+    for (float* to = out.data(); to != out.data() + out.size(); to += run) {
+        std::ptrdiff_t at = 0;
+        for (std::size_t a = 0; a + 1 < axes; ++a) at += static_cast<std::ptrdiff_t>(index[a]) * t.strides[a];
+        const float* from = base + at;
+        if (step == 1) {
+            std::copy(from, from + run, to);
+        } else {
+            for (std::size_t j = 0; j < run; ++j) to[j] = from[static_cast<std::ptrdiff_t>(j) * step];
+        }
+        for (std::size_t a = axes - 1; a-- > 0;) {  // the next row: the last leading axis first
+            if (++index[a] < shape[a]) break;
+            index[a] = 0;
+        }
+    }
+    return out;
+}
+
 }  // namespace attn

@@ -24,7 +24,7 @@ void npz_stream::stage_done(const trace&, const stage& s) {
         const tensor_selection selection = select_in(whole, options_);
         // a view cut to its part, or a view that is not contiguous, copied in row-major order
         const tensor copy = selection.whole() && whole.contiguous() ? tensor{}
-                            : selection.whole() ? tensor{whole.name, whole.dims, xt::xarray<float>(whole.values), whole.type}
+                            : selection.whole() ? tensor{whole.name, whole.dims, row_major_copy(whole), whole.type}
                                                 : selected_part(whole, selection);
         const tensor& x = selection.whole() && whole.contiguous() ? whole : copy;
         zip_.begin_array(std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},

@@ -78,6 +78,11 @@ tensor shape_only(std::string name, std::vector<std::string> dims, tensor_shape 
 /// elsewhere that must outlive the tensor (summary_keeper.hpp).
 tensor reading_from(tensor head, const float* data);
 
+/// t's elements in row-major order, as t.contiguous() makes them: the last axis copied
+/// a run at a time when its stride is 1 (a transposed view's rows), which xtensor's
+/// strided assignment does an element at a time, several times slower.
+xt::xarray<float> row_major_copy(const tensor& t);
+
 /// The strides of a contiguous tensor of `shape`, as PyTorch gives them: each axis
 /// steps over the product of the sizes after it ([2,3,4] -> [12,4,1], [1,4,8] -> [32,8,1]).
 tensor_strides contiguous_strides(const tensor_shape& shape);
