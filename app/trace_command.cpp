@@ -229,6 +229,9 @@ public:
         next_.stage_done(so_far, s);
     }
     void give_back(const attn::tensor_storage& storage) override { next_.give_back(storage); }
+    void stage_partly_done(const attn::trace& so_far, const attn::stage& s, std::size_t ready) override {
+        next_.stage_partly_done(so_far, s, ready);
+    }
     bool takes_rows() const override { return next_.takes_rows(); }
     void stage_begin(const attn::trace& so_far, const attn::stage& s) override {
         progress_.stage(s.name());

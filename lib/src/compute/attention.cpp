@@ -314,22 +314,26 @@ private:
 /// else one after another, each with every thread (BLAS's, and the rows' loops). Small
 /// runs stay on one thread: starting OpenMP's threads costs more than they save (and a
 /// classroom run is small).
+/// Planes [first, end) only, when given.
 template <typename Fn>
-void for_each_plane(const plane_chain& chain, plane_step step, Fn fn) {
+void for_each_plane(const plane_chain& chain, plane_step step, Fn fn, std::size_t first = 0,
+                    std::size_t end = static_cast<std::size_t>(-1)) {
     constexpr std::size_t parallel_elements = std::size_t{1} << 15;  // as the rows' loops (plane_chain.cpp)
-    const std::size_t planes = chain.planes();
+    end = std::min(end, chain.planes());
+    const std::size_t planes = end - first;
     const auto block_of = [&](std::size_t p) {
         const std::size_t at = p * chain.plane_size();
         return plane_block{p / chain.heads, p % chain.heads, 0, chain.rows, step.to + at,
                            step.from != nullptr ? step.from + at : nullptr};
     };
     if (planes < 2 || thread_count() < 2 || planes * chain.plane_size() < parallel_elements) {
-        for (std::size_t p = 0; p < planes; ++p) fn(block_of(p));
+        for (std::size_t p = first; p < end; ++p) fn(block_of(p));
         return;
     }
     const blas_on_one_thread one;
 #pragma omp parallel for schedule(dynamic)
-    for (std::ptrdiff_t p = 0; p < static_cast<std::ptrdiff_t>(planes); ++p) fn(block_of(static_cast<std::size_t>(p)));
+    for (std::ptrdiff_t p = static_cast<std::ptrdiff_t>(first); p < static_cast<std::ptrdiff_t>(end); ++p)
+        fn(block_of(static_cast<std::size_t>(p)));
 }
 
 const dims score_dims{"batch", "head", "query", "key"};
@@ -337,12 +341,33 @@ const dims score_dims{"batch", "head", "query", "key"};
 /// The weak-fill finding a run gathers while masking: with a mask and a finite fill.
 bool looks_for_weak_fill(const config& c) { return c.mask.any() && !std::isinf(c.fill); }
 
+/// 6. scores into the buffers' tensor [B,H,Sq,Sk], a few planes at a time when the stage is large,
+/// each part handed to the sink as it is complete (stage_partly_done): a sink that writes
+/// the stage out starts on the first planes while the others are computed, instead of
+/// after the last.
+void scores_in_parts(run& r, const plane_chain& chain, plane_buffers& buffers) {
+    const plane_step step = buffers.in_place();
+    constexpr std::size_t least_part_bytes = std::size_t{32} << 20, most_parts = 4;
+    const std::size_t planes = chain.planes(), plane_bytes = chain.plane_size() * sizeof(float);
+    const std::size_t parts =
+        r.plan.shows("scores") ? std::clamp<std::size_t>(planes * plane_bytes / least_part_bytes, 1, most_parts) : 1;
+    const std::size_t per_part = (planes + std::min(parts, planes) - 1) / std::min(parts, planes);
+    for (std::size_t first = 0; first < planes; first += per_part) {
+        const std::size_t end = std::min(planes, first + per_part);
+        for_each_plane(chain, step, [&](const plane_block& b) { block_scores(chain, b); }, first, end);
+        if (end == planes) break;  // the whole stage: emitted next
+        const stage part{find_stage_info("scores"), stage_formula(r.c, "scores"),
+                         {named("scores", score_dims, buffers.current())}};
+        r.sink.stage_partly_done(r.so_far, part, end * chain.plane_size());
+    }
+}
+
 /// Stages 6-11 on whole [B,H,Sq,Sk] tensors, one buffer shared in place; `mask_stage`
 /// emits stage 8 between scaled and masked. Returns the last weights (softmax or dropout).
 tensor_storage planes_whole(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
     const config& c = r.c;
     plane_buffers buffers(r, chain);
-    for_each_plane(chain, buffers.in_place(), [&](const plane_block& b) { block_scores(chain, b); });
+    scores_in_parts(r, chain, buffers);
     r.emit("scores", {named("scores", score_dims, buffers.current())});
     if (!r.needs("scaled")) return buffers.current();
 

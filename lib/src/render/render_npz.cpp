@@ -1,5 +1,6 @@
 #include "attn/render/render_npz.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "attn/compute/error.hpp"
@@ -18,10 +19,48 @@ constexpr std::size_t lend_bytes = std::size_t{16} << 20;
 npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
     : cfg_(c), options_(options), zip_(zip) {}
 
+namespace {
+
+/// Whether `t` goes to the archive as it is, from its own storage, large enough to lend.
+bool lendable(const tensor& t, const tensor_selection& selection) {
+    return selection.whole() && t.contiguous() && t.storage && t.type == element_type::float32 &&
+           t.values.size() * sizeof(float) >= lend_bytes;
+}
+
+}  // namespace
+
+void npz_stream::stage_partly_done(const trace&, const stage& s, std::size_t ready) {
+    if (!options_.shows(s.name()) || s.tensors.empty()) return;
+    const tensor& t = s.tensors[0];
+    if (!lendable(t, select_in(t, options_))) return;
+    const std::string name = std::string(s.name()) + "." + t.name;
+    if (ahead_ != name) {
+        zip_.begin_array(name, {t.values.shape().begin(), t.values.shape().end()}, false);
+        ahead_ = name;
+        ahead_written_ = 0;
+    }
+    if (ready > ahead_written_) zip_.write_lent(t.values.data() + ahead_written_, ready - ahead_written_, t.storage);
+    ahead_written_ = std::max(ahead_written_, ready);
+}
+
 void npz_stream::stage_done(const trace&, const stage& s) {
     if (!options_.shows(s.name())) return;
     for (const tensor& whole : s.tensors) {
         const tensor_selection selection = select_in(whole, options_);
+        if (lendable(whole, selection)) {  // written while the run goes on, not copied
+            const std::string name = std::string(s.name()) + "." + whole.name;
+            std::size_t from = 0;
+            if (ahead_ == name) {  // begun by stage_partly_done
+                from = ahead_written_;
+                ahead_.clear();
+            } else {
+                zip_.begin_array(name, {whole.values.shape().begin(), whole.values.shape().end()}, false);
+            }
+            if (from < whole.values.size())
+                zip_.write_lent(whole.values.data() + from, whole.values.size() - from, whole.storage);
+            zip_.end_array();
+            continue;
+        }
         // a view cut to its part, or a view that is not contiguous, copied in row-major order
         const tensor copy = selection.whole() && whole.contiguous() ? tensor{}
                             : selection.whole() ? tensor{whole.name, whole.dims, row_major_copy(whole), whole.type}
@@ -29,11 +68,7 @@ void npz_stream::stage_done(const trace&, const stage& s) {
         const tensor& x = selection.whole() && whole.contiguous() ? whole : copy;
         zip_.begin_array(std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
                          x.type == element_type::boolean);
-        // a large stage of its own storage is lent, not copied: written while the run goes on
-        if (&x == &whole && x.storage && x.values.size() * sizeof(float) >= lend_bytes)
-            zip_.write_lent(x.values.data(), x.values.size(), x.storage);
-        else
-            zip_.write(x.values.data(), x.values.size());
+        zip_.write(x.values.data(), x.values.size());
         zip_.end_array();
     }
 }

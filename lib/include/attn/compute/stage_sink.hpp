@@ -38,6 +38,12 @@ public:
     /// Returns once the sink holds `storage` only if it keeps it: a storage it held only
     /// to write it out is written (or copied) and let go.
     virtual void give_back(const tensor_storage& storage) { (void)storage; }
+    /// Part of a large stage is complete: the first `ready` elements (row-major) of its
+    /// first tensor, whose storage is final; the rest is still being computed. A sink may
+    /// start writing them; stage_done(s) follows once the whole stage is complete.
+    virtual void stage_partly_done(const trace& so_far, const stage& s, std::size_t ready) {
+        (void)so_far, (void)s, (void)ready;
+    }
 
     /// Whether the sink takes the [B,H,Sq,Sk] stages in rows (stage_begin, stage_rows,
     /// stage_end); a sink that does not gets every stage whole.
