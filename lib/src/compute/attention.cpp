@@ -258,7 +258,7 @@ struct run {
 /// (the sink wrote the stage out and let it go, or gave it back), else a copy (the sink
 /// keeps the stage).
 xt::xarray<float>& writable(run& r, tensor_storage& s) {
-    if (s.use_count() > 1) r.sink.give_back(s);
+    r.sink.give_back(s);  // always: it also orders the writer's last reads before our writes
     if (s.use_count() > 1) s = make_storage(xt::xarray<float>(*s));
     return const_cast<xt::xarray<float>&>(*s);  // made non-const by make_storage; no one else reads it
 }
@@ -287,7 +287,7 @@ public:
         if (r_.plan.spare_plane && current_.use_count() > 1) {
             if (!spare_)
                 spare_ = make_storage(xt::xarray<float>::from_shape(current_->shape()));
-            else if (spare_.use_count() > 1)
+            else
                 r_.sink.give_back(spare_);  // the stage before last: written by now, most often
             if (spare_.use_count() == 1) {
                 const float* from = current_->data();
