@@ -473,9 +473,10 @@ void setup_trace(CLI::App& app) {
         ->type_name("SIZE")
         ->group(output);
     cmd->add_option("--threads", o->threads,
-                    "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the per-head products (BLAS gets "
-                    "as many); the results are the same bits for any N. Idle threads sleep at once "
-                    "(OMP_WAIT_POLICY=passive unless you set it)")
+                    "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the small per-head products; "
+                    "the results are the same bits for any N. Large products run on OpenBLAS's own threads, "
+                    "as in PyTorch (every core, or $OPENBLAS_NUM_THREADS): their last bits depend on that "
+                    "count. Idle threads sleep at once (OMP_WAIT_POLICY=passive unless you set it)")
         ->default_str("$ATTN_THREADS, else every core")
         ->transform(whole_number(1, 4096))
         ->type_name("N")

@@ -2,6 +2,7 @@
 //
 // Expected values are worked out by hand (exp, products of small integers) and written
 // out literally; see the comment next to each.
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -246,3 +247,33 @@ TEST_CASE("linear: y = x·wᵀ + bias, as nn.Linear") {
 }
 
 }  // TEST_SUITE("linalg")
+
+extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_num_threads();
+
+TEST_CASE("blas_runs_on_one_thread: OpenBLAS gives the same bits on one thread and on four up to its bound") {
+    // attn runs planes side by side, each product on one OpenBLAS thread, only below this
+    // bound; above it, OpenBLAS's split among threads may change last bits (its edge
+    // kernels). Awkward shapes at the bound must come out the same however many threads
+    // OpenBLAS has: else the bound is wrong for this OpenBLAS.
+    CHECK(attn::blas_runs_on_one_thread(256, 4, 256));
+    CHECK(attn::blas_runs_on_one_thread(64, 64, 64));
+    CHECK_FALSE(attn::blas_runs_on_one_thread(272, 4, 256));
+    CHECK_FALSE(attn::blas_runs_on_one_thread(1024, 4, 1024));
+    const int before = openblas_get_num_threads();
+    for (const auto& [m, n, k] : {std::array<std::size_t, 3>{256, 4, 256}, {100, 26, 100}, {63, 65, 64}, {1024, 1, 256}}) {
+        CAPTURE(m);
+        REQUIRE(attn::blas_runs_on_one_thread(m, n, k));
+        std::vector<float> a(m * k), b(k * n), one(m * n), four(m * n);
+        attn::torch_generator g(7);
+        g.rand(a.data(), a.size());
+        g.rand(b.data(), b.size());
+        for (float& x : b) x -= 0.5f;  // sums that cancel: rounding shows
+        openblas_set_num_threads(1);
+        attn::matmul(a.data(), b.data(), one.data(), m, n, k, false);
+        openblas_set_num_threads(4);
+        attn::matmul(a.data(), b.data(), four.data(), m, n, k, false);
+        CHECK(std::memcmp(one.data(), four.data(), one.size() * sizeof(float)) == 0);
+    }
+    openblas_set_num_threads(before);
+}

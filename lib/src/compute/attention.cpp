@@ -314,19 +314,25 @@ private:
 /// else one after another, each with every thread (BLAS's, and the rows' loops). Small
 /// runs stay on one thread: starting OpenMP's threads costs more than they save (and a
 /// classroom run is small).
-/// Planes [first, end) only, when given.
+/// Planes [first, end) only, when given. `product` gives the [m,k]·[k,n] of fn's BLAS
+/// product per plane, if it makes one: planes too large for OpenBLAS to run on one
+/// thread go one after another, each on OpenBLAS's threads, as PyTorch's bmm does.
+struct plane_product {
+    std::size_t m = 0, n = 0, k = 0;
+};
 template <typename Fn>
 void for_each_plane(const plane_chain& chain, plane_step step, Fn fn, std::size_t first = 0,
-                    std::size_t end = static_cast<std::size_t>(-1)) {
+                    std::size_t end = static_cast<std::size_t>(-1), plane_product product = {}) {
     constexpr std::size_t parallel_elements = std::size_t{1} << 15;  // as the rows' loops (plane_chain.cpp)
     end = std::min(end, chain.planes());
     const std::size_t planes = end - first;
+    const bool blas_threads = !blas_runs_on_one_thread(product.m, product.n, product.k);
     const auto block_of = [&](std::size_t p) {
         const std::size_t at = p * chain.plane_size();
         return plane_block{p / chain.heads, p % chain.heads, 0, chain.rows, step.to + at,
                            step.from != nullptr ? step.from + at : nullptr};
     };
-    if (planes < 2 || thread_count() < 2 || planes * chain.plane_size() < parallel_elements) {
+    if (planes < 2 || thread_count() < 2 || planes * chain.plane_size() < parallel_elements || blas_threads) {
         for (std::size_t p = first; p < end; ++p) fn(block_of(p));
         return;
     }
@@ -341,6 +347,11 @@ const dims score_dims{"batch", "head", "query", "key"};
 /// The weak-fill finding a run gathers while masking: with a mask and a finite fill.
 bool looks_for_weak_fill(const config& c) { return c.mask.any() && !std::isinf(c.fill); }
 
+/// 6. scores' product per plane: [Sq,dk]·[dk,Sk].
+plane_product scores_product(const plane_chain& chain) {
+    return {chain.rows, chain.width, chain.rows_of->values.shape()[3]};
+}
+
 /// 6. scores into the buffers' tensor [B,H,Sq,Sk], a few planes at a time when the stage is large,
 /// each part handed to the sink as it is complete (stage_partly_done): a sink that writes
 /// the stage out starts on the first planes while the others are computed, instead of
@@ -354,7 +365,8 @@ void scores_in_parts(run& r, const plane_chain& chain, plane_buffers& buffers) {
     const std::size_t per_part = (planes + std::min(parts, planes) - 1) / std::min(parts, planes);
     for (std::size_t first = 0; first < planes; first += per_part) {
         const std::size_t end = std::min(planes, first + per_part);
-        for_each_plane(chain, step, [&](const plane_block& b) { block_scores(chain, b); }, first, end);
+        for_each_plane(chain, step, [&](const plane_block& b) { block_scores(chain, b); }, first, end,
+                       scores_product(chain));
         if (end == planes) break;  // the whole stage: emitted next
         const stage part{find_stage_info("scores"), stage_formula(r.c, "scores"),
                          {named("scores", score_dims, buffers.current())}};
@@ -535,8 +547,9 @@ std::optional<tensor> planes_and_context(run& r, const stage& tr, const mask_row
     if (!r.needs("context")) return std::nullopt;
     // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk], per (batch, head) plane
     auto context = context_storage();
+    const plane_product per_plane{chain.rows, tr.tensors[2].values.shape()[3], chain.width};  // [Sq,Sk]·[Sk,dk]
     for_each_plane(chain, plane_step{const_cast<float*>(weights->data()), nullptr},  // read only: block_context writes `context`
-                   [&](const plane_block& b) { block_context(chain, b, context.data()); });
+                   [&](const plane_block& b) { block_context(chain, b, context.data()); }, 0, chain.planes(), per_plane);
     return named("context", context_dims, std::move(context));
 }
 

@@ -42,16 +42,18 @@ bool blas_threads_chosen_by_user = false;
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
 }
 
-/// The first product large enough to gain from them starts OpenBLAS's threads, one per
-/// thread of --threads (what OpenBLAS does by itself at start-up), unless the user chose the number.
-/// Threads split a GEMM's rows and columns, never its sums: the bits stay the same.
+/// The first product large enough to gain from them starts OpenBLAS's threads, as many as
+/// it starts by itself in PyTorch's process (one per core), unless the user chose the
+/// number. Threads split a GEMM's rows and columns, never its sums, but the split changes
+/// which kernel computes an element at the edges, and with it some last bits: the count
+/// is PyTorch's, whatever --threads says.
 void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k) {
     constexpr std::size_t large_product = std::size_t{1} << 22;  // m·n·k multiply-adds
     static bool started = false;
     if (started || blas_threads_chosen_by_user || m * n * k < large_product) return;
     if (omp_in_parallel()) return;  // inside attn's loops (threads.hpp): later, outside them
     started = true;
-    blas_threads_for_large_products();  // --threads N, $ATTN_THREADS, else every core
+    blas_threads_for_large_products();  // as many as OpenBLAS starts by itself: as in PyTorch
 }
 
 /// A [rows, cols] row-major matrix over memory owned elsewhere: no copy is made.
@@ -97,6 +99,11 @@ void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t
     }
     gemm_threads_for_large_products(m, n, k);
     xt::blas::gemm(a_mk, b_kn, c_mn, false, b_transposed);
+}
+
+bool blas_runs_on_one_thread(std::size_t m, std::size_t n, std::size_t k) {
+    constexpr double one_thread_products = 65536.0 * 4;  // OpenBLAS 0.3: interface/gemm.c
+    return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= one_thread_products;
 }
 
 void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,

@@ -8,6 +8,7 @@
 
 extern "C" void openblas_set_num_threads(int num_threads);  // cblas.h names them too
 extern "C" int openblas_get_num_threads();
+extern "C" int openblas_get_num_procs();
 
 namespace attn {
 namespace {
@@ -48,14 +49,11 @@ int cores() {
 void set_thread_count(int n) {
     chosen = n >= 1 ? n : 1;
     omp_set_num_threads(chosen);
-    // OpenBLAS starts on one thread (linalg.cpp); once a large product has given it more,
-    // it follows the count
-    if (openblas_get_num_threads() > 1) openblas_set_num_threads(chosen);
 }
 
 void blas_threads_for_large_products() {
     if (omp_in_parallel()) return;  // inside attn's loops BLAS stays on one thread
-    openblas_set_num_threads(thread_count());
+    openblas_set_num_threads(openblas_get_num_procs());
 }
 
 int thread_count() {

@@ -29,6 +29,14 @@ void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size
 void bmm_rows(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
               bool b_transposed, std::size_t plane_rows);
 
+/// Whether OpenBLAS computes a [m,k]·[k,n] product on one thread whatever its thread
+/// count: m·n·k up to 65536·4 (its interface's rule, SMP_THRESHOLD_MIN times
+/// GEMM_MULTITHREAD_THRESHOLD). A larger one it splits among its threads, and how it
+/// splits changes the last bits of some elements (the edge kernels: [1024,1024]·[1024,4]
+/// on one thread and on two differ in 3674 of 4096), so such a product is run as PyTorch
+/// runs it: alone, with OpenBLAS's own thread count (threads.hpp).
+bool blas_runs_on_one_thread(std::size_t m, std::size_t n, std::size_t k);
+
 /// nn.Linear: y[..., out] = x[..., in] · w[out,in]ᵀ + bias[out] (bias may be null).
 xt::xarray<float> linear(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias);
 

@@ -6,17 +6,19 @@
 // plane is computed by one thread exactly as it would be alone, so the bits do not
 // depend on the number of threads. Inside a parallel region every BLAS call must run
 // on its calling thread only: blas_on_one_thread switches OpenBLAS to one thread for
-// its lifetime, so that the two thread pools do not fight over the cores.
+// its lifetime, so that the two thread pools do not fight over the cores; only products
+// that OpenBLAS runs on one thread anyway go there (blas_runs_on_one_thread, linalg.hpp).
 #include <cstddef>
 
 namespace attn {
 
-/// The threads attn's loops use from now on (n >= 1); OpenBLAS gets as many for
-/// the products that run outside attn's loops, once one is large enough to need them.
+/// The threads attn's loops use from now on (n >= 1). OpenBLAS keeps its own count
+/// (blas_threads_for_large_products): its products' last bits depend on it.
 void set_thread_count(int n);
 
-/// Gives OpenBLAS thread_count() threads (it starts on one, for a quick start-up:
-/// linalg.cpp), unless called inside attn's parallel loops.
+/// Gives OpenBLAS the threads it starts with by itself, in PyTorch's process too: one
+/// per core (openblas_get_num_procs), unless called inside attn's parallel loops. It
+/// starts on one, for a quick start-up (linalg.cpp).
 void blas_threads_for_large_products();
 
 /// The current count: set_thread_count's, else $ATTN_THREADS, else every core.
