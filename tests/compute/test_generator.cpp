@@ -168,6 +168,23 @@ TEST_SUITE("generator") {
         }
     }
 
+    TEST_CASE("a large randn (its blocks shared among threads) is its blocks of 16, one after another") {
+        // randn(16) draws 16 uniforms and transforms them as one block, so n / 16 calls of it
+        // give randn(n)'s values when every block is transformed on its own, in its place:
+        // 2^20 + 48 values, many blocks on every core, and a tail block.
+        const std::size_t n = (std::size_t{1} << 20) + 48;
+        attn::torch_generator whole_gen(11), block_gen(11);
+        const std::vector<float> whole = randn(whole_gen, n);
+        std::vector<float> blocks;
+        for (std::size_t k = 0; k < n / 16; ++k) {
+            const std::vector<float> one = randn(block_gen, 16);
+            blocks.insert(blocks.end(), one.begin(), one.end());
+        }
+        REQUIRE(blocks.size() == whole.size());
+        CHECK(std::memcmp(blocks.data(), whole.data(), n * sizeof(float)) == 0);
+        CHECK(whole_gen.next_u32() == block_gen.next_u32());  // the same draws consumed
+    }
+
     TEST_CASE("randn from 16 elements transforms blocks of 16 floats (5.2, 5.3)") {
         SUBCASE("seed 0: randn(16)") {
             attn::torch_generator gen(0);

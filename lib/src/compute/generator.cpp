@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 namespace attn {
 
@@ -160,6 +162,27 @@ void scale_shift_plain(float* x, std::size_t n, float span, float from) { scale_
 
 const bool has_fma = __builtin_cpu_supports("fma");
 const auto normal_blocks_here = has_fma ? normal_blocks_fma : normal_blocks_plain;
+
+/// normal_blocks_here, the blocks shared among the cores when there are many (each block
+/// is transformed on its own: the same bits). Drawing the input of a large run, x
+/// [B,S,D], is mostly this: 2M values took 30 ms on one core.
+void normal_blocks_on_every_core(float* d, std::size_t blocks) {
+    constexpr std::size_t least_blocks_per_thread = std::size_t{1} << 14;  // 256K values: a thread pays
+    const std::size_t threads = std::min<std::size_t>(
+        std::max(1u, std::thread::hardware_concurrency()), std::max<std::size_t>(blocks / least_blocks_per_thread, 1));
+    if (threads == 1) {
+        normal_blocks_here(d, blocks);
+        return;
+    }
+    std::vector<std::thread> others;
+    const std::size_t per_thread = blocks / threads;
+    for (std::size_t t = 1; t < threads; ++t) {
+        const std::size_t first = t * per_thread, count = t + 1 == threads ? blocks - first : per_thread;
+        others.emplace_back([d, first, count] { normal_blocks_here(d + 16 * first, count); });
+    }
+    normal_blocks_here(d, per_thread);
+    for (std::thread& t : others) t.join();
+}
 const auto scale_shift_here = has_fma ? scale_shift_fma : scale_shift_plain;
 
 }  // namespace
@@ -176,12 +199,25 @@ torch_generator::torch_generator(std::uint64_t seed) {
     cached_normal_.reset();
 }
 
+namespace {
+
+/// One MT19937 word from the upper bit of `upper`, the lower 31 of `lower`, and `far`.
+inline std::uint32_t mt_word(std::uint32_t upper, std::uint32_t lower, std::uint32_t far) {
+    const std::uint32_t y = (upper & 0x80000000u) | (lower & 0x7FFFFFFFu);
+    return far ^ (y >> 1) ^ ((0u - (y & 1u)) & 0x9908B0DFu);  // the matrix when y is odd
+}
+
+}  // namespace
+
 void torch_generator::twist() {
-    // 1: the standard MT19937 regeneration, in place (later words see earlier new ones).
-    for (int i = 0; i < mt_n; ++i) {
-        const std::uint32_t y = (state_[i] & 0x80000000u) | (state_[(i + 1) % mt_n] & 0x7FFFFFFFu);
-        state_[i] = state_[(i + mt_m) % mt_n] ^ (y >> 1) ^ ((y & 1u) ? 0x9908B0DFu : 0u);
-    }
+    // 1: the standard MT19937 regeneration, in place (later words see earlier new ones):
+    // i + 1 and i + m wrap around at n, so the loop is split where they do (no modulo:
+    // the compiler vectorises the first two parts).
+    std::uint32_t* s = state_;
+    int i = 0;
+    for (; i < mt_n - mt_m; ++i) s[i] = mt_word(s[i], s[i + 1], s[i + mt_m]);
+    for (; i < mt_n - 1; ++i) s[i] = mt_word(s[i], s[i + 1], s[i + mt_m - mt_n]);
+    s[mt_n - 1] = mt_word(s[mt_n - 1], s[0], s[mt_m - 1]);
     left_ = mt_n;
     next_ = 0;
 }
@@ -257,7 +293,7 @@ void torch_generator::randn(float* out, std::size_t n) {
 
     // 5.2: vectorised path. The cache is neither read nor written.
     for (std::size_t i = 0; i < n; ++i) out[i] = uniform_float();
-    normal_blocks_here(out, n / 16);
+    normal_blocks_on_every_core(out, n / 16);
     if (n % 16 != 0) {
         // The tail: 16 FRESH uniforms over the last 16 elements (partly
         // overwriting values already transformed), transformed as one block.
