@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <iterator>
@@ -316,5 +317,35 @@ TEST_SUITE("background_writer") {
         close(fds[1]);
         reader.join();
         close(fds[0]);
+    }
+
+    TEST_CASE("bytes made later see what `copied` saw of the lent bytes before them") {
+        // an npz's data descriptor: the CRC-32 the copier computes of the lent elements,
+        // written after them, while the caller has gone on
+        scratch_dir dir("background_writer");
+        const std::string before = pattern(70 * MiB), after = "the end";
+        auto block = owned(pattern(40 * MiB + 5));
+        const int fd = open((dir / "made").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        REQUIRE(fd >= 0);
+        auto sum = std::make_shared<std::uint64_t>(0);  // of the bytes, as `copied` sees them
+        {
+            attn::output_stream out(fd, "--out made");
+            out.write(before.data(), static_cast<std::streamsize>(before.size()));
+            attn::write_lent(out, block->data(), block->size(), block, [sum](const char* piece, std::size_t n) {
+                for (std::size_t i = 0; i < n; ++i) *sum += static_cast<unsigned char>(piece[i]);
+            });
+            attn::write_later(out, sizeof(std::uint64_t),
+                              [sum](char* to) { std::memcpy(to, sum.get(), sizeof(std::uint64_t)); });
+            out.write(after.data(), static_cast<std::streamsize>(after.size()));
+            attn::settle(out);
+            out.flush_all();
+        }
+        close(fd);
+        std::uint64_t want = 0;
+        for (char c : *block) want += static_cast<unsigned char>(c);
+        CHECK(*sum == want);
+        std::string made(sizeof want, '\0');
+        std::memcpy(made.data(), &want, sizeof want);
+        CHECK(file_bytes(dir / "made") == before + *block + made + after);
     }
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <utility>
 
 #include <fcntl.h>
@@ -90,12 +91,27 @@ void background_writer::submit() {
     filling_ = none;
 }
 
-void background_writer::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner) {
+void background_writer::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
+                             copied_piece copied) {
     submit();  // the bytes before these
     std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(job{none, bytes, size, offset_, std::move(owner)});
+    jobs_.push_back(job{none, bytes, size, offset_, std::move(owner), std::move(copied), {}});
     offset_ += size;
     changed_.notify_all();
+}
+
+void background_writer::write_later(std::size_t size, std::function<void(char*)> make) {
+    if (size > buffer_bytes - page) throw std::length_error("background_writer::write_later: more than a buffer");
+    submit();
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(job{none, nullptr, size, offset_, nullptr, {}, std::move(make)});
+    offset_ += size;
+    changed_.notify_all();
+}
+
+void background_writer::settle() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return (jobs_.empty() && !copying_) || failed_ != 0; });
 }
 
 bool background_writer::holds(const void* owner) const {
@@ -168,22 +184,46 @@ int background_writer::write_out(const buffer& b) {
     return write_plain(data + head + pages, b.used - head - pages);
 }
 
+std::size_t background_writer::take_lent_buffer(std::unique_lock<std::mutex>& lock) {
+    changed_.wait(lock, [&] { return stopping_ || failed_ != 0 || !lent_free_.empty(); });
+    if (stopping_ || failed_ != 0) return none;  // nothing more is written
+    const std::size_t index = lent_free_.front();
+    lent_free_.pop_front();
+    return index;
+}
+
 void background_writer::copy_lent(job& j, std::unique_lock<std::mutex>& lock) {
+    constexpr std::size_t piece = std::size_t{256} << 10;  // copied, then handed to `copied` from the cache
     for (std::size_t done = 0; done < j.size;) {
-        changed_.wait(lock, [&] { return stopping_ || failed_ != 0 || !lent_free_.empty(); });
-        if (stopping_ || failed_ != 0) return;  // nothing more is written
-        const std::size_t index = lent_free_.front();
-        lent_free_.pop_front();
+        const std::size_t index = take_lent_buffer(lock);
+        if (index == none) return;
         buffer& b = buffers_[index];
         b.skew = (j.offset + done) % page;
         b.used = std::min(j.size - done, buffer_bytes - b.skew);  // a full buffer ends on a page
         lock.unlock();
-        std::memcpy(b.bytes + b.skew, j.bytes + done, b.used);
+        for (std::size_t at = 0; at < b.used; at += piece) {
+            const std::size_t n = std::min(piece, b.used - at);
+            std::memcpy(b.bytes + b.skew + at, j.bytes + done + at, n);
+            if (j.copied) j.copied(b.bytes + b.skew + at, n);
+        }
         lock.lock();
         done += b.used;
         to_write_.push_back(index);
         changed_.notify_all();
     }
+}
+
+void background_writer::make_later(job& j, std::unique_lock<std::mutex>& lock) {
+    const std::size_t index = take_lent_buffer(lock);
+    if (index == none) return;
+    buffer& b = buffers_[index];
+    b.skew = j.offset % page;
+    b.used = j.size;  // write_later keeps it within the buffer
+    lock.unlock();
+    j.make(b.bytes + b.skew);
+    lock.lock();
+    to_write_.push_back(index);
+    changed_.notify_all();
 }
 
 void background_writer::copy_jobs() {
@@ -200,9 +240,14 @@ void background_writer::copy_jobs() {
         }
         copying_ = true;
         lending_ = j.owner.get();
-        copy_lent(j, lock);
+        if (j.make)
+            make_later(j, lock);
+        else
+            copy_lent(j, lock);
         lock.unlock();
         j.owner.reset();  // before give_back can return: the owner's count is down by then
+        j.copied = nullptr;
+        j.make = nullptr;
         lock.lock();
         copying_ = false;
         lending_ = nullptr;

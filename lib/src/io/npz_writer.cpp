@@ -1,13 +1,10 @@
 #include "attn/io/npz_writer.hpp"
 
 #include <algorithm>
-#include <thread>
 #include <vector>
 
-#include <libdeflate.h>
-#include <zlib.h>
-
 #include "attn/compute/error.hpp"
+#include "attn/io/crc32.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/io/output_stream.hpp"
@@ -44,33 +41,18 @@ std::uint16_t name_flags(const std::string& name) {
                : 0;
 }
 
-/// libdeflate's CRC-32 (carry-less multiplication, PCLMULQDQ: about 9 GB/s a core here,
-/// twice zlib's), continuing from `crc`.
-std::uint32_t crc32_of(std::uint32_t crc, const char* bytes, std::size_t size) {
-    return libdeflate_crc32(crc, bytes, size);
-}
+/// CRC-32 (crc32.hpp: AVX-512 VPCLMULQDQ where the CPU has it, else libdeflate's PCLMUL),
+/// continuing from `crc`.
+std::uint32_t crc32_of(std::uint32_t crc, const char* bytes, std::size_t size) { return crc32(crc, bytes, size); }
 
-/// crc32_of for a large block lent to the stream: its parts on every core, their CRCs then
-/// joined (zlib's crc32_combine), since the caller waits for it before computing on.
-std::uint32_t crc32_in_parallel(std::uint32_t crc, const char* bytes, std::size_t size) {
-    constexpr std::size_t least_part = std::size_t{16} << 20;  // below, a thread costs more than it saves
-    const std::size_t parts =
-        std::clamp<std::size_t>(std::min<std::size_t>(std::thread::hardware_concurrency(), size / least_part), 1, 8);
-    if (parts == 1) return crc32_of(crc, bytes, size);
-    const std::size_t part = size / parts;
-    std::vector<std::uint32_t> later(parts - 1);  // parts 1.. from a CRC of 0
-    std::vector<std::thread> threads;
-    for (std::size_t i = 1; i < parts; ++i) {
-        const std::size_t from = i * part, to = i + 1 == parts ? size : from + part;
-        threads.emplace_back([&later, bytes, from, to, i] { later[i - 1] = crc32_of(0, bytes + from, to - from); });
-    }
-    crc = crc32_of(crc, bytes, part);
-    for (std::size_t i = 1; i < parts; ++i) {
-        threads[i - 1].join();
-        const std::size_t length = i + 1 == parts ? size - i * part : part;
-        crc = static_cast<std::uint32_t>(crc32_combine(crc, later[i - 1], static_cast<z_off_t>(length)));
-    }
-    return crc;
+/// An array's data descriptor: 8-byte sizes when the local header has a zip64 extra.
+std::string data_descriptor(std::uint32_t crc, std::uint64_t size) {
+    std::string d;
+    u32(d, data_descriptor_signature);
+    u32(d, crc);
+    le(d, size, size >= max32 ? 8 : 4);  // compressed
+    le(d, size, size >= max32 ? 8 : 4);  // uncompressed
+    return d;
 }
 
 std::uint64_t member_bytes(const npz_member& m) {
@@ -181,6 +163,11 @@ void npz_writer::check_write(std::size_t count) const {
 
 void npz_writer::write(const float* values, std::size_t count) {
     check_write(count);
+    if (open_.crc_later) {  // after lent elements: their CRC first
+        attn::settle(out_);
+        open_.crc = *open_.crc_later;
+        open_.crc_later.reset();
+    }
     write_npy_elements(values, count, open_boolean_, [&](const char* bytes, std::size_t size) {
         for (std::size_t done = 0; done < size;) {  // each piece CRC'd, then written while still in cache
             const std::size_t n = std::min(size - done, cache_piece_bytes);
@@ -201,8 +188,10 @@ void npz_writer::write_lent(const float* values, std::size_t count, std::shared_
     check_write(count);
     const char* bytes = reinterpret_cast<const char*>(values);  // float32 little-endian, as .npy stores it
     const std::size_t size = count * sizeof(float);
-    open_.crc = crc32_in_parallel(open_.crc, bytes, size);
-    attn::write_lent(out_, bytes, size, std::move(owner));
+    // the CRC-32 is computed by the writer's copier, from its copy while in the cache
+    if (!open_.crc_later) open_.crc_later = std::make_shared<std::uint32_t>(open_.crc);
+    attn::write_lent(out_, bytes, size, std::move(owner),
+                     [crc = open_.crc_later](const char* piece, std::size_t n) { *crc = crc32_of(*crc, piece, n); });
     written_ += size;
     open_remaining_ -= count;
 }
@@ -212,18 +201,24 @@ void npz_writer::give_back(const void* owner) { attn::give_back(out_, owner); }
 void npz_writer::end_array() {
     if (!is_open_ || open_remaining_ != 0)
         throw error(what_ + ": an array ended before all its elements were written");
-    std::string d;  // the data descriptor: 8-byte sizes when the local header has a zip64 extra
-    u32(d, data_descriptor_signature);
-    u32(d, open_.crc);
-    le(d, open_.size, open_.size >= max32 ? 8 : 4);  // compressed
-    le(d, open_.size, open_.size >= max32 ? 8 : 4);  // uncompressed
-    put(d);
+    if (open_.crc_later) {  // made once the copier has the CRC-32 of the lent elements
+        const std::size_t bytes = data_descriptor(0, open_.size).size();
+        attn::write_later(out_, bytes, [crc = open_.crc_later, size = open_.size, bytes](char* to) {
+            data_descriptor(*crc, size).copy(to, bytes);
+        });
+        written_ += bytes;
+    } else {
+        put(data_descriptor(open_.crc, open_.size));
+    }
     entries_.push_back(std::move(open_));
     is_open_ = false;
 }
 
 void npz_writer::finish() {
     if (is_open_) throw error(what_ + ": the archive ended while " + open_.name + " was still being written");
+    attn::settle(out_);  // the CRC-32s of lent elements are known once they are copied
+    for (entry& e : entries_)
+        if (e.crc_later) e.crc = *e.crc_later;
     const std::uint64_t directory_at = written_;
     std::string d;
     for (const entry& e : entries_) {

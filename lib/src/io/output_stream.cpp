@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include <fcntl.h>
@@ -56,17 +57,36 @@ void fd_streambuf::write_all(const char* bytes, std::size_t size) {
         write_now(bytes, size);
 }
 
-void fd_streambuf::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner) {
+void fd_streambuf::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
+                        background_writer::copied_piece copied) {
     write_pending();  // the bytes before these
     count_written(size);
-    if (background_)
-        background_->lend(bytes, size, std::move(owner));
-    else
-        write_now(bytes, size);
+    if (background_) {
+        background_->lend(bytes, size, std::move(owner), std::move(copied));
+        return;
+    }
+    if (copied) copied(bytes, size);
+    write_now(bytes, size);
+}
+
+void fd_streambuf::write_later(std::size_t size, std::function<void(char*)> make) {
+    write_pending();
+    if (background_) {
+        count_written(size);
+        background_->write_later(size, std::move(make));
+        return;
+    }
+    std::string bytes(size, '\0');
+    make(bytes.data());
+    sputn(bytes.data(), static_cast<std::streamsize>(size));
 }
 
 void fd_streambuf::give_back(const void* owner) {
     if (background_) background_->give_back(owner);
+}
+
+void fd_streambuf::settle() {
+    if (background_) background_->settle();
 }
 
 void fd_streambuf::write_now(const char* bytes, std::size_t size) {
@@ -125,15 +145,32 @@ int fd_streambuf::sync() {  // std::flush: written now, but not waited for
     return 0;
 }
 
-void write_lent(std::ostream& out, const char* bytes, std::size_t size, std::shared_ptr<const void> owner) {
-    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf()))
-        fd->lend(bytes, size, std::move(owner));
-    else
-        out.write(bytes, static_cast<std::streamsize>(size));
+void write_lent(std::ostream& out, const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
+                background_writer::copied_piece copied) {
+    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) {
+        fd->lend(bytes, size, std::move(owner), std::move(copied));
+        return;
+    }
+    if (copied) copied(bytes, size);
+    out.write(bytes, static_cast<std::streamsize>(size));
+}
+
+void write_later(std::ostream& out, std::size_t size, const std::function<void(char*)>& make) {
+    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) {
+        fd->write_later(size, make);
+        return;
+    }
+    std::string bytes(size, '\0');
+    make(bytes.data());
+    out.write(bytes.data(), static_cast<std::streamsize>(size));
 }
 
 void give_back(std::ostream& out, const void* owner) {
     if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) fd->give_back(owner);
+}
+
+void settle(std::ostream& out) {
+    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) fd->settle();
 }
 
 output_stream::output_stream(int fd, std::string what) : std::ostream(nullptr), buffer_(fd, std::move(what)) {

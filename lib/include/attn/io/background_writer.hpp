@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,13 +62,21 @@ public:
 
     /// Copies `bytes` to be written; waits only when every buffer is full.
     void write(const char* bytes, std::size_t size);
+    /// Called on each piece of lent bytes once copied (while it is in the cache), in order.
+    using copied_piece = std::function<void(const char* piece, std::size_t size)>;
     /// Writes `bytes` after everything handed over so far, without copying them now:
-    /// they are copied when their turn comes, and then `owner` is let go. They must not
-    /// change until then (give_back). Returns at once.
-    void lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner);
+    /// they are copied when their turn comes (`copied` sees every piece then), and then
+    /// `owner` is let go. They must not change until then (give_back). Returns at once.
+    void lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner, copied_piece copied = {});
+    /// Writes `size` bytes (at most a buffer's) that `make` fills when their turn comes:
+    /// after the bytes before them are copied (an npz's data descriptor, with the CRC-32
+    /// that `copied` computed).
+    void write_later(std::size_t size, std::function<void(char* bytes)> make);
     /// Returns once nothing lent of `owner` is held: copied and let go (or dropped after
     /// a failed write).
     void give_back(const void* owner);
+    /// Returns once everything handed over is copied (its `copied` and `make` calls done).
+    void settle();
     /// Hands over the buffer being filled, without waiting for it to be written.
     void submit();
     /// Everything handed over written; throws write_error if a write failed.
@@ -79,17 +88,21 @@ private:
         std::size_t skew = 0;   // where the data starts: its file offset's place in a page
         std::size_t used = 0;   // bytes of data from skew on
     };
-    /// What comes next in the output: a full buffer, or lent bytes.
+    /// What comes next in the output: a full buffer, lent bytes, or bytes made later.
     struct job {
-        std::size_t buffer = none;  // an index into buffers_, or none: lent bytes
+        std::size_t buffer = none;  // an index into buffers_, or none: lent or made bytes
         const char* bytes = nullptr;
         std::size_t size = 0;
-        std::uint64_t offset = 0;  // the file offset of bytes[0]
+        std::uint64_t offset = 0;  // the file offset of the first byte
         std::shared_ptr<const void> owner;
+        copied_piece copied;
+        std::function<void(char*)> make;  // set: `size` bytes made by it, nothing lent
     };
     static constexpr std::size_t none = static_cast<std::size_t>(-1);
     void copy_jobs();   // the copier's thread: jobs_ to to_write_, lent bytes copied
     void copy_lent(job& j, std::unique_lock<std::mutex>& lock);
+    void make_later(job& j, std::unique_lock<std::mutex>& lock);
+    std::size_t take_lent_buffer(std::unique_lock<std::mutex>& lock);  // none when stopping or failed
     void write_jobs();  // the writer's thread: to_write_ to fd_
     int write_out(const buffer& b);        // 0 or an errno
     int write_plain(const char* bytes, std::size_t size);

@@ -37,7 +37,9 @@ public:
     void begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean);
     void write(const float* values, std::size_t count);
     /// As write, for a float32 array's elements that stay unchanged until give_back(owner):
-    /// lent to the stream (write_lent, output_stream.hpp) instead of copied.
+    /// lent to the stream (write_lent, output_stream.hpp) instead of copied. Their CRC-32
+    /// is computed by the stream's writer as it copies them, and the data descriptor made
+    /// when it has it.
     void write_lent(const float* values, std::size_t count, std::shared_ptr<const void> owner);
     /// Returns once the stream holds nothing lent of `owner`.
     void give_back(const void* owner);
@@ -52,6 +54,9 @@ private:
         std::uint64_t size = 0;  // stored: the same compressed and not
         std::uint64_t offset = 0;
         bool descriptor = false;  // CRC and sizes after the data (flag bit 3)
+        // with lent elements: the CRC-32 as the output's writer computes it while copying
+        // them (final once they are copied: settle)
+        std::shared_ptr<std::uint32_t> crc_later;
     };
     void put(const std::string& bytes);
     void put_local_header(const entry& e);

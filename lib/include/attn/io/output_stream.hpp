@@ -6,6 +6,7 @@
 // write_error at once, out of whatever `<<` or write() hit it, so a run stops at the
 // first lost byte instead of computing on and exiting 0 with the output cut.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <streambuf>
@@ -43,10 +44,17 @@ public:
     void flush_all();
     /// Writes `size` bytes as sputn would, but lends them to the background writer when
     /// there is one (background_writer::lend): `owner` is held, and the bytes must not
-    /// change, until give_back(owner). Otherwise writes them now.
-    void lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner);
+    /// change, until give_back(owner). Otherwise writes them now. `copied` sees every
+    /// piece, then or now.
+    void lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
+              background_writer::copied_piece copied = {});
+    /// `size` bytes that `make` fills once everything before them is copied (at once
+    /// without a background writer).
+    void write_later(std::size_t size, std::function<void(char*)> make);
     /// Returns once nothing lent of `owner` is held.
     void give_back(const void* owner);
+    /// Returns once everything handed over is copied (background_writer::settle).
+    void settle();
     int fd() const { return fd_; }
     const std::string& what() const { return what_; }
 
@@ -78,9 +86,16 @@ private:
 
 /// out.write(bytes, size), lent (fd_streambuf::lend) when `out` writes through an
 /// fd_streambuf: for large blocks that stay unchanged until give_back(out, owner).
-void write_lent(std::ostream& out, const char* bytes, std::size_t size, std::shared_ptr<const void> owner);
+/// `copied` sees every piece of them, now or once copied.
+void write_lent(std::ostream& out, const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
+                background_writer::copied_piece copied = {});
+/// `size` bytes that `make` fills once everything written before them is copied
+/// (fd_streambuf::write_later), or now.
+void write_later(std::ostream& out, std::size_t size, const std::function<void(char*)>& make);
 /// Returns once `out` holds nothing lent of `owner` (at once for any other stream).
 void give_back(std::ostream& out, const void* owner);
+/// Returns once everything written to `out` so far is copied (at once for any other stream).
+void settle(std::ostream& out);
 
 /// An ostream over an fd_streambuf, with exceptions(badbit) so that the streambuf's
 /// write_error reaches the caller instead of only setting badbit.
