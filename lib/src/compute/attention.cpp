@@ -309,17 +309,17 @@ private:
     tensor_storage current_, spare_;
 };
 
-/// Runs fn(block) on every (batch, head) plane of `buffer` [B,H,R,W]: the planes in
-/// parallel when there are enough of them (each BLAS call then on its own thread),
-/// else one after another, each with every thread (BLAS's, and the rows' loops). Small
-/// runs stay on one thread: starting OpenMP's threads costs more than they save (and a
-/// classroom run is small).
-/// Planes [first, end) only, when given. `product` gives the [m,k]·[k,n] of fn's BLAS
-/// product per plane, if it makes one: planes too large for OpenBLAS to run on one
-/// thread go one after another, each on OpenBLAS's threads, as PyTorch's bmm does.
+/// The [m,k]·[k,n] product a step makes per plane (none: 0).
 struct plane_product {
     std::size_t m = 0, n = 0, k = 0;
 };
+
+/// Runs fn(block) on every (batch, head) plane of `step` [B,H,R,W] (planes [first, end)
+/// when given): the planes in parallel when there are enough of them (each BLAS call then
+/// on its own thread), else one after another, each with every thread (BLAS's, and the
+/// rows' loops). Small runs stay on one thread: starting OpenMP's threads costs more than
+/// they save (and a classroom run is small). A `product` too large for OpenBLAS to run
+/// on one thread goes one plane after another, on OpenBLAS's threads, as PyTorch's bmm does.
 template <typename Fn>
 void for_each_plane(const plane_chain& chain, plane_step step, Fn fn, std::size_t first = 0,
                     std::size_t end = static_cast<std::size_t>(-1), plane_product product = {}) {
@@ -362,7 +362,7 @@ void scores_in_parts(run& r, const plane_chain& chain, plane_buffers& buffers) {
     const std::size_t planes = chain.planes(), plane_bytes = chain.plane_size() * sizeof(float);
     const std::size_t parts =
         r.plan.shows("scores") ? std::clamp<std::size_t>(planes * plane_bytes / least_part_bytes, 1, most_parts) : 1;
-    const std::size_t per_part = (planes + std::min(parts, planes) - 1) / std::min(parts, planes);
+    const std::size_t per_part = std::max<std::size_t>((planes + parts - 1) / parts, 1);
     for (std::size_t first = 0; first < planes; first += per_part) {
         const std::size_t end = std::min(planes, first + per_part);
         for_each_plane(chain, step, [&](const plane_block& b) { block_scores(chain, b); }, first, end,

@@ -91,22 +91,23 @@ void background_writer::submit() {
     filling_ = none;
 }
 
-void background_writer::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
-                             copied_piece copied) {
+void background_writer::hand_over(job j) {
     submit();  // the bytes before these
     std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(job{none, bytes, size, offset_, std::move(owner), std::move(copied), {}});
-    offset_ += size;
+    j.offset = offset_;
+    offset_ += j.size;
+    jobs_.push_back(std::move(j));
     changed_.notify_all();
+}
+
+void background_writer::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
+                             copied_piece copied) {
+    hand_over(job{none, bytes, size, 0, std::move(owner), std::move(copied), {}});
 }
 
 void background_writer::write_later(std::size_t size, std::function<void(char*)> make) {
     if (size > buffer_bytes - page) throw std::length_error("background_writer::write_later: more than a buffer");
-    submit();
-    std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(job{none, nullptr, size, offset_, nullptr, {}, std::move(make)});
-    offset_ += size;
-    changed_.notify_all();
+    hand_over(job{none, nullptr, size, 0, nullptr, {}, std::move(make)});
 }
 
 void background_writer::settle() {

@@ -59,10 +59,10 @@ namespace detail {
     for (; size >= 64; p += 64, size -= 64) x = _mm512_xor_si512(fold(x, k512), _mm512_loadu_si512(p));
     // 4 x 128 -> 128 bits, then any 16-byte blocks left
     const __m128i k128 = _mm_set_epi64x(fold_128_hi, fold_128_lo);
-    __m128i a = _mm512_extracti32x4_epi32(x, 0);
-    a = _mm_xor_si128(fold(a, k128), _mm512_extracti32x4_epi32(x, 1));
-    a = _mm_xor_si128(fold(a, k128), _mm512_extracti32x4_epi32(x, 2));
-    a = _mm_xor_si128(fold(a, k128), _mm512_extracti32x4_epi32(x, 3));
+    alignas(64) __m128i lanes[4];  // (GCC 12 warns about _mm512_extracti32x4_epi32's undefined start)
+    _mm512_store_si512(lanes, x);
+    __m128i a = lanes[0];
+    for (int i = 1; i < 4; ++i) a = _mm_xor_si128(fold(a, k128), lanes[i]);
     for (; size >= 16; p += 16, size -= 16)
         a = _mm_xor_si128(fold(a, k128), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     // 128 -> 64 bits (32 zero bits appended), 64 -> 32, then Barrett's reduction

@@ -41,10 +41,6 @@ std::uint16_t name_flags(const std::string& name) {
                : 0;
 }
 
-/// CRC-32 (crc32.hpp: AVX-512 VPCLMULQDQ where the CPU has it, else libdeflate's PCLMUL),
-/// continuing from `crc`.
-std::uint32_t crc32_of(std::uint32_t crc, const char* bytes, std::size_t size) { return crc32(crc, bytes, size); }
-
 /// An array's data descriptor: 8-byte sizes when the local header has a zip64 extra.
 std::string data_descriptor(std::uint32_t crc, std::uint64_t size) {
     std::string d;
@@ -125,7 +121,7 @@ void npz_writer::add(const npz_member& m) {
     e.offset = written_;
     e.size = member_bytes(m);
     std::uint32_t crc = 0;  // a first pass over the bytes, so the header is whole
-    write_member(m, [&](const char* bytes, std::size_t size) { crc = crc32_of(crc, bytes, size); });
+    write_member(m, [&](const char* bytes, std::size_t size) { crc = crc32(crc, bytes, size); });
     e.crc = crc;
     put_local_header(e);
     std::uint64_t sent = 0;
@@ -148,7 +144,7 @@ void npz_writer::begin_array(const std::string& name, const std::vector<std::siz
     open_.descriptor = true;
     put_local_header(open_);
     const std::string header = npy_header_bytes(shape, boolean);
-    open_.crc = crc32_of(0, header.data(), header.size());
+    open_.crc = crc32(0, header.data(), header.size());
     put(header);
     open_boolean_ = boolean;
     open_remaining_ = 1;
@@ -171,7 +167,7 @@ void npz_writer::write(const float* values, std::size_t count) {
     write_npy_elements(values, count, open_boolean_, [&](const char* bytes, std::size_t size) {
         for (std::size_t done = 0; done < size;) {  // each piece CRC'd, then written while still in cache
             const std::size_t n = std::min(size - done, cache_piece_bytes);
-            open_.crc = crc32_of(open_.crc, bytes + done, n);
+            open_.crc = crc32(open_.crc, bytes + done, n);
             out_.write(bytes + done, static_cast<std::streamsize>(n));
             done += n;
         }
@@ -191,7 +187,7 @@ void npz_writer::write_lent(const float* values, std::size_t count, std::shared_
     // the CRC-32 is computed by the writer's copier, from its copy while in the cache
     if (!open_.crc_later) open_.crc_later = std::make_shared<std::uint32_t>(open_.crc);
     attn::write_lent(out_, bytes, size, std::move(owner),
-                     [crc = open_.crc_later](const char* piece, std::size_t n) { *crc = crc32_of(*crc, piece, n); });
+                     [crc = open_.crc_later](const char* piece, std::size_t n) { *crc = crc32(*crc, piece, n); });
     written_ += size;
     open_remaining_ -= count;
 }

@@ -14,13 +14,6 @@ namespace {
 // Smaller tensors are copied: lending them would only keep them longer.
 constexpr std::size_t lend_bytes = std::size_t{16} << 20;
 
-}  // namespace
-
-npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
-    : cfg_(c), options_(options), zip_(zip) {}
-
-namespace {
-
 /// Whether `t` goes to the archive as it is, from its own storage, large enough to lend.
 bool lendable(const tensor& t, const tensor_selection& selection) {
     return selection.whole() && t.contiguous() && t.storage && t.type == element_type::float32 &&
@@ -28,6 +21,9 @@ bool lendable(const tensor& t, const tensor_selection& selection) {
 }
 
 }  // namespace
+
+npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
+    : cfg_(c), options_(options), zip_(zip) {}
 
 void npz_stream::stage_partly_done(const trace&, const stage& s, std::size_t ready) {
     if (!options_.shows(s.name()) || s.tensors.empty()) return;

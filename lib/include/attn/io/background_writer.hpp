@@ -99,6 +99,7 @@ private:
         std::function<void(char*)> make;  // set: `size` bytes made by it, nothing lent
     };
     static constexpr std::size_t none = static_cast<std::size_t>(-1);
+    void hand_over(job j);  // lent or made bytes after what is handed over so far, at offset_
     void copy_jobs();   // the copier's thread: jobs_ to to_write_, lent bytes copied
     void copy_lent(job& j, std::unique_lock<std::mutex>& lock);
     void make_later(job& j, std::unique_lock<std::mutex>& lock);

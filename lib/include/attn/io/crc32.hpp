@@ -14,7 +14,7 @@ namespace attn {
 
 std::uint32_t crc32(std::uint32_t crc, const char* bytes, std::size_t size);
 
-/// Which code computes it: "avx512-vpclmulqdq" or "libdeflate" (for tests and --version).
+/// Which code computes it here: "avx512-vpclmulqdq" or "libdeflate" (for the tests).
 const char* crc32_kernel();
 
 namespace detail {
