@@ -21,6 +21,11 @@ constexpr std::uint32_t zip64_locator_signature = 0x07064b50;
 constexpr std::uint32_t data_descriptor_signature = 0x08074b50;
 constexpr std::uint16_t data_descriptor_flag = 1u << 3;
 constexpr std::uint16_t zip64_extra_id = 0x0001;
+// Android's zipalign field: the alignment, then zeros (padding only; readers skip it).
+constexpr std::uint16_t alignment_extra_id = 0xd935;
+constexpr std::size_t alignment_extra_min = 6;  // id, size, alignment
+constexpr std::size_t max_alignment = 32768;    // its padding and a zip64 extra fit the field's 16-bit size
+constexpr std::size_t local_header_fixed = 30;
 constexpr std::uint16_t version_plain = 20, version_zip64 = 45;
 constexpr std::uint16_t utf8_names = 1u << 11;
 constexpr std::uint16_t dos_date_1980_01_01 = (0 << 9) | (1 << 5) | 1;  // the first DOS date: no clock in the file
@@ -86,9 +91,13 @@ void npz_writer::claim(const std::string& name) {
     if (!names_.insert(name).second) throw error(what_ + ": two .npz members are named " + name);
 }
 
+/// The extra field's bytes in a local header: a zip64 extra when sizes need it.
+std::size_t zip64_local_extra(std::uint64_t size) { return size >= max32 ? 20 : 0; }
+
 /// The local header: complete, or (e.descriptor) with CRC and sizes left for the data
 /// descriptor, as zipfile writes them: zero, or 0xffffffff with a zip64 extra of zeros.
-void npz_writer::put_local_header(const entry& e) {
+/// `padding` (0, or at least alignment_extra_min bytes) adds an alignment extra field.
+void npz_writer::put_local_header(const entry& e, std::size_t padding, std::size_t alignment) {
     const bool zip64 = e.size >= max32;
     const std::uint64_t size = e.descriptor ? 0 : e.size;
     std::string h;
@@ -102,13 +111,19 @@ void npz_writer::put_local_header(const entry& e) {
     u32(h, zip64 ? max32 : size);  // compressed
     u32(h, zip64 ? max32 : size);  // uncompressed
     u16(h, e.name.size());
-    u16(h, zip64 ? 20 : 0);
+    u16(h, zip64_local_extra(e.size) + padding);
     h += e.name;
     if (zip64) {
         u16(h, zip64_extra_id);
         u16(h, 16);
         u64(h, size);
         u64(h, size);
+    }
+    if (padding > 0) {
+        u16(h, alignment_extra_id);
+        u16(h, padding - 4);
+        u16(h, alignment);
+        h.append(padding - alignment_extra_min, '\0');
     }
     put(h);
 }
@@ -135,15 +150,23 @@ void npz_writer::add(const npz_member& m) {
     entries_.push_back(std::move(e));
 }
 
-void npz_writer::begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean) {
+void npz_writer::begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean,
+                             std::size_t data_alignment) {
+    if (data_alignment == 0 || (data_alignment & (data_alignment - 1)) != 0 || data_alignment > max_alignment)
+        throw error(what_ + ": " + name + ": an alignment of " + std::to_string(data_alignment) +
+                    " is not a power of two up to " + std::to_string(max_alignment));
     claim(name);
     open_ = entry{};
     open_.name = name + ".npy";
     open_.offset = written_;
     open_.size = npy_size(shape, boolean);
     open_.descriptor = true;
-    put_local_header(open_);
     const std::string header = npy_header_bytes(shape, boolean);
+    const std::uint64_t data_at =
+        written_ + local_header_fixed + open_.name.size() + zip64_local_extra(open_.size) + header.size();
+    std::size_t padding = (data_alignment - data_at % data_alignment) % data_alignment;
+    while (padding > 0 && padding < alignment_extra_min) padding += data_alignment;
+    put_local_header(open_, padding, data_alignment);
     open_.crc = crc32(0, header.data(), header.size());
     put(header);
     open_boolean_ = boolean;

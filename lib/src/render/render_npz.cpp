@@ -14,6 +14,19 @@ namespace {
 // Smaller tensors are copied: lending them would only keep them longer.
 constexpr std::size_t lend_bytes = std::size_t{16} << 20;
 
+/// Where an array's elements start in the archive: at a page from lend_bytes on, so that
+/// a lent one can be written from its own pages, and so that an archive's bytes are the
+/// same whether its arrays were lent, copied or written in rows.
+std::size_t data_alignment(const std::vector<std::size_t>& shape, bool boolean) {
+    std::size_t elements = 1;
+    for (const std::size_t s : shape) elements *= s;
+    return !boolean && elements * sizeof(float) >= lend_bytes ? npz_writer::page_alignment : 1;
+}
+
+void begin_array(npz_writer& zip, const std::string& name, const std::vector<std::size_t>& shape, bool boolean) {
+    zip.begin_array(name, shape, boolean, data_alignment(shape, boolean));
+}
+
 /// Whether `t` goes to the archive as it is, from its own storage, large enough to lend.
 bool lendable(const tensor& t, const tensor_selection& selection) {
     return selection.whole() && t.contiguous() && t.storage && t.type == element_type::float32 &&
@@ -31,7 +44,7 @@ void npz_stream::stage_partly_done(const trace&, const stage& s, std::size_t rea
     if (!lendable(t, select_in(t, options_))) return;
     const std::string name = std::string(s.name()) + "." + t.name;
     if (ahead_ != name) {
-        zip_.begin_array(name, {t.values.shape().begin(), t.values.shape().end()}, false);
+        begin_array(zip_, name, {t.values.shape().begin(), t.values.shape().end()}, false);
         ahead_ = name;
         ahead_written_ = 0;
     }
@@ -50,7 +63,7 @@ void npz_stream::stage_done(const trace&, const stage& s) {
                 from = ahead_written_;
                 ahead_.clear();
             } else {
-                zip_.begin_array(name, {whole.values.shape().begin(), whole.values.shape().end()}, false);
+                begin_array(zip_, name, {whole.values.shape().begin(), whole.values.shape().end()}, false);
             }
             if (from < whole.values.size())
                 zip_.write_lent(whole.values.data() + from, whole.values.size() - from, whole.storage);
@@ -62,8 +75,8 @@ void npz_stream::stage_done(const trace&, const stage& s) {
                             : selection.whole() ? tensor{whole.name, whole.dims, row_major_copy(whole), whole.type}
                                                 : selected_part(whole, selection);
         const tensor& x = selection.whole() && whole.contiguous() ? whole : copy;
-        zip_.begin_array(std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
-                         x.type == element_type::boolean);
+        begin_array(zip_, std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
+                    x.type == element_type::boolean);
         zip_.write(x.values.data(), x.values.size());
         zip_.end_array();
     }
@@ -81,7 +94,7 @@ void npz_stream::start_array(std::size_t index) {
         if (array_ >= 0) zip_.end_array();
         const tensor& head = heads_[static_cast<std::size_t>(++array_)];
         selection_ = select_in(head, options_);
-        zip_.begin_array(stage_name_ + "." + head.name, selection_.shape, head.type == element_type::boolean);
+        begin_array(zip_, stage_name_ + "." + head.name, selection_.shape, head.type == element_type::boolean);
     }
 }
 

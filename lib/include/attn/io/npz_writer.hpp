@@ -24,6 +24,9 @@ namespace attn {
 
 class npz_writer {
 public:
+    /// Where lent arrays' elements start (begin_array's data_alignment): a page.
+    static constexpr std::size_t page_alignment = 4096;
+
     /// Writes to `out`; errors name `what` ("--out t.npz").
     npz_writer(std::ostream& out, std::string what);
 
@@ -34,7 +37,11 @@ public:
     void add(const npz_member& m);
     /// Appends one array in pieces: its header now, then write() its elements in C order,
     /// `count` at a time, then end_array() once all of `shape`'s elements are written.
-    void begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean);
+    /// With `data_alignment` (a power of two up to 32768), the local header's extra field is padded so
+    /// that the elements start at a multiple of it from the archive's start: a lent array
+    /// in a file can then be written from its own pages (O_DIRECT, background_writer.hpp).
+    void begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean,
+                     std::size_t data_alignment = 1);
     void write(const float* values, std::size_t count);
     /// As write, for a float32 array's elements that stay unchanged until give_back(owner):
     /// lent to the stream (write_lent, output_stream.hpp) instead of copied. Their CRC-32
@@ -59,7 +66,7 @@ private:
         std::shared_ptr<std::uint32_t> crc_later;
     };
     void put(const std::string& bytes);
-    void put_local_header(const entry& e);
+    void put_local_header(const entry& e, std::size_t padding = 0, std::size_t alignment = 1);
     void claim(const std::string& name);
     void check_write(std::size_t count) const;
 
