@@ -339,7 +339,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     const bool keeps = !streams(o.format) && !summarises(o.format, view);
     const bool lends = o.format == "npz";  // its large stages to the output's writer (npz_stream)
     const std::uint64_t writer_bytes = attn::background_writer::bytes_for(output_bytes, lends);
-    plan.spare_plane = lends && writer_bytes > 0;
+    plan.spare_planes = lends && writer_bytes > 0 ? attn::stage_plan::lending_spare_planes : 0;
     attn::plan_memory(c, plan, keeps, limit, o.block_rows, writer_bytes);
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -153,48 +154,58 @@ TEST_SUITE("stage_sink") {
         }
     }
 
-    TEST_CASE("stages held by the sink (lent) are never changed, and a spare tensor gives the same bits") {
+    TEST_CASE("stages held by the sink (lent) are never changed, and spare tensors give the same bits") {
         const attn::config c = small_config();
         const attn::inputs in = attn::draw_inputs(c);
         const recorder all = record(c, in, attn::stage_plan::every_stage(), false);
-        for (const bool spare : {false, true}) {
-            CAPTURE(spare);
+        for (const std::size_t spares : {0u, 1u, 2u}) {
+            CAPTURE(spares);
             attn::stage_plan plan = attn::stage_plan::every_stage();
-            plan.spare_plane = spare;
+            plan.spare_planes = spares;
             lending_recorder lent;
             attn::compute_stages(c, in, plan, lent);
             CHECK(lent.changed_while_lent == 0);
             CHECK(lent.got == all.got);
-            // with a spare the chain takes turns between two tensors; without, it asks for
-            // the tensor back and goes on in place in it (no copy)
-            CHECK(lent.plane_storages.size() == (spare ? 2u : 1u));
+            // with spares the chain takes turns among them, as the sink holds two stages;
+            // without, it asks for the tensor back and goes on in place in it (no copy)
+            CHECK(lent.plane_storages.size() == 1 + spares);
         }
     }
 
-    TEST_CASE("plan_memory: a spare tensor when it is asked for and fits, else none") {
+    TEST_CASE("plan_memory: spare tensors when they are asked for and fit, as many as fit, else none") {
         attn::config c = small_config();
         c.seq = c.kv_seq = 512;
         c.heads = 4;
         attn::stage_plan plan = attn::stage_plan::every_stage();
-        plan.spare_plane = true;
+        plan.spare_planes = 2;
         attn::plan_memory(c, plan, false, std::uint64_t(1) << 30);
         CHECK(plan.layout == attn::plane_layout::whole_tensor);
-        CHECK(plan.spare_plane);
+        CHECK(plan.spare_planes == 2);
         attn::stage_plan without = attn::stage_plan::every_stage();
         attn::plan_memory(c, without, false, std::uint64_t(1) << 30);
-        CHECK_FALSE(without.spare_plane);
+        CHECK(without.spare_planes == 0);
         const std::uint64_t plane = std::uint64_t(2) * 4 * 512 * 512 * 4;  // [B,H,Sq,Sk] floats
-        CHECK(attn::estimate_plan_bytes(c, plan, false) == attn::estimate_plan_bytes(c, without, false) + plane);
-        // a limit the whole tensors fit under, but not with a spare
-        attn::stage_plan tight = attn::stage_plan::every_stage();
-        tight.spare_plane = true;
-        attn::plan_memory(c, tight, false, attn::estimate_plan_bytes(c, without, false) + plane / 2);
-        CHECK(tight.layout == attn::plane_layout::whole_tensor);
-        CHECK_FALSE(tight.spare_plane);
+        const std::uint64_t base = attn::estimate_plan_bytes(c, without, false);
+        CHECK(attn::estimate_plan_bytes(c, plan, false) == base + 2 * plane);
+        // limits the whole tensors fit under, with one spare, or none
+        for (const auto& [limit, kept_spares] : {std::pair<std::uint64_t, std::size_t>{base + plane + plane / 2, 1},
+                                                 {base + plane / 2, 0}}) {
+            attn::stage_plan tight = attn::stage_plan::every_stage();
+            tight.spare_planes = 2;
+            attn::plan_memory(c, tight, false, limit);
+            CHECK(tight.layout == attn::plane_layout::whole_tensor);
+            CHECK(tight.spare_planes == kept_spares);
+        }
+        // fewer spares than shown [B,H,Sq,Sk] stages: two shown, one spare at most
+        attn::stage_plan two = attn::stage_plan::of({"scores", "softmax"});
+        two.spare_planes = 2;
+        attn::plan_memory(c, two, false, std::uint64_t(1) << 30);
+        CHECK(two.layout == attn::plane_layout::whole_tensor);
+        CHECK(two.spare_planes == 1);
         attn::stage_plan kept = attn::stage_plan::every_stage();
-        kept.spare_plane = true;
+        kept.spare_planes = 2;
         attn::plan_memory(c, kept, true, std::uint64_t(1) << 30);  // a keeping sink holds every stage anyway
-        CHECK_FALSE(kept.spare_plane);
+        CHECK(kept.spare_planes == 0);
     }
 
     TEST_CASE("a mask made a row at a time by its rules gives the whole mask's bits and warnings") {

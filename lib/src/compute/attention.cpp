@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -270,9 +271,10 @@ struct plane_step {
     const float* from = nullptr;
 };
 
-/// The [B,H,Sq,Sk] tensor the chain's stages share in place, or with plan.spare_plane two
-/// taking turns: while the sink still writes one stage out (it holds the storage, as
-/// npz's writer thread does), the next is computed into the other, instead of waiting.
+/// The [B,H,Sq,Sk] tensor the chain's stages share in place, or with plan.spare_planes
+/// up to that many more taking turns: while the sink still writes a stage out (it holds
+/// the storage, as npz's writer thread does), the next is computed into another, instead
+/// of waiting.
 class plane_buffers {
 public:
     plane_buffers(run& r, const plane_chain& chain)
@@ -281,21 +283,27 @@ public:
     /// The last stage's tensor (the one the last step wrote).
     const tensor_storage& current() const { return current_; }
 
-    /// Where the next step writes: the other tensor when the sink holds this one and the
-    /// plan has a spare that it has let go of, else this one, once the sink lets it go.
+    /// Where the next step writes: while the sink holds this tensor, a spare it has let go
+    /// of, else a new one if the plan has room, else the one it was lent longest ago once
+    /// it is given back; without spares, this one, once the sink lets it go.
     plane_step next() {
-        if (r_.plan.spare_plane && current_.use_count() > 1) {
-            if (!spare_)
-                spare_ = make_storage(xt::xarray<float>::from_shape(current_->shape()));
-            else
-                r_.sink.give_back(spare_);  // the stage before last: written by now, most often
-            if (spare_.use_count() == 1) {
-                const float* from = current_->data();
-                std::swap(current_, spare_);
-                return {mutable_data(current_), from};
-            }
+        if (r_.plan.spare_planes == 0 || current_.use_count() == 1) return in_place();
+        auto free = std::find_if(spares_.begin(), spares_.end(), [](const tensor_storage& s) { return s.use_count() == 1; });
+        if (free == spares_.end() && spares_.size() < r_.plan.spare_planes) {
+            spares_.push_back(make_storage(xt::xarray<float>::from_shape(current_->shape())));
+            free = spares_.end() - 1;
         }
-        return in_place();
+        if (free == spares_.end()) {
+            r_.sink.give_back(spares_.front());  // the oldest stage: written by now, most often
+            if (spares_.front().use_count() > 1) return in_place();
+            free = spares_.begin();
+        }
+        const float* from = current_->data();
+        tensor_storage next = std::move(*free);
+        spares_.erase(free);
+        spares_.push_back(std::move(current_));  // the newest lent
+        current_ = std::move(next);
+        return {mutable_data(current_), from};
     }
     /// This tensor, to change in place (once the sink lets it go, else a copy of it).
     xt::xarray<float>& whole() { return writable(r_, current_); }
@@ -306,7 +314,8 @@ private:
         return const_cast<float*>(s->data());  // made non-const by make_storage; no one else reads it
     }
     run& r_;
-    tensor_storage current_, spare_;
+    tensor_storage current_;
+    std::deque<tensor_storage> spares_;  // the others, the one lent longest ago first
 };
 
 /// The [m,k]·[k,n] product a step makes per plane (none: 0).

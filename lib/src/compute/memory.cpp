@@ -148,7 +148,7 @@ std::uint64_t plane_bytes(const config& c, const stage_plan& plan, std::size_t b
     const std::int64_t B = c.batch, H = c.heads, Sq = c.seq, Sk = c.kv_seq;
     const std::uint64_t copies = c.dropout.applied() && needed[static_cast<std::size_t>(find_stage_info("dropout")->step - 1)] ? 2 : 1;
     if (plan.layout == plane_layout::whole_tensor)
-        return floats(product({static_cast<std::int64_t>(copies + (plan.spare_plane ? 1 : 0)), B, H, Sq, Sk}));
+        return floats(product({static_cast<std::int64_t>(copies + plan.spare_planes), B, H, Sq, Sk}));
     const std::int64_t rows = static_cast<std::int64_t>(block_rows);
     return add(floats(product({static_cast<std::int64_t>(copies), rows, std::max(Sq, Sk)})),
                floats(product({2, std::max(Sq, Sk), c.d_model / std::max<std::int64_t>(H, 1)})));
@@ -195,8 +195,8 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
             ++shown_planes;
     const auto need = [&] { return add(estimate_plan_bytes(c, plan, keeps), writer_bytes); };
     const auto fits = [&] { return need() <= limit_bytes; };
-    const bool spare_asked = plan.spare_plane && !keeps && shown_planes >= 2;
-    plan.spare_plane = false;
+    const std::size_t spares_asked = keeps || shown_planes == 0 ? 0 : std::min(plan.spare_planes, shown_planes - 1);
+    plan.spare_planes = 0;
     plan.layout = plane_layout::whole_tensor;
     plan.block_rows = 0;
     const bool rows_possible = !keeps && c.mistake != mistake::softmax_axis;
@@ -209,9 +209,9 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
         plan.block_rows = plane_rows;  // a whole plane: the bits of the whole tensor
     }
     if (fits()) {
-        if (plan.layout == plane_layout::whole_tensor && spare_asked) {
-            plan.spare_plane = true;  // if it fits too
-            if (!fits()) plan.spare_plane = false;
+        if (plan.layout == plane_layout::whole_tensor) {
+            plan.spare_planes = spares_asked;  // as many as fit too
+            while (plan.spare_planes > 0 && !fits()) --plan.spare_planes;
         }
         return;
     }

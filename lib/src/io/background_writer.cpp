@@ -85,7 +85,7 @@ void background_writer::submit() {
         free_.push_front(filling_);
     } else {
         offset_ += buffers_[filling_].used;
-        jobs_.push_back(job{filling_, nullptr, 0, 0, nullptr});
+        jobs_.push_back(job{filling_, nullptr, 0, 0, nullptr, {}, {}});
         changed_.notify_all();
     }
     filling_ = none;
@@ -116,8 +116,9 @@ void background_writer::settle() {
 }
 
 bool background_writer::holds(const void* owner) const {
-    if (copying_ && lending_ == owner) return true;
-    return std::any_of(jobs_.begin(), jobs_.end(), [&](const job& j) { return j.owner.get() == owner; });
+    if ((copying_ && lending_ == owner) || (writing_ && writing_owner_ == owner)) return true;
+    return std::any_of(jobs_.begin(), jobs_.end(), [&](const job& j) { return j.owner.get() == owner; }) ||
+           std::any_of(to_write_.begin(), to_write_.end(), [&](const piece& p) { return p.owner.get() == owner; });
 }
 
 void background_writer::give_back(const void* owner) {
@@ -185,6 +186,13 @@ int background_writer::write_out(const buffer& b) {
     return write_plain(data + head + pages, b.used - head - pages);
 }
 
+/// Lent bytes from where they lie: whole pages with O_DIRECT (pass_lent lines them up).
+int background_writer::write_in_place(const piece& p) {
+    const int code = direct_ ? write_direct(p.bytes, p.size) : write_plain(p.bytes, p.size);
+    if (code == 0) in_place_ += p.size;
+    return code;
+}
+
 std::size_t background_writer::take_lent_buffer(std::unique_lock<std::mutex>& lock) {
     changed_.wait(lock, [&] { return stopping_ || failed_ != 0 || !lent_free_.empty(); });
     if (stopping_ || failed_ != 0) return none;  // nothing more is written
@@ -193,25 +201,54 @@ std::size_t background_writer::take_lent_buffer(std::unique_lock<std::mutex>& lo
     return index;
 }
 
-void background_writer::copy_lent(job& j, std::unique_lock<std::mutex>& lock) {
-    constexpr std::size_t piece = std::size_t{256} << 10;  // copied, then handed to `copied` from the cache
-    for (std::size_t done = 0; done < j.size;) {
+namespace {
+constexpr std::size_t cache_piece = std::size_t{256} << 10;  // handed to `copied` a piece at a time
+}  // namespace
+
+/// Lent bytes [from, from + count) copied into the copier's buffers, `copied` called on
+/// each piece from the copy; false when the writer stops or failed first.
+bool background_writer::copy_lent(job& j, std::size_t from, std::size_t count, std::unique_lock<std::mutex>& lock) {
+    for (std::size_t done = from; done < from + count;) {
         const std::size_t index = take_lent_buffer(lock);
-        if (index == none) return;
+        if (index == none) return false;
         buffer& b = buffers_[index];
         b.skew = (j.offset + done) % page;
-        b.used = std::min(j.size - done, buffer_bytes - b.skew);  // a full buffer ends on a page
+        b.used = std::min(from + count - done, buffer_bytes - b.skew);  // a full buffer ends on a page
         lock.unlock();
-        for (std::size_t at = 0; at < b.used; at += piece) {
-            const std::size_t n = std::min(piece, b.used - at);
+        for (std::size_t at = 0; at < b.used; at += cache_piece) {
+            const std::size_t n = std::min(cache_piece, b.used - at);
             std::memcpy(b.bytes + b.skew + at, j.bytes + done + at, n);
             if (j.copied) j.copied(b.bytes + b.skew + at, n);
         }
         lock.lock();
         done += b.used;
-        to_write_.push_back(index);
+        to_write_.push_back(piece{index, nullptr, 0, nullptr});
         changed_.notify_all();
     }
+    return true;
+}
+
+/// Lent bytes to the writer, written from where they lie: to a file with O_DIRECT, the
+/// whole pages between a partial first and last page, which are copied, when the bytes
+/// lie within their pages as they do in the file (else all are copied); anywhere else,
+/// all of them. `copied` sees the pieces in order, read from where they lie meanwhile.
+void background_writer::pass_lent(job& j, std::unique_lock<std::mutex>& lock) {
+    const std::size_t head = direct_ ? std::min(j.size, (page - j.offset % page) % page) : 0;
+    const std::size_t pages = direct_ ? (j.size - head) / page * page : j.size;
+    const bool lined_up = !direct_ || (reinterpret_cast<std::uintptr_t>(j.bytes) + head) % page == 0;
+    if (!lined_up || pages == 0) {
+        copy_lent(j, 0, j.size, lock);
+        return;
+    }
+    if (!copy_lent(j, 0, head, lock)) return;
+    to_write_.push_back(piece{none, j.bytes + head, pages, j.owner});
+    changed_.notify_all();
+    lock.unlock();
+    if (j.copied)
+        for (std::size_t at = 0; at < pages; at += cache_piece)
+            j.copied(j.bytes + head + at, std::min(cache_piece, pages - at));
+    lock.lock();
+    copy_lent(j, head + pages, j.size - head - pages, lock);
 }
 
 void background_writer::make_later(job& j, std::unique_lock<std::mutex>& lock) {
@@ -223,7 +260,7 @@ void background_writer::make_later(job& j, std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     j.make(b.bytes + b.skew);
     lock.lock();
-    to_write_.push_back(index);
+    to_write_.push_back(piece{index, nullptr, 0, nullptr});
     changed_.notify_all();
 }
 
@@ -235,7 +272,7 @@ void background_writer::copy_jobs() {
         job j = std::move(jobs_.front());
         jobs_.pop_front();
         if (j.buffer != none) {
-            to_write_.push_back(j.buffer);
+            to_write_.push_back(piece{j.buffer, nullptr, 0, nullptr});
             changed_.notify_all();
             continue;
         }
@@ -244,7 +281,7 @@ void background_writer::copy_jobs() {
         if (j.make)
             make_later(j, lock);
         else
-            copy_lent(j, lock);
+            pass_lent(j, lock);
         lock.unlock();
         j.owner.reset();  // before give_back can return: the owner's count is down by then
         j.copied = nullptr;
@@ -261,16 +298,19 @@ void background_writer::write_jobs() {
     for (;;) {
         changed_.wait(lock, [&] { return stopping_ || !to_write_.empty(); });
         if (stopping_) return;
-        const std::size_t index = to_write_.front();
+        piece p = std::move(to_write_.front());
         to_write_.pop_front();
         writing_ = true;
+        writing_owner_ = p.owner.get();
         const bool write = failed_ == 0;  // nothing after a failure
         lock.unlock();
-        const int code = write ? write_out(buffers_[index]) : 0;
+        const int code = !write ? 0 : p.buffer != none ? write_out(buffers_[p.buffer]) : write_in_place(p);
+        p.owner.reset();  // before give_back can return: the owner's count is down by then
         lock.lock();
         writing_ = false;
+        writing_owner_ = nullptr;
         if (code != 0 && failed_ == 0) failed_ = code;
-        (index < buffer_count ? free_ : lent_free_).push_back(index);
+        if (p.buffer != none) (p.buffer < buffer_count ? free_ : lent_free_).push_back(p.buffer);
         changed_.notify_all();
     }
 }

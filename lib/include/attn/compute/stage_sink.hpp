@@ -81,9 +81,13 @@ struct stage_plan {
     std::array<bool, stage_table.size()> shown{};  // by step - 1: the stages handed to the sink
     plane_layout layout = plane_layout::whole_tensor;
     std::size_t block_rows = 0;  // in_rows: query rows per block (0: the whole plane, Sq)
-    /// whole_tensor: a second [B,H,Sq,Sk] tensor, so that while the sink still writes out
-    /// one stage (it holds the storage), the next is computed into the other.
-    bool spare_plane = false;
+    /// whole_tensor: more [B,H,Sq,Sk] tensors (at most this many), so that while the sink
+    /// still writes out a stage or two (it holds their storage), the next is computed into
+    /// another. Two let the chain reach softmax, and context start, while the sink still
+    /// writes scaled and masked.
+    std::size_t spare_planes = 0;
+    /// What a sink that lends the stages it writes asks for (npz).
+    static constexpr std::size_t lending_spare_planes = 2;
 
     /// Every stage of the run.
     static stage_plan every_stage();
