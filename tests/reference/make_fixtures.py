@@ -75,8 +75,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # OpenBLAS kernels (OPENBLAS_CORETYPE names) of x86-64 CPUs: Haswell (AVX2 Intel), Zen (AMD
 # Zen 1-3), SkylakeX (AVX-512), Cooperlake (AVX-512 with BF16, also AMD Zen 4), Sandybridge
-# (AVX without AVX2). The first is the main set.
-KERNELS = ("Haswell", "Zen", "SkylakeX", "Cooperlake", "Sandybridge")
+# (AVX without AVX2), Prescott (SSE3: what OpenBLAS 0.3 runs on a CPU it does not know, such
+# as the project's virtual machine; attn's prescott_gemm gives its bits). The first is the
+# main set.
+KERNELS = ("Haswell", "Zen", "SkylakeX", "Cooperlake", "Sandybridge", "Prescott")
 KERNEL_DIR = os.path.join(HERE, "openblas")
 
 MASK_KINDS = ("causal", "padding", "window", "random")  # the order of "+" in config["mask"]
@@ -174,6 +176,11 @@ CASES = [
          dropout_seed=1),
     # larger: randn(2,16,32) fills 64 whole blocks of 16
     case("large_causal", seed=25, batch=2, seq=16, d_model=32, heads=4, mask="causal"),
+    # input features past one k-block of OpenBLAS's GEMM (128 for Prescott, more for others):
+    # F.linear is addmm, whose bias the blocks are added to one after another, and the last
+    # blocks are halved (300: 128, 88, 84 on Prescott)
+    case("long_projections", seed=30, batch=1, seq=3, kv_seq=4, d_model=8, heads=2, d_in=300,
+         d_kv_in=200, mask="causal"),
 ]
 
 

@@ -1,5 +1,6 @@
 #include "attn/compute/linalg.hpp"
 
+#include "attn/compute/prescott_gemm.hpp"
 #include "attn/compute/threads.hpp"
 #include "attn/compute/torch_exp.hpp"
 
@@ -17,6 +18,8 @@
 #include <xtensor/xadapt.hpp>
 
 extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_num_threads();
+extern "C" int openblas_get_num_procs();
 
 namespace attn {
 namespace {
@@ -42,18 +45,24 @@ bool blas_threads_chosen_by_user = false;
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
 }
 
-/// The first product large enough to gain from them starts OpenBLAS's threads, as many as
-/// it starts by itself in PyTorch's process (one per core), unless the user chose the
-/// number. Threads split a GEMM's rows and columns, never its sums, but the split changes
-/// which kernel computes an element at the edges, and with it some last bits: the count
-/// is PyTorch's, whatever --threads says.
+/// The first product that OpenBLAS splits among its threads starts them, as many as it
+/// starts by itself in PyTorch's process (one per core), unless the user chose the number.
+/// The split changes which kernel computes an element at the edges, and its driver blocks
+/// the sums' last k-blocks otherwise than the one-thread driver does, and with them some
+/// last bits: the count is PyTorch's, whatever --threads says.
 void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k) {
-    constexpr std::size_t large_product = std::size_t{1} << 22;  // m·n·k multiply-adds
     static bool started = false;
-    if (started || blas_threads_chosen_by_user || m * n * k < large_product) return;
+    if (started || blas_threads_chosen_by_user || blas_runs_on_one_thread(m, n, k)) return;
     if (omp_in_parallel()) return;  // inside attn's loops (threads.hpp): later, outside them
     started = true;
     blas_threads_for_large_products();  // as many as OpenBLAS starts by itself: as in PyTorch
+}
+
+/// The OpenBLAS threads PyTorch's process runs a product on: one for a small product;
+/// for a large one, one per core, or what the user chose.
+int blas_threads_as_in_pytorch(std::size_t m, std::size_t n, std::size_t k) {
+    if (blas_runs_on_one_thread(m, n, k)) return 1;
+    return blas_threads_chosen_by_user ? openblas_get_num_threads() : openblas_get_num_procs();
 }
 
 /// A [rows, cols] row-major matrix over memory owned elsewhere: no copy is made.
@@ -88,17 +97,28 @@ float torch_sum(const float* v, std::size_t n) {
 }  // namespace
 
 void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
-            bool b_transposed) {
+            bool b_transposed, bool accumulate) {
     if (m == 0 || n == 0) return;
     auto a_mk = matrix_over(a, m, k);
     auto b_kn = b_transposed ? matrix_over(b, n, k) : matrix_over(b, k, n);
     auto c_mn = matrix_over(c, m, n);
     if (k == 0) {
-        std::fill(c, c + m * n, 0.0f);
+        if (!accumulate) std::fill(c, c + m * n, 0.0f);
         return;
     }
+    if (prescott_gemm_applies(m, n, k, blas_threads_as_in_pytorch(m, n, k))) {  // OpenBLAS's bits, faster
+        // NaN operands go to OpenBLAS (prescott_gemm.hpp): looked for in the operands, or,
+        // when c is the smaller and is overwritten, in c (a NaN operand makes a NaN in c)
+        if (!accumulate && m * n < k * (m + n)) {
+            prescott_gemm(a, b, c, m, n, k, b_transposed, false);
+            if (!has_nan(c, m * n)) return;
+        } else if (!has_nan(a, m * k) && !has_nan(b, k * n) && !(accumulate && has_nan(c, m * n))) {
+            prescott_gemm(a, b, c, m, n, k, b_transposed, accumulate);
+            return;
+        }
+    }
     gemm_threads_for_large_products(m, n, k);
-    xt::blas::gemm(a_mk, b_kn, c_mn, false, b_transposed);
+    xt::blas::gemm(a_mk, b_kn, c_mn, false, b_transposed, 1.0f, accumulate ? 1.0f : 0.0f);
 }
 
 bool blas_runs_on_one_thread(std::size_t m, std::size_t n, std::size_t k) {
@@ -141,12 +161,18 @@ xt::xarray<float> linear(const float* x, const std::vector<std::size_t>& x_shape
     auto y_shape = x_shape;
     y_shape.back() = out_features;
     auto y = xt::xarray<float>::from_shape(y_shape);
-    matmul(x, w.data(), y.data(), rows, out_features, in_features, true);  // [rows,in] · [out,in]ᵀ
-    if (bias != nullptr) {
-        float* row = y.data();
-        for (std::size_t r = 0; r < rows; ++r, row += out_features)
-            for (std::size_t o = 0; o < out_features; ++o) row[o] += bias->data()[o];
+    if (bias == nullptr) {  // F.linear without a bias: matmul(x, Wᵀ)
+        matmul(x, w.data(), y.data(), rows, out_features, in_features, true);  // [rows,in] · [out,in]ᵀ
+        return y;
     }
+    // F.linear with a bias, on a contiguous input: addmm(b, x, Wᵀ). Every row of y starts as
+    // the bias and the GEMM adds its k-blocks to it (beta 1): ((b + S_1) + S_2) + ..., which
+    // is not (S_1 + S_2 + ...) + b once in_features spans two blocks (over 128 on OpenBLAS's
+    // Prescott kernel).
+    float* row = y.data();
+    for (std::size_t r = 0; r < rows; ++r, row += out_features)
+        std::copy(bias->data(), bias->data() + out_features, row);
+    matmul(x, w.data(), y.data(), rows, out_features, in_features, true, true);
     return y;
 }
 

@@ -8,10 +8,11 @@
 
 namespace attn {
 
-/// c[m,n] = a[m,k] · b[k,n], or a[m,k] · b[n,k]ᵀ when b_transposed.
-/// All three are contiguous row-major blocks; c is overwritten.
+/// c[m,n] = a[m,k] · b[k,n], or a[m,k] · b[n,k]ᵀ when b_transposed: one BLAS GEMM.
+/// All three are contiguous row-major blocks; c is overwritten, or with `accumulate` added
+/// to (GEMM's beta 1, as torch.addmm runs it: each k-block of the sum added to c in turn).
 void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
-            bool b_transposed);
+            bool b_transposed, bool accumulate = false);
 
 /// One batch item of torch.bmm (what torch.matmul runs for [B,H,M,K] · [B,H,K,N]):
 /// c[m,n] = a[m,k] · b[k,n] (or · b[n,k]ᵀ), summed as aten sums it, so the
@@ -37,7 +38,9 @@ void bmm_rows(const float* a, const float* b, float* c, std::size_t m, std::size
 /// runs it: alone, with OpenBLAS's own thread count (threads.hpp).
 bool blas_runs_on_one_thread(std::size_t m, std::size_t n, std::size_t k);
 
-/// nn.Linear: y[..., out] = x[..., in] · w[out,in]ᵀ + bias[out] (bias may be null).
+/// nn.Linear: y[..., out] = x[..., in] · w[out,in]ᵀ + bias[out] (bias may be null), as
+/// torch 1.13's F.linear computes it for a contiguous input: addmm(bias, x, wᵀ) with a
+/// bias, matmul without.
 xt::xarray<float> linear(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias);
 
 /// The same on `x_shape` elements in row-major order at `x` (a contiguous tensor's memory).
