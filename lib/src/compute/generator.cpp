@@ -9,6 +9,8 @@
 //     them, so no decimal-to-float conversion can shift a last bit.
 #include "attn/compute/generator.hpp"
 
+#include "attn/compute/cpu_features.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -160,8 +162,11 @@ void normal_blocks_plain(float* d, std::size_t blocks) { normal_blocks(d, blocks
 }
 void scale_shift_plain(float* x, std::size_t n, float span, float from) { scale_shift(x, n, span, from); }
 
-const bool has_fma = __builtin_cpu_supports("fma");
-const auto normal_blocks_here = has_fma ? normal_blocks_fma : normal_blocks_plain;
+/// The FMA kernels where the CPU has FMA (asked at first use, not at start: cpu_features.hpp).
+void normal_blocks_here(float* d, std::size_t blocks) {
+    static const auto kernel = cpu_features_here().fma ? normal_blocks_fma : normal_blocks_plain;
+    kernel(d, blocks);
+}
 
 /// normal_blocks_here, the blocks shared among the cores when there are many (each block
 /// is transformed on its own: the same bits). Drawing the input of a large run, x
@@ -183,7 +188,10 @@ void normal_blocks_on_every_core(float* d, std::size_t blocks) {
     normal_blocks_here(d, per_thread);
     for (std::thread& t : others) t.join();
 }
-const auto scale_shift_here = has_fma ? scale_shift_fma : scale_shift_plain;
+void scale_shift_here(float* x, std::size_t n, float span, float from) {
+    static const auto kernel = cpu_features_here().fma ? scale_shift_fma : scale_shift_plain;
+    kernel(x, n, span, from);
+}
 
 }  // namespace
 

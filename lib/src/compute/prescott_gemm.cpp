@@ -3,6 +3,8 @@
 // mulps then addps round it.
 #include "attn/compute/prescott_gemm.hpp"
 
+#include "attn/compute/cpu_features.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -126,7 +128,7 @@ void prescott_gemm_reference(const float* a, const float* b, float* c, std::size
 
 bool prescott_gemm_usable() {
     static const bool usable = [] {
-        if (!__builtin_cpu_supports("avx512f")) return false;
+        if (!cpu_features_here().avx512f) return false;
         const char* core = openblas_get_corename();
         if (core == nullptr || std::string(core) != "Prescott") return false;
         return formula_matches_openblas();

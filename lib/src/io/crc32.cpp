@@ -1,5 +1,7 @@
 #include "attn/io/crc32.hpp"
 
+#include "attn/compute/cpu_features.hpp"
+
 #include <immintrin.h>
 #include <libdeflate.h>
 
@@ -28,11 +30,14 @@ constexpr long long barrett_poly = 0x1db710641, barrett_mu = 0x1f7011641;
     return _mm512_set_epi64(hi, lo, hi, lo, hi, lo, hi, lo);
 }
 
-bool has_avx512_crc() {
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
+/// Whether the AVX-512 code runs here (asked at the first CRC, not at start: cpu_features.hpp).
+bool avx512_crc() {
+    static const bool here = [] {
+        const cpu_features& cpu = cpu_features_here();
+        return cpu.avx512f && cpu.avx512vl && cpu.vpclmulqdq && cpu.pclmul;
+    }();
+    return here;
 }
-const bool avx512_crc = has_avx512_crc();
 
 }  // namespace
 
@@ -80,9 +85,9 @@ namespace detail {
 }  // namespace detail
 
 std::uint32_t crc32(std::uint32_t crc, const char* bytes, std::size_t size) {
-    return avx512_crc ? detail::crc32_avx512(crc, bytes, size) : libdeflate_crc32(crc, bytes, size);
+    return avx512_crc() ? detail::crc32_avx512(crc, bytes, size) : libdeflate_crc32(crc, bytes, size);
 }
 
-const char* crc32_kernel() { return avx512_crc ? "avx512-vpclmulqdq" : "libdeflate"; }
+const char* crc32_kernel() { return avx512_crc() ? "avx512-vpclmulqdq" : "libdeflate"; }
 
 }  // namespace attn

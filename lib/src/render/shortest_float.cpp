@@ -1,5 +1,7 @@
 #include "attn/render/shortest_float.hpp"
 
+#include "attn/compute/cpu_features.hpp"
+
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -354,7 +356,7 @@ ATTN_AVX2 char* write_8(char* p, const float* v, char separator) {
 }
 
 bool avx2_here() {
-    static const bool here = __builtin_cpu_supports("avx2");
+    static const bool here = cpu_features_here().avx2;
     return here;
 }
 
