@@ -233,9 +233,10 @@ bool background_writer::copy_lent(job& j, std::size_t from, std::size_t count, s
 /// lie within their pages as they do in the file (else all are copied); anywhere else,
 /// all of them. `copied` sees the pieces in order, read from where they lie meanwhile.
 void background_writer::pass_lent(job& j, std::unique_lock<std::mutex>& lock) {
-    const std::size_t head = direct_ ? std::min(j.size, (page - j.offset % page) % page) : 0;
-    const std::size_t pages = direct_ ? (j.size - head) / page * page : j.size;
-    const bool lined_up = !direct_ || (reinterpret_cast<std::uintptr_t>(j.bytes) + head) % page == 0;
+    const bool direct = direct_;  // read once: the writer may turn it off (EINVAL) meanwhile
+    const std::size_t head = direct ? std::min(j.size, (page - j.offset % page) % page) : 0;
+    const std::size_t pages = direct ? (j.size - head) / page * page : j.size;
+    const bool lined_up = !direct || (reinterpret_cast<std::uintptr_t>(j.bytes) + head) % page == 0;
     if (!lined_up || pages == 0) {
         copy_lent(j, 0, j.size, lock);
         return;
