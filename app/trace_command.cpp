@@ -67,10 +67,7 @@ struct trace_options {
 
 /// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
 std::string absent_because(std::string_view name) {
-    if (name == "output") return "it is off with --no-out-proj";
-    if (name == "dropout") return "it needs --dropout P with P > 0 and --train";
-    if (name == "input" || name == "params") return "the run starts at the projections, with --q --k --v";
-    return "it needs --mask, --mask-file or --key-padding-mask";
+    return std::string(attn::absent_because(attn::find_stage_info(name)->id));
 }
 
 /// "softmax (10)": a stage as --stage's messages name it.
@@ -224,23 +221,14 @@ bool summarises(const std::string& format, const attn::render_options& view) {
 class progress_sink : public attn::stage_sink {
 public:
     progress_sink(attn::stage_sink& next, progress_line& progress) : next_(next), progress_(progress) {}
-    void stage_done(const attn::trace& so_far, const attn::stage& s) override {
+    void begin(const attn::trace& so_far, const attn::stage& s) override {
         progress_.stage(s.name());
-        next_.stage_done(so_far, s);
+        next_.begin(so_far, s);
     }
-    void give_back(const attn::tensor_storage& storage) override { next_.give_back(storage); }
-    void stage_partly_done(const attn::trace& so_far, const attn::stage& s, std::size_t ready) override {
-        next_.stage_partly_done(so_far, s, ready);
+    void rows(std::size_t index, std::size_t first_row, std::size_t count, const float* data) override {
+        next_.rows(index, first_row, count, data);
     }
-    bool takes_rows() const override { return next_.takes_rows(); }
-    void stage_begin(const attn::trace& so_far, const attn::stage& s) override {
-        progress_.stage(s.name());
-        next_.stage_begin(so_far, s);
-    }
-    void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override {
-        next_.stage_rows(index, first_row, count, rows);
-    }
-    void stage_end(const attn::trace& so_far, const attn::stage& s) override { next_.stage_end(so_far, s); }
+    void end(const attn::trace& so_far, const attn::stage& s) override { next_.end(so_far, s); }
 
 private:
     attn::stage_sink& next_;
@@ -331,15 +319,13 @@ void run_trace(const trace_options& o, const flag_given& given) {
     choose_picture_stages(o, view);
     attn::stage_plan plan = attn::stage_plan::of(view.stages);
     if (c.mask.any() && (view.row || draws_pictures(o.format) || o.format == "html"))
-        plan.show("mask");  // the bars and pictures mark the masked keys
+        plan.show(attn::stage_id::mask);  // the bars and pictures mark the masked keys
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
     // an output this large is written on a thread of its own, through buffers the estimate counts
     const std::uint64_t output_bytes = expected_output_bytes(c, o.format, view);
     const bool keeps = !streams(o.format) && !summarises(o.format, view);
-    const bool lends = o.format == "npz";  // its large stages to the output's writer (npz_stream)
-    const std::uint64_t writer_bytes = attn::background_writer::bytes_for(output_bytes, lends);
-    plan.spare_planes = lends && writer_bytes > 0 ? attn::stage_plan::lending_spare_planes : 0;
+    const std::uint64_t writer_bytes = attn::background_writer::bytes_for(output_bytes, false);
     attn::plan_memory(c, plan, keeps, limit, o.block_rows, writer_bytes);
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a

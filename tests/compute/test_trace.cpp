@@ -22,7 +22,7 @@ names stage_names(const std::vector<const attn::stage_info*>& infos) {
     return out;
 }
 
-names tensor_names(const attn::stage_tensors& entry) {
+names tensor_names(const attn::stage_info& entry) {
     names out;
     for (std::string_view name : entry.tensors)
         if (!name.empty()) out.emplace_back(name);
@@ -49,31 +49,32 @@ TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, nothing outside th
     }
 }
 
-TEST_CASE("stage_tensor_table names stage_table's stages, in the same order") {
-    REQUIRE(attn::stage_tensor_table.size() == attn::stage_table.size());
+TEST_CASE("stage_table: each row's id is its place, every stage holds a tensor") {
+    REQUIRE(attn::stage_count == attn::stage_table.size());
     for (std::size_t i = 0; i < attn::stage_table.size(); ++i) {
         CAPTURE(i);
-        CHECK(attn::stage_tensor_table[i].stage == attn::stage_table[i].name);
-        CHECK_FALSE(attn::stage_tensor_table[i].tensors[0].empty());
+        CHECK(static_cast<std::size_t>(attn::stage_table[i].id) == i);
+        CHECK(attn::stage_table[i].step == static_cast<int>(i) + 1);
+        CHECK_FALSE(attn::stage_table[i].tensors[0].empty());
     }
 }
 
-TEST_CASE("stage_tensor_table is CLI.md's tensors column") {
-    CHECK(tensor_names(attn::stage_tensor_table[0]) == names{"x", "x_kv"});
-    CHECK(tensor_names(attn::stage_tensor_table[1]) == names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"});
-    CHECK(tensor_names(attn::stage_tensor_table[2]) == names{"q", "k", "v"});
-    CHECK(tensor_names(attn::stage_tensor_table[3]) == names{"q", "k", "v"});
-    CHECK(tensor_names(attn::stage_tensor_table[4]) == names{"q", "k", "v"});
-    CHECK(tensor_names(attn::stage_tensor_table[5]) == names{"scores"});
-    CHECK(tensor_names(attn::stage_tensor_table[6]) == names{"scaled"});
-    CHECK(tensor_names(attn::stage_tensor_table[7]) == names{"mask"});
-    CHECK(tensor_names(attn::stage_tensor_table[8]) == names{"masked"});
-    CHECK(tensor_names(attn::stage_tensor_table[9]) == names{"weights"});
-    CHECK(tensor_names(attn::stage_tensor_table[10]) == names{"weights", "keep"});
-    CHECK(tensor_names(attn::stage_tensor_table[11]) == names{"context"});
-    CHECK(tensor_names(attn::stage_tensor_table[12]) == names{"context"});
-    CHECK(tensor_names(attn::stage_tensor_table[13]) == names{"concat"});
-    CHECK(tensor_names(attn::stage_tensor_table[14]) == names{"out"});
+TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
+    CHECK(tensor_names(attn::stage_table[0]) == names{"x", "x_kv"});
+    CHECK(tensor_names(attn::stage_table[1]) == names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"});
+    CHECK(tensor_names(attn::stage_table[2]) == names{"q", "k", "v"});
+    CHECK(tensor_names(attn::stage_table[3]) == names{"q", "k", "v"});
+    CHECK(tensor_names(attn::stage_table[4]) == names{"q", "k", "v"});
+    CHECK(tensor_names(attn::stage_table[5]) == names{"scores"});
+    CHECK(tensor_names(attn::stage_table[6]) == names{"scaled"});
+    CHECK(tensor_names(attn::stage_table[7]) == names{"mask"});
+    CHECK(tensor_names(attn::stage_table[8]) == names{"masked"});
+    CHECK(tensor_names(attn::stage_table[9]) == names{"weights"});
+    CHECK(tensor_names(attn::stage_table[10]) == names{"weights", "keep"});
+    CHECK(tensor_names(attn::stage_table[11]) == names{"context"});
+    CHECK(tensor_names(attn::stage_table[12]) == names{"context"});
+    CHECK(tensor_names(attn::stage_table[13]) == names{"concat"});
+    CHECK(tensor_names(attn::stage_table[14]) == names{"out"});
 }
 
 TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
@@ -91,7 +92,7 @@ TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
     }
 }
 
-TEST_CASE("every tensor compute_trace holds is in stage_tensor_table, in the table's order") {
+TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's order") {
     attn::config c;
     c.batch = 1;
     c.seq = 2;
@@ -110,7 +111,7 @@ TEST_CASE("every tensor compute_trace holds is in stage_tensor_table, in the tab
         CAPTURE(s.name());
         names held;
         for (const auto& tensor : s.tensors) held.push_back(tensor.name);
-        CHECK(held == tensor_names(attn::stage_tensor_table[i]));
+        CHECK(held == tensor_names(attn::stage_table[i]));
     }
 }
 

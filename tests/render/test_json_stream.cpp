@@ -30,6 +30,7 @@ std::string streamed(const attn::config& c, const attn::inputs& in, const attn::
                      std::size_t block_rows) {
     std::ostringstream out;
     attn::stage_plan plan = attn::stage_plan::of(view.stages);
+    plan.sink_keeps = false;  // it writes each stage out: the run goes on in place
     if (block_rows != 0) {
         plan.layout = attn::plane_layout::in_rows;
         plan.block_rows = block_rows;

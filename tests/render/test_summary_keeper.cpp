@@ -79,6 +79,7 @@ TEST_SUITE("summary_keeper") {
                     attn::stage_plan plan = attn::stage_plan::every_stage();
                     plan.layout = block_rows == 0 ? attn::plane_layout::whole_tensor : attn::plane_layout::in_rows;
                     plan.block_rows = block_rows;
+                    plan.sink_keeps = false;  // it copies what it keeps of the [B,H,Sq,Sk] tensors
                     attn::trace kept;
                     kept.cfg = c;
                     attn::summary_keeper keeper(kept, view, 0);  // every summarised tensor in part

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -37,8 +37,8 @@ tensor named(std::string name, dims dim_names, xt::xarray<float> values,
     return tensor(std::move(name), std::move(dim_names), std::move(values), type);
 }
 
-tensor named(std::string name, dims dim_names, tensor_storage values) {
-    return tensor(std::move(name), std::move(dim_names), std::move(values));
+tensor named(std::string name, dims dim_names, tensor_storage values, element_type type = element_type::float32) {
+    return tensor(std::move(name), std::move(dim_names), std::move(values), type);
 }
 
 /// "projections.q": where a stage tensor stands in the trace.
@@ -73,62 +73,6 @@ tensor contiguous_view(const stage& from, const tensor& x, std::string name, dim
     xt::xarray<float> copy = row_major_copy(x);
     copy.reshape(shape);
     return named(std::move(name), std::move(dim_names), std::move(copy));
-}
-
-// Up to this many rows with no allowed key get a warning each; more get one that lists them.
-constexpr std::size_t rows_named_one_by_one = 3;
-
-/// The (batch, query) rows of the mask [B,1,Sq,Sk] in which no key may be attended.
-std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const config& c, const mask_rows& mask) {
-    const auto batch = static_cast<std::size_t>(c.batch), sq = static_cast<std::size_t>(c.seq),
-               sk = static_cast<std::size_t>(c.kv_seq);
-    std::vector<std::pair<std::size_t, std::size_t>> rows;
-    const std::unique_ptr<bool[]> scratch(new bool[std::max<std::size_t>(sk, 1)]);
-    for (std::size_t b = 0; b < batch; ++b)
-        for (std::size_t i = 0; i < sq; ++i) {
-            const bool* row = mask.row(b, i, scratch.get());
-            if (std::find(row, row + sk, true) == row + sk) rows.emplace_back(b, i);
-        }
-    return rows;
-}
-
-/// Warnings about the rows in which no key may be attended: one per row when
-/// there are few ("batch 1, query 3: no key may be attended, so its weights are
-/// NaN (fill -inf)", or "0 (--safe-softmax)"), else one that names them,
-/// consecutive rows of a batch item as a range ("batch 1 queries 0..3, batch 2
-/// query 5"), the first eight ranges.
-void warn_empty_rows(const mask_rows& mask, const config& c, warning_list& out) {
-    const auto rows = empty_rows(c, mask);
-    if (rows.empty()) return;
-    // what softmax makes of such a row: 0 with --safe-softmax, else NaN for -inf, uniform for a finite fill
-    const std::string becomes = c.safe_softmax ? "0 (--safe-softmax)"
-                                : std::isinf(c.fill) ? "NaN (fill " + fill_text(c) + ")"
-                                                     : "uniform (fill " + fill_text(c) + ")";
-    if (rows.size() <= rows_named_one_by_one) {
-        for (const auto& [b, i] : rows)
-            out.push_back({"softmax", "batch " + std::to_string(b) + ", query " + std::to_string(i) +
-                                          ": no key may be attended, so its weights are " + becomes});
-        return;
-    }
-    std::string names;
-    std::size_t runs = 0;
-    for (std::size_t k = 0; k < rows.size();) {
-        std::size_t last = k;  // rows[k..last]: consecutive queries of one batch item
-        while (last + 1 < rows.size() && rows[last + 1].first == rows[k].first &&
-               rows[last + 1].second == rows[last].second + 1)
-            ++last;
-        if (++runs <= 8) {
-            const std::string first = std::to_string(rows[k].second);
-            names += (runs > 1 ? ", batch " : "batch ") + std::to_string(rows[k].first) +
-                     (last == k ? " query " + first : " queries " + first + ".." + std::to_string(rows[last].second));
-        }
-        k = last + 1;
-    }
-    if (runs > 8) names += ", ... (" + std::to_string(rows.size()) + " rows in all)";
-    out.push_back({"softmax", "no key may be attended in " + names + ": their weights are " +
-                                  (c.safe_softmax       ? std::string("0 (--safe-softmax)")
-                                   : std::isinf(c.fill) ? std::string("NaN (the fill is -inf; PyTorch gives NaN too)")
-                                                        : "uniform (the fill " + fill_text(c) + " is finite)")});
 }
 
 // --- the mistakes (attn trace --mistake ID), each made on purpose at one stage ---
@@ -241,81 +185,37 @@ struct run {
     const config& c;
     const stage_plan& plan;
     stage_sink& sink;
-    std::array<bool, stage_table.size()> needed{};
+    stage_set needed;
     trace so_far;  // the config and the warnings; the sink keeps the stages it wants
 
-    bool needs(std::string_view name) const { return needed[static_cast<std::size_t>(find_stage_info(name)->step - 1)]; }
-    bool shows(std::string_view name) const { return needs(name) && plan.shows(name); }
+    bool needs(stage_id id) const { return (needed & stage_bit(id)) != 0; }
+    bool shows(stage_id id) const { return needs(id) && plan.shows(id); }
 
-    /// The stage called `name` with `tensors`, handed to the sink when the plan shows it.
-    stage emit(std::string_view name, std::vector<tensor> tensors) {
-        stage s{find_stage_info(name), stage_formula(c, name), std::move(tensors)};
-        if (plan.shows(name)) sink.stage_done(so_far, s);
+    stage make(stage_id id, std::vector<tensor> tensors) const {
+        return stage{&info_of(id), stage_formula(c, info_of(id).name), std::move(tensors)};
+    }
+    /// The stage `id` with `tensors`, handed to the sink whole when the plan shows it.
+    stage emit(stage_id id, std::vector<tensor> tensors) {
+        stage s = make(id, std::move(tensors));
+        if (plan.shows(id)) {
+            sink.begin(so_far, s);
+            sink.end(so_far, s);
+        }
         return s;
     }
 };
 
-/// Storage the next step may overwrite in place: `s` itself when nothing else holds it
-/// (the sink wrote the stage out and let it go, or gave it back), else a copy (the sink
-/// keeps the stage).
-xt::xarray<float>& writable(run& r, tensor_storage& s) {
-    r.sink.give_back(s);  // always: it also orders the writer's last reads before our writes
-    if (s.use_count() > 1) s = make_storage(xt::xarray<float>(*s));
-    return const_cast<xt::xarray<float>&>(*s);  // made non-const by make_storage; no one else reads it
-}
+// --- stages 6-12: the [B,H,Sq,Sk] steps, a block of rows at a time
 
-/// Where a step of the chain writes and what it reads: in place (from == nullptr), or
-/// from the last stage's tensor into another.
-struct plane_step {
-    float* to = nullptr;
-    const float* from = nullptr;
-};
+const dims score_dims{"batch", "head", "query", "key"};
 
-/// The [B,H,Sq,Sk] tensor the chain's stages share in place, or with plan.spare_planes
-/// up to that many more taking turns: while the sink still writes a stage out (it holds
-/// the storage, as npz's writer thread does), the next is computed into another, instead
-/// of waiting.
-class plane_buffers {
-public:
-    plane_buffers(run& r, const plane_chain& chain)
-        : r_(r), current_(make_storage(xt::xarray<float>::from_shape({chain.batch, chain.heads, chain.rows, chain.width}))) {}
-
-    /// The last stage's tensor (the one the last step wrote).
-    const tensor_storage& current() const { return current_; }
-
-    /// Where the next step writes: while the sink holds this tensor, a spare it has let go
-    /// of, else a new one if the plan has room, else the one it was lent longest ago once
-    /// it is given back; without spares, this one, once the sink lets it go.
-    plane_step next() {
-        if (r_.plan.spare_planes == 0 || current_.use_count() == 1) return in_place();
-        auto free = std::find_if(spares_.begin(), spares_.end(), [](const tensor_storage& s) { return s.use_count() == 1; });
-        if (free == spares_.end() && spares_.size() < r_.plan.spare_planes) {
-            spares_.push_back(make_storage(xt::xarray<float>::from_shape(current_->shape())));
-            free = spares_.end() - 1;
-        }
-        if (free == spares_.end()) {
-            r_.sink.give_back(spares_.front());  // the oldest stage: written by now, most often
-            if (spares_.front().use_count() > 1) return in_place();
-            free = spares_.begin();
-        }
-        const float* from = current_->data();
-        tensor_storage next = std::move(*free);
-        spares_.erase(free);
-        spares_.push_back(std::move(current_));  // the newest lent
-        current_ = std::move(next);
-        return {mutable_data(current_), from};
-    }
-    /// This tensor, to change in place (once the sink lets it go, else a copy of it).
-    xt::xarray<float>& whole() { return writable(r_, current_); }
-    plane_step in_place() { return {whole().data(), nullptr}; }
-
-private:
-    static float* mutable_data(const tensor_storage& s) {
-        return const_cast<float*>(s->data());  // made non-const by make_storage; no one else reads it
-    }
-    run& r_;
-    tensor_storage current_;
-    std::deque<tensor_storage> spares_;  // the others, the one lent longest ago first
+/// Rows [first_row, first_row + rows) of planes [first_plane, first_plane + planes) of
+/// the [B,H,R,W] tensor, at `data` [planes, rows, W]; a step that writes a tensor of its
+/// own reads the step before's values from `source` (same layout) when it is set.
+struct rows_block {
+    std::size_t first_plane = 0, planes = 0, first_row = 0, rows = 0;
+    float* data = nullptr;
+    const float* source = nullptr;
 };
 
 /// The [m,k]·[k,n] product a step makes per plane (none: 0).
@@ -323,201 +223,242 @@ struct plane_product {
     std::size_t m = 0, n = 0, k = 0;
 };
 
-/// Runs fn(block) on every (batch, head) plane of `step` [B,H,R,W] (planes [first, end)
-/// when given): the planes in parallel when there are enough of them (each BLAS call then
-/// on its own thread), else one after another, each with every thread (BLAS's, and the
-/// rows' loops). Small runs stay on one thread: starting OpenMP's threads costs more than
-/// they save (and a classroom run is small). A `product` too large for OpenBLAS to run
+/// Runs fn(plane_block) on every plane of `block`: the planes in parallel when there are
+/// enough of them (each BLAS call then on its own thread), else one after another, each
+/// with every thread (BLAS's, and the rows' loops). Small runs stay on one thread: starting
+/// OpenMP's threads costs more than they save. A `product` too large for OpenBLAS to run
 /// on one thread goes one plane after another, on OpenBLAS's threads, as PyTorch's bmm does.
 template <typename Fn>
-void for_each_plane(const plane_chain& chain, plane_step step, Fn fn, std::size_t first = 0,
-                    std::size_t end = static_cast<std::size_t>(-1), plane_product product = {}) {
+void for_each_plane(const plane_chain& chain, const rows_block& block, Fn fn, plane_product product = {}) {
     constexpr std::size_t parallel_elements = std::size_t{1} << 15;  // as the rows' loops (plane_chain.cpp)
-    end = std::min(end, chain.planes());
-    const std::size_t planes = end - first;
-    const bool blas_threads = !blas_runs_on_one_thread(product.m, product.n, product.k);
-    const auto block_of = [&](std::size_t p) {
-        const std::size_t at = p * chain.plane_size();
-        return plane_block{p / chain.heads, p % chain.heads, 0, chain.rows, step.to + at,
-                           step.from != nullptr ? step.from + at : nullptr};
+    const std::size_t plane_floats = block.rows * chain.width;
+    const auto plane = [&](std::size_t i) {
+        const std::size_t p = block.first_plane + i, at = i * plane_floats;
+        return plane_block{p / chain.heads, p % chain.heads, block.first_row, block.rows, block.data + at,
+                           block.source != nullptr ? block.source + at : nullptr};
     };
-    if (planes < 2 || thread_count() < 2 || planes * chain.plane_size() < parallel_elements || blas_threads) {
-        for (std::size_t p = first; p < end; ++p) fn(block_of(p));
+    const bool blas_threads = !blas_runs_on_one_thread(product.m, product.n, product.k);
+    if (block.planes < 2 || thread_count() < 2 || block.planes * plane_floats < parallel_elements || blas_threads) {
+        for (std::size_t i = 0; i < block.planes; ++i) fn(plane(i));
         return;
     }
     const blas_on_one_thread one;
 #pragma omp parallel for schedule(dynamic)
-    for (std::ptrdiff_t p = static_cast<std::ptrdiff_t>(first); p < static_cast<std::ptrdiff_t>(end); ++p)
-        fn(block_of(static_cast<std::size_t>(p)));
+    for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(block.planes); ++i) fn(plane(static_cast<std::size_t>(i)));
 }
-
-const dims score_dims{"batch", "head", "query", "key"};
 
 /// The weak-fill finding a run gathers while masking: with a mask and a finite fill.
 bool looks_for_weak_fill(const config& c) { return c.mask.any() && !std::isinf(c.fill); }
 
-/// 6. scores' product per plane: [Sq,dk]·[dk,Sk].
-plane_product scores_product(const plane_chain& chain) {
-    return {chain.rows, chain.width, chain.rows_of->values.shape()[3]};
-}
+/// What the plane steps share while they run: the chain, and the draws of dropout.
+struct plane_steps_state {
+    const plane_chain& chain;
+    xt::xarray<float>* whole;                    // plane_layout::whole_tensor: the tensor [B,H,R,W]; in rows: null
+    weak_fill_finding* finding = nullptr;        // gathered by masked, when set
+    std::shared_ptr<xt::xarray<float>> keep;     // whole: torch.rand(B,H,Sq,Sk), then keep (0 or 1) in place
+    std::optional<torch_generator> draws_from;   // in rows: the same draws, a block at a time
+    std::vector<float> draws;
 
-/// 6. scores into the buffers' tensor [B,H,Sq,Sk], a few planes at a time when the stage is large,
-/// each part handed to the sink as it is complete (stage_partly_done): a sink that writes
-/// the stage out starts on the first planes while the others are computed, instead of
-/// after the last.
-void scores_in_parts(run& r, const plane_chain& chain, plane_buffers& buffers) {
-    const plane_step step = buffers.in_place();
-    constexpr std::size_t least_part_bytes = std::size_t{32} << 20, most_parts = 4;
-    const std::size_t planes = chain.planes(), plane_bytes = chain.plane_size() * sizeof(float);
-    const std::size_t parts =
-        r.plan.shows("scores") ? std::clamp<std::size_t>(planes * plane_bytes / least_part_bytes, 1, most_parts) : 1;
-    const std::size_t per_part = std::max<std::size_t>((planes + parts - 1) / parts, 1);
-    for (std::size_t first = 0; first < planes; first += per_part) {
-        const std::size_t end = std::min(planes, first + per_part);
-        for_each_plane(chain, step, [&](const plane_block& b) { block_scores(chain, b); }, first, end,
-                       scores_product(chain));
-        if (end == planes) break;  // the whole stage: emitted next
-        const stage part{find_stage_info("scores"), stage_formula(r.c, "scores"),
-                         {named("scores", score_dims, buffers.current())}};
-        r.sink.stage_partly_done(r.so_far, part, end * chain.plane_size());
-    }
-}
-
-/// Stages 6-11 on whole [B,H,Sq,Sk] tensors, one buffer shared in place; `mask_stage`
-/// emits stage 8 between scaled and masked. Returns the last weights (softmax or dropout).
-tensor_storage planes_whole(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
-    const config& c = r.c;
-    plane_buffers buffers(r, chain);
-    scores_in_parts(r, chain, buffers);
-    r.emit("scores", {named("scores", score_dims, buffers.current())});
-    if (!r.needs("scaled")) return buffers.current();
-
-    for_each_plane(chain, buffers.next(), [&](const plane_block& b) { block_scale(chain, b); });
-    r.emit("scaled", {named("scaled", score_dims, buffers.current())});
-    if (chain.mask != nullptr) {
-        mask_stage();
-        if (!r.needs("masked")) return buffers.current();
-        weak_fill_finding finding;
-        weak_fill_finding* found = looks_for_weak_fill(c) ? &finding : nullptr;
-        for_each_plane(chain, buffers.next(), [&](const plane_block& b) { block_mask(chain, b, found); });
-        if (found) weak_fill_warning(c, finding, r.so_far.warnings);
-        r.emit("masked", {named("masked", score_dims, buffers.current())});
-    }
-    if (!r.needs("softmax")) return buffers.current();
-
-    if (makes(c, mistake::softmax_axis))  // --mistake: over the queries (dim=-2) or the heads (dim=1)
-        softmax_over_axis(buffers.whole(), c.mistake_variant == 0 ? 2 : 1);
-    else
-        for_each_plane(chain, buffers.next(), [&](const plane_block& b) { block_softmax(chain, b); });
-    r.emit("softmax", {named("weights", score_dims, buffers.current())});
-    if (!r.needs("dropout")) return buffers.current();
-
-    // keep = torch.rand(B,H,Sq,Sk) < 1 - p: the draws, in order, then compared in place
-    auto keep = xt::xarray<float>::from_shape(buffers.current()->shape());
-    torch_generator(c.dropout.seed).rand(keep.data(), keep.size());
-    const plane_step step = buffers.next();
-    for_each_plane(chain, step, [&](const plane_block& b) {
-        float* keep_plane = keep.data() + (b.data - step.to);
-        block_dropout(chain, b, keep_plane, keep_plane);
-    });
-    r.emit("dropout", {named("weights", score_dims, buffers.current()),
-                       named("keep", score_dims, std::move(keep), element_type::boolean)});
-    return buffers.current();
-}
-
-/// The chain's steps from scores up to `last`, on one block (the rows layout).
-void steps_up_to(run& r, const plane_chain& chain, const plane_block& b, std::string_view last,
-                 weak_fill_finding* finding, torch_generator* draws_from, std::vector<float>& draws) {
-    const int until = find_stage_info(last)->step;
-    block_scores(chain, b);
-    if (until >= find_stage_info("scaled")->step) block_scale(chain, b);
-    if (until >= find_stage_info("masked")->step && chain.mask != nullptr) block_mask(chain, b, finding);
-    if (until >= find_stage_info("softmax")->step) block_softmax(chain, b);
-    if (until >= find_stage_info("dropout")->step) {
-        draws.resize(b.rows * chain.width);
-        draws_from->rand(draws.data(), draws.size());
-        block_dropout(chain, b, draws.data(), nullptr);
-    }
-    (void)r;
-}
-
-/// Stages 6-11 in blocks of query rows, handed to the sink in rows: one pass over the
-/// planes per stage shown (each recomputes the steps before it), the last pass also
-/// computing context [B,H,Sq,dk] into `context` when it is not null.
-void planes_in_rows(run& r, const plane_chain& chain, const std::function<void()>& mask_stage, float* context) {
-    const config& c = r.c;
-    const std::size_t block_rows = std::max<std::size_t>(1, std::min(r.plan.block_rows ? r.plan.block_rows : chain.rows, chain.rows));
-    std::vector<std::string_view> passes;
-    std::string_view last_step;
-    for (std::string_view name : {"scores", "scaled", "masked", "softmax", "dropout"})
-        if (stage_in_run(c, name) && r.needs(name)) {
-            last_step = name;
-            if (r.plan.shows(name)) passes.push_back(name);
-        }
-    if (context != nullptr && (passes.empty() || passes.back() != last_step)) passes.push_back(last_step);
-    std::vector<float> block(block_rows * chain.width), draws;
-    bool mask_emitted = chain.mask == nullptr, weak_fill_done = !looks_for_weak_fill(c);
-    for (std::size_t pass = 0; pass < passes.size(); ++pass) {
-        const std::string_view target = passes[pass];
-        if (!mask_emitted && find_stage_info(target)->step > find_stage_info("mask")->step) {
-            mask_stage();
-            mask_emitted = true;
-        }
-        const bool shown = r.plan.shows(target);
-        const bool computes_context = context != nullptr && pass + 1 == passes.size();
-        weak_fill_finding finding;
-        weak_fill_finding* found = !weak_fill_done && find_stage_info(target)->step >= find_stage_info("masked")->step ? &finding : nullptr;
-        std::vector<tensor> heads{shape_only(target == "softmax" || target == "dropout" ? "weights" : std::string(target),
-                                             score_dims, {chain.batch, chain.heads, chain.rows, chain.width})};
-        if (target == "dropout")
-            heads.push_back(shape_only("keep", score_dims, {chain.batch, chain.heads, chain.rows, chain.width},
-                                       element_type::boolean));
-        const stage head{find_stage_info(target), stage_formula(c, target), std::move(heads)};
-        if (shown) r.sink.stage_begin(r.so_far, head);
-        torch_generator generator(c.dropout.seed);
-        for (std::size_t p = 0; p < chain.planes(); ++p)
-            for (std::size_t first = 0; first < chain.rows; first += block_rows) {
-                const plane_block b{p / chain.heads, p % chain.heads, first, std::min(block_rows, chain.rows - first), block.data()};
-                steps_up_to(r, chain, b, target, found, &generator, draws);
-                if (shown) r.sink.stage_rows(0, p * chain.rows + first, b.rows, b.data);
-                if (computes_context) block_context(chain, b, context);
+    /// Applies the step that makes stage `step` to `block`.
+    void apply(stage_id step, const rows_block& block) {
+        const plane_chain& ch = chain;
+        switch (step) {
+            case stage_id::scores:  // [rows,dk] · [dk,W] -> [rows,W]
+                for_each_plane(ch, block, [&](const plane_block& b) { block_scores(ch, b); },
+                               {ch.rows, ch.width, ch.rows_of->values.shape()[3]});
+                break;
+            case stage_id::scaled:  // / √dk
+                for_each_plane(ch, block, [&](const plane_block& b) { block_scale(ch, b); });
+                break;
+            case stage_id::masked:  // the fill where the mask is false
+                for_each_plane(ch, block, [&](const plane_block& b) { block_mask(ch, b, finding); });
+                break;
+            case stage_id::softmax:  // over the keys (--mistake softmax_axis: over the queries or the heads)
+                if (ch.cfg->mistake == mistake::softmax_axis) {
+                    softmax_over_whole(block);
+                    break;
+                }
+                for_each_plane(ch, block, [&](const plane_block& b) { block_softmax(ch, b); });
+                break;
+            case stage_id::dropout: {  // · keep / (1 - p), keep = torch.rand(B,H,Sq,Sk) < 1 - p
+                float* keep_out = whole ? keep->data() : nullptr;
+                const float* drawn = whole ? keep->data() : next_draws(block.rows * ch.width);
+                const std::size_t plane_floats = block.rows * ch.width;
+                for_each_plane(ch, block, [&](const plane_block& b) {
+                    const std::size_t at = (b.batch * ch.heads + b.head - block.first_plane) * plane_floats;
+                    block_dropout(ch, b, drawn + at, keep_out != nullptr ? keep_out + at : nullptr);
+                });
+                break;
             }
-        if (found) {
+            default:
+                break;
+        }
+    }
+
+    /// --mistake softmax_axis on the whole tensor (plan_memory keeps it whole for this).
+    void softmax_over_whole(const rows_block& block) {
+        if (block.source != nullptr) std::copy(block.source, block.source + whole->size(), whole->data());
+        xt::xarray<float> values = *whole;  // softmax_over_axis assigns anew: the block's pointers stay valid
+        softmax_over_axis(values, chain.cfg->mistake_variant == 0 ? 2 : 1);
+        std::copy(values.begin(), values.end(), whole->data());
+    }
+
+    const float* next_draws(std::size_t count) {
+        draws.resize(count);
+        draws_from->rand(draws.data(), count);
+        return draws.data();
+    }
+};
+
+/// Stages 6-11 and context's product (stage 12): the plane steps, in order, on each block
+/// of rows. With plane_layout::whole_tensor the block is the whole [B,H,Sq,Sk] tensor and
+/// each step one pass over it; in rows, the blocks are query rows of one plane, and each
+/// stage shown is a pass of its own that computes its blocks anew from the scores. Emits
+/// the mask (stage 8, `mask_stage`) in its place. Returns context [B,H,Sq,dk] when a later
+/// stage needs it.
+std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
+    const config& c = r.c;
+    const bool whole = r.plan.layout == plane_layout::whole_tensor;
+    std::vector<stage_id> steps;  // the plane stages this run computes, in order
+    for (const stage_info& info : stage_table)
+        if (info.plane && r.needs(info.id)) steps.push_back(info.id);
+    const bool wants_context = r.needs(stage_id::context);
+    std::vector<stage_id> passes;
+    for (stage_id step : steps)
+        if (whole || r.plan.shows(step)) passes.push_back(step);
+    if (wants_context && (passes.empty() || passes.back() != steps.back())) passes.push_back(steps.back());
+
+    const std::size_t planes = chain.planes(), R = chain.rows, W = chain.width;
+    const std::size_t head_dim = chain.values != nullptr ? chain.values->values.shape()[3] : 0;
+    const std::size_t block_rows = whole ? R : std::clamp<std::size_t>(r.plan.block_rows ? r.plan.block_rows : R, 1, std::max<std::size_t>(R, 1));
+    const std::size_t planes_per_block = whole ? planes : 1;
+    std::shared_ptr<xt::xarray<float>> tensor_now;  // whole: the last step's [B,H,R,W]
+    bool handed_on = false;                         // whole: tensor_now was handed to the sink
+    std::vector<float> block_now;                   // in rows: [block_rows, W]
+    if (!whole) block_now.resize(block_rows * W);
+    xt::xarray<float> context;
+    if (wants_context) context = xt::xarray<float>::from_shape({chain.batch, chain.heads, R, head_dim});
+    bool weak_fill_done = !looks_for_weak_fill(c);
+
+    std::size_t next_step = 0;  // whole: the first step not yet applied to tensor_now
+    for (std::size_t k = 0; k < passes.size(); ++k) {
+        const stage_id target = passes[k];
+        if (target > stage_id::mask) mask_stage();
+        const bool shown = r.plan.shows(target);
+        const bool computes_context = wants_context && k + 1 == passes.size();
+        const std::size_t first = whole ? next_step : 0;
+        std::size_t last = first;
+        while (steps[last] != target) ++last;
+        next_step = last + 1;
+
+        weak_fill_finding finding;
+        plane_steps_state state{chain, nullptr};
+        if (!weak_fill_done && target >= stage_id::masked && steps[first] <= stage_id::masked) state.finding = &finding;
+        if (target == stage_id::dropout) {
+            if (whole) {
+                state.keep = std::make_shared<xt::xarray<float>>(xt::xarray<float>::from_shape({chain.batch, chain.heads, R, W}));
+                torch_generator(c.dropout.seed).rand(state.keep->data(), state.keep->size());
+            } else {
+                state.draws_from.emplace(c.dropout.seed);
+            }
+        }
+        stage in_rows;  // the stage handed on in rows
+        if (shown && !whole) {
+            std::vector<tensor> heads{shape_only(std::string(info_of(target).tensors[0]), score_dims, {chain.batch, chain.heads, R, W})};
+            if (target == stage_id::dropout)
+                heads.push_back(shape_only("keep", score_dims, {chain.batch, chain.heads, R, W}, element_type::boolean));
+            in_rows = r.make(target, std::move(heads));
+            r.sink.begin(r.so_far, in_rows);
+        }
+        // whole: a tensor of its own for this step when the sink keeps the last one
+        std::shared_ptr<xt::xarray<float>> source_tensor;
+        if (whole && (!tensor_now || (r.plan.sink_keeps && handed_on))) {
+            source_tensor = std::move(tensor_now);
+            tensor_now = std::make_shared<xt::xarray<float>>(xt::xarray<float>::from_shape({chain.batch, chain.heads, R, W}));
+            handed_on = false;
+        }
+        state.whole = whole ? tensor_now.get() : nullptr;
+        const float* source = source_tensor ? source_tensor->data() : nullptr;
+        float* data = whole ? tensor_now->data() : block_now.data();
+
+        for (std::size_t p = 0; p < planes; p += planes_per_block)
+            for (std::size_t row = 0; row < R; row += block_rows) {
+                rows_block block{p, planes_per_block, row, std::min(block_rows, R - row), data, source};
+                for (std::size_t s = first; s <= last; ++s) {
+                    state.apply(steps[s], block);
+                    block.source = nullptr;  // the next step works in place
+                }
+                if (shown && !whole) r.sink.rows(0, p * R + row, block.rows, block.data);
+                if (computes_context)  // 12. context rows: [rows,Sk] · [Sk,dk] -> [rows,dk]
+                    for_each_plane(chain, block, [&](const plane_block& b) { block_context(chain, b, context.data()); },
+                                   {R, head_dim, W});
+            }
+        if (state.finding != nullptr) {
             weak_fill_warning(c, finding, r.so_far.warnings);
             weak_fill_done = true;
         }
-        if (shown && target == "dropout") {  // keep: the same draws again, compared
+        if (!shown) continue;
+        if (whole) {
+            std::vector<tensor> tensors{named(std::string(info_of(target).tensors[0]), score_dims, tensor_storage(tensor_now))};
+            if (target == stage_id::dropout)
+                tensors.push_back(named("keep", score_dims, tensor_storage(state.keep), element_type::boolean));
+            r.emit(target, std::move(tensors));
+            handed_on = true;
+            continue;
+        }
+        if (target == stage_id::dropout) {  // keep: the same draws again, compared
             torch_generator again(c.dropout.seed);
-            for (std::size_t row = 0; row < chain.planes() * chain.rows; row += block_rows) {
-                const std::size_t count = std::min(block_rows, chain.planes() * chain.rows - row);
-                again.rand(block.data(), count * chain.width);
-                keep_from_draws(block.data(), count * chain.width, c.dropout.p);
-                r.sink.stage_rows(1, row, count, block.data());
+            for (std::size_t row = 0; row < planes * R; row += block_rows) {
+                const std::size_t count = std::min(block_rows, planes * R - row);
+                again.rand(block_now.data(), count * W);
+                keep_from_draws(block_now.data(), count * W, c.dropout.p);
+                r.sink.rows(1, row, count, block_now.data());
             }
         }
-        if (shown) r.sink.stage_end(r.so_far, head);
+        r.sink.end(r.so_far, in_rows);
     }
-    if (!mask_emitted) mask_stage();
+    if (!wants_context) return std::nullopt;
+    return named("context", {"batch", "head", "seq", "head_dim"}, std::move(context));
 }
 
-}  // namespace
+/// Stages 12-15 from context [B,H,Sq,dk].
+void context_to_output(run& r, const parameters& p, tensor context_tensor) {
+    const config& c = r.c;
+    stage context = r.emit(stage_id::context, {std::move(context_tensor)});
+    if (!r.needs(stage_id::merge)) return;
 
-void stage_sink::stage_begin(const trace&, const stage&) {
-    throw error("this sink takes no stages in rows");
+    // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk], context.transpose(1, 2): a view, not contiguous
+    // (--mistake merge_without_transpose: context.view(B,Sq,H,dk), the same storage read straight on)
+    const dims merge_dims{"batch", "seq", "head", "head_dim"};
+    const tensor& ctx = context.tensors[0];
+    const tensor_shape merge_shape{ctx.values.shape()[0], ctx.values.shape()[2], ctx.values.shape()[1],
+                                   ctx.values.shape()[3]};
+    stage merge = r.emit(stage_id::merge, {makes(c, mistake::merge_without_transpose)
+                                               ? as_strided(ctx, path_of(context, ctx), "context", merge_dims, merge_shape,
+                                                            contiguous_strides(merge_shape))
+                                               : swap_axes_1_2(context, ctx, merge_dims)});
+    if (!r.needs(stage_id::concat)) return;
+
+    // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side: merge.contiguous().view(B,Sq,D),
+    // the copy (a view when merge is contiguous already: one head, or one query)
+    const tensor_shape concat_shape{static_cast<std::size_t>(c.batch), static_cast<std::size_t>(c.seq),
+                                    static_cast<std::size_t>(c.d_model)};
+    const stage cat = r.emit(stage_id::concat, {contiguous_view(merge, merge.tensors[0], "concat",
+                                                                {"batch", "seq", "d_model"}, concat_shape)});
+    context = merge = stage{};  // concat holds what it needs
+    if (!r.needs(stage_id::output)) return;
+
+    // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D], on concat's row-major memory
+    r.emit(stage_id::output, {named("out", {"batch", "seq", "d_model"},  // (project: the projections' mistakes, ways 1 and 2)
+                                    project(c, true, cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))});
 }
-void stage_sink::stage_rows(std::size_t, std::size_t, std::size_t, const float*) {}
-void stage_sink::stage_end(const trace&, const stage&) {}
-
-void trace_keeper::stage_done(const trace&, const stage& s) { into_.stages.push_back(s); }
-
-namespace {
 
 /// Calls on_stage with the trace so far (the stages kept, the warnings known).
-class calling_keeper : public stage_sink {
+class calling_keeper : public trace_keeper {
 public:
-    calling_keeper(trace& into, const stage_callback& on_stage) : into_(into), on_stage_(on_stage) {}
-    void stage_done(const trace& so_far, const stage& s) override {
-        into_.stages.push_back(s);
+    calling_keeper(trace& into, const stage_callback& on_stage) : trace_keeper(into), into_(into), on_stage_(on_stage) {}
+    void end(const trace& so_far, const stage& s) override {
+        trace_keeper::end(so_far, s);
         into_.warnings = so_far.warnings;
         if (on_stage_) on_stage_(into_, into_.stages.back());
     }
@@ -527,77 +468,10 @@ private:
     const stage_callback& on_stage_;
 };
 
-/// Stages 8-12: the mask, the [B,H,Sq,Sk] chain (whole, or in rows when the plan
-/// says so and the sink takes rows) and context [B,H,Sq,dk] when a later stage needs it.
-/// `mask_stage` emits stage 8 in its place.
-std::optional<tensor> planes_and_context(run& r, const stage& tr, const mask_rows* mask,
-                                         const std::function<void()>& mask_stage) {
-    const config& c = r.c;
-    plane_chain chain = make_plane_chain(c, tr.tensors[0], tr.tensors[1], r.needs("context") ? &tr.tensors[2] : nullptr,
-                                         mask);
-    chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
-    // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
-    chain.fill = makes(c, mistake::fill_value) ? mistaken_fill(c, c.mistake_variant) : c.fill;
-    const std::size_t head_dim = tr.tensors[2].values.shape()[3];
-    const auto context_storage = [&] {
-        return xt::xarray<float>::from_shape({chain.batch, chain.heads, static_cast<std::size_t>(c.seq), head_dim});
-    };
-    const dims context_dims{"batch", "head", "seq", "head_dim"};
-    if (r.plan.layout == plane_layout::in_rows && r.sink.takes_rows() && !makes(c, mistake::softmax_axis)) {
-        if (!r.needs("context")) {
-            planes_in_rows(r, chain, mask_stage, nullptr);
-            return std::nullopt;
-        }
-        auto context = context_storage();  // [B,H,Sq,dk]
-        planes_in_rows(r, chain, mask_stage, context.data());
-        return named("context", context_dims, std::move(context));
-    }
-    tensor_storage weights = planes_whole(r, chain, mask_stage);
-    if (!r.needs("context")) return std::nullopt;
-    // 12. context: [B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk], per (batch, head) plane
-    auto context = context_storage();
-    const plane_product per_plane{chain.rows, tr.tensors[2].values.shape()[3], chain.width};  // [Sq,Sk]·[Sk,dk]
-    for_each_plane(chain, plane_step{const_cast<float*>(weights->data()), nullptr},  // read only: block_context writes `context`
-                   [&](const plane_block& b) { block_context(chain, b, context.data()); }, 0, chain.planes(), per_plane);
-    return named("context", context_dims, std::move(context));
-}
-
-/// Stages 12-15 from context [B,H,Sq,dk].
-void context_to_output(run& r, const parameters& p, tensor context_tensor) {
-    const config& c = r.c;
-    stage context = r.emit("context", {std::move(context_tensor)});
-    if (!r.needs("merge")) return;
-
-    // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk], context.transpose(1, 2): a view, not contiguous
-    // (--mistake merge_without_transpose: context.view(B,Sq,H,dk), the same storage read straight on)
-    const dims merge_dims{"batch", "seq", "head", "head_dim"};
-    const tensor& ctx = context.tensors[0];
-    const tensor_shape merge_shape{ctx.values.shape()[0], ctx.values.shape()[2], ctx.values.shape()[1],
-                                   ctx.values.shape()[3]};
-    stage merge = r.emit("merge", {makes(c, mistake::merge_without_transpose)
-                                       ? as_strided(ctx, path_of(context, ctx), "context", merge_dims, merge_shape,
-                                                    contiguous_strides(merge_shape))
-                                       : swap_axes_1_2(context, ctx, merge_dims)});
-    if (!r.needs("concat")) return;
-
-    // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side: merge.contiguous().view(B,Sq,D),
-    // the copy (a view when merge is contiguous already: one head, or one query)
-    const tensor_shape concat_shape{static_cast<std::size_t>(c.batch), static_cast<std::size_t>(c.seq),
-                                    static_cast<std::size_t>(c.d_model)};
-    const stage cat = r.emit(
-        "concat", {contiguous_view(merge, merge.tensors[0], "concat", {"batch", "seq", "d_model"}, concat_shape)});
-    context = merge = stage{};  // concat holds what it needs
-    if (!r.needs("output")) return;
-
-    // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D], on concat's row-major memory
-    r.emit("output", {named("out", {"batch", "seq", "d_model"},  // (project: the projections' mistakes, ways 1 and 2)
-                            project(c, true, cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))});
-}
-
 }  // namespace
 
 warning_list compute_stages(const config& c, const inputs& in, const stage_plan& plan, stage_sink& sink) {
-    run r{c, plan, sink, stages_needed(c, plan), trace{}};
+    run r{c, plan, sink, stages_needed(c, plan.shown), trace{}};
     r.so_far.cfg = c;
     r.so_far.warnings = in.warnings;
     for (warning& w : settings_advice(c)) r.so_far.warnings.push_back(std::move(w));
@@ -612,47 +486,50 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
     // later stage is computed
     xt::xarray<bool> mask;                 // when built whole
     std::optional<mask_rows> mask_by_row;  // what the planes read
-    if (r.needs("mask") && !r.shows("mask") && !in.mask && mask_rows::make_all_of(c)) {
+    if (r.needs(stage_id::mask) && !r.shows(stage_id::mask) && !in.mask && mask_rows::make_all_of(c)) {
         mask_by_row.emplace(c.mask, c.seq, c.kv_seq);
-    } else if (r.needs("mask")) {
+    } else if (r.needs(stage_id::mask)) {
         mask = build_mask(c, in.mask ? &*in.mask : nullptr);
         if (makes(c, mistake::mask_inverted)) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend
         mask_by_row.emplace(mask);
     }
     if (mask_by_row) warn_empty_rows(*mask_by_row, c, r.so_far.warnings);
-    bool mask_emitted = !r.shows("mask");
+    bool mask_emitted = !r.shows(stage_id::mask);
     const std::function<void()> mask_stage = [&] {
         if (mask_emitted) return;
         mask_emitted = true;
-        r.emit("mask", {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)});
+        r.emit(stage_id::mask, {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)});
     };
     const auto finish = [&] {
         mask_stage();
         return r.so_far.warnings;
     };
 
-    // 1-3. input, params, projections; or, with --q --k --v, the given projections
-    if (!in.qkv && r.shows("input")) {
-        std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};                   // [B,Sq,Din]
-        if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));  // [B,Sk,Dkv]
-        r.emit("input", std::move(input));
+    // 1. input: x [B,Sq,Din], and x_kv [B,Sk,Dkv] for cross-attention: drawn or read
+    if (!in.qkv && r.shows(stage_id::input)) {
+        std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};
+        if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));
+        r.emit(stage_id::input, std::move(input));
     }
-    if (!in.qkv && r.shows("params")) r.emit("params", param_tensors(p));
-    if (!r.needs("projections")) return finish();
-    // Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v
+    // 2. params: w_q [D,Din], w_k w_v [D,Dkv], w_o [D,D] and the biases [D]
+    if (!in.qkv && r.shows(stage_id::params)) r.emit(stage_id::params, param_tensors(p));
+    if (!r.needs(stage_id::projections)) return finish();
+
+    // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v   [B,S,Din] · [Din,D] -> [B,S,D]
     // (project: with --mistake weight_not_transposed x·W, with --mistake missing_bias no b)
     const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
-    stage proj = r.emit("projections", in.qkv ? projection_tensors(*in.qkv)
-                                              : projection_tensors({project(c, in.x, p.w_q, present(p.b_q)),  // [B,Sq,D]
-                                                                    project(c, x_kv, p.w_k, present(p.b_k)),   // [B,Sk,D]
-                                                                    project(c, x_kv, p.w_v, present(p.b_v))}));  // [B,Sk,D]
-    if (!r.needs("view")) return finish();
+    stage proj = r.emit(stage_id::projections,
+                        in.qkv ? projection_tensors(*in.qkv)
+                               : projection_tensors({project(c, in.x, p.w_q, present(p.b_q)),     // [B,Sq,D]
+                                                     project(c, x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
+                                                     project(c, x_kv, p.w_v, present(p.b_v))}));  // [B,Sk,D]
+    if (!r.needs(stage_id::view)) return finish();
 
     // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads: views of the projections
-    stage view = r.emit("view", {split_heads(proj, proj.tensors[0], heads, {"batch", "seq", "head", "head_dim"}),
-                                 split_heads(proj, proj.tensors[1], heads, {"batch", "kv_seq", "head", "head_dim"}),
-                                 split_heads(proj, proj.tensors[2], heads, {"batch", "kv_seq", "head", "head_dim"})});
-    if (!r.needs("transpose")) return finish();
+    stage view = r.emit(stage_id::view, {split_heads(proj, proj.tensors[0], heads, {"batch", "seq", "head", "head_dim"}),
+                                         split_heads(proj, proj.tensors[1], heads, {"batch", "kv_seq", "head", "head_dim"}),
+                                         split_heads(proj, proj.tensors[2], heads, {"batch", "kv_seq", "head", "head_dim"})});
+    if (!r.needs(stage_id::transpose)) return finish();
 
     // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis: views again, not contiguous
     // (--mistake split_without_transpose: projections.q.view(B,H,S,dk) instead, contiguous and wrong)
@@ -661,12 +538,24 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
         return makes(c, mistake::split_without_transpose) ? split_by_plain_view(proj, proj.tensors[i], heads, d)
                                                           : swap_axes_1_2(view, view.tensors[i], d);
     };
-    stage tr = r.emit("transpose", {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")});
-    if (!r.needs("scores")) return finish();
-    std::optional<tensor> context = planes_and_context(r, tr, mask_by_row ? &*mask_by_row : nullptr, mask_stage);
+    stage tr = r.emit(stage_id::transpose, {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")});
+    if (!r.needs(stage_id::scores)) return finish();
+
+    // 6-11. scores = Q·Kᵀ, scaled = scores / √dk, masked = fill where the mask is false,
+    // weights = softmax(dim=-1), dropout: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk], then
+    // elementwise and row by row; and 12's product, context = weights · V [B,H,Sq,dk]
+    plane_chain chain = make_plane_chain(c, tr.tensors[0], tr.tensors[1],
+                                         r.needs(stage_id::context) ? &tr.tensors[2] : nullptr,
+                                         mask_by_row ? &*mask_by_row : nullptr);
+    chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
+    // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
+    chain.fill = makes(c, mistake::fill_value) ? mistaken_fill(c, c.mistake_variant) : c.fill;
+    std::optional<tensor> context = plane_steps(r, chain, mask_stage);
     proj = view = tr = stage{};  // q, k, v: no later stage reads them
     mask_by_row.reset();
     mask = xt::xarray<bool>();
+
+    // 12-15. context, merge, concat, output
     if (context) context_to_output(r, p, std::move(*context));
     return finish();
 }
@@ -674,7 +563,7 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
 trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage) {
     trace t;
     t.cfg = c;
-    t.stages.reserve(stage_table.size());  // stages are referenced while later ones are added
+    t.stages.reserve(stage_count);  // stages are referenced while later ones are added
     calling_keeper keeper(t, on_stage);
     t.warnings = compute_stages(c, in, stage_plan::every_stage(), keeper);
     return t;

@@ -1,6 +1,10 @@
 #include "attn/compute/mask.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -128,6 +132,66 @@ std::string mask_kinds_to_string(const mask_spec& spec) {
     add(spec.window, "window");
     add(spec.random, "random");
     return text.empty() ? "none" : text;
+}
+
+namespace {
+
+// Up to this many rows with no allowed key get a warning each; more get one that lists them.
+constexpr std::size_t rows_named_one_by_one = 3;
+
+/// The (batch, query) rows of the mask [B,1,Sq,Sk] in which no key may be attended.
+std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const config& c, const mask_rows& mask) {
+    const auto batch = static_cast<std::size_t>(c.batch), sq = static_cast<std::size_t>(c.seq),
+               sk = static_cast<std::size_t>(c.kv_seq);
+    std::vector<std::pair<std::size_t, std::size_t>> rows;
+    const std::unique_ptr<bool[]> scratch(new bool[std::max<std::size_t>(sk, 1)]);
+    for (std::size_t b = 0; b < batch; ++b)
+        for (std::size_t i = 0; i < sq; ++i) {
+            const bool* row = mask.row(b, i, scratch.get());
+            if (std::find(row, row + sk, true) == row + sk) rows.emplace_back(b, i);
+        }
+    return rows;
+}
+
+}  // namespace
+
+/// Warnings about the rows in which no key may be attended: one per row when
+/// there are few ("batch 1, query 3: no key may be attended, so its weights are
+/// NaN (fill -inf)", or "0 (--safe-softmax)"), else one that names them,
+/// consecutive rows of a batch item as a range ("batch 1 queries 0..3, batch 2
+/// query 5"), the first eight ranges.
+void warn_empty_rows(const mask_rows& mask, const config& c, warning_list& out) {
+    const auto rows = empty_rows(c, mask);
+    if (rows.empty()) return;
+    // what softmax makes of such a row: 0 with --safe-softmax, else NaN for -inf, uniform for a finite fill
+    const std::string becomes = c.safe_softmax ? "0 (--safe-softmax)"
+                                : std::isinf(c.fill) ? "NaN (fill " + fill_text(c) + ")"
+                                                     : "uniform (fill " + fill_text(c) + ")";
+    if (rows.size() <= rows_named_one_by_one) {
+        for (const auto& [b, i] : rows)
+            out.push_back({"softmax", "batch " + std::to_string(b) + ", query " + std::to_string(i) +
+                                          ": no key may be attended, so its weights are " + becomes});
+        return;
+    }
+    std::string names;
+    std::size_t runs = 0;
+    for (std::size_t k = 0; k < rows.size();) {
+        std::size_t last = k;  // rows[k..last]: consecutive queries of one batch item
+        while (last + 1 < rows.size() && rows[last + 1].first == rows[k].first &&
+               rows[last + 1].second == rows[last].second + 1)
+            ++last;
+        if (++runs <= 8) {
+            const std::string first = std::to_string(rows[k].second);
+            names += (runs > 1 ? ", batch " : "batch ") + std::to_string(rows[k].first) +
+                     (last == k ? " query " + first : " queries " + first + ".." + std::to_string(rows[last].second));
+        }
+        k = last + 1;
+    }
+    if (runs > 8) names += ", ... (" + std::to_string(rows.size()) + " rows in all)";
+    out.push_back({"softmax", "no key may be attended in " + names + ": their weights are " +
+                                  (c.safe_softmax       ? std::string("0 (--safe-softmax)")
+                                   : std::isinf(c.fill) ? std::string("NaN (the fill is -inf; PyTorch gives NaN too)")
+                                                        : "uniform (the fill " + fill_text(c) + " is finite)")});
 }
 
 }  // namespace attn

@@ -40,7 +40,7 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
     const std::uint64_t per_query = floats(product({B, Sq, D}));                           // [B,Sq,D]
     const std::uint64_t bias = c.qkv_bias ? product({3, D}) : 0;
 
-    const auto bytes_of = [&](std::string_view name) -> std::uint64_t {
+    const auto bytes_of = [&](std::string_view name) -> std::uint64_t {  // name: a stage_table name
         if (name == "input") return floats(sum({product({B, Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
         if (name == "params")
             return floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
@@ -100,16 +100,16 @@ namespace {
                 std::to_string(c.seq) + "," + std::to_string(c.kv_seq) + "]");
 }
 
-bool is_plane_stage(std::string_view name) {
-    return name == "scores" || name == "scaled" || name == "masked" || name == "softmax" || name == "dropout";
-}
+bool is_plane_stage(std::string_view name) { return find_stage_info(name)->plane; }
+
+bool needs(stage_set needed, std::string_view name) { return (needed & stage_bit(find_stage_info(name)->id)) != 0; }
 
 /// The stages `plan` needs, with their bytes.
 std::vector<stage_bytes> needed_stage_bytes(const config& c, const stage_plan& plan) {
-    const auto needed = stages_needed(c, plan);
+    const stage_set needed = stages_needed(c, plan.shown);
     std::vector<stage_bytes> stages;
     for (const stage_bytes& s : estimate_stage_bytes(c))
-        if (needed[static_cast<std::size_t>(find_stage_info(s.stage)->step - 1)]) stages.push_back(s);
+        if (needs(needed, s.stage)) stages.push_back(s);
     return stages;
 }
 
@@ -127,8 +127,8 @@ std::uint64_t held_outside_planes(const config& c, const stage_plan& plan) {
     for (const stage_bytes& s : needed_stage_bytes(c, plan)) {
         if (is_plane_stage(s.stage)) continue;
         const bool input_copy = s.stage == "input" || s.stage == "params";
-        if (input_copy && !plan.shows(s.stage)) continue;
-        if (s.stage == "mask" && !plan.shows("mask")) {  // the booleans only: no float copy is made
+        if (input_copy && !plan.shows(find_stage_info(s.stage)->id)) continue;
+        if (s.stage == "mask" && !plan.shows(stage_id::mask)) {  // the booleans only: no float copy is made
             if (!mask_rows::make_all_of(c)) total = add(total, product({c.batch, c.seq, c.kv_seq}));  // else none held
             continue;
         }
@@ -140,15 +140,15 @@ std::uint64_t held_outside_planes(const config& c, const stage_plan& plan) {
 /// The [B,H,Sq,Sk] stages' bytes for a streaming run: one tensor shared in place (and
 /// dropout's keep), or one block of rows (and its draws) plus a copy of a K and a V plane.
 std::uint64_t plane_bytes(const config& c, const stage_plan& plan, std::size_t block_rows) {
-    const auto needed = stages_needed(c, plan);
+    const stage_set needed = stages_needed(c, plan.shown);
     bool any = false;
     for (const stage_info& info : stage_table)
-        if (is_plane_stage(info.name) && needed[static_cast<std::size_t>(info.step - 1)]) any = true;
+        if (info.plane && (needed & stage_bit(info.id))) any = true;
     if (!any) return 0;
     const std::int64_t B = c.batch, H = c.heads, Sq = c.seq, Sk = c.kv_seq;
-    const std::uint64_t copies = c.dropout.applied() && needed[static_cast<std::size_t>(find_stage_info("dropout")->step - 1)] ? 2 : 1;
+    const std::uint64_t copies = (needed & stage_bit(stage_id::dropout)) ? 2 : 1;
     if (plan.layout == plane_layout::whole_tensor)
-        return floats(product({static_cast<std::int64_t>(copies + plan.spare_planes), B, H, Sq, Sk}));
+        return floats(product({static_cast<std::int64_t>(copies), B, H, Sq, Sk}));
     const std::int64_t rows = static_cast<std::int64_t>(block_rows);
     return add(floats(product({static_cast<std::int64_t>(copies), rows, std::max(Sq, Sk)})),
                floats(product({2, std::max(Sq, Sk), c.d_model / std::max<std::int64_t>(H, 1)})));
@@ -164,7 +164,8 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
 
 void check_least_memory(const config& c, std::uint64_t limit_bytes) {
     stage_plan leanest = stage_plan::of({"input"});
-    if (c.mask.any() && !mask_rows::make_all_of(c)) leanest.show("mask");  // that mask is held whole
+    leanest.sink_keeps = false;
+    if (c.mask.any() && !mask_rows::make_all_of(c)) leanest.show(stage_id::mask);  // that mask is held whole
     leanest.layout = plane_layout::in_rows;
     leanest.block_rows = 1;
     const std::uint64_t least = estimate_plan_bytes(c, leanest, false);
@@ -188,15 +189,13 @@ std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool 
 void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows,
                  std::uint64_t writer_bytes) {
     const std::size_t plane_rows = static_cast<std::size_t>(c.mistake == mistake::q_k_swapped ? c.kv_seq : c.seq);
-    const auto needed = stages_needed(c, plan);
+    const stage_set needed = stages_needed(c, plan.shown);
     std::size_t shown_planes = 0;
     for (const stage_info& info : stage_table)
-        if (is_plane_stage(info.name) && needed[static_cast<std::size_t>(info.step - 1)] && plan.shows(info.name))
-            ++shown_planes;
+        if (info.plane && (needed & stage_bit(info.id)) && plan.shows(info.id)) ++shown_planes;
     const auto need = [&] { return add(estimate_plan_bytes(c, plan, keeps), writer_bytes); };
     const auto fits = [&] { return need() <= limit_bytes; };
-    const std::size_t spares_asked = keeps || shown_planes == 0 ? 0 : std::min(plan.spare_planes, shown_planes - 1);
-    plan.spare_planes = 0;
+    plan.sink_keeps = keeps;
     plan.layout = plane_layout::whole_tensor;
     plan.block_rows = 0;
     const bool rows_possible = !keeps && c.mistake != mistake::softmax_axis;
@@ -208,13 +207,7 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
         plan.layout = plane_layout::in_rows;
         plan.block_rows = plane_rows;  // a whole plane: the bits of the whole tensor
     }
-    if (fits()) {
-        if (plan.layout == plane_layout::whole_tensor) {
-            plan.spare_planes = spares_asked;  // as many as fit too
-            while (plan.spare_planes > 0 && !fits()) --plan.spare_planes;
-        }
-        return;
-    }
+    if (fits()) return;
     if (!rows_possible) refuse(c, need(), limit_bytes, needed_stage_bytes(c, plan));
     plan.layout = plane_layout::in_rows;
     // as many rows as fit: the bytes grow by the same amount with each row

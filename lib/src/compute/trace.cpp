@@ -4,44 +4,6 @@
 
 namespace attn {
 
-const stage_info* find_stage_info(std::string_view name) {
-    for (const auto& info : stage_table)
-        if (info.name == name) return &info;
-    return nullptr;
-}
-
-const stage_info* find_stage_info(int step) {
-    for (const auto& info : stage_table)
-        if (info.step == step) return &info;
-    return nullptr;
-}
-
-std::vector<const stage_info*> stages_holding(std::string_view tensor) {
-    std::vector<const stage_info*> found;
-    if (tensor.empty()) return found;
-    for (const auto& entry : stage_tensor_table)
-        for (std::string_view name : entry.tensors)
-            if (name == tensor) found.push_back(find_stage_info(entry.stage));
-    return found;
-}
-
-std::string stage_names_list() {
-    std::string names;
-    for (const auto& info : stage_table) {
-        if (!names.empty()) names += ", ";
-        names += info.name;
-    }
-    return names;
-}
-
-bool stage_in_run(const config& c, std::string_view name) {
-    if (name == "mask" || name == "masked") return c.mask.any();
-    if (name == "input" || name == "params") return !c.from_projections;
-    if (name == "dropout") return c.dropout.applied();
-    if (name == "output") return c.out_proj;
-    return find_stage_info(name) != nullptr;
-}
-
 const tensor& stage::at(std::string_view tensor_name) const {
     for (const auto& t : tensors)
         if (t.name == tensor_name) return t;

@@ -263,7 +263,12 @@ void json_stream::open_stage(const trace& so_far, const stage& s) {
     warnings_in_head_ = so_far.warnings_of(s.name()).size();
 }
 
-void json_stream::stage_done(const trace& so_far, const stage& s) {
+void json_stream::begin(const trace& so_far, const stage& s) {
+    if (s.in_rows()) {
+        begin_rows(so_far, s);
+        return;
+    }
+    open_ = false;
     if (!options_.shows(s.name())) return;
     if (lines_) {
         render_json_line(so_far, s, options_, out_);
@@ -276,7 +281,7 @@ void json_stream::stage_done(const trace& so_far, const stage& s) {
     write_stage(so_far, s, options_, false, out_);
 }
 
-void json_stream::stage_begin(const trace& so_far, const stage& s) {
+void json_stream::begin_rows(const trace& so_far, const stage& s) {
     open_ = options_.shows(s.name());
     if (!open_) return;
     open_stage(so_far, s);
@@ -304,7 +309,7 @@ void json_stream::end_tensor() {
     out_.put('}');
 }
 
-void json_stream::stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
+void json_stream::rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
     if (!open_) return;
     if (static_cast<std::ptrdiff_t>(index) != tensor_) start_tensor(index);
     const tensor& head = heads_[index];
@@ -319,7 +324,7 @@ void json_stream::stage_rows(std::size_t index, std::size_t first_row, std::size
         if (keeps_row(shape, selection_, first_row + r)) writer_->row(rows + r * width);
 }
 
-void json_stream::stage_end(const trace& so_far, const stage& s) {
+void json_stream::end(const trace& so_far, const stage& s) {
     if (!open_) return;
     start_tensor(heads_.size() - 1);  // every tensor opened, even one without rows
     end_tensor();

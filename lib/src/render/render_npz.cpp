@@ -27,49 +27,20 @@ void begin_array(npz_writer& zip, const std::string& name, const std::vector<std
     zip.begin_array(name, shape, boolean, data_alignment(shape, boolean));
 }
 
-/// Whether `t` goes to the archive as it is, from its own storage, large enough to lend.
-bool lendable(const tensor& t, const tensor_selection& selection) {
-    return selection.whole() && t.contiguous() && t.storage && t.type == element_type::float32 &&
-           t.values.size() * sizeof(float) >= lend_bytes;
-}
-
 }  // namespace
 
 npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
     : cfg_(c), options_(options), zip_(zip) {}
 
-void npz_stream::stage_partly_done(const trace&, const stage& s, std::size_t ready) {
-    if (!options_.shows(s.name()) || s.tensors.empty()) return;
-    const tensor& t = s.tensors[0];
-    if (!lendable(t, select_in(t, options_))) return;
-    const std::string name = std::string(s.name()) + "." + t.name;
-    if (ahead_ != name) {
-        begin_array(zip_, name, {t.values.shape().begin(), t.values.shape().end()}, false);
-        ahead_ = name;
-        ahead_written_ = 0;
+void npz_stream::begin(const trace&, const stage& s) {
+    if (s.in_rows()) {
+        begin_rows(s);
+        return;
     }
-    if (ready > ahead_written_) zip_.write_lent(t.values.data() + ahead_written_, ready - ahead_written_, t.storage);
-    ahead_written_ = std::max(ahead_written_, ready);
-}
-
-void npz_stream::stage_done(const trace&, const stage& s) {
+    open_ = false;
     if (!options_.shows(s.name())) return;
     for (const tensor& whole : s.tensors) {
         const tensor_selection selection = select_in(whole, options_);
-        if (lendable(whole, selection)) {  // written while the run goes on, not copied
-            const std::string name = std::string(s.name()) + "." + whole.name;
-            std::size_t from = 0;
-            if (ahead_ == name) {  // begun by stage_partly_done
-                from = ahead_written_;
-                ahead_.clear();
-            } else {
-                begin_array(zip_, name, {whole.values.shape().begin(), whole.values.shape().end()}, false);
-            }
-            if (from < whole.values.size())
-                zip_.write_lent(whole.values.data() + from, whole.values.size() - from, whole.storage);
-            zip_.end_array();
-            continue;
-        }
         // a view cut to its part, or a view that is not contiguous, copied in row-major order
         const tensor copy = selection.whole() && whole.contiguous() ? tensor{}
                             : selection.whole() ? tensor{whole.name, whole.dims, row_major_copy(whole), whole.type}
@@ -82,7 +53,7 @@ void npz_stream::stage_done(const trace&, const stage& s) {
     }
 }
 
-void npz_stream::stage_begin(const trace&, const stage& s) {
+void npz_stream::begin_rows(const stage& s) {
     open_ = options_.shows(s.name());
     stage_name_ = std::string(s.name());
     heads_ = s.tensors;
@@ -98,7 +69,7 @@ void npz_stream::start_array(std::size_t index) {
     }
 }
 
-void npz_stream::stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
+void npz_stream::rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
     if (!open_) return;
     start_array(index);
     const tensor& head = heads_[index];
@@ -112,7 +83,7 @@ void npz_stream::stage_rows(std::size_t index, std::size_t first_row, std::size_
         if (keeps_row(shape, selection_, first_row + r)) zip_.write(rows + r * width, width);
 }
 
-void npz_stream::stage_end(const trace&, const stage&) {
+void npz_stream::end(const trace&, const stage&) {
     if (!open_) return;
     start_array(heads_.size() - 1);
     zip_.end_array();
@@ -129,7 +100,10 @@ void render_npz(const trace& t, const render_options& options, const std::string
     output_file file(path, what);
     npz_writer zip(file.stream(), what);
     npz_stream npz(t.cfg, options, zip);
-    for (const stage& s : t.stages) npz.stage_done(t, s);
+    for (const stage& s : t.stages) {
+        npz.begin(t, s);
+        npz.end(t, s);
+    }
     npz.finish();
     file.commit();
 }

@@ -78,11 +78,20 @@ float* summary_keeper::reserve(std::size_t count) {
     return memory_.back()->data();
 }
 
-void summary_keeper::stage_done(const trace&, const stage& s) {
+void summary_keeper::begin(const trace&, const stage& s) {
+    if (s.in_rows()) {
+        begin_rows(s);
+        return;
+    }
     stage kept = s;
     for (tensor& t : kept.tensors) {
         const printed_rows rows = rows_printed(t);
-        if (!keeps_in_part(t, rows)) continue;  // kept as it is, sharing its storage
+        if (!keeps_in_part(t, rows)) {
+            // kept as it is, sharing its storage; but a [B,H,Sq,Sk] tensor is copied: the
+            // run changes its storage in place for the next step (stage_plan::sink_keeps)
+            if (s.info->plane) t = tensor(t.name, t.dims, xt::xarray<float>(t.values), t.type);
+            continue;
+        }
         const std::size_t width = t.values.shape().back();
         const std::size_t row_count = t.values.size() / std::max<std::size_t>(width, 1);
         float* to = reserve(t.values.size());
@@ -94,7 +103,7 @@ void summary_keeper::stage_done(const trace&, const stage& s) {
     into_.stages.push_back(std::move(kept));
 }
 
-void summary_keeper::stage_begin(const trace&, const stage& s) {
+void summary_keeper::begin_rows(const stage& s) {
     begun_ = s;
     printed_.clear();
     written_.clear();
@@ -104,7 +113,7 @@ void summary_keeper::stage_begin(const trace&, const stage& s) {
     }
 }
 
-void summary_keeper::stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
+void summary_keeper::rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
     const std::size_t width = begun_.tensors[index].values.shape().back();
     const printed_rows& printed = printed_[index];
     for (std::size_t r = 0; r < count; ++r)
@@ -112,7 +121,8 @@ void summary_keeper::stage_rows(std::size_t index, std::size_t first_row, std::s
             std::memcpy(written_[index] + (first_row + r) * width, rows + r * width, width * sizeof(float));
 }
 
-void summary_keeper::stage_end(const trace&, const stage&) {
+void summary_keeper::end(const trace&, const stage& s) {
+    if (!s.in_rows()) return;
     for (std::size_t k = 0; k < begun_.tensors.size(); ++k)
         begun_.tensors[k] = reading_from(std::move(begun_.tensors[k]), written_[k]);
     into_.stages.push_back(std::move(begun_));

@@ -7,6 +7,7 @@
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
+#include "attn/compute/stage_sink.hpp"
 #include "attn/teach/check_shape.hpp"
 #include "attn/teach/mistake_text.hpp"
 
@@ -84,25 +85,22 @@ const tensor& tensor_asked(const stage& s, std::string_view name) {
                       std::string(name) + " (it has " + names + ")");
 }
 
-/// Thrown by the stage callback once the stage asked for is computed: the later stages are not needed.
-struct stage_reached {};
-
-/// The tensor `stage_name`.`tensor_name` of the run `c` (with its mistake), computed up to
-/// that stage; nullopt when that run cannot be computed or lacks the stage.
+/// The tensor `stage_name`.`tensor_name` of the run `c` (with its mistake): the run computes
+/// that stage and what it reads, nothing after; nullopt when that run cannot be computed
+/// or lacks the stage.
 std::optional<xt::xarray<float>> tensor_of_run(const config& c, const inputs& in, std::string_view stage_name,
                                                std::string_view tensor_name) {
-    std::optional<xt::xarray<float>> found;
-    const auto keep_and_stop = [&](const trace&, const stage& s) {
-        if (s.name() != stage_name) return;
-        found = xt::xarray<float>(tensor_asked(s, tensor_name).values);
-        throw stage_reached{};
-    };
+    trace kept;
+    kept.cfg = c;
+    trace_keeper keeper(kept);
     try {
-        compute_trace(c, in, keep_and_stop);
-    } catch (const stage_reached&) {
+        compute_stages(c, in, stage_plan::of({std::string(stage_name)}), keeper);
     } catch (const error&) {
+        return std::nullopt;
     }
-    return found;
+    const stage* s = kept.find(stage_name);
+    if (s == nullptr) return std::nullopt;
+    return xt::xarray<float>(tensor_asked(*s, tensor_name).values);
 }
 
 /// Whether the diagnosis tries mistake `wrong` for stage `asked`: when the run can make it,

@@ -89,12 +89,10 @@ config exercise_config(json j, const std::string& path) {
     return config_from_json(j, path);
 }
 
-/// Whether the stage called `stage` can hold a tensor called `tensor` (trace.hpp's table).
+/// Whether the stage called `stage` can hold a tensor called `tensor` (stage_table.hpp).
 bool stage_has_tensor(std::string_view stage, std::string_view tensor) {
-    for (const stage_tensors& st : stage_tensor_table)
-        if (st.stage == stage)
-            return std::find(st.tensors.begin(), st.tensors.end(), tensor) != st.tensors.end();
-    return false;
+    const stage_info* info = find_stage_info(stage);
+    return info != nullptr && std::find(info->tensors.begin(), info->tensors.end(), tensor) != info->tensors.end();
 }
 
 /// "scaled.scaled" -> {"scaled", "scaled"}; throws naming the file for anything else.

@@ -10,6 +10,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/warning.hpp"
 
 namespace attn {
 
@@ -51,6 +52,11 @@ private:
     const mask_spec* rules_ = nullptr;
     std::int64_t sq_, sk_;
 };
+
+/// Warnings about the rows of `mask` in which no key may be attended (on the softmax
+/// stage): one per row when there are few ("batch 1, query 3: no key may be attended, so
+/// its weights are NaN (fill -inf)"), else one that names them as ranges.
+void warn_empty_rows(const mask_rows& mask, const config& c, warning_list& out);
 
 /// Parses --mask: "none" or kinds joined by '+' ("causal+padding"). Sets the
 /// kind flags of `spec` and leaves its other fields alone; throws usage_error

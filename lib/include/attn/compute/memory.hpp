@@ -44,7 +44,7 @@ void check_least_memory(const config& c, std::uint64_t limit_bytes);
 /// shown (and the run every stage it needs, as the whole trace does: estimate_total_bytes
 /// for every stage); a streaming sink holds none, so the run holds the inputs, q k v,
 /// the mask, context and after, and for the [B,H,Sq,Sk] stages one shared tensor
-/// (whole_tensor; one more with dropout's keep, and plan.spare_planes more) or one
+/// (whole_tensor; one more with dropout's keep) or one
 /// block of rows (in_rows).
 std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool keeps);
 
@@ -55,9 +55,7 @@ std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool 
 /// else whole tensors when they fit, else rows. Rows come in blocks of the whole plane
 /// unless that does not fit, then of as many rows as fit; `block_rows` > 0 forces blocks
 /// of that many rows (--block-rows, for tests). `writer_bytes` is what the output holds
-/// on its way out (background_writer::bytes_for), counted in every estimate. The
-/// plan.spare_planes asked for (the sink lends the stages it writes) are kept for whole
-/// tensors, as many as fit, and fewer than the shown [B,H,Sq,Sk] stages.
+/// on its way out, counted in every estimate. Sets plan.sink_keeps to `keeps`.
 void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows = 0,
                  std::uint64_t writer_bytes = 0);
 

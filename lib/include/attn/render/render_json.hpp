@@ -58,16 +58,15 @@ public:
     json_stream(const config& c, const render_options& options, std::ostream& out, bool lines);
     ~json_stream() override;
 
-    void stage_done(const trace& so_far, const stage& s) override;
-    bool takes_rows() const override { return true; }
-    void stage_begin(const trace& so_far, const stage& s) override;
-    void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
-    void stage_end(const trace& so_far, const stage& s) override;
+    void begin(const trace& so_far, const stage& s) override;
+    void rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
+    void end(const trace& so_far, const stage& s) override;
 
     /// Ends the document with the run's warnings (nothing for JSON lines).
     void finish(const warning_list& warnings);
 
 private:
+    void begin_rows(const trace& so_far, const stage& s);
     void open_stage(const trace& so_far, const stage& s);
     void start_tensor(std::size_t index);
     void end_tensor();

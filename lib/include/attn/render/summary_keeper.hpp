@@ -12,8 +12,9 @@
 // Rows nobody prints read as 0 (and are never read: tests/render/test_summary_keeper.cpp
 // holds the text to what the whole trace prints).
 //
-// Stages come whole (stage_done: copied into the reserved memory when summarised, so
-// the run may reuse its buffer in place; else kept, sharing storage) or in rows.
+// Stages come whole (copied into the reserved memory when summarised; else kept, sharing
+// storage, but for the [B,H,Sq,Sk] tensors, copied: the run reuses their storage in
+// place) or in rows.
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -32,13 +33,12 @@ public:
     summary_keeper(const summary_keeper&) = delete;
     summary_keeper& operator=(const summary_keeper&) = delete;
 
-    void stage_done(const trace& so_far, const stage& s) override;
-    bool takes_rows() const override { return true; }
-    void stage_begin(const trace& so_far, const stage& s) override;
-    void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
-    void stage_end(const trace& so_far, const stage& s) override;
+    void begin(const trace& so_far, const stage& s) override;
+    void rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
+    void end(const trace& so_far, const stage& s) override;
 
 private:
+    void begin_rows(const stage& s);
     class reserved_floats;
     /// Which rows (over every axis but the last, in row-major order) a tensor's printing reads.
     struct printed_rows {

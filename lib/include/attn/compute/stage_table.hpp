@@ -1,0 +1,120 @@
+#pragma once
+// The stages of multi-head attention (CLI.md, "The stages"): every fact about a stage
+// in one row of stage_table, a stage known by its stage_id everywhere but the command
+// line, where names and numbers are parsed once (find_stage_info).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+struct config;
+
+/// The stages in order: stage_table[static_cast<std::size_t>(id)] is id's row.
+enum class stage_id : std::uint8_t {
+    input, params, projections, view, transpose,
+    scores, scaled, mask, masked, softmax, dropout,
+    context, merge, concat, output,
+};
+inline constexpr std::size_t stage_count = 15;
+
+/// Why a run may lack a stage.
+enum class absent_unless : std::uint8_t {
+    always_there,
+    drawn_or_read,  // input, params: not when the run starts at the projections (--q --k --v)
+    masked,         // mask, masked: only with a mask
+    training,       // dropout: only with --dropout P > 0 and --train
+    out_proj,       // output: not with --no-out-proj
+};
+
+/// A set of stages, as a bit per stage_id.
+using stage_set = std::uint32_t;
+constexpr stage_set stage_bit(stage_id id) { return stage_set{1} << static_cast<unsigned>(id); }
+template <typename... Ids>
+constexpr stage_set stages(Ids... ids) { return (stage_set{0} | ... | stage_bit(ids)); }
+
+struct stage_info {
+    stage_id id;
+    int step;                  // 1..15, the position in CLI.md's table
+    std::string_view name;     // "scores": the key in JSON and the --stage name
+    std::string_view title;    // what happened, in words
+    std::string_view formula;  // what happened, in symbols (teach/stage_text.hpp says it for a run)
+    std::array<std::string_view, 8> tensors;  // what it can hold, in order ("" after the last)
+    bool plane;                // its tensors are [B,H,Sq,Sk], made by the plane steps a block of rows at a time
+    stage_set reads;           // the stages it is computed from
+    bool reads_previous_plane; // and the plane stage before it in this run (softmax: masked or scaled)
+    absent_unless absent;
+};
+
+// clang-format off
+inline constexpr std::array<stage_info, stage_count> stage_table{{
+    {stage_id::input, 1, "input", "the token embeddings",
+     "x = torch.randn(B,Sq,Din); x_kv = torch.randn(B,Sk,Dkv) if cross",
+     {"x", "x_kv"}, false, 0, false, absent_unless::drawn_or_read},
+    {stage_id::params, 2, "params", "weights in nn.Linear layout [out, in]", "y = x·Wᵀ + b",
+     {"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"}, false, 0, false, absent_unless::drawn_or_read},
+    // the projections read the inputs themselves: input and params are computed only when shown
+    {stage_id::projections, 3, "projections", "queries, keys and values",
+     "Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v",
+     {"q", "k", "v"}, false, 0, false, absent_unless::always_there},
+    {stage_id::view, 4, "view", "split the last axis into heads (no data moves)", "[B,S,D] -> [B,S,H,dk]",
+     {"q", "k", "v"}, false, stages(stage_id::projections), false, absent_unless::always_there},
+    {stage_id::transpose, 5, "transpose", "heads become a batch axis", "[B,S,H,dk] -> [B,H,S,dk]",
+     {"q", "k", "v"}, false, stages(stage_id::view), false, absent_unless::always_there},
+    {stage_id::scores, 6, "scores", "every query against every key, per head", "Q·Kᵀ",
+     {"scores"}, true, stages(stage_id::transpose), false, absent_unless::always_there},
+    {stage_id::scaled, 7, "scaled", "scores scaled by the square root of the head width", "Q·Kᵀ / √dk",
+     {"scaled"}, true, stages(stage_id::scores), false, absent_unless::always_there},
+    {stage_id::mask, 8, "mask", "where each query may attend (true = may attend)",
+     "mask[b,0,i,j]: may query i attend key j?",
+     {"mask"}, false, 0, false, absent_unless::masked},
+    {stage_id::masked, 9, "masked", "scaled scores with the fill value where the mask is false",
+     "masked_fill(mask == false, fill)",
+     {"masked"}, true, stages(stage_id::scaled, stage_id::mask), false, absent_unless::masked},
+    {stage_id::softmax, 10, "softmax", "attention weights: softmax over the key axis (last)",
+     "softmax(masked or scaled, dim=-1)",
+     {"weights"}, true, 0, true, absent_unless::always_there},
+    {stage_id::dropout, 11, "dropout", "weights after dropout (training mode only)", "weights · keep / (1 - p)",
+     {"weights", "keep"}, true, stages(stage_id::softmax), false, absent_unless::training},
+    {stage_id::context, 12, "context", "each query's weighted sum of the values", "weights·V",
+     {"context"}, false, stages(stage_id::transpose), true, absent_unless::always_there},
+    {stage_id::merge, 13, "merge", "transpose back: heads next to each other per position",
+     "[B,H,Sq,dk] -> [B,Sq,H,dk]",
+     {"context"}, false, stages(stage_id::context), false, absent_unless::always_there},
+    {stage_id::concat, 14, "concat", "heads side by side again", "[B,Sq,H,dk] -> [B,Sq,D]",
+     {"concat"}, false, stages(stage_id::merge), false, absent_unless::always_there},
+    {stage_id::output, 15, "output", "the output projection", "out = concat·W_oᵀ + b_o",
+     {"out"}, false, stages(stage_id::concat), false, absent_unless::out_proj},
+}};
+// clang-format on
+
+constexpr const stage_info& info_of(stage_id id) { return stage_table[static_cast<std::size_t>(id)]; }
+
+/// The entry of stage_table called `name`, or nullptr (for the command line and files).
+const stage_info* find_stage_info(std::string_view name);
+
+/// The entry of stage_table numbered `step` (1 input .. 15 output), or nullptr.
+const stage_info* find_stage_info(int step);
+
+/// The stages that can hold a tensor called `tensor`, in stage order
+/// ("weights": softmax and dropout); empty when no stage has such a tensor.
+std::vector<const stage_info*> stages_holding(std::string_view tensor);
+
+/// The valid stage names in order, joined with ", " (for error messages).
+std::string stage_names_list();
+
+/// Whether a run of `c` has the stage (its row's absent_unless).
+bool stage_in_run(const config& c, stage_id id);
+bool stage_in_run(const config& c, std::string_view name);
+
+/// Why a run lacks the stage, in the words of its flags ("it is off with --no-out-proj").
+std::string_view absent_because(stage_id id);
+
+/// The stages a run of `c` computes to show `shown`: those, and every stage they read,
+/// and the stages those read, ...; stages the run does not have are left out.
+stage_set stages_needed(const config& c, stage_set shown);
+
+}  // namespace attn

@@ -1,0 +1,85 @@
+#include "attn/compute/stage_table.hpp"
+
+#include "attn/compute/config.hpp"
+
+namespace attn {
+
+const stage_info* find_stage_info(std::string_view name) {
+    for (const auto& info : stage_table)
+        if (info.name == name) return &info;
+    return nullptr;
+}
+
+const stage_info* find_stage_info(int step) {
+    if (step < 1 || step > static_cast<int>(stage_count)) return nullptr;
+    return &stage_table[static_cast<std::size_t>(step - 1)];
+}
+
+std::vector<const stage_info*> stages_holding(std::string_view tensor) {
+    std::vector<const stage_info*> found;
+    if (tensor.empty()) return found;
+    for (const auto& info : stage_table)
+        for (std::string_view name : info.tensors)
+            if (name == tensor) found.push_back(&info);
+    return found;
+}
+
+std::string stage_names_list() {
+    std::string names;
+    for (const auto& info : stage_table) {
+        if (!names.empty()) names += ", ";
+        names += info.name;
+    }
+    return names;
+}
+
+bool stage_in_run(const config& c, stage_id id) {
+    switch (info_of(id).absent) {
+        case absent_unless::drawn_or_read: return !c.from_projections;
+        case absent_unless::masked: return c.mask.any();
+        case absent_unless::training: return c.dropout.applied();
+        case absent_unless::out_proj: return c.out_proj;
+        case absent_unless::always_there: break;
+    }
+    return true;
+}
+
+bool stage_in_run(const config& c, std::string_view name) {
+    const stage_info* info = find_stage_info(name);
+    return info != nullptr && stage_in_run(c, info->id);
+}
+
+std::string_view absent_because(stage_id id) {
+    switch (info_of(id).absent) {
+        case absent_unless::drawn_or_read: return "the run starts at the projections, with --q --k --v";
+        case absent_unless::masked: return "it needs --mask, --mask-file or --key-padding-mask";
+        case absent_unless::training: return "it needs --dropout P with P > 0 and --train";
+        case absent_unless::out_proj: return "it is off with --no-out-proj";
+        case absent_unless::always_there: break;
+    }
+    return "every run has it";
+}
+
+stage_set stages_needed(const config& c, stage_set shown) {
+    stage_set needed = 0;
+    for (const stage_info& info : stage_table)
+        if (stage_in_run(c, info.id) && (shown & stage_bit(info.id))) needed |= stage_bit(info.id);
+    // from the last stage back, each needed stage marks what it reads
+    for (std::size_t i = stage_count; i-- > 0;) {
+        const stage_info& info = stage_table[i];
+        if (!(needed & stage_bit(info.id))) continue;
+        needed |= info.reads;
+        if (info.reads_previous_plane)
+            for (std::size_t j = i; j-- > 0;)
+                if (stage_table[j].plane && stage_in_run(c, stage_table[j].id)) {
+                    needed |= stage_bit(stage_table[j].id);
+                    break;
+                }
+    }
+    stage_set in_run = 0;
+    for (const stage_info& info : stage_table)
+        if (stage_in_run(c, info.id)) in_run |= stage_bit(info.id);
+    return needed & in_run;
+}
+
+}  // namespace attn
