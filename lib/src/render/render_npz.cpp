@@ -1,6 +1,5 @@
 #include "attn/render/render_npz.hpp"
 
-#include <algorithm>
 #include <vector>
 
 #include "attn/compute/error.hpp"
@@ -9,74 +8,22 @@
 #include "attn/render/selection.hpp"
 
 namespace attn {
-namespace {
-
-// Smaller tensors are copied: lending them would only keep them longer.
-constexpr std::size_t lend_bytes = std::size_t{16} << 20;
-
-/// Where an array's elements start in the archive: at a page from lend_bytes on, so that
-/// a lent one can be written from its own pages, and so that an archive's bytes are the
-/// same whether its arrays were lent, copied or written in rows.
-std::size_t data_alignment(const std::vector<std::size_t>& shape, bool boolean) {
-    std::size_t elements = 1;
-    for (const std::size_t s : shape) elements *= s;
-    return !boolean && elements * sizeof(float) >= lend_bytes ? npz_writer::page_alignment : 1;
-}
-
-void begin_array(npz_writer& zip, const std::string& name, const std::vector<std::size_t>& shape, bool boolean) {
-    zip.begin_array(name, shape, boolean, data_alignment(shape, boolean));
-}
-
-/// Whether `t` goes to the archive as it is, from its own storage, large enough to lend.
-bool lendable(const tensor& t, const tensor_selection& selection) {
-    return selection.whole() && t.contiguous() && t.storage && t.type == element_type::float32 &&
-           t.values.size() * sizeof(float) >= lend_bytes;
-}
-
-}  // namespace
 
 npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
     : cfg_(c), options_(options), zip_(zip) {}
-
-void npz_stream::stage_partly_done(const trace&, const stage& s, std::size_t ready) {
-    if (!options_.shows(s.name()) || s.tensors.empty()) return;
-    const tensor& t = s.tensors[0];
-    if (!lendable(t, select_in(t, options_))) return;
-    const std::string name = std::string(s.name()) + "." + t.name;
-    if (ahead_ != name) {
-        begin_array(zip_, name, {t.values.shape().begin(), t.values.shape().end()}, false);
-        ahead_ = name;
-        ahead_written_ = 0;
-    }
-    if (ready > ahead_written_) zip_.write_lent(t.values.data() + ahead_written_, ready - ahead_written_, t.storage);
-    ahead_written_ = std::max(ahead_written_, ready);
-}
 
 void npz_stream::stage_done(const trace&, const stage& s) {
     if (!options_.shows(s.name())) return;
     for (const tensor& whole : s.tensors) {
         const tensor_selection selection = select_in(whole, options_);
-        if (lendable(whole, selection)) {  // written while the run goes on, not copied
-            const std::string name = std::string(s.name()) + "." + whole.name;
-            std::size_t from = 0;
-            if (ahead_ == name) {  // begun by stage_partly_done
-                from = ahead_written_;
-                ahead_.clear();
-            } else {
-                begin_array(zip_, name, {whole.values.shape().begin(), whole.values.shape().end()}, false);
-            }
-            if (from < whole.values.size())
-                zip_.write_lent(whole.values.data() + from, whole.values.size() - from, whole.storage);
-            zip_.end_array();
-            continue;
-        }
-        // a view cut to its part, or a view that is not contiguous, copied in row-major order
+        // the tensor itself when whole and contiguous; else a view cut to its part, or a
+        // view that is not contiguous, copied in row-major order
         const tensor copy = selection.whole() && whole.contiguous() ? tensor{}
                             : selection.whole() ? tensor{whole.name, whole.dims, row_major_copy(whole), whole.type}
                                                 : selected_part(whole, selection);
         const tensor& x = selection.whole() && whole.contiguous() ? whole : copy;
-        begin_array(zip_, std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
-                    x.type == element_type::boolean);
+        zip_.begin_array(std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
+                         x.type == element_type::boolean);
         zip_.write(x.values.data(), x.values.size());
         zip_.end_array();
     }
@@ -94,7 +41,7 @@ void npz_stream::start_array(std::size_t index) {
         if (array_ >= 0) zip_.end_array();
         const tensor& head = heads_[static_cast<std::size_t>(++array_)];
         selection_ = select_in(head, options_);
-        begin_array(zip_, stage_name_ + "." + head.name, selection_.shape, head.type == element_type::boolean);
+        zip_.begin_array(stage_name_ + "." + head.name, selection_.shape, head.type == element_type::boolean);
     }
 }
 

@@ -32,8 +32,6 @@ public:
     npz_stream(const config& c, const render_options& options, npz_writer& zip);
 
     void stage_done(const trace& so_far, const stage& s) override;
-    void give_back(const tensor_storage& storage) override { zip_.give_back(storage.get()); }
-    void stage_partly_done(const trace& so_far, const stage& s, std::size_t ready) override;
     bool takes_rows() const override { return true; }
     void stage_begin(const trace& so_far, const stage& s) override;
     void stage_rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
@@ -51,9 +49,6 @@ private:
     std::vector<tensor> heads_;
     std::ptrdiff_t array_ = -1;  // the tensor whose rows are being written
     tensor_selection selection_;
-    // a stage's first tensor begun ahead by stage_partly_done: its name, elements written
-    std::string ahead_;
-    std::size_t ahead_written_ = 0;
 };
 
 }  // namespace attn
