@@ -24,7 +24,6 @@
 #include "attn/compute/memory.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
-#include "attn/io/background_writer.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/render/heatmap_cairo.hpp"
@@ -284,10 +283,9 @@ attn::warning_list emit(const std::string& format, const attn::config& c, const 
     return warnings;
 }
 
-/// About the bytes the run will write, for the progress line's time left and the output's
-/// buffers: each stage's float32 bytes for npz, about 11 characters a number for json
-/// (0.12345678,) and for table and torch with --full, 0 (unknown) for the formats that
-/// summarise.
+/// About the bytes the run will write, for the progress line's time left: each stage's
+/// float32 bytes for npz, about 11 characters a number for json (0.12345678,) and for
+/// table and torch with --full, 0 (unknown) for the formats that summarise.
 std::uint64_t expected_output_bytes(const attn::config& c, const std::string& format,
                                     const attn::render_options& view) {
     const bool prints_all = view.full && (format == "table" || format == "torch");
@@ -322,11 +320,8 @@ void run_trace(const trace_options& o, const flag_given& given) {
         plan.show(attn::stage_id::mask);  // the bars and pictures mark the masked keys
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
-    // an output this large is written on a thread of its own, through buffers the estimate counts
-    const std::uint64_t output_bytes = expected_output_bytes(c, o.format, view);
     const bool keeps = !streams(o.format) && !summarises(o.format, view);
-    const std::uint64_t writer_bytes = attn::background_writer::bytes_for(output_bytes, false);
-    attn::plan_memory(c, plan, keeps, limit, o.block_rows, writer_bytes);
+    attn::plan_memory(c, plan, keeps, limit, o.block_rows);
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).

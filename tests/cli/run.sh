@@ -194,7 +194,7 @@ for format in torch table; do
   check "... prints what the run without a limit prints" cmp -s "$work/out" "$work/limited"
 done
 expect_error "--full prints every value: whole stages, counted by --max-memory" 1 \
-  "attn: error: these sizes need 162.1 MiB but the limit is 24.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 32.0 MiB each, for [B,H,Sq,Sk] = [1,8,1024,1024]" \
+  "attn: error: these sizes need 98.1 MiB but the limit is 24.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 32.0 MiB each, for [B,H,Sq,Sk] = [1,8,1024,1024]" \
   trace --seq 1024 --heads 8 --d-model 64 --format torch --full --max-memory 24MiB
 
 finish

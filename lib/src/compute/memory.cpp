@@ -186,14 +186,13 @@ std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool 
     return add(held_outside_planes(c, plan), plane_bytes(c, plan, rows));
 }
 
-void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows,
-                 std::uint64_t writer_bytes) {
+void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows) {
     const std::size_t plane_rows = static_cast<std::size_t>(c.mistake == mistake::q_k_swapped ? c.kv_seq : c.seq);
     const stage_set needed = stages_needed(c, plan.shown);
     std::size_t shown_planes = 0;
     for (const stage_info& info : stage_table)
         if (info.plane && (needed & stage_bit(info.id)) && plan.shows(info.id)) ++shown_planes;
-    const auto need = [&] { return add(estimate_plan_bytes(c, plan, keeps), writer_bytes); };
+    const auto need = [&] { return estimate_plan_bytes(c, plan, keeps); };
     const auto fits = [&] { return need() <= limit_bytes; };
     plan.sink_keeps = keeps;
     plan.layout = plane_layout::whole_tensor;

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <vector>
 
+#include <libdeflate.h>
+
 #include "attn/compute/error.hpp"
-#include "attn/io/crc32.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/output_file.hpp"
-#include "attn/io/output_stream.hpp"
 
 namespace attn {
 namespace {
@@ -21,11 +21,6 @@ constexpr std::uint32_t zip64_locator_signature = 0x07064b50;
 constexpr std::uint32_t data_descriptor_signature = 0x08074b50;
 constexpr std::uint16_t data_descriptor_flag = 1u << 3;
 constexpr std::uint16_t zip64_extra_id = 0x0001;
-// Android's zipalign field: the alignment, then zeros (padding only; readers skip it).
-constexpr std::uint16_t alignment_extra_id = 0xd935;
-constexpr std::size_t alignment_extra_min = 6;  // id, size, alignment
-constexpr std::size_t max_alignment = 32768;    // its padding and a zip64 extra fit the field's 16-bit size
-constexpr std::size_t local_header_fixed = 30;
 constexpr std::uint16_t version_plain = 20, version_zip64 = 45;
 constexpr std::uint16_t utf8_names = 1u << 11;
 constexpr std::uint16_t dos_date_1980_01_01 = (0 << 9) | (1 << 5) | 1;  // the first DOS date: no clock in the file
@@ -96,8 +91,7 @@ std::size_t zip64_local_extra(std::uint64_t size) { return size >= max32 ? 20 : 
 
 /// The local header: complete, or (e.descriptor) with CRC and sizes left for the data
 /// descriptor, as zipfile writes them: zero, or 0xffffffff with a zip64 extra of zeros.
-/// `padding` (0, or at least alignment_extra_min bytes) adds an alignment extra field.
-void npz_writer::put_local_header(const entry& e, std::size_t padding, std::size_t alignment) {
+void npz_writer::put_local_header(const entry& e) {
     const bool zip64 = e.size >= max32;
     const std::uint64_t size = e.descriptor ? 0 : e.size;
     std::string h;
@@ -111,19 +105,13 @@ void npz_writer::put_local_header(const entry& e, std::size_t padding, std::size
     u32(h, zip64 ? max32 : size);  // compressed
     u32(h, zip64 ? max32 : size);  // uncompressed
     u16(h, e.name.size());
-    u16(h, zip64_local_extra(e.size) + padding);
+    u16(h, zip64_local_extra(e.size));
     h += e.name;
     if (zip64) {
         u16(h, zip64_extra_id);
         u16(h, 16);
         u64(h, size);
         u64(h, size);
-    }
-    if (padding > 0) {
-        u16(h, alignment_extra_id);
-        u16(h, padding - 4);
-        u16(h, alignment);
-        h.append(padding - alignment_extra_min, '\0');
     }
     put(h);
 }
@@ -136,7 +124,7 @@ void npz_writer::add(const npz_member& m) {
     e.offset = written_;
     e.size = member_bytes(m);
     std::uint32_t crc = 0;  // a first pass over the bytes, so the header is whole
-    write_member(m, [&](const char* bytes, std::size_t size) { crc = crc32(crc, bytes, size); });
+    write_member(m, [&](const char* bytes, std::size_t size) { crc = libdeflate_crc32(crc, bytes, size); });
     e.crc = crc;
     put_local_header(e);
     std::uint64_t sent = 0;
@@ -150,11 +138,7 @@ void npz_writer::add(const npz_member& m) {
     entries_.push_back(std::move(e));
 }
 
-void npz_writer::begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean,
-                             std::size_t data_alignment) {
-    if (data_alignment == 0 || (data_alignment & (data_alignment - 1)) != 0 || data_alignment > max_alignment)
-        throw error(what_ + ": " + name + ": an alignment of " + std::to_string(data_alignment) +
-                    " is not a power of two up to " + std::to_string(max_alignment));
+void npz_writer::begin_array(const std::string& name, const std::vector<std::size_t>& shape, bool boolean) {
     claim(name);
     open_ = entry{};
     open_.name = name + ".npy";
@@ -162,12 +146,8 @@ void npz_writer::begin_array(const std::string& name, const std::vector<std::siz
     open_.size = npy_size(shape, boolean);
     open_.descriptor = true;
     const std::string header = npy_header_bytes(shape, boolean);
-    const std::uint64_t data_at =
-        written_ + local_header_fixed + open_.name.size() + zip64_local_extra(open_.size) + header.size();
-    std::size_t padding = (data_alignment - data_at % data_alignment) % data_alignment;
-    while (padding > 0 && padding < alignment_extra_min) padding += data_alignment;
-    put_local_header(open_, padding, data_alignment);
-    open_.crc = crc32(0, header.data(), header.size());
+    put_local_header(open_);
+    open_.crc = libdeflate_crc32(0, header.data(), header.size());
     put(header);
     open_boolean_ = boolean;
     open_remaining_ = 1;
@@ -182,15 +162,10 @@ void npz_writer::check_write(std::size_t count) const {
 
 void npz_writer::write(const float* values, std::size_t count) {
     check_write(count);
-    if (open_.crc_later) {  // after lent elements: their CRC first
-        attn::settle(out_);
-        open_.crc = *open_.crc_later;
-        open_.crc_later.reset();
-    }
     write_npy_elements(values, count, open_boolean_, [&](const char* bytes, std::size_t size) {
         for (std::size_t done = 0; done < size;) {  // each piece CRC'd, then written while still in cache
             const std::size_t n = std::min(size - done, cache_piece_bytes);
-            open_.crc = crc32(open_.crc, bytes + done, n);
+            open_.crc = libdeflate_crc32(open_.crc, bytes + done, n);
             out_.write(bytes + done, static_cast<std::streamsize>(n));
             done += n;
         }
@@ -199,45 +174,16 @@ void npz_writer::write(const float* values, std::size_t count) {
     open_remaining_ -= count;
 }
 
-void npz_writer::write_lent(const float* values, std::size_t count, std::shared_ptr<const void> owner) {
-    if (open_boolean_) {  // stored as bytes: converted, so copied anyway
-        write(values, count);
-        return;
-    }
-    check_write(count);
-    const char* bytes = reinterpret_cast<const char*>(values);  // float32 little-endian, as .npy stores it
-    const std::size_t size = count * sizeof(float);
-    // the CRC-32 is computed by the writer's copier, from its copy while in the cache
-    if (!open_.crc_later) open_.crc_later = std::make_shared<std::uint32_t>(open_.crc);
-    attn::write_lent(out_, bytes, size, std::move(owner),
-                     [crc = open_.crc_later](const char* piece, std::size_t n) { *crc = crc32(*crc, piece, n); });
-    written_ += size;
-    open_remaining_ -= count;
-}
-
-void npz_writer::give_back(const void* owner) { attn::give_back(out_, owner); }
-
 void npz_writer::end_array() {
     if (!is_open_ || open_remaining_ != 0)
         throw error(what_ + ": an array ended before all its elements were written");
-    if (open_.crc_later) {  // made once the copier has the CRC-32 of the lent elements
-        const std::size_t bytes = data_descriptor(0, open_.size).size();
-        attn::write_later(out_, bytes, [crc = open_.crc_later, size = open_.size, bytes](char* to) {
-            data_descriptor(*crc, size).copy(to, bytes);
-        });
-        written_ += bytes;
-    } else {
-        put(data_descriptor(open_.crc, open_.size));
-    }
+    put(data_descriptor(open_.crc, open_.size));
     entries_.push_back(std::move(open_));
     is_open_ = false;
 }
 
 void npz_writer::finish() {
     if (is_open_) throw error(what_ + ": the archive ended while " + open_.name + " was still being written");
-    attn::settle(out_);  // the CRC-32s of lent elements are known once they are copied
-    for (entry& e : entries_)
-        if (e.crc_later) e.crc = *e.crc_later;
     const std::uint64_t directory_at = written_;
     std::string d;
     for (const entry& e : entries_) {

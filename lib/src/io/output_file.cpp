@@ -213,4 +213,11 @@ std::unique_ptr<output_file> prepare_output(const std::string& path, const std::
     return std::make_unique<output_file>(path, what);
 }
 
+void write_file_atomically(const std::string& path, const std::string& what,
+                           const std::function<void(std::ostream&)>& write) {
+    output_file file(path, what);
+    write(file.stream());
+    file.commit();
+}
+
 }  // namespace attn

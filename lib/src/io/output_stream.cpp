@@ -22,15 +22,6 @@ fd_streambuf::fd_streambuf(int fd, std::string what, std::size_t buffer_bytes)
 
 fd_streambuf::~fd_streambuf() = default;
 
-void fd_streambuf::start_writing_large() {
-    // A device (/dev/null, a terminal, a tape) is written straight: there is nothing
-    // for a thread to overlap, or the device paces the run anyway.
-    struct stat st {};
-    if (fstat(fd_, &st) == 0 && S_ISCHR(st.st_mode)) return;
-    behind_ = std::make_unique<write_behind>(fd_);
-    background_ = std::make_unique<background_writer>(fd_, what_, *behind_);
-}
-
 namespace {
 
 /// A pipe's buffer made 1 MiB (the most an unprivileged process may ask for by default),
@@ -42,54 +33,10 @@ void widen_if_pipe(int fd) {
 
 }  // namespace
 
-void fd_streambuf::count_written(std::size_t size) {
+void fd_streambuf::write_all(const char* bytes, std::size_t size) {
     const std::uint64_t before = written_;
     written_ += size;
     if (before <= pipe_widening && written_ > pipe_widening) widen_if_pipe(fd_);  // once, when it is large
-    if (before <= large_output && written_ > large_output) start_writing_large();
-}
-
-void fd_streambuf::write_all(const char* bytes, std::size_t size) {
-    count_written(size);
-    if (background_)
-        background_->write(bytes, size);
-    else
-        write_now(bytes, size);
-}
-
-void fd_streambuf::lend(const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
-                        background_writer::copied_piece copied) {
-    write_pending();  // the bytes before these
-    count_written(size);
-    if (background_) {
-        background_->lend(bytes, size, std::move(owner), std::move(copied));
-        return;
-    }
-    if (copied) copied(bytes, size);
-    write_now(bytes, size);
-}
-
-void fd_streambuf::write_later(std::size_t size, std::function<void(char*)> make) {
-    write_pending();
-    if (background_) {
-        count_written(size);
-        background_->write_later(size, std::move(make));
-        return;
-    }
-    std::string bytes(size, '\0');
-    make(bytes.data());
-    sputn(bytes.data(), static_cast<std::streamsize>(size));
-}
-
-void fd_streambuf::give_back(const void* owner) {
-    if (background_) background_->give_back(owner);
-}
-
-void fd_streambuf::settle() {
-    if (background_) background_->settle();
-}
-
-void fd_streambuf::write_now(const char* bytes, std::size_t size) {
     while (size > 0) {
         const ssize_t n = ::write(fd_, bytes, size);
         if (n < 0) {
@@ -108,10 +55,7 @@ void fd_streambuf::write_pending() {
     write_all(buffer_.get(), pending);
 }
 
-void fd_streambuf::flush_all() {
-    write_pending();
-    if (background_) background_->drain();
-}
+void fd_streambuf::flush_all() { write_pending(); }
 
 fd_streambuf::int_type fd_streambuf::overflow(int_type ch) {
     write_pending();
@@ -139,38 +83,9 @@ std::streamsize fd_streambuf::xsputn(const char* bytes, std::streamsize size) {
     return size;
 }
 
-int fd_streambuf::sync() {  // std::flush: written now, but not waited for
+int fd_streambuf::sync() {  // std::flush
     write_pending();
-    if (background_) background_->submit();
     return 0;
-}
-
-void write_lent(std::ostream& out, const char* bytes, std::size_t size, std::shared_ptr<const void> owner,
-                background_writer::copied_piece copied) {
-    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) {
-        fd->lend(bytes, size, std::move(owner), std::move(copied));
-        return;
-    }
-    if (copied) copied(bytes, size);
-    out.write(bytes, static_cast<std::streamsize>(size));
-}
-
-void write_later(std::ostream& out, std::size_t size, const std::function<void(char*)>& make) {
-    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) {
-        fd->write_later(size, make);
-        return;
-    }
-    std::string bytes(size, '\0');
-    make(bytes.data());
-    out.write(bytes.data(), static_cast<std::streamsize>(size));
-}
-
-void give_back(std::ostream& out, const void* owner) {
-    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) fd->give_back(owner);
-}
-
-void settle(std::ostream& out) {
-    if (auto* fd = dynamic_cast<fd_streambuf*>(out.rdbuf())) fd->settle();
 }
 
 output_stream::output_stream(int fd, std::string what) : std::ostream(nullptr), buffer_(fd, std::move(what)) {

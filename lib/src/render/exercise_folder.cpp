@@ -7,8 +7,8 @@
 #include <system_error>
 
 #include "attn/compute/error.hpp"
-#include "attn/io/atomic_file.hpp"
 #include "attn/io/npy.hpp"
+#include "attn/io/output_file.hpp"
 #include "attn/render/render_exercise.hpp"
 
 namespace attn {

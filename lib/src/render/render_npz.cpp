@@ -1,6 +1,5 @@
 #include "attn/render/render_npz.hpp"
 
-#include <algorithm>
 #include <vector>
 
 #include "attn/compute/error.hpp"
@@ -9,25 +8,6 @@
 #include "attn/render/selection.hpp"
 
 namespace attn {
-namespace {
-
-// Smaller tensors are copied: lending them would only keep them longer.
-constexpr std::size_t lend_bytes = std::size_t{16} << 20;
-
-/// Where an array's elements start in the archive: at a page from lend_bytes on, so that
-/// a lent one can be written from its own pages, and so that an archive's bytes are the
-/// same whether its arrays were lent, copied or written in rows.
-std::size_t data_alignment(const std::vector<std::size_t>& shape, bool boolean) {
-    std::size_t elements = 1;
-    for (const std::size_t s : shape) elements *= s;
-    return !boolean && elements * sizeof(float) >= lend_bytes ? npz_writer::page_alignment : 1;
-}
-
-void begin_array(npz_writer& zip, const std::string& name, const std::vector<std::size_t>& shape, bool boolean) {
-    zip.begin_array(name, shape, boolean, data_alignment(shape, boolean));
-}
-
-}  // namespace
 
 npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
     : cfg_(c), options_(options), zip_(zip) {}
@@ -41,13 +21,14 @@ void npz_stream::begin(const trace&, const stage& s) {
     if (!options_.shows(s.name())) return;
     for (const tensor& whole : s.tensors) {
         const tensor_selection selection = select_in(whole, options_);
-        // a view cut to its part, or a view that is not contiguous, copied in row-major order
+        // the tensor itself when whole and contiguous; else a view cut to its part, or a
+        // view that is not contiguous, copied in row-major order
         const tensor copy = selection.whole() && whole.contiguous() ? tensor{}
                             : selection.whole() ? tensor{whole.name, whole.dims, row_major_copy(whole), whole.type}
                                                 : selected_part(whole, selection);
         const tensor& x = selection.whole() && whole.contiguous() ? whole : copy;
-        begin_array(zip_, std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
-                    x.type == element_type::boolean);
+        zip_.begin_array(std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
+                         x.type == element_type::boolean);
         zip_.write(x.values.data(), x.values.size());
         zip_.end_array();
     }
@@ -65,7 +46,7 @@ void npz_stream::start_array(std::size_t index) {
         if (array_ >= 0) zip_.end_array();
         const tensor& head = heads_[static_cast<std::size_t>(++array_)];
         selection_ = select_in(head, options_);
-        begin_array(zip_, stage_name_ + "." + head.name, selection_.shape, head.type == element_type::boolean);
+        zip_.begin_array(stage_name_ + "." + head.name, selection_.shape, head.type == element_type::boolean);
     }
 }
 

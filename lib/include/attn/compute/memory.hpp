@@ -54,10 +54,8 @@ std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool 
 /// is shown at most one of them (and no --mistake softmax_axis, which needs them whole);
 /// else whole tensors when they fit, else rows. Rows come in blocks of the whole plane
 /// unless that does not fit, then of as many rows as fit; `block_rows` > 0 forces blocks
-/// of that many rows (--block-rows, for tests). `writer_bytes` is what the output holds
-/// on its way out, counted in every estimate. Sets plan.sink_keeps to `keeps`.
-void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows = 0,
-                 std::uint64_t writer_bytes = 0);
+/// of that many rows (--block-rows, for tests). Sets plan.sink_keeps to `keeps`.
+void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows = 0);
 
 /// 1536 -> "1.5 KiB", 3221225472 -> "3.0 GiB".
 std::string format_bytes(std::uint64_t bytes);

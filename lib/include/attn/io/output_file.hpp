@@ -26,6 +26,7 @@
 // as a target, and it is listed in temporary_files.hpp so that a signal removes it.
 // Every write error, at commit too (close, rename), throws: write_error for
 // the bytes ("--out t.npz: No space left on device"), attn::error otherwise.
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -81,5 +82,11 @@ private:
 /// Resolves `path` and opens it for writing (output_file's constructor): call it once
 /// the flags are valid and before computing anything.
 std::unique_ptr<output_file> prepare_output(const std::string& path, const std::string& what);
+
+/// Calls write(stream) on the output_file for `path` and commits it. If write throws
+/// or any byte cannot be written, `path` is left as it was, no temporary file stays,
+/// and attn::error names `what` (e.g. "--out out.json") and the reason.
+void write_file_atomically(const std::string& path, const std::string& what,
+                           const std::function<void(std::ostream&)>& write);
 
 }  // namespace attn
