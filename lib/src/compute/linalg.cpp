@@ -1,6 +1,5 @@
 #include "attn/compute/linalg.hpp"
 
-#include "attn/compute/prescott_gemm.hpp"
 #include "attn/compute/threads.hpp"
 #include "attn/compute/torch_exp.hpp"
 
@@ -16,10 +15,6 @@
 #include <omp.h>
 #include <xtensor-blas/xblas.hpp>
 #include <xtensor/xadapt.hpp>
-
-extern "C" void openblas_set_num_threads(int);
-extern "C" int openblas_get_num_threads();
-extern "C" int openblas_get_num_procs();
 
 namespace attn {
 namespace {
@@ -56,13 +51,6 @@ void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k
     if (omp_in_parallel()) return;  // inside attn's loops (threads.hpp): later, outside them
     started = true;
     blas_threads_for_large_products();  // as many as OpenBLAS starts by itself: as in PyTorch
-}
-
-/// The OpenBLAS threads PyTorch's process runs a product on: one for a small product;
-/// for a large one, one per core, or what the user chose.
-int blas_threads_as_in_pytorch(std::size_t m, std::size_t n, std::size_t k) {
-    if (blas_runs_on_one_thread(m, n, k)) return 1;
-    return blas_threads_chosen_by_user ? openblas_get_num_threads() : openblas_get_num_procs();
 }
 
 /// A [rows, cols] row-major matrix over memory owned elsewhere: no copy is made.
@@ -105,17 +93,6 @@ void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t
     if (k == 0) {
         if (!accumulate) std::fill(c, c + m * n, 0.0f);
         return;
-    }
-    if (prescott_gemm_applies(m, n, k, blas_threads_as_in_pytorch(m, n, k))) {  // OpenBLAS's bits, faster
-        // NaN operands go to OpenBLAS (prescott_gemm.hpp): looked for in the operands, or,
-        // when c is the smaller and is overwritten, in c (a NaN operand makes a NaN in c)
-        if (!accumulate && m * n < k * (m + n)) {
-            prescott_gemm(a, b, c, m, n, k, b_transposed, false);
-            if (!has_nan(c, m * n)) return;
-        } else if (!has_nan(a, m * k) && !has_nan(b, k * n) && !(accumulate && has_nan(c, m * n))) {
-            prescott_gemm(a, b, c, m, n, k, b_transposed, accumulate);
-            return;
-        }
     }
     gemm_threads_for_large_products(m, n, k);
     xt::blas::gemm(a_mk, b_kn, c_mn, false, b_transposed, 1.0f, accumulate ? 1.0f : 0.0f);
