@@ -1,7 +1,5 @@
 #include "attn/io/crc32.hpp"
 
-#include "attn/compute/cpu_features.hpp"
-
 #include <immintrin.h>
 #include <libdeflate.h>
 
@@ -30,12 +28,10 @@ constexpr long long barrett_poly = 0x1db710641, barrett_mu = 0x1f7011641;
     return _mm512_set_epi64(hi, lo, hi, lo, hi, lo, hi, lo);
 }
 
-/// Whether the AVX-512 code runs here (asked at the first CRC, not at start: cpu_features.hpp).
+/// Whether the AVX-512 code runs here.
 bool avx512_crc() {
-    static const bool here = [] {
-        const cpu_features& cpu = cpu_features_here();
-        return cpu.avx512f && cpu.avx512vl && cpu.vpclmulqdq && cpu.pclmul;
-    }();
+    static const bool here = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                             __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
     return here;
 }
 
