@@ -457,9 +457,7 @@ void setup_trace(CLI::App& app) {
                     "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the small per-head products; "
                     "the results are the same bits for any N. Large products run on OpenBLAS's own threads, "
                     "as in PyTorch (every core, or $OPENBLAS_NUM_THREADS): their last bits depend on that "
-                    "count (where OpenBLAS runs its Prescott kernel, attn computes them with the same bits "
-                    "on these threads instead). Idle threads sleep at once (OMP_WAIT_POLICY=passive unless "
-                    "you set it)")
+                    "count")
         ->default_str("$ATTN_THREADS, else every core")
         ->transform(whole_number(1, 4096))
         ->type_name("N")

@@ -76,8 +76,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # OpenBLAS kernels (OPENBLAS_CORETYPE names) of x86-64 CPUs: Haswell (AVX2 Intel), Zen (AMD
 # Zen 1-3), SkylakeX (AVX-512), Cooperlake (AVX-512 with BF16, also AMD Zen 4), Sandybridge
 # (AVX without AVX2), Prescott (SSE3: what OpenBLAS 0.3 runs on a CPU it does not know, such
-# as the project's virtual machine; attn's prescott_gemm gives its bits). The first is the
-# main set.
+# as the project's virtual machine). The first is the main set.
 KERNELS = ("Haswell", "Zen", "SkylakeX", "Cooperlake", "Sandybridge", "Prescott")
 KERNEL_DIR = os.path.join(HERE, "openblas")
 

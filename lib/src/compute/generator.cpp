@@ -9,8 +9,6 @@
 //     them, so no decimal-to-float conversion can shift a last bit.
 #include "attn/compute/generator.hpp"
 
-#include "attn/compute/cpu_features.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -162,9 +160,9 @@ void normal_blocks_plain(float* d, std::size_t blocks) { normal_blocks(d, blocks
 }
 void scale_shift_plain(float* x, std::size_t n, float span, float from) { scale_shift(x, n, span, from); }
 
-/// The FMA kernels where the CPU has FMA (asked at first use, not at start: cpu_features.hpp).
+/// The FMA kernels where the CPU has FMA.
 void normal_blocks_here(float* d, std::size_t blocks) {
-    static const auto kernel = cpu_features_here().fma ? normal_blocks_fma : normal_blocks_plain;
+    static const auto kernel = __builtin_cpu_supports("fma") ? normal_blocks_fma : normal_blocks_plain;
     kernel(d, blocks);
 }
 
@@ -189,7 +187,7 @@ void normal_blocks_on_every_core(float* d, std::size_t blocks) {
     for (std::thread& t : others) t.join();
 }
 void scale_shift_here(float* x, std::size_t n, float span, float from) {
-    static const auto kernel = cpu_features_here().fma ? scale_shift_fma : scale_shift_plain;
+    static const auto kernel = __builtin_cpu_supports("fma") ? scale_shift_fma : scale_shift_plain;
     kernel(x, n, span, from);
 }
 

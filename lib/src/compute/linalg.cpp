@@ -1,6 +1,5 @@
 #include "attn/compute/linalg.hpp"
 
-#include "attn/compute/prescott_gemm.hpp"
 #include "attn/compute/threads.hpp"
 #include "attn/compute/torch_exp.hpp"
 
@@ -9,61 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <cstdlib>
 #include <limits>
-#include <thread>
 
-#include <omp.h>
 #include <xtensor-blas/xblas.hpp>
 #include <xtensor/xadapt.hpp>
 
-extern "C" void openblas_set_num_threads(int);
-extern "C" int openblas_get_num_threads();
-extern "C" int openblas_get_num_procs();
-
 namespace attn {
 namespace {
-
-/// Whether the user chose OpenBLAS's threads (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS).
-bool blas_threads_chosen_by_user = false;
-
-/// Before OpenBLAS starts (its own constructor starts one thread per core, about 4 ms on
-/// every run, README "Speed"), it is told to start none: OPENBLAS_NUM_THREADS=1 unless the
-/// user set it. gemm_threads_for_large_products gives them back to the products that use
-/// them. Priority 101 runs this before the constructors without one, OpenBLAS's among them.
-///
-/// Its threads, once started, wait for work by spinning on sched_yield for 2^28 cycles
-/// (about 0.1 s) after each product, on cores attn's OpenMP threads need: on 2 cores
-/// that doubled a 0.06 s run. OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles, unless the user set
-/// it) puts them to sleep at once; a product wakes them.
-[[gnu::constructor(101)]] void blas_starts_without_threads() {
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
-    if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr) {
-        blas_threads_chosen_by_user = true;
-        return;
-    }
-    setenv("OPENBLAS_NUM_THREADS", "1", 0);
-}
-
-/// The first product that OpenBLAS splits among its threads starts them, as many as it
-/// starts by itself in PyTorch's process (one per core), unless the user chose the number.
-/// The split changes which kernel computes an element at the edges, and its driver blocks
-/// the sums' last k-blocks otherwise than the one-thread driver does, and with them some
-/// last bits: the count is PyTorch's, whatever --threads says.
-void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k) {
-    static bool started = false;
-    if (started || blas_threads_chosen_by_user || blas_runs_on_one_thread(m, n, k)) return;
-    if (omp_in_parallel()) return;  // inside attn's loops (threads.hpp): later, outside them
-    started = true;
-    blas_threads_for_large_products();  // as many as OpenBLAS starts by itself: as in PyTorch
-}
-
-/// The OpenBLAS threads PyTorch's process runs a product on: one for a small product;
-/// for a large one, one per core, or what the user chose.
-int blas_threads_as_in_pytorch(std::size_t m, std::size_t n, std::size_t k) {
-    if (blas_runs_on_one_thread(m, n, k)) return 1;
-    return blas_threads_chosen_by_user ? openblas_get_num_threads() : openblas_get_num_procs();
-}
 
 /// A [rows, cols] row-major matrix over memory owned elsewhere: no copy is made.
 auto matrix_over(const float* data, std::size_t rows, std::size_t cols) {
@@ -106,18 +57,6 @@ void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t
         if (!accumulate) std::fill(c, c + m * n, 0.0f);
         return;
     }
-    if (prescott_gemm_applies(m, n, k, blas_threads_as_in_pytorch(m, n, k))) {  // OpenBLAS's bits, faster
-        // NaN operands go to OpenBLAS (prescott_gemm.hpp): looked for in the operands, or,
-        // when c is the smaller and is overwritten, in c (a NaN operand makes a NaN in c)
-        if (!accumulate && m * n < k * (m + n)) {
-            prescott_gemm(a, b, c, m, n, k, b_transposed, false);
-            if (!has_nan(c, m * n)) return;
-        } else if (!has_nan(a, m * k) && !has_nan(b, k * n) && !(accumulate && has_nan(c, m * n))) {
-            prescott_gemm(a, b, c, m, n, k, b_transposed, accumulate);
-            return;
-        }
-    }
-    gemm_threads_for_large_products(m, n, k);
     xt::blas::gemm(a_mk, b_kn, c_mn, false, b_transposed, 1.0f, accumulate ? 1.0f : 0.0f);
 }
 

@@ -1,7 +1,5 @@
 #include "attn/compute/torch_exp.hpp"
 
-#include "attn/compute/cpu_features.hpp"
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -108,7 +106,7 @@ exp_function function_of(exp_kernel k) {
     return exp_shifted_plain;
 }
 
-/// The fastest kernel the CPU runs (asked at the first row, not at start: cpu_features.hpp).
+/// The fastest kernel the CPU runs.
 exp_function exp_shifted_here() {
     static const exp_function here = function_of(exp_kernel_runs_here(exp_kernel::avx2) ? exp_kernel::avx2
                                                  : exp_kernel_runs_here(exp_kernel::fma) ? exp_kernel::fma
@@ -120,8 +118,8 @@ exp_function exp_shifted_here() {
 
 bool exp_kernel_runs_here(exp_kernel k) {
     switch (k) {
-        case exp_kernel::avx2: return cpu_features_here().avx2 && cpu_features_here().fma;
-        case exp_kernel::fma: return cpu_features_here().fma && cpu_features_here().sse4_1;
+        case exp_kernel::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case exp_kernel::fma: return __builtin_cpu_supports("fma") && __builtin_cpu_supports("sse4.1");
         case exp_kernel::plain: break;
     }
     return true;

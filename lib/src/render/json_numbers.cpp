@@ -1,9 +1,9 @@
 #include "attn/render/json_numbers.hpp"
 
 #include "attn/compute/threads.hpp"
-#include "attn/render/shortest_float.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -14,7 +14,6 @@ namespace {
 
 /// The longest element text: "-1.17549435e-38" is 15 characters, "false" 5; then a ','.
 constexpr std::size_t longest_element = 16;
-static_assert(json_element_room >= shortest_float_room, "write_shortest_float stores whole words");
 /// About this many elements make one block of rows, formatted by one thread.
 constexpr std::size_t block_elements = std::size_t{1} << 17;
 
@@ -52,7 +51,6 @@ public:
         text.resize((end_row - first_row) * (width * longest_element + 2 * outer_ + 3) + json_element_room);
         char* p = text.data();
         std::vector<std::size_t> index(outer_);  // of first_row
-        std::vector<float> gathered;
         for (std::size_t a = outer_, r = first_row; a-- > 0;) {
             index[a] = r % shape_[a];
             r /= shape_[a];
@@ -68,7 +66,7 @@ public:
                 if (leading) ++opening;
             }
             p = std::fill_n(p, opening + 1, '[');
-            p = put_row(p, row, width, step, gathered);
+            p = put_row(p, row, width, step);
             p[-1] = ']';  // over the last ','
             for (std::size_t a = outer_; a-- > 0;) {  // the next row's index, closing finished axes
                 if (++index[a] < shape_[a]) break;
@@ -80,32 +78,11 @@ public:
     }
 
 private:
-    /// The row's `width` (> 0) elements, each followed by ',': runs of finite floats
-    /// through write_shortest_floats (8 at a time), the others one by one.
-    /// `gathered` holds a strided row (one per thread: write() runs on several at once).
-    char* put_row(char* p, const float* row, std::size_t width, std::ptrdiff_t step,
-                  std::vector<float>& gathered) const {
-        if (boolean_) {
-            for (std::size_t j = 0; j < width; ++j) {
-                p = write_json_element(p, row[static_cast<std::ptrdiff_t>(j) * step], true);
-                *p++ = ',';
-            }
-            return p;
-        }
-        if (step != 1) {  // a strided view: its row gathered first
-            gathered.resize(width);
-            for (std::size_t j = 0; j < width; ++j) gathered[j] = row[static_cast<std::ptrdiff_t>(j) * step];
-            row = gathered.data();
-        }
-        for (std::size_t j = 0; j < width;) {
-            std::size_t finite_end = j;
-            while (finite_end < width && std::isfinite(row[finite_end])) ++finite_end;
-            p = write_shortest_floats(p, row + j, finite_end - j, ',');
-            if (finite_end < width) {  // -inf of a masked score, or a NaN
-                p = write_json_element(p, row[finite_end], false);
-                *p++ = ',';
-            }
-            j = finite_end + 1;
+    /// The row's `width` (> 0) elements, each followed by ','.
+    char* put_row(char* p, const float* row, std::size_t width, std::ptrdiff_t step) const {
+        for (std::size_t j = 0; j < width; ++j) {
+            p = write_json_element(p, row[static_cast<std::ptrdiff_t>(j) * step], boolean_);
+            *p++ = ',';
         }
         return p;
     }
@@ -164,7 +141,7 @@ char* write_json_element(char* p, float v, bool boolean) {
     if (boolean) return v != 0.0f ? put_text(p, "true", 4) : put_text(p, "false", 5);
     if (std::isnan(v)) return put_text(p, "\"nan\"", 5);
     if (std::isinf(v)) return v < 0 ? put_text(p, "\"-inf\"", 6) : put_text(p, "\"inf\"", 5);
-    return write_shortest_float(p, v);  // std::to_chars's text: the shortest that reads back the same
+    return std::to_chars(p, p + json_element_room, v).ptr;  // the shortest text that reads back the same
 }
 
 void write_json_data(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,

@@ -1,8 +1,8 @@
 #pragma once
 // The "data" of a JSON tensor: its elements as nested arrays, as tensor.tolist() nests
 // them, each float32 with the fewest digits that read back as the same float
-// (std::to_chars's text, written by shortest_float.hpp), "nan", "inf" and "-inf" as
-// strings, booleans as true/false.
+// (std::to_chars's shortest form), "nan", "inf" and "-inf" as strings, booleans as
+// true/false.
 //
 // Most of a large JSON run is this text (README "Speed"), so it is written row by row
 // ([.., width] -> one "[a,b,...]" each), blocks of rows formatted on every core into
@@ -14,7 +14,7 @@
 
 namespace attn {
 
-/// The room write_json_element needs at `p` (it may store whole words past its text).
+/// The room write_json_element needs at `p`.
 constexpr std::size_t json_element_room = 20;
 
 /// One element as the document writes it, at `p`; returns the end of its text: the
