@@ -166,6 +166,38 @@ for link in $(grep -oE '\]\([^)#][^)]*\)' "$root/README.md" | sed 's/^](//; s/)$
   check "README's link $link is a file of the repository" test -e "$root/$link"
 done
 check "README links the generator doc" grep -qF '](share/attn/doc/torch-rng.md)' "$root/README.md"
+# README.md and docs/*.md (for developers): every relative link is a file of the repository
+# (never ../shared), and every #anchor one of that file's headings, as GitHub spells them
+if links=$(python3 - "$root" 2>&1 <<'PY'
+import os, re, sys
+root = os.path.abspath(sys.argv[1])
+docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
+def anchors(path):
+    found, fence = set(), False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and re.match(r"#{1,6} ", line):
+            heading = line.split(" ", 1)[1].strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", heading).replace(" ", "-"))
+    return found
+bad = []
+for doc in docs:
+    text = re.sub(r"```.*?```", "", open(os.path.join(root, doc), encoding="utf-8").read(), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        path, _, anchor = target.partition("#")
+        full = os.path.normpath(os.path.join(root, os.path.dirname(doc), path)) if path else os.path.join(root, doc)
+        if re.match(r"[a-z]+:|/|<", target) or "shared/" in target or not full.startswith(root + os.sep):
+            bad.append(f"{doc}: {target} is outside the repository")
+        elif not os.path.exists(full):
+            bad.append(f"{doc}: {target}: no such file")
+        elif anchor and full.endswith(".md") and anchor not in anchors(full):
+            bad.append(f"{doc}: {target}: no such heading")
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+); then ok "README's and docs/'s links lead to files and headings of the repository"
+else fail "README's and docs/'s links lead to files and headings of the repository" "$links"; fi
 check "README says how to install" grep -qE '^cmake --install build( |$)' "$root/README.md"
 check "README says how to install for one user" grep -qF 'cmake --install build --prefix ~/.local' "$root/README.md"
 build=$(dirname "$attn")  # the build directory holds attn
