@@ -252,8 +252,10 @@ bool looks_for_weak_fill(const config& c) { return c.mask.any() && !std::isinf(c
 
 /// What the plane steps share while they run: the chain, and the draws of dropout.
 struct plane_steps_state {
+    explicit plane_steps_state(const plane_chain& ch) : chain(ch) {}
+
     const plane_chain& chain;
-    xt::xarray<float>* whole;                    // plane_layout::whole_tensor: the tensor [B,H,R,W]; in rows: null
+    xt::xarray<float>* whole = nullptr;          // plane_layout::whole_tensor: the tensor [B,H,R,W]; in rows: null
     weak_fill_finding* finding = nullptr;        // gathered by masked, when set
     std::shared_ptr<xt::xarray<float>> keep;     // whole: torch.rand(B,H,Sq,Sk), then keep (0 or 1) in place
     std::optional<torch_generator> draws_from;   // in rows: the same draws, a block at a time
@@ -352,7 +354,7 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
         next_step = last + 1;
 
         weak_fill_finding finding;
-        plane_steps_state state{chain, nullptr};
+        plane_steps_state state(chain);
         if (!weak_fill_done && target >= stage_id::masked && steps[first] <= stage_id::masked) state.finding = &finding;
         if (target == stage_id::dropout) {
             if (whole) {
