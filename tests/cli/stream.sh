@@ -74,6 +74,14 @@ check "--threads 1 equals the default, for a product OpenBLAS splits" cmp -s "$w
 "$attn" trace $sizes --stage context --format json 2>/dev/null | jq -c .stages.context.tensors >"$work/rows.json"
 "$attn" trace $sizes --format json 2>/dev/null | jq -c .stages.context.tensors >"$work/whole.json"
 check "... and whole [B,H,Sq,Sk] tensors equal planes in rows" cmp -s "$work/rows.json" "$work/whole.json"
+# idle OpenMP threads sleep (OMP_WAIT_POLICY=passive: libgomp spins 0 times), unless the
+# user says otherwise; only a static libgomp sees it (CMakeLists.txt)
+if ! ldd "$attn" 2>/dev/null | grep -q libgomp; then
+  spin_count() { env "$@" OMP_DISPLAY_ENV=verbose "$attn" trace 2>&1 >/dev/null | sed -n "s/^ *GOMP_SPINCOUNT = '\(.*\)'/\1/p"; }
+  check "OpenMP's idle threads sleep at once" test "$(spin_count)" = 0
+  check "... unless OMP_WAIT_POLICY says otherwise" test "$(spin_count OMP_WAIT_POLICY=active)" != 0
+  check "... or GOMP_SPINCOUNT" test "$(spin_count GOMP_SPINCOUNT=5000)" = 5000
+fi
 expect_error "--threads 0 is refused" 2 \
   "attn: error: --threads 0: expected a whole number from 1 to 4096" trace --threads 0
 

@@ -8,13 +8,50 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <cstdlib>
 #include <limits>
+#include <thread>
 
+#include <omp.h>
 #include <xtensor-blas/xblas.hpp>
 #include <xtensor/xadapt.hpp>
 
 namespace attn {
 namespace {
+
+/// Whether the user chose OpenBLAS's threads (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS).
+bool blas_threads_chosen_by_user = false;
+
+/// Before OpenBLAS starts (its own constructor starts one thread per core, about 4 ms on
+/// every run, README "Speed"), it is told to start none: OPENBLAS_NUM_THREADS=1 unless the
+/// user set it. gemm_threads_for_large_products gives them back to the products that use
+/// them. Priority 101 runs this before the constructors without one, OpenBLAS's among them.
+///
+/// Its threads, once started, wait for work by spinning on sched_yield for 2^28 cycles
+/// (about 0.1 s) after each product, on cores attn's OpenMP threads need: on 2 cores
+/// that doubled a 0.06 s run. OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles, unless the user set
+/// it) puts them to sleep at once; a product wakes them.
+[[gnu::constructor(101)]] void blas_starts_without_threads() {
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+    if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr) {
+        blas_threads_chosen_by_user = true;
+        return;
+    }
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
+}
+
+/// The first product that OpenBLAS splits among its threads starts them, as many as it
+/// starts by itself in PyTorch's process (one per core), unless the user chose the number.
+/// The split changes which kernel computes an element at the edges, and its driver blocks
+/// the sums' last k-blocks otherwise than the one-thread driver does, and with them some
+/// last bits: the count is PyTorch's, whatever --threads says.
+void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k) {
+    static bool started = false;
+    if (started || blas_threads_chosen_by_user || blas_runs_on_one_thread(m, n, k)) return;
+    if (omp_in_parallel()) return;  // inside attn's loops (threads.hpp): later, outside them
+    started = true;
+    blas_threads_for_large_products();  // as many as OpenBLAS starts by itself: as in PyTorch
+}
 
 /// A [rows, cols] row-major matrix over memory owned elsewhere: no copy is made.
 auto matrix_over(const float* data, std::size_t rows, std::size_t cols) {
@@ -57,6 +94,7 @@ void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t
         if (!accumulate) std::fill(c, c + m * n, 0.0f);
         return;
     }
+    gemm_threads_for_large_products(m, n, k);
     xt::blas::gemm(a_mk, b_kn, c_mn, false, b_transposed, 1.0f, accumulate ? 1.0f : 0.0f);
 }
 

@@ -12,10 +12,14 @@
 
 namespace attn {
 
-/// The threads attn's loops use from now on (n >= 1). OpenBLAS keeps its own count, one
-/// thread per core unless OPENBLAS_NUM_THREADS says otherwise, as in PyTorch's process:
-/// the last bits of the products it splits among its threads depend on it.
+/// The threads attn's loops use from now on (n >= 1). OpenBLAS keeps its own count
+/// (blas_threads_for_large_products): its products' last bits depend on it.
 void set_thread_count(int n);
+
+/// Gives OpenBLAS the threads it starts with by itself, in PyTorch's process too: one
+/// per core (openblas_get_num_procs), unless called inside attn's parallel loops. It
+/// starts on one, for a quick start-up (linalg.cpp).
+void blas_threads_for_large_products();
 
 /// The current count: set_thread_count's, else $ATTN_THREADS, else every core.
 int thread_count();
