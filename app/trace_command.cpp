@@ -322,6 +322,8 @@ void run_trace(const trace_options& o, const flag_given& given) {
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
     const bool keeps = !streams(o.format) && !summarises(o.format, view);
     attn::plan_memory(c, plan, keeps, limit, o.block_rows);
+    if (summarises(o.format, view) && c.mistake != attn::mistake::q_k_swapped)
+        attn::show_printed_rows_only(c, view, plan);  // the rows they print, and no others
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).

@@ -96,6 +96,56 @@ TEST_SUITE("summary_keeper") {
         }
     }
 
+    TEST_CASE("only the printed rows are computed (show_printed_rows_only): the same text") {
+        attn::config few_products = sizes(2, 40, 40, 8);  // planes summarised, products small enough for aten's loop
+        few_products.mask.causal = true;
+        few_products.fill = -1e9f;
+        attn::validate(few_products);
+        std::vector<attn::config> all = configs();
+        all.push_back(few_products);
+        for (const attn::config& c : all) {
+            const attn::inputs in = attn::draw_inputs(c);
+            const attn::trace whole = attn::compute_trace(c, in);
+            for (const attn::render_options& view : views()) {
+                if (view.row && *view.row >= static_cast<std::size_t>(c.seq)) continue;
+                if (view.head && *view.head >= static_cast<std::size_t>(c.heads)) continue;
+                attn::stage_plan plan = attn::stage_plan::every_stage();
+                plan.layout = attn::plane_layout::in_rows;
+                plan.block_rows = 4;  // smaller than a plane: rows no output shows are left out
+                plan.sink_keeps = false;
+                attn::show_printed_rows_only(c, view, plan);
+                attn::trace kept;
+                kept.cfg = c;
+                attn::summary_keeper keeper(kept, view, 0);
+                kept.warnings = attn::compute_stages(c, in, plan, keeper);
+                for (const bool torch : {true, false}) {
+                    CAPTURE(c.seq);
+                    CAPTURE(torch);
+                    CAPTURE(view.full);
+                    CHECK(text(kept, view, torch) == text(whole, view, torch));
+                }
+            }
+        }
+    }
+
+    TEST_CASE("show_printed_rows_only: the first and last 3 of each summarised axis, none when printed whole") {
+        attn::config c = sizes(1, 40, 40, 8);
+        attn::validate(c);
+        attn::stage_plan plan = attn::stage_plan::of({"softmax", "output"});
+        attn::show_printed_rows_only(c, attn::render_options{}, plan);
+        const std::vector<bool> edges{true, true, true, false, false, true, true, true};
+        CHECK(plan.shown_batch.empty());  // one batch item: printed whole
+        CHECK(plan.shown_head == edges);
+        REQUIRE(plan.shown_query.size() == 40);
+        for (std::size_t i = 0; i < 40; ++i) CHECK(plan.shown_query[i] == (i < 3 || i >= 37));
+        attn::render_options full;
+        full.full = true;
+        attn::stage_plan every = attn::stage_plan::of({"softmax", "output"});
+        attn::show_printed_rows_only(c, full, every);
+        CHECK(every.shown_head.empty());
+        CHECK(every.shown_query.empty());
+    }
+
     TEST_CASE("only the printed rows are kept: the rest reads as 0") {
         attn::config c = sizes(1, 40, 40, 8);
         attn::validate(c);

@@ -312,6 +312,13 @@ struct plane_steps_state {
     }
 };
 
+/// The most trues one after another in `shown`.
+std::size_t longest_run(const std::vector<bool>& shown) {
+    std::size_t longest = 0, run = 0;
+    for (const bool s : shown) longest = std::max(longest, run = s ? run + 1 : 0);
+    return longest;
+}
+
 /// Stages 6-11 and context's product (stage 12): the plane steps, in order, on each block
 /// of rows. With plane_layout::whole_tensor the block is the whole [B,H,Sq,Sk] tensor and
 /// each step one pass over it; in rows, the blocks are query rows of one plane, and each
@@ -337,10 +344,16 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
     std::shared_ptr<xt::xarray<float>> tensor_now;  // whole: the last step's [B,H,R,W]
     bool handed_on = false;                         // whole: tensor_now was handed to the sink
     std::vector<float> block_now;                   // in rows: [block_rows, W]
-    if (!whole) block_now.resize(block_rows * W);
     xt::xarray<float> context;
     if (wants_context) context = xt::xarray<float>::from_shape({chain.batch, chain.heads, R, head_dim});
     bool weak_fill_done = !looks_for_weak_fill(c);
+    const stage_plan& plan = r.plan;
+    const auto shown_in = [](const std::vector<bool>& items, std::size_t i) { return items.empty() || items[i]; };
+    // every row: with dropout (one stream of draws), and with blocks of whole planes, whose
+    // products are PyTorch's to the bit (a smaller block's BLAS product may differ in a last bit)
+    const bool every_row = whole || plan.shown_query.empty() || r.needs(stage_id::dropout) || block_rows >= R;
+    if (wants_context && !every_row) context.fill(0.0f);
+    if (!whole) block_now.resize((every_row ? block_rows : std::min(block_rows, longest_run(plan.shown_query))) * W);
 
     std::size_t next_step = 0;  // whole: the first step not yet applied to tensor_now
     for (std::size_t k = 0; k < passes.size(); ++k) {
@@ -383,18 +396,28 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
         const float* source = source_tensor ? source_tensor->data() : nullptr;
         float* data = whole ? tensor_now->data() : block_now.data();
 
-        for (std::size_t p = 0; p < planes; p += planes_per_block)
-            for (std::size_t row = 0; row < R; row += block_rows) {
-                rows_block block{p, planes_per_block, row, std::min(block_rows, R - row), data, source};
+        for (std::size_t p = 0; p < planes; p += planes_per_block) {
+            const bool plane_shown = whole || (shown_in(plan.shown_batch, p / chain.heads) && shown_in(plan.shown_head, p % chain.heads));
+            if (!plane_shown && !computes_context) continue;
+            for (std::size_t row = 0; row < R;) {
+                if (!every_row && !plan.shown_query[row]) {  // a row no output shows
+                    ++row;
+                    continue;
+                }
+                std::size_t end = row + 1;  // up to block_rows rows that are shown, one after another
+                while (end < R && end - row < block_rows && (every_row || plan.shown_query[end])) ++end;
+                rows_block block{p, planes_per_block, row, end - row, data, source};
                 for (std::size_t s = first; s <= last; ++s) {
                     state.apply(steps[s], block);
                     block.source = nullptr;  // the next step works in place
                 }
-                if (shown && !whole) r.sink.rows(0, p * R + row, block.rows, block.data);
+                if (shown && !whole && plane_shown) r.sink.rows(0, p * R + row, block.rows, block.data);
                 if (computes_context)  // 12. context rows: [rows,Sk] · [Sk,dk] -> [rows,dk]
                     for_each_plane(chain, block, [&](const plane_block& b) { block_context(chain, b, context.data()); },
                                    {R, head_dim, W});
+                row = end;
             }
+        }
         if (state.finding != nullptr) {
             weak_fill_warning(c, finding, r.so_far.warnings);
             weak_fill_done = true;

@@ -30,6 +30,63 @@ private:
     float* data_ = nullptr;
 };
 
+std::vector<std::vector<bool>> printed_indices(const tensor& t, const render_options& options) {
+    const std::size_t rank = t.values.dimension();
+    const tensor head = shape_only(t.name, t.dims, {t.values.shape().begin(), t.values.shape().end()});
+    const element_grid grid = make_grid(head, select_in(t, options), options);
+    std::vector<std::vector<bool>> printed;
+    for (std::size_t a = 0; a + 1 < rank; ++a) {
+        printed.emplace_back(t.values.shape()[a], false);
+        for (const std::size_t i : grid.shown[a]) printed.back()[i] = true;
+    }
+    return printed;
+}
+
+namespace {
+
+/// `into` |= `printed`, where an empty `into` is every index and stays so.
+void add_printed(std::vector<bool>& into, const std::vector<bool>& printed, bool& first) {
+    const bool every = std::find(printed.begin(), printed.end(), false) == printed.end();
+    if (first) {
+        into = every ? std::vector<bool>{} : printed;
+        first = false;
+        return;
+    }
+    if (into.empty()) return;
+    if (every) {
+        into.clear();
+        return;
+    }
+    for (std::size_t i = 0; i < into.size(); ++i) into[i] = into[i] || printed[i];
+}
+
+}  // namespace
+
+void show_printed_rows_only(const config& c, const render_options& options, stage_plan& plan) {
+    const auto B = static_cast<std::size_t>(c.batch), H = static_cast<std::size_t>(c.heads),
+               Sq = static_cast<std::size_t>(c.seq), Sk = static_cast<std::size_t>(c.kv_seq),
+               D = static_cast<std::size_t>(c.d_model), dk = D / std::max<std::size_t>(H, 1);
+    bool first_query = true;
+    for (const stage_info& info : stage_table)
+        if (info.plane && plan.shows(info.id)) {  // they all have one shape
+            const auto printed = printed_indices(shape_only("weights", {"batch", "head", "query", "key"}, {B, H, Sq, Sk}), options);
+            bool first = true;
+            add_printed(plan.shown_batch, printed[0], first);
+            first = true;
+            add_printed(plan.shown_head, printed[1], first);
+            add_printed(plan.shown_query, printed[2], first_query);
+            break;
+        }
+    // the stages after the planes, by their query axis
+    const auto query_rows = [&](stage_id id, tensor_shape shape, std::vector<std::string> dims, std::size_t axis) {
+        if (plan.shows(id)) add_printed(plan.shown_query, printed_indices(shape_only("t", std::move(dims), std::move(shape)), options)[axis], first_query);
+    };
+    query_rows(stage_id::context, {B, H, Sq, dk}, {"batch", "head", "seq", "head_dim"}, 2);
+    query_rows(stage_id::merge, {B, Sq, H, dk}, {"batch", "seq", "head", "head_dim"}, 1);
+    query_rows(stage_id::concat, {B, Sq, D}, {"batch", "seq", "d_model"}, 1);
+    query_rows(stage_id::output, {B, Sq, D}, {"batch", "seq", "d_model"}, 1);
+}
+
 summary_keeper::summary_keeper(trace& into, const render_options& options, std::size_t part_from)
     : into_(into), options_(options), part_from_(part_from) {}
 

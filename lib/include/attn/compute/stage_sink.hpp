@@ -63,6 +63,13 @@ struct stage_plan {
     bool sink_keeps = true;
     plane_layout layout = plane_layout::whole_tensor;
     std::size_t block_rows = 0;  // in_rows: query rows per block (0: the whole plane, Sq)
+    /// in_rows: what some output shows of the [B,H,Sq,Sk] stages, by batch item, head and
+    /// query (empty: all), and the query rows of context, merge, concat and output. The
+    /// rows no output shows are not computed (the keys and values still are, whole), nor,
+    /// unless context needs them, the planes; rows of context not computed are 0. Every row
+    /// is computed with dropout (its draws are one stream over the whole tensor) and when a
+    /// block is a whole plane (its products are then PyTorch's to the bit).
+    std::vector<bool> shown_batch, shown_head, shown_query;
 
     /// Every stage of the run.
     static stage_plan every_stage();

@@ -24,6 +24,15 @@
 
 namespace attn {
 
+/// The indices of each leading axis of `t` (its shape alone is read) that the table and
+/// torch print with `options`: printed[axis][index]; every index of an axis printed whole.
+std::vector<std::vector<bool>> printed_indices(const tensor& t, const render_options& options);
+
+/// The rows of the [B,H,Sq,Sk] stages and the query rows of context, merge, concat and
+/// output that the table and torch print of a run of `c` with `options`: what plan's
+/// shown_batch, shown_head and shown_query say (empty: every one).
+void show_printed_rows_only(const config& c, const render_options& options, stage_plan& plan);
+
 class summary_keeper : public stage_sink {
 public:
     /// Keeps the stages in `into`, for printing with `options` (its views and --full);
