@@ -45,7 +45,7 @@ int run(int argc, char** argv) {
                "`attn check --help` for checking an answer and the mistakes it names, `attn exercise --help`\n"
                "for the classroom exercises.");
     // Only the command named first is built when there is one (building all four costs start-up
-    // time, README "Speed"); otherwise all of them, for `attn --help` and the error messages.
+    // time, docs/speed.md); otherwise all of them, for `attn --help` and the error messages.
     const std::string first = argc > 1 ? argv[1] : "";
     const bool named = first == "trace" || first == "mask" || first == "check" || first == "exercise";
     if (!named || first == "trace") attn_app::setup_trace(app);

@@ -8,7 +8,7 @@
 #      ATTN_FUZZ_MAX_LEN   -max_len (default 65536: inputs beyond libFuzzer's 4096 default, and 16 KB)
 #      ATTN_FUZZ_KEEP_GOING=1  fork mode: keep fuzzing after a crash (long runs), else stop at the first
 # Prints one line per harness: executions, seconds, crashes; exits 1 if any harness crashed.
-# Crash inputs are left in $ATTN_FUZZ_WORK/<harness>/crashes/ (README: "Fuzzing and sanitizers").
+# Crash inputs are left in $ATTN_FUZZ_WORK/<harness>/crashes/ (docs/fuzzing.md).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

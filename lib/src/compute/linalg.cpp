@@ -23,7 +23,7 @@ namespace {
 bool blas_threads_chosen_by_user = false;
 
 /// Before OpenBLAS starts (its own constructor starts one thread per core, about 4 ms on
-/// every run, README "Speed"), it is told to start none: OPENBLAS_NUM_THREADS=1 unless the
+/// every run, docs/speed.md), it is told to start none: OPENBLAS_NUM_THREADS=1 unless the
 /// user set it. gemm_threads_for_large_products gives them back to the products that use
 /// them. Priority 101 runs this before the constructors without one, OpenBLAS's among them.
 ///

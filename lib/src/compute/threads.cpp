@@ -28,7 +28,7 @@ int threads_from_environment() {
 /// how they wait. libgomp's default spins each thread for about a millisecond after every
 /// parallel loop, on cores that attn's other thread and any other program need. With a
 /// busy loop on one of 2 cores, a JSON run of 0.06 s took 0.10 s that way (0.06 s with
-/// passive threads); among other attn runs, 0.20 s against 0.055 s (README "Streaming and memory").
+/// passive threads); among other attn runs, 0.20 s against 0.055 s (docs/streaming.md).
 ///
 /// libgomp reads the variable once, in a constructor of its own. Priority 101 runs this
 /// first when libgomp is linked in statically (CMakeLists.txt, ATTN_STATIC_RUNTIME); a

@@ -126,7 +126,7 @@ std::string_view format_number(float v, const number_format& f, char* buf) {
     if (std::isnan(v)) return "nan";                   // printf may write "-nan"; Python never does
     if (std::isinf(v)) return v < 0 ? "-inf" : "inf";  // and no "." in integer notation
     // std::to_chars with a precision writes what printf's %.*e / %.*f writes, in the C
-    // locale, several times faster (it is most of a small run's time, README "Speed").
+    // locale, several times faster (it is most of a small run's time, docs/speed.md).
     char* const end = buf + number_buffer_size - 1;
     std::to_chars_result r{};
     if (f.kind == number_kind::scientific)

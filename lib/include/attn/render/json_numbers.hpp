@@ -4,7 +4,7 @@
 // (std::to_chars's shortest form), "nan", "inf" and "-inf" as strings, booleans as
 // true/false.
 //
-// Most of a large JSON run is this text (README "Speed"), so it is written row by row
+// Most of a large JSON run is this text (docs/speed.md), so it is written row by row
 // ([.., width] -> one "[a,b,...]" each), blocks of rows formatted on every core into
 // their own buffers, then written in order: the same bytes whatever the thread count.
 #include <cstddef>
