@@ -101,28 +101,39 @@ TEST_SUITE("summary_keeper") {
         few_products.mask.causal = true;
         few_products.fill = -1e9f;
         attn::validate(few_products);
+        attn::config dropout_heads = few_products;  // heads left out of the print: their draws still count
+        dropout_heads.dropout.p = 0.25;
+        dropout_heads.dropout.train = true;
+        dropout_heads.dropout.seed = 6;
+        attn::validate(dropout_heads);
         std::vector<attn::config> all = configs();
         all.push_back(few_products);
+        all.push_back(dropout_heads);
         for (const attn::config& c : all) {
             const attn::inputs in = attn::draw_inputs(c);
             const attn::trace whole = attn::compute_trace(c, in);
-            for (const attn::render_options& view : views()) {
+            for (attn::render_options view : views()) {
                 if (view.row && *view.row >= static_cast<std::size_t>(c.seq)) continue;
                 if (view.head && *view.head >= static_cast<std::size_t>(c.heads)) continue;
-                attn::stage_plan plan = attn::stage_plan::every_stage();
-                plan.layout = attn::plane_layout::in_rows;
-                plan.block_rows = 4;  // smaller than a plane: rows no output shows are left out
-                plan.sink_keeps = false;
-                attn::show_printed_rows_only(c, view, plan);
-                attn::trace kept;
-                kept.cfg = c;
-                attn::summary_keeper keeper(kept, view, 0);
-                kept.warnings = attn::compute_stages(c, in, plan, keeper);
-                for (const bool torch : {true, false}) {
-                    CAPTURE(c.seq);
-                    CAPTURE(torch);
-                    CAPTURE(view.full);
-                    CHECK(text(kept, view, torch) == text(whole, view, torch));
+                // every stage, and two plane stages alone (no context needs every plane)
+                for (const std::vector<std::string>& stages : {std::vector<std::string>{}, {"softmax", "dropout"}}) {
+                    view.stages = stages;
+                    attn::stage_plan plan = attn::stage_plan::of(stages);
+                    plan.layout = attn::plane_layout::in_rows;
+                    plan.block_rows = 4;  // smaller than a plane: rows no output shows are left out
+                    plan.sink_keeps = false;
+                    attn::show_printed_rows_only(c, view, plan);
+                    attn::trace kept;
+                    kept.cfg = c;
+                    attn::summary_keeper keeper(kept, view, 0);
+                    kept.warnings = attn::compute_stages(c, in, plan, keeper);
+                    for (const bool torch : {true, false}) {
+                        CAPTURE(c.seq);
+                        CAPTURE(stages.size());
+                        CAPTURE(torch);
+                        CAPTURE(view.full);
+                        CHECK(text(kept, view, torch) == text(whole, view, torch));
+                    }
                 }
             }
         }

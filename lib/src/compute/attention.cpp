@@ -327,19 +327,20 @@ std::size_t longest_run(const std::vector<bool>& shown) {
 /// stage needs it.
 std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
     const config& c = r.c;
-    const bool whole = r.plan.layout == plane_layout::whole_tensor;
+    const stage_plan& plan = r.plan;
+    const bool whole = plan.layout == plane_layout::whole_tensor;
     std::vector<stage_id> steps;  // the plane stages this run computes, in order
     for (const stage_info& info : stage_table)
         if (info.plane && r.needs(info.id)) steps.push_back(info.id);
     const bool wants_context = r.needs(stage_id::context);
     std::vector<stage_id> passes;
     for (stage_id step : steps)
-        if (whole || r.plan.shows(step)) passes.push_back(step);
+        if (whole || plan.shows(step)) passes.push_back(step);
     if (wants_context && (passes.empty() || passes.back() != steps.back())) passes.push_back(steps.back());
 
     const std::size_t planes = chain.planes(), R = chain.rows, W = chain.width;
     const std::size_t head_dim = chain.values != nullptr ? chain.values->values.shape()[3] : 0;
-    const std::size_t block_rows = whole ? R : std::clamp<std::size_t>(r.plan.block_rows ? r.plan.block_rows : R, 1, std::max<std::size_t>(R, 1));
+    const std::size_t block_rows = whole ? R : std::clamp<std::size_t>(plan.block_rows ? plan.block_rows : R, 1, std::max<std::size_t>(R, 1));
     const std::size_t planes_per_block = whole ? planes : 1;
     std::shared_ptr<xt::xarray<float>> tensor_now;  // whole: the last step's [B,H,R,W]
     bool handed_on = false;                         // whole: tensor_now was handed to the sink
@@ -347,11 +348,11 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
     xt::xarray<float> context;
     if (wants_context) context = xt::xarray<float>::from_shape({chain.batch, chain.heads, R, head_dim});
     bool weak_fill_done = !looks_for_weak_fill(c);
-    const stage_plan& plan = r.plan;
     const auto shown_in = [](const std::vector<bool>& items, std::size_t i) { return items.empty() || items[i]; };
     // every row: with dropout (one stream of draws), and with blocks of whole planes, whose
     // products are PyTorch's to the bit (a smaller block's BLAS product may differ in a last bit)
     const bool every_row = whole || plan.shown_query.empty() || r.needs(stage_id::dropout) || block_rows >= R;
+    const bool every_plane = whole || r.needs(stage_id::dropout);  // the draws again
     if (wants_context && !every_row) context.fill(0.0f);
     if (!whole) block_now.resize((every_row ? block_rows : std::min(block_rows, longest_run(plan.shown_query))) * W);
 
@@ -359,7 +360,7 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
     for (std::size_t k = 0; k < passes.size(); ++k) {
         const stage_id target = passes[k];
         if (target > stage_id::mask) mask_stage();
-        const bool shown = r.plan.shows(target);
+        const bool shown = plan.shows(target);
         const bool computes_context = wants_context && k + 1 == passes.size();
         const std::size_t first = whole ? next_step : 0;
         std::size_t last = first;
@@ -387,7 +388,7 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
         }
         // whole: a tensor of its own for this step when the sink keeps the last one
         std::shared_ptr<xt::xarray<float>> source_tensor;
-        if (whole && (!tensor_now || (r.plan.sink_keeps && handed_on))) {
+        if (whole && (!tensor_now || (plan.sink_keeps && handed_on))) {
             source_tensor = std::move(tensor_now);
             tensor_now = std::make_shared<xt::xarray<float>>(xt::xarray<float>::from_shape({chain.batch, chain.heads, R, W}));
             handed_on = false;
@@ -397,7 +398,8 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
         float* data = whole ? tensor_now->data() : block_now.data();
 
         for (std::size_t p = 0; p < planes; p += planes_per_block) {
-            const bool plane_shown = whole || (shown_in(plan.shown_batch, p / chain.heads) && shown_in(plan.shown_head, p % chain.heads));
+            const bool plane_shown =
+                every_plane || (shown_in(plan.shown_batch, p / chain.heads) && shown_in(plan.shown_head, p % chain.heads));
             if (!plane_shown && !computes_context) continue;
             for (std::size_t row = 0; row < R;) {
                 if (!every_row && !plan.shown_query[row]) {  // a row no output shows
