@@ -36,6 +36,7 @@
 #include "attn/render/summary_keeper.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
+#include "attn/teach/advice.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "progress.hpp"
@@ -332,6 +333,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
 
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
+    for (attn::warning& w : attn::run_advice(c)) in.warnings.push_back(std::move(w));
     progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, o.format, view));
     const attn::warning_list warnings =
         emit(o.format, c, in, plan, view, out, o.out.empty() ? "standard output" : "--out " + o.out, progress);

@@ -25,6 +25,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/trace.hpp"
+#include "attn/teach/stage_text.hpp"
 
 namespace {
 
@@ -586,7 +587,7 @@ TEST_CASE("--safe-softmax: a row with no allowed key gets 0 weights; the other r
         const auto& ctx = stage_of(safe, "context").at("context").values;
         for (std::size_t e = 0; e < ctx.size() / 2; ++e) CHECK(ctx.data()[ctx.size() / 2 + e] == 0.0f);
         CHECK(safe.warnings.back().text == "batch 1, query 2: no key may be attended, so its weights are 0 (--safe-softmax)");
-        CHECK(stage_of(safe, "softmax").formula ==
+        CHECK(attn::stage_formula(safe.cfg, "softmax") ==
               "weights = softmax(masked, dim=-1); a row with no allowed key gets 0 weights, not " +
                   std::string(std::isinf(plain_config.fill) ? "NaN" : "uniform") + " (--safe-softmax)");
     };

@@ -5,6 +5,7 @@
 // the ops are the same, the BLAS kernels may sum in another order). Against identities:
 // softmax over dim=-2 makes each column sum to 1, the inverted mask is the right one negated,
 // no scaling leaves the scores as they are; every stage before the mistake is untouched.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/mistake.hpp"
+#include "attn/teach/advice.hpp"
+#include "attn/teach/stage_text.hpp"
 #include "mistake_fixtures.hpp"
 
 namespace {
@@ -195,19 +198,21 @@ TEST_SUITE("mistakes") {
     }
 
     TEST_CASE("the warning on the stage where it is made, and the formula, say it is on purpose") {
-        const attn::trace t = run(seed24(mistake::softmax_axis));
-        const auto warnings = t.warnings_of("softmax");
+        const attn::config axis = seed24(mistake::softmax_axis);
+        const attn::warning_list warnings = attn::run_advice(axis);
         REQUIRE(warnings.size() == 1);
-        CHECK(warnings[0]->text ==
+        CHECK(warnings[0].stage == "softmax");
+        CHECK(warnings[0].text ==
               "--mistake softmax_axis: softmax over the queries (dim=-2) instead of the keys (dim=-1), on purpose; "
               "every later stage follows from it");
-        CHECK(t.find("softmax")->formula ==
+        CHECK(attn::stage_formula(axis, "softmax") ==
               "weights = softmax(masked, dim=-2): over the queries, not the keys (--mistake softmax_axis, on purpose)");
-        CHECK(t.find("scaled")->formula == "Q·Kᵀ / √dk");
-        const attn::trace w = run(seed24(mistake::weight_not_transposed, 1));
-        CHECK(w.find("output")->formula ==
+        CHECK(attn::stage_formula(axis, "scaled") == "Q·Kᵀ / √dk");
+        const attn::config w = seed24(mistake::weight_not_transposed, 1);
+        CHECK(attn::stage_formula(w, "output") ==
               "out = concat·W_o + b_o: W_o not transposed (--mistake weight_not_transposed, on purpose)");
-        CHECK(w.warnings_of("projections").size() == 1);
+        const attn::warning_list said = attn::run_advice(w);
+        CHECK(std::count_if(said.begin(), said.end(), [](const attn::warning& x) { return x.stage == "projections"; }) == 1);
     }
 
     TEST_CASE("a mistake the run cannot make is a usage error that says why") {

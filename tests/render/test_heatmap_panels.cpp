@@ -23,7 +23,6 @@ attn::stage make_stage(std::string_view name, std::vector<attn::tensor> tensors)
     attn::stage s;
     s.info = attn::find_stage_info(name);
     REQUIRE(s.info != nullptr);
-    s.formula = std::string(s.info->formula);
     s.tensors = std::move(tensors);
     return s;
 }

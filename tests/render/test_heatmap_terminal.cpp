@@ -15,7 +15,6 @@ attn::stage make_stage(std::string_view name, std::vector<attn::tensor> tensors)
     attn::stage s;
     s.info = attn::find_stage_info(name);
     REQUIRE(s.info != nullptr);
-    s.formula = std::string(s.info->formula);
     s.tensors = std::move(tensors);
     return s;
 }
@@ -49,7 +48,7 @@ TEST_SUITE("heatmap terminal") {
         // shade, 0.5 is a third of the way up (the second shade), 0.25 the blank one.
         const std::string expected =
             "── 10 · softmax ── attention weights: softmax over the key axis (last)\n"
-            "   softmax(masked or scaled, dim=-1)\n"
+            "   weights = softmax(scaled, dim=-1)\n"
             "\n"
             "weights [1,1,3,3] (batch, head, query, key)\n"
             "  batch 0, head 0\n"

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "attn/teach/stage_text.hpp"
+
 #include "attn/compute/error.hpp"
 #include "attn/render/render_row.hpp"
 
@@ -28,7 +30,6 @@ stage make_stage(std::string_view name, std::vector<tensor> tensors) {
     stage s;
     s.info = attn::find_stage_info(name);
     REQUIRE(s.info != nullptr);
-    s.formula = std::string(s.info->formula);
     s.tensors = std::move(tensors);
     return s;
 }
@@ -102,7 +103,7 @@ TEST_CASE("the run header and the stage's heading come first, as in the table") 
     const std::string text = render(t, row(1));
     CHECK(text.rfind("run    self-attention", 0) == 0);
     CHECK(text.find("\n── 10 · softmax ── attention weights: softmax over the key axis (last)\n"
-                    "   softmax(masked or scaled, dim=-1)\n"
+                    "   " + attn::stage_formula(t.cfg, "softmax") + "\n"
                     "   ! a warning about the weights\n"
                     "\nweights[batch=0, head=0, query=1]\n") != std::string::npos);
     CHECK(text.find("── 8 · mask") == std::string::npos);  // the mask stage has no row to draw

@@ -29,7 +29,6 @@ stage make_stage(std::string_view name, std::vector<tensor> tensors) {
     stage s;
     s.info = attn::find_stage_info(name);
     REQUIRE(s.info != nullptr);
-    s.formula = std::string(s.info->formula);
     s.tensors = std::move(tensors);
     return s;
 }
@@ -174,7 +173,7 @@ TEST_CASE("a 3-D tensor is sliced over its leading axis") {
                            {{0.0f, 10.5f, -0.125f}, {2.0f, -3.5f, 4.0f}}};
     const std::string expected =
         "── 1 · input ── the token embeddings\n"
-        "   x = torch.randn(B,Sq,Din); x_kv = torch.randn(B,Sk,Dkv) if cross\n"
+        "   x = torch.randn(B,Sq,Din); keys and values also come from x (self-attention)\n"
         "x [2,2,3] (batch, seq, d_in) strides [6,3,1], contiguous\n"
         "x[batch=0]\n"
         "        d_in 0   d_in 1   d_in 2\n"
@@ -305,7 +304,7 @@ TEST_CASE("numbers: every float tensor of a stage in the same notation, columns 
     xt::xarray<float> k = {{{0.001f, 2.0f}, {-1.5f, 0.125f}}};
     const std::string expected =
         "── 3 · projections ── queries, keys and values\n"
-        "   Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v\n"
+        "   Q = X·W_qᵀ + b_q, K = X·W_kᵀ + b_k, V = X·W_vᵀ + b_v\n"
         "q [1,1,2] (batch, seq, d_model) strides [2,2,1], contiguous\n"
         "q[batch=0]\n"
         "          d_model 0  d_model 1\n"
@@ -333,7 +332,7 @@ TEST_CASE("a finite fill prints as typed in the masked stage; the scores stay in
     t.cfg.fill_text = "-1e9";
     const std::string expected =
         "── 9 · masked ── scaled scores with the fill value where the mask is false\n"
-        "   masked_fill(mask == false, fill)\n"
+        "   masked = scaled.masked_fill(mask == false, -1e9)\n"
         "masked [1,1,3,3] (batch, head, query, key) strides [9,9,3,1], contiguous\n"
         "masked[batch=0, head=0]\n"
         "           key 0    key 1    key 2\n"
@@ -367,14 +366,16 @@ TEST_CASE("a -inf fill keeps fixed notation and prints -inf in the common width"
 TEST_CASE("the mask prints True and False, one slice per batch item for every head") {
     const std::string expected =
         "── 8 · mask ── where each query may attend (true = may attend)\n"
-        "   mask[b,0,i,j]: may query i attend key j?\n"
+        "   mask[b,0,i,j] = (j <= i); true = query i may attend key j, the same for every head\n"
         "mask [1,1,3,3] (batch, head, query, key) strides [9,9,3,1], contiguous\n"
         "mask[batch=0] (the same for every head)\n"
         "         key 0  key 1  key 2\n"
         "query 0   True  False  False\n"
         "query 1   True   True  False\n"
         "query 2   True   True   True\n";
-    CHECK(render(make_trace({make_stage("mask", {causal_mask()})})) == expected);
+    trace t = make_trace({make_stage("mask", {causal_mask()})});
+    t.cfg.mask.causal = true;
+    CHECK(render(t) == expected);
 }
 
 TEST_CASE("a head axis of size 1 in a boolean mask is broadcast: no head=0 in its labels") {
@@ -468,12 +469,13 @@ TEST_CASE("stages are separated by one blank line and filtered by options.stages
 
 TEST_CASE("a warning is printed right under the heading of the stage it concerns, before the tensors") {
     trace t = make_trace({make_stage("mask", {causal_mask()})});
+    t.cfg.mask.causal = true;
     const std::string without = render(t);
     t.warnings.push_back({"mask", "batch 0, query 0: no key may be attended, so its weights are NaN (fill -inf)"});
     t.warnings.push_back({"softmax", "not in this trace"});
     const std::string heading =
         "── 8 · mask ── where each query may attend (true = may attend)\n"
-        "   mask[b,0,i,j]: may query i attend key j?\n";
+        "   mask[b,0,i,j] = (j <= i); true = query i may attend key j, the same for every head\n";
     REQUIRE(without.rfind(heading, 0) == 0);
     CHECK(render(t) == heading + "   ! batch 0, query 0: no key may be attended, so its weights are NaN (fill -inf)\n" +
                            without.substr(heading.size()));

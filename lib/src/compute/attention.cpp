@@ -20,12 +20,9 @@
 #include "attn/compute/plane_chain.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
-#include "attn/teach/advice.hpp"
 #include "attn/compute/dropout.hpp"
 #include "attn/compute/linalg.hpp"
 #include "attn/compute/mask.hpp"
-#include "attn/teach/mistake_text.hpp"
-#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
@@ -192,7 +189,7 @@ struct run {
     bool shows(stage_id id) const { return needs(id) && plan.shows(id); }
 
     stage make(stage_id id, std::vector<tensor> tensors) const {
-        return stage{&info_of(id), stage_formula(c, info_of(id).name), std::move(tensors)};
+        return stage{&info_of(id), std::move(tensors)};
     }
     /// The stage `id` with `tensors`, handed to the sink whole when the plan shows it.
     stage emit(stage_id id, std::vector<tensor> tensors) {
@@ -501,9 +498,6 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
     run r{c, plan, sink, stages_needed(c, plan.shown), trace{}};
     r.so_far.cfg = c;
     r.so_far.warnings = in.warnings;
-    for (warning& w : settings_advice(c)) r.so_far.warnings.push_back(std::move(w));
-    if (c.mistake != mistake::none)  // --mistake ID: made on purpose, said where it is made
-        r.so_far.warnings.push_back({std::string(mistake_stage(c.mistake, c.mistake_variant)), mistake_warning(c)});
     const auto heads = static_cast<std::size_t>(c.heads);
     const parameters& p = in.params;
 

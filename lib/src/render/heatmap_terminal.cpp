@@ -249,7 +249,7 @@ void render_heatmap_terminal(const trace& t, const render_options& options, std:
         if (h.from != current) {
             current = h.from;
             out << '\n';
-            print_stage_heading(out, *current, style);
+            print_stage_heading(out, t.cfg, *current, style);
             print_stage_warnings(out, t, *current, style);
         }
         out << '\n';

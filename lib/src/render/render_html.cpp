@@ -161,7 +161,7 @@ void write_explanation(std::ostream& out, const stage& s, const config& c) {
     };
     const field fields[] = {
         {"in words", e.words, false},
-        {"in symbols", e.symbols == s.formula ? std::string() : e.symbols, true},  // the formula is above
+        {"in symbols", e.symbols == stage_formula(c, s.name()) ? std::string() : e.symbols, true},  // the formula is above
         {"shapes", e.shapes, true},
         {"einsum", e.einsum, true},
         {"PyTorch", e.torch, true},
@@ -318,7 +318,7 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
                  const render_options& options, heatmap::glyph_library& glyphs) {
     out << "<section class=\"stage\" id=\"stage-" << s.name() << "\">\n<h2><span class=\"step\">" << s.info->step
         << "</span><code>" << s.name() << "</code><span class=\"title\">" << heatmap::xml_escape(s.info->title) << "</span></h2>\n"
-        << "<p class=\"formula\"><code>" << heatmap::xml_escape(s.formula) << "</code></p>\n";
+        << "<p class=\"formula\"><code>" << heatmap::xml_escape(stage_formula(t.cfg, s.name())) << "</code></p>\n";
     write_explanation(out, s, t.cfg);
     const std::vector<const warning*> warnings = t.warnings_of(s.name());
     if (!warnings.empty()) {

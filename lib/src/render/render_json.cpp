@@ -9,6 +9,7 @@
 #include "attn/render/json_numbers.hpp"
 #include "attn/render/selection.hpp"
 #include "attn/teach/explain.hpp"
+#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
@@ -143,7 +144,7 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
     if (with_name) head["name"] = s.name();
     head["step"] = s.info->step;
     head["title"] = s.info->title;
-    head["formula"] = s.formula;
+    head["formula"] = stage_formula(t.cfg, s.name());
     for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
     if (options.explain) head["explain"] = explanation_json(t.cfg, s.name());
     std::string text = head.dump();

@@ -281,7 +281,7 @@ void print_chart(std::ostream& out, const row_chart& chart, std::string_view sta
 void print_stage(std::ostream& out, const trace& t, const stage& s, const render_options& options,
                  const colours& col) {
     const heading_style style{col.bold, col.dim, col.red, col.reset};
-    print_stage_heading(out, s, style);
+    print_stage_heading(out, t.cfg, s, style);
     print_stage_warnings(out, t, s, style);
     const std::vector<row_chart> charts = charts_of(t, s, options);
     const chart_numbers numbers = choose_numbers(charts, s, t.cfg, options);

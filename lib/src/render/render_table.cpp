@@ -157,7 +157,7 @@ void render_table(const trace& t, const render_options& options, std::ostream& o
         if (previous_step != 0) out << '\n';  // one blank line between stages
         print_skipped_before(out, t.cfg, s, previous_step, p);
         previous_step = s.info->step;
-        print_stage_heading(out, s, p);
+        print_stage_heading(out, t.cfg, s, p);
         if (options.explain) table::print_stage_explanation(out, t.cfg, s.name(), p);
         print_stage_warnings(out, t, s, p);  // before the tensors, where they are seen
         if (s.name() == "params" && summarise_params(options))

@@ -22,9 +22,9 @@ void print_run_header(std::ostream& out, const config& c, const heading_style& s
             << '\n';
 }
 
-void print_stage_heading(std::ostream& out, const stage& s, const heading_style& style) {
+void print_stage_heading(std::ostream& out, const config& c, const stage& s, const heading_style& style) {
     out << style.bold << "── " << s.info->step << " · " << s.name() << " ── " << s.info->title << style.reset << '\n';
-    out << "   " << s.formula << '\n';
+    out << "   " << stage_formula(c, s.name()) << '\n';
 }
 
 void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const heading_style& style) {

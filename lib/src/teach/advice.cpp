@@ -1,10 +1,11 @@
 #include "attn/teach/advice.hpp"
 
-#include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
+
+#include "attn/compute/mistake.hpp"
+#include "attn/teach/mistake_text.hpp"
 
 namespace attn {
 namespace {
@@ -60,51 +61,11 @@ warning_list settings_advice(const config& c) {
     return out;
 }
 
-void weak_fill_advice(const config& c, const xt::xarray<bool>& mask, const xt::xarray<float>& scaled,
-                      const xt::xarray<float>& weights, warning_list& out) {
-    if (std::isinf(c.fill)) return;
-    const std::size_t batch = weights.shape()[0], heads = weights.shape()[1];
-    const std::size_t sq = weights.shape()[2], sk = weights.shape()[3];
-    weak_fill_finding f;
-    for (std::size_t b = 0; b < batch; ++b)
-        for (std::size_t i = 0; i < sq; ++i) {
-            const bool* allowed = mask.data() + (b * sq + i) * sk;
-            if (std::find(allowed, allowed + sk, true) == allowed + sk) continue;  // uniform by design
-            for (std::size_t h = 0; h < heads; ++h) {
-                const std::size_t row = ((b * heads + h) * sq + i) * sk;
-                for (std::size_t j = 0; j < sk; ++j) {
-                    if (allowed[j]) {
-                        f.low = std::min(f.low, scaled.data()[row + j]);
-                        f.high = std::max(f.high, scaled.data()[row + j]);
-                    } else if (weights.data()[row + j] > f.worst) {
-                        f.worst = weights.data()[row + j];
-                        f.at[0] = b, f.at[1] = h, f.at[2] = i, f.at[3] = j;
-                    }
-                }
-            }
-        }
-    weak_fill_warning(c, f, out);
-}
-
-void weak_fill_finding::merge(const weak_fill_finding& other) {
-    low = std::min(low, other.low);
-    high = std::max(high, other.high);
-    const auto order = [](const weak_fill_finding& x) {  // weak_fill_advice's scan: batch, query, head, key
-        return std::array<std::size_t, 4>{x.at[0], x.at[2], x.at[1], x.at[3]};
-    };
-    if (other.worst > worst || (other.worst == worst && other.worst > 0.0f && order(other) < order(*this))) {
-        worst = other.worst;
-        std::copy(other.at, other.at + 4, at);
-    }
-}
-
-void weak_fill_warning(const config& c, const weak_fill_finding& f, warning_list& out) {
-    if (std::isinf(c.fill) || !(f.worst >= 1e-6f)) return;
-    out.push_back({"masked", "--fill " + fill_text(c) + " is not far below the scores (the scaled scores of allowed keys "
-                             "lie in " + number(f.low) + " .. " + number(f.high) + "), so masked keys still get weight: up to " +
-                             number(f.worst) + " at batch " + std::to_string(f.at[0]) + ", head " + std::to_string(f.at[1]) +
-                             ", query " + std::to_string(f.at[2]) + ", key " + std::to_string(f.at[3]) +
-                             ". Use -inf, or a fill such as -1e9"});
+warning_list run_advice(const config& c) {
+    warning_list out = settings_advice(c);
+    if (c.mistake != mistake::none)  // --mistake ID: made on purpose, said where it is made
+        out.push_back({std::string(mistake_stage(c.mistake, c.mistake_variant)), mistake_warning(c)});
+    return out;
 }
 
 }  // namespace attn

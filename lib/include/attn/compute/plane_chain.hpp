@@ -19,7 +19,7 @@
 #include "attn/compute/generator.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/compute/tensor.hpp"
-#include "attn/teach/advice.hpp"
+#include "attn/compute/weak_fill.hpp"
 
 namespace attn {
 
@@ -59,7 +59,7 @@ void block_scores(const plane_chain& chain, const plane_block& block);
 void block_scale(const plane_chain& chain, const plane_block& block);
 
 /// 9. masked: fill where the mask is false. With a finding, also gathers what
-/// weak_fill_advice reports, from these rows (their scaled scores and the softmax
+/// weak_fill_warning reports, from these rows (their scaled scores and the softmax
 /// each masked row gives).
 void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_finding* finding);
 

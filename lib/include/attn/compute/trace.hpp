@@ -18,7 +18,6 @@ namespace attn {
 
 struct stage {
     const stage_info* info = nullptr;  // points into stage_table
-    std::string formula;               // info->formula as this run computes it (stage_formula)
     std::vector<tensor> tensors;
 
     stage_id id() const { return info->id; }

@@ -22,7 +22,7 @@ heading_style make_heading_style(bool color);
 void print_run_header(std::ostream& out, const config& c, const heading_style& style);
 
 /// "── 6 · scores ── every query against every key, per head", and the formula under it.
-void print_stage_heading(std::ostream& out, const stage& s, const heading_style& style);
+void print_stage_heading(std::ostream& out, const config& c, const stage& s, const heading_style& style);
 
 /// "   ! batch 1, query 3: no key may be attended ...": the warnings about the stage.
 void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const heading_style& style);
