@@ -1,15 +1,19 @@
 // tensor: storage + offset + shape + strides, as PyTorch holds a tensor.
 //
 // First the pieces on hand-worked cases (contiguous strides, PyTorch's contiguity rule,
-// views that read another tensor's memory); then the trace: the view, transpose and merge
-// stages read the memory of the stage before them, and which stage tensors share storage
-// is what PyTorch shares (tests/reference/strides.json, from make_strides_fixtures.py).
+// views that read another tensor's memory); then PyTorch's layout rules against what
+// PyTorch 1.13 reported for the notebook's lines on ten shapes (explain_layouts.json, from
+// make_explain_layouts.py); then the trace: the view, transpose and merge stages read the
+// memory of the stage before them, and which stage tensors share storage is what PyTorch
+// shares (tests/reference/strides.json, from make_strides_fixtures.py).
 #include <cstddef>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "attn/compute/tensor.hpp"
 #include "attn/compute/trace.hpp"
@@ -30,6 +34,14 @@ attn::tensor counting(const shape_t& shape) {
 /// `x` read with another shape and strides: a view named after "stage.x".
 attn::tensor view(const attn::tensor& x, const shape_t& shape, const strides_t& strides) {
     return attn::as_strided(x, "stage.x", "y", {}, shape, strides);
+}
+
+/// t's layout against PyTorch's {"shape", "stride", "contiguous"}.
+void check_layout(const attn::tensor_layout& t, const nlohmann::json& torch, const std::string& what) {
+    INFO(what);
+    CHECK(t.shape == torch["shape"].get<shape_t>());
+    CHECK(t.strides == torch["stride"].get<strides_t>());
+    CHECK(attn::is_contiguous(t) == torch["contiguous"].get<bool>());
 }
 
 }  // namespace
@@ -119,6 +131,74 @@ TEST_CASE("contiguous(): PyTorch's is_contiguous, where axes of size 1 do not co
     CHECK_FALSE(view(x, {3, 4}, {8, 1}).contiguous());          // rows with gaps between them
 }
 
+TEST_CASE("layout rules: transpose swaps strides, view splits a contiguous axis, merging transposed axes copies") {
+    const attn::tensor_layout t = attn::transposed(attn::contiguous_layout({2, 5, 4, 2}), 1, 2);
+    CHECK(t.shape == shape_t{2, 4, 5, 2});
+    CHECK(t.strides == strides_t{40, 2, 8, 1});
+    CHECK_FALSE(attn::is_contiguous(t));
+    // an axis of length 1 does not count: [B,1,S,D] transposed is still in order
+    CHECK(attn::is_contiguous(attn::transposed(attn::contiguous_layout({2, 5, 1, 8}), 1, 2)));
+    CHECK(attn::viewed(attn::contiguous_layout({2, 5, 8}), {2, 5, 4, 2})->strides == strides_t{40, 8, 2, 1});
+    const attn::tensor_layout merged = attn::transposed(attn::contiguous_layout({2, 4, 5, 2}), 1, 2);  // (40, 2, 10, 1)
+    CHECK_FALSE(attn::viewed(merged, {2, 5, 8}).has_value());  // view raises, reshape copies
+}
+
+TEST_CASE("a zero-length axis, as PyTorch has it: no elements is contiguous, any empty shape a view") {
+    const attn::tensor_layout empty = attn::contiguous_layout({2, 0, 3});
+    CHECK(empty.strides == strides_t{3, 3, 1});  // torch.empty(2, 0, 3).stride()
+    CHECK(attn::is_contiguous(attn::transposed(empty, 0, 2)));  // (1, 3, 3): .is_contiguous() is True
+    CHECK(attn::is_contiguous({{0, 3}, {6, 2}}));  // torch.empty(0, 6)[:, ::2]: (6, 2), contiguous
+    CHECK(attn::viewed(empty, {0, 6})->strides == strides_t{6, 1});  // .view(0, 6).stride()
+    CHECK(attn::viewed(empty, {3, 0, 2})->strides == strides_t{2, 2, 1});
+    // the same shape keeps its strides: .transpose(0, 2).view(3, 0, 2).stride() is (1, 3, 3)
+    CHECK(attn::viewed(attn::transposed(empty, 0, 2), {3, 0, 2})->strides == strides_t{1, 3, 3});
+    const attn::tensor x = counting({2, 3});
+    CHECK(view(x, {0, 3}, {6, 2}).contiguous());  // a tensor follows the same rule
+}
+
+TEST_CASE("every step of the notebook's lines, as PyTorch 1.13 reports it") {
+    std::ifstream in(std::string(ATTN_REFERENCE_DIR) + "/explain_layouts.json");
+    REQUIRE(in.good());
+    const nlohmann::json cases = nlohmann::json::parse(in)["cases"];
+    REQUIRE(cases.size() == 10);
+    for (const auto& c : cases) {
+        const std::size_t B = c["B"], Sq = c["Sq"], Sk = c["Sk"], D = c["D"], H = c["H"], dk = D / H;
+        const std::string name = "B=" + std::to_string(B) + " Sq=" + std::to_string(Sq) + " Sk=" +
+                                 std::to_string(Sk) + " D=" + std::to_string(D) + " H=" + std::to_string(H);
+        CAPTURE(name);
+        const attn::tensor_layout q = attn::contiguous_layout({B, Sq, D}), k = attn::contiguous_layout({B, Sk, D});
+        check_layout(q, c["projections"]["q"], "projections q");
+        const attn::tensor_layout q_split = *attn::viewed(q, {B, Sq, H, dk}), k_split = *attn::viewed(k, {B, Sk, H, dk});
+        check_layout(q_split, c["view"]["q"], "view q");
+        check_layout(k_split, c["view"]["k"], "view k");
+        const attn::tensor_layout q_heads = attn::transposed(q_split, 1, 2), k_heads = attn::transposed(k_split, 1, 2);
+        check_layout(q_heads, c["transpose"]["q"], "transpose q");
+        check_layout(k_heads, c["transpose"]["k"], "transpose k");
+        const attn::tensor_layout k_turned = attn::transposed(k_heads, 2, 3);
+        check_layout(k_turned, c["k_t"], "k.transpose(-2, -1)");
+
+        // matmul reshapes each 4-D operand to [B·H, rows, cols]: one copy per operand no view gives
+        const auto copies = [&](const attn::tensor_layout& t) {
+            return attn::viewed(t, {B * H, t.shape[2], t.shape[3]}) ? 0 : 1;
+        };
+        CHECK(copies(q_heads) + copies(k_turned) == c["scores"]["matmul_copies"].get<int>());
+        const attn::tensor_layout weights = attn::contiguous_layout({B, H, Sq, Sk});
+        check_layout(weights, c["scores"]["scores"], "scores");
+        CHECK(copies(weights) + copies(k_heads) == c["context"]["matmul_copies"].get<int>());  // v as k
+
+        const attn::tensor_layout context = attn::contiguous_layout({B, H, Sq, dk});
+        check_layout(context, c["context"]["context"], "context");
+        const attn::tensor_layout merged = attn::transposed(context, 1, 2);
+        check_layout(merged, c["merge"]["context"], "merge");
+        const bool reshape_copies = !attn::viewed(merged, {B, Sq, D});
+        CHECK(reshape_copies == !c["merge"]["view_raises"].is_null());
+        CHECK(reshape_copies == (c["concat"]["reshape_copies"].get<int>() == 1));
+        CHECK(!attn::is_contiguous(merged) == (c["concat"]["contiguous_copies"].get<int>() == 1));
+        CHECK(attn::is_contiguous(merged) == c["concat"]["same_memory"].get<bool>());
+        check_layout(*attn::viewed(attn::contiguous_layout(merged.shape), {B, Sq, D}), c["concat"]["concat"], "concat");
+    }
+}
+
 TEST_CASE("view, transpose and merge read the memory of the stage before them, as in PyTorch") {
     const auto& c = strides_fixture::cases().front();  // defaults_causal: B=1, S=4, D=8, H=2
     const attn::trace t = strides_fixture::run(c);
@@ -135,10 +215,15 @@ TEST_CASE("view, transpose and merge read the memory of the stage before them, a
         // q[b,s,d] with d = h*dk + e is view[b,s,h,e] and transpose[b,h,s,e]: one address
         CHECK(&split.values(0, 3, 1, 2) == &projected.values(0, 3, 6));
         CHECK(&transposed.values(0, 1, 3, 2) == &projected.values(0, 3, 6));
+        // with the strides the layout rules give: q.view(B, S, H, dk), then .transpose(1, 2)
+        const attn::tensor_layout split_rule = *attn::viewed(projected.layout(), split.layout().shape);
+        CHECK(split.strides == split_rule.strides);
+        CHECK(transposed.strides == attn::transposed(split_rule, 1, 2).strides);
     }
     const attn::tensor& context = at("context", "context");
     const attn::tensor& merged = at("merge", "context");
     CHECK(merged.storage == context.storage);
+    CHECK(merged.strides == attn::transposed(context.layout(), 1, 2).strides);
     CHECK(&merged.values(0, 3, 1, 2) == &context.values(0, 1, 3, 2));
     // concat is where the copy happens: memory of its own, in row-major order
     const attn::tensor& concat = at("concat", "concat");

@@ -34,17 +34,7 @@ tensor::tensor(std::string name_, std::vector<std::string> dims_, tensor_storage
     values = strided(storage->data(), shape, strides);
 }
 
-bool tensor::contiguous() const {
-    if (values.size() == 0) return true;  // no elements: nothing lies out of order
-    std::ptrdiff_t expected = 1;          // the stride a row-major layout gives the axis
-    for (std::size_t a = strides.size(); a-- > 0;) {
-        const auto size = static_cast<std::ptrdiff_t>(values.shape()[a]);
-        if (size == 1) continue;
-        if (strides[a] != expected) return false;
-        expected *= size;
-    }
-    return true;
-}
+tensor_layout tensor::layout() const { return {tensor_shape(values.shape().begin(), values.shape().end()), strides}; }
 
 tensor_strides contiguous_strides(const tensor_shape& shape) {
     tensor_strides strides(shape.size());
@@ -54,6 +44,62 @@ tensor_strides contiguous_strides(const tensor_shape& shape) {
         step *= static_cast<std::ptrdiff_t>(std::max<std::size_t>(shape[a], 1));
     }
     return strides;
+}
+
+tensor_layout contiguous_layout(tensor_shape shape) {
+    tensor_strides strides = contiguous_strides(shape);
+    return {std::move(shape), std::move(strides)};
+}
+
+// c10's TensorImpl::compute_contiguous
+bool is_contiguous(const tensor_layout& t) {
+    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end()) return true;  // no elements
+    std::ptrdiff_t expected = 1;  // the stride a row-major layout gives the axis
+    for (std::size_t a = t.shape.size(); a-- > 0;) {
+        if (t.shape[a] == 1) continue;
+        if (t.strides[a] != expected) return false;
+        expected *= static_cast<std::ptrdiff_t>(t.shape[a]);
+    }
+    return true;
+}
+
+tensor_layout transposed(tensor_layout t, std::size_t a, std::size_t b) {
+    std::swap(t.shape[a], t.shape[b]);
+    std::swap(t.strides[a], t.strides[b]);
+    return t;
+}
+
+// aten/src/ATen/TensorUtils.cpp, computeStride: walk the old axes from the last, grouping
+// them into chunks that are contiguous among themselves; each chunk must be covered
+// exactly by a run of new axes.
+std::optional<tensor_layout> viewed(const tensor_layout& t, tensor_shape shape) {
+    if (t.shape.empty()) {  // a scalar: any shape of one element, every stride 1
+        tensor_strides ones(shape.size(), 1);
+        return tensor_layout{std::move(shape), std::move(ones)};
+    }
+    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
+        return shape == t.shape ? t : contiguous_layout(std::move(shape));
+    tensor_strides strides(shape.size());
+    std::ptrdiff_t view_axis = static_cast<std::ptrdiff_t>(shape.size()) - 1;
+    std::ptrdiff_t chunk_base_stride = t.strides.back(), tensor_numel = 1, view_numel = 1;
+    for (std::ptrdiff_t a = static_cast<std::ptrdiff_t>(t.shape.size()) - 1; a >= 0; --a) {
+        tensor_numel *= static_cast<std::ptrdiff_t>(t.shape[a]);
+        const bool chunk_ends = a == 0 || (t.shape[a - 1] != 1 && t.strides[a - 1] != tensor_numel * chunk_base_stride);
+        if (!chunk_ends) continue;
+        while (view_axis >= 0 && (view_numel < tensor_numel || shape[view_axis] == 1)) {
+            strides[view_axis] = view_numel * chunk_base_stride;
+            view_numel *= static_cast<std::ptrdiff_t>(shape[view_axis]);
+            --view_axis;
+        }
+        if (view_numel != tensor_numel) return std::nullopt;
+        if (a > 0) {
+            chunk_base_stride = t.strides[a - 1];
+            tensor_numel = 1;
+            view_numel = 1;
+        }
+    }
+    if (view_axis != -1) return std::nullopt;
+    return tensor_layout{std::move(shape), std::move(strides)};
 }
 
 tensor shape_only(std::string name, std::vector<std::string> dims, tensor_shape shape, element_type type) {

@@ -6,7 +6,7 @@
 // q = q.view(B, Sq, H, dk), q = q.transpose(1, 2), scores = q @ k.transpose(-2, -1), ...
 // Constructors (torch.randn, nn.Linear, torch.tril) carry this run's numbers, so
 // that they can be pasted; reshapes carry the letters, as a notebook's variables.
-// The memory texts are PyTorch's, from the strides of each step (torch_layout).
+// The memory texts are PyTorch's, from the strides of each step (tensor.hpp's layout rules).
 #include "attn/teach/explain.hpp"
 
 #include <algorithm>
@@ -15,17 +15,27 @@
 
 #include "attn/compute/trace.hpp"
 #include "attn/teach/stage_text.hpp"
-#include "attn/teach/torch_layout.hpp"
 
 namespace attn {
 namespace {
 
-using torch_layout::layout;
-using torch_layout::shape_text;
-using torch_layout::sizes;
-using torch_layout::stride_text;
+using layout = tensor_layout;
 
 std::string str(std::int64_t n) { return std::to_string(n); }
+
+/// "[2,5,4,2]", as attn writes shapes.
+std::string shape_text(const tensor_shape& shape) {
+    std::string text = "[";
+    for (std::size_t a = 0; a < shape.size(); ++a) text += (a ? "," : "") + str(shape[a]);
+    return text + "]";
+}
+
+/// "(40, 8, 2, 1)", as PyTorch prints t.stride().
+std::string stride_text(const layout& t) {
+    std::string text = "(";
+    for (std::size_t a = 0; a < t.strides.size(); ++a) text += (a ? ", " : "") + str(t.strides[a]);
+    return text + (t.strides.size() == 1 ? ",)" : ")");
+}
 
 /// "s" after a count other than 1: "1 head", "4 heads".
 const char* plural(std::int64_t n) { return n == 1 ? "" : "s"; }
@@ -43,7 +53,7 @@ std::string decimal(double v) {
 /// The run's sizes under their letters (CLI.md), and the layouts PyTorch gives
 /// the notebook's tensors at each step.
 struct run_shapes {
-    std::int64_t B, Sq, Sk, D, H, dk, Din, Dkv;
+    std::size_t B, Sq, Sk, D, H, dk, Din, Dkv;
     bool cross;
 
     explicit run_shapes(const config& c)
@@ -58,30 +68,30 @@ struct run_shapes {
           cross(c.cross()) {}
 
     // stage 3: fresh tensors from nn.Linear (or read whole from files)
-    layout q_projected() const { return torch_layout::contiguous({B, Sq, D}); }
-    layout k_projected() const { return torch_layout::contiguous({B, Sk, D}); }
-    // stage 4: q.view(B, Sq, H, dk)
-    layout q_split() const { return torch_layout::viewed(q_projected(), {B, Sq, H, dk}); }
-    layout k_split() const { return torch_layout::viewed(k_projected(), {B, Sk, H, dk}); }
+    layout q_projected() const { return contiguous_layout({B, Sq, D}); }
+    layout k_projected() const { return contiguous_layout({B, Sk, D}); }
+    // stage 4: q.view(B, Sq, H, dk), a view since q is contiguous
+    layout q_split() const { return *viewed(q_projected(), {B, Sq, H, dk}); }
+    layout k_split() const { return *viewed(k_projected(), {B, Sk, H, dk}); }
     // stage 5: q.transpose(1, 2)
-    layout q_heads() const { return torch_layout::transposed(q_split(), 1, 2); }
-    layout k_heads() const { return torch_layout::transposed(k_split(), 1, 2); }
+    layout q_heads() const { return transposed(q_split(), 1, 2); }
+    layout k_heads() const { return transposed(k_split(), 1, 2); }
     // stage 6: k.transpose(-2, -1)
-    layout k_turned() const { return torch_layout::transposed(k_heads(), 2, 3); }
+    layout k_turned() const { return transposed(k_heads(), 2, 3); }
     // stage 12: weights @ v, a fresh tensor
-    layout context() const { return torch_layout::contiguous({B, H, Sq, dk}); }
+    layout context() const { return contiguous_layout({B, H, Sq, dk}); }
     // stage 13: context.transpose(1, 2)
-    layout merged() const { return torch_layout::transposed(context(), 1, 2); }
+    layout merged() const { return transposed(context(), 1, 2); }
 
     /// matmul of 4-D tensors reshapes each operand to [B·H, rows, cols] for bmm:
     /// a copy when no view gives that shape.
     bool matmul_copies(const layout& operand) const {
-        return torch_layout::reshape_copies(operand, {B * H, operand.shape[2], operand.shape[3]});
+        return !viewed(operand, {B * H, operand.shape[2], operand.shape[3]});
     }
 
-    std::string bsd(std::int64_t s) const { return shape_text({B, s, D}); }
-    std::string bshd(std::int64_t s) const { return shape_text({B, s, H, dk}); }
-    std::string bhsd(std::int64_t s) const { return shape_text({B, H, s, dk}); }
+    std::string bsd(std::size_t s) const { return shape_text({B, s, D}); }
+    std::string bshd(std::size_t s) const { return shape_text({B, s, H, dk}); }
+    std::string bhsd(std::size_t s) const { return shape_text({B, H, s, dk}); }
     std::string plane() const { return shape_text({B, H, Sq, Sk}); }  // [B,H,Sq,Sk]
 };
 
@@ -140,9 +150,9 @@ stage_explanation explain_input(const config& c, const run_shapes& r) {
         e.torch += "; x_kv = " + randn(r.B, r.Sk, r.Dkv);
     }
     for (std::size_t i = 0; i < comments.size(); ++i) e.torch += (i ? "; " : "  # ") + comments[i];
-    const layout x = torch_layout::contiguous({r.B, r.Sq, r.Din});
+    const layout x = contiguous_layout({r.B, r.Sq, r.Din});
     e.memory = "a contiguous tensor. " + strides_explained("x", x, "bsi");
-    if (r.cross) e.memory += " x_kv.stride() is " + stride_text(torch_layout::contiguous({r.B, r.Sk, r.Dkv})) + ".";
+    if (r.cross) e.memory += " x_kv.stride() is " + stride_text(contiguous_layout({r.B, r.Sk, r.Dkv})) + ".";
     e.why = std::string("Attention works on vectors, one per token. In a transformer they are the token embeddings ") +
             "(plus positions) or the previous layer's output; here they are " +
             (c.x_from_file ? "read from --input." : "random numbers of that shape.");
@@ -172,16 +182,16 @@ stage_explanation explain_params(const config& c, const run_shapes& r) {
     if (c.out_proj) e.torch += "; w_o = " + linear(r.D, r.D, "");
     if (c.params_from_file) e.torch += "  # then their weights and biases loaded from --params";
     e.memory = "each weight is one contiguous [out, in] matrix (w_q.weight.stride() is " +
-               stride_text(torch_layout::contiguous({r.D, r.Din})) +
+               stride_text(contiguous_layout({r.D, r.Din})) +
                "); nn.Linear multiplies by w.T, a view with the strides swapped, so the weights are never copied.";
     if (c.params_from_file) {
         e.why = "These are what training learns; here they are read from --params.";
     } else {
         std::string bounds;
-        std::vector<std::int64_t> ins{r.Din};
+        std::vector<std::size_t> ins{r.Din};
         if (r.Dkv != r.Din) ins.push_back(r.Dkv);
         if (c.out_proj && r.D != r.Din && r.D != r.Dkv) ins.push_back(r.D);
-        for (std::int64_t in : ins)
+        for (std::size_t in : ins)
             bounds += (bounds.empty() ? "" : ", ") + std::string("±") + decimal(1.0 / std::sqrt(double(in))) +
                       " for in = " + str(in);
         e.why = "These are what training learns. Here they are nn.Linear's initial values for seed " + str(c.seed) +
@@ -209,7 +219,7 @@ stage_explanation explain_projections(const config& c, const run_shapes& r) {
         e.shapes = "q [B,Sq,D] = " + q_shape + "; k, v [B,Sk,D] = " + k_shape;
         e.torch = "q, k, v given by --q, --k, --v  # in a model: q = w_q(x); k = w_k(x); v = w_v(x)";
     } else {
-        const auto product = [&](const std::string& in, const std::string& in_shape, std::int64_t d_in,
+        const auto product = [&](const std::string& in, const std::string& in_shape, std::size_t d_in,
                                  const std::string& letter, const std::string& out_shape) {
             return in + " " + in_shape + " · w_" + letter + "ᵀ " + shape_text({d_in, r.D}) +
                    (c.qkv_bias ? " + b_" + letter + " " + shape_text({r.D}) : "") + " -> " + letter + " " + out_shape;
@@ -266,7 +276,7 @@ stage_explanation explain_view(const config&, const run_shapes& r) {
 
 /// Whether q, k and v are still contiguous after stage 5, and why not.
 std::string transposed_contiguity(const run_shapes& r) {
-    const bool q_ok = torch_layout::is_contiguous(r.q_heads()), k_ok = torch_layout::is_contiguous(r.k_heads());
+    const bool q_ok = is_contiguous(r.q_heads()), k_ok = is_contiguous(r.k_heads());
     const std::string still = " (an axis that swapped has length 1, so the order in memory is unchanged)";
     const std::string jumps = ": memory still holds each token's " + str(r.H) + " head" + plural(r.H) +
                               " side by side, so walking q[b, h] row by row jumps " + str(r.D) +
@@ -334,7 +344,7 @@ stage_explanation explain_scores(const config&, const run_shapes& r) {
     e.torch = "scores = q @ k.transpose(-2, -1)";
     e.memory = "k.transpose(-2, -1) is a view (strides " + stride_text(r.k_turned()) + "): no copy. " +
                matmul_memory(r, r.q_heads(), "q", r.k_turned(), "kᵀ", "scores",
-                             torch_layout::contiguous({r.B, r.H, r.Sq, r.Sk}));
+                             contiguous_layout({r.B, r.H, r.Sq, r.Sk}));
     e.why =
         "A dot product is large when a query and a key point the same way in this head's subspace: that is how a "
         "token finds the tokens relevant to it. Row i holds how well query i matches each key.";
@@ -530,7 +540,7 @@ stage_explanation explain_context(const config& c, const run_shapes& r) {
         r.plane() + " · " + r.bhsd(r.Sk) + " -> " + r.bhsd(r.Sq) + "   ([B,H,Sq,Sk] · [B,H,Sk,dk] -> [B,H,Sq,dk])";
     e.einsum = "bhqk,bhkd->bhqd";
     e.torch = "context = weights @ v";
-    e.memory = "v is the view of stage 5. " + matmul_memory(r, torch_layout::contiguous({r.B, r.H, r.Sq, r.Sk}),
+    e.memory = "v is the view of stage 5. " + matmul_memory(r, contiguous_layout({r.B, r.H, r.Sq, r.Sk}),
                                                             "weights", r.k_heads(), "v", "context", r.context());
     e.why =
         "This is where information moves between tokens: each query takes in the values of the keys it attends to, "
@@ -547,14 +557,14 @@ stage_explanation explain_merge(const config&, const run_shapes& r) {
     e.torch = "merged = context.transpose(1, 2)";
     const layout merged = r.merged();
     e.memory = "a view: no data moves; strides " + stride_text(r.context()) + " -> " + stride_text(merged) + ". ";
-    if (torch_layout::is_contiguous(merged))
+    if (is_contiguous(merged))
         e.memory += "merged is still contiguous (the axes that swapped include one of length 1).";
     else
         e.memory +=
             "merged is not contiguous (merged.is_contiguous() is False): memory still holds the heads one after "
             "another, so the " +
             str(r.H) + " heads of one token lie " + str(merged.strides[2]) + " floats apart, not side by side.";
-    if (torch_layout::reshape_copies(merged, {r.B, r.Sq, r.D}))
+    if (!viewed(merged, {r.B, r.Sq, r.D}))
         e.memory +=
             " That is why merged.view(B, Sq, D) raises \"view size is not compatible with input tensor's size and "
             "stride\".";
@@ -571,20 +581,20 @@ stage_explanation explain_concat(const config& c, const run_shapes& r) {
                " = " + str(r.D) + ")";
     e.torch = "concat = merged.contiguous().view(B, Sq, D)";
     const layout merged = r.merged();
-    const std::string concat_strides = stride_text(torch_layout::contiguous({r.B, r.Sq, r.D}));
-    if (torch_layout::is_contiguous(merged)) {
+    const std::string concat_strides = stride_text(contiguous_layout({r.B, r.Sq, r.D}));
+    if (is_contiguous(merged)) {
         e.memory =
             "no copy: merged is contiguous already (only an axis of length 1 moved), so .contiguous() returns "
             "merged itself and .view(B, Sq, D) shares its memory, strides " +
             concat_strides + ".";
     } else {
         e.memory = "the copy: merged is not contiguous, so .contiguous() copies it into new memory in " +
-                   shape_text(merged.shape) + " order (strides " + stride_text(torch_layout::contiguous(merged.shape)) +
+                   shape_text(merged.shape) + " order (strides " + stride_text(contiguous_layout(merged.shape)) +
                    "), each token's heads now side by side; .view(B, Sq, D) then reads that memory as " + r.bsd(r.Sq) +
                    ", strides " + concat_strides +
                    ", without another copy. merged.reshape(B, Sq, D) does the same in one call: it copies exactly "
                    "when no view is possible.";
-        if (!torch_layout::reshape_copies(merged, {r.B, r.Sq, r.D}))
+        if (!!viewed(merged, {r.B, r.Sq, r.D}))
             e.memory += " (Here, with dk = 1, merged.view(B, Sq, D) would work without the copy, as a strided view.)";
     }
     e.why = c.out_proj ? "The output projection (next) takes one vector of D numbers per token."
@@ -702,7 +712,7 @@ std::vector<explanation_line> explain_summary(const config& c) {
     std::vector<std::string> copies;
     const bool scores_copy = r.matmul_copies(r.q_heads()) || r.matmul_copies(r.k_turned());
     const bool context_copy = r.matmul_copies(r.k_heads());
-    if (!torch_layout::is_contiguous(r.merged())) copies.push_back(".contiguous() in concat");
+    if (!is_contiguous(r.merged())) copies.push_back(".contiguous() in concat");
     if (scores_copy || context_copy)
         copies.push_back(std::string("matmul's copies of its strided operands in ") + (scores_copy && context_copy
                                                                                            ? "scores and context"

@@ -13,6 +13,7 @@
 // in that order (transpose's q [B,H,S,dk] has strides [S*D, dk, D, 1]).
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,36 @@ inline tensor_storage make_storage(xt::xarray<float> values) {
 using tensor_shape = std::vector<std::size_t>;
 using tensor_strides = std::vector<std::ptrdiff_t>;  // in elements, as PyTorch's t.stride()
 
+// PyTorch's layout rules (aten's is_contiguous and computeStride), zero-length axes
+// included: what --explain says about views and copies, and what a tensor here has.
+
+/// A tensor's place in memory, as t.shape and t.stride() report it.
+struct tensor_layout {
+    tensor_shape shape;
+    tensor_strides strides;
+};
+
+/// The strides of a contiguous tensor of `shape`, as PyTorch gives them: each axis steps
+/// over the product of the sizes after it, a zero-length one counting as 1 ([2,3,4] ->
+/// [12,4,1], [1,4,8] -> [32,8,1], [2,0,3] -> [3,3,1]).
+tensor_strides contiguous_strides(const tensor_shape& shape);
+
+/// A fresh tensor of `shape`: contiguous_strides.
+tensor_layout contiguous_layout(tensor_shape shape);
+
+/// t.is_contiguous(): walking the tensor in index order walks its memory in order. Axes
+/// of length 1 do not count (a step along them never happens); no elements is contiguous.
+bool is_contiguous(const tensor_layout& t);
+
+/// t.transpose(a, b): the same memory with two axes' sizes and strides swapped.
+tensor_layout transposed(tensor_layout t, std::size_t a, std::size_t b);
+
+/// t.view(shape) over t's memory, or nullopt where view raises ("view size is not
+/// compatible with input tensor's size and stride") and reshape copies (aten's
+/// computeStride). With no elements any shape of no elements is a view: t's own strides
+/// for t's shape, contiguous_strides for another.
+std::optional<tensor_layout> viewed(const tensor_layout& t, tensor_shape shape);
+
 /// One named tensor with a name for each dimension ("batch", "head", "query", ...).
 /// Boolean tensors hold 0 and 1. Copies share the storage (as PyTorch's tensors do).
 struct tensor {
@@ -61,9 +92,10 @@ struct tensor {
     tensor(std::string name, std::vector<std::string> dims, tensor_storage storage,
            element_type type = element_type::float32);
 
-    /// t.is_contiguous(): the strides are row-major's, axes of size 1 aside (a step along
-    /// them never happens), so the elements lie in storage in row-major order from offset.
-    bool contiguous() const;
+    /// Its shape and strides.
+    tensor_layout layout() const;
+    /// t.is_contiguous() (is_contiguous): the elements lie in storage in row-major order from offset.
+    bool contiguous() const { return is_contiguous(layout()); }
     /// Whether this tensor reads another stage tensor's storage.
     bool is_view() const { return !view_of.empty(); }
 };
@@ -82,10 +114,6 @@ tensor reading_from(tensor head, const float* data);
 /// a run at a time when its stride is 1 (a transposed view's rows), which xtensor's
 /// strided assignment does an element at a time, several times slower.
 xt::xarray<float> row_major_copy(const tensor& t);
-
-/// The strides of a contiguous tensor of `shape`, as PyTorch gives them: each axis
-/// steps over the product of the sizes after it ([2,3,4] -> [12,4,1], [1,4,8] -> [32,8,1]).
-tensor_strides contiguous_strides(const tensor_shape& shape);
 
 /// A view of `base`'s storage (PyTorch's as_strided, which view and transpose are): `shape`
 /// and `strides` read the same memory from base's offset; nothing is copied. `base_name`

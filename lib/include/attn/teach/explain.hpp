@@ -4,7 +4,7 @@
 // stage_table and stage_text), read by the table, JSON and HTML renderers.
 //
 // The memory texts say what PyTorch does at each step (views share memory,
-// .contiguous() copies), computed from this run's strides (torch_layout.hpp).
+// .contiguous() copies), computed from this run's strides (tensor.hpp's layout rules).
 #include <string>
 #include <string_view>
 #include <vector>
