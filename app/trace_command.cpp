@@ -269,7 +269,7 @@ void heatmap(const attn::trace& t, const attn::render_options& view, std::ostrea
 enum class keeps {
     nothing,       // each stage written as it comes
     printed_rows,  // each stage printed as it is complete; one in rows kept in the rows printed
-                   // (--full prints every row: the run holds whole stages, as before)
+                   // (with --full every row: the run is planned as holding whole stages)
     everything,    // a whole trace, drawn at the end
 };
 
@@ -337,9 +337,10 @@ std::uint64_t expected_output_bytes(const attn::config& c, const trace_format& f
 }
 
 void run_trace(const trace_options& o, const flag_given& given) {
-    if (!format_named(o.format, false).writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
-        throw attn::usage_error("--format " + o.format + " writes " + std::string(format_named(o.format, false).writes) +
-                                ": give --out FILE." + o.format + " (or redirect stdout to a file)");
+    const std::string writes(format_named(o.format, false).writes);
+    if (!writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
+        throw attn::usage_error("--format " + o.format + " writes " + writes + ": give --out FILE." + o.format +
+                                " (or redirect stdout to a file)");
     run_options run = o.run;
     run.cfg.max_memory = o.max_memory.empty() ? default_memory_limit() : std::stoull(o.max_memory);  // 0: none
     attn::loaded_inputs loaded = load_run_inputs(run, given);

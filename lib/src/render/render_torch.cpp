@@ -151,14 +151,10 @@ void write_torch(const tensor& t, const tensor_shape& shape, element_grid grid, 
 
 }  // namespace
 
-void write_torch(const tensor& t, const render_options& options, std::ostream& out) {
-    write_torch(t, {t.values.shape().begin(), t.values.shape().end()}, make_grid(t, summarised(t, options)), options,
-                out);
-}
-
 std::string format_torch(const tensor& t, const render_options& options) {
     std::ostringstream out;
-    write_torch(t, options, out);
+    write_torch(t, {t.values.shape().begin(), t.values.shape().end()}, make_grid(t, summarised(t, options)), options,
+                out);
     return out.str();
 }
 

@@ -123,7 +123,7 @@ void show_printed_rows_only(const config& c, const render_options& options, stag
     const auto B = static_cast<std::size_t>(c.batch), H = static_cast<std::size_t>(c.heads),
                Sq = static_cast<std::size_t>(c.seq), Sk = static_cast<std::size_t>(c.kv_seq),
                D = static_cast<std::size_t>(c.d_model), dk = D / std::max<std::size_t>(H, 1);
-    bool first_batch = true, first_head = true, first_query = true;
+    bool first_query = true, first = true;
     const auto printed = [&](stage_id id, tensor_shape shape, std::vector<std::string> dims, std::size_t query) {
         if (!plan.shows(id)) return std::vector<std::vector<std::size_t>>{};
         const element_grid g = printing_grid(shape_only("t", std::move(dims), std::move(shape)), options);
@@ -133,8 +133,8 @@ void show_printed_rows_only(const config& c, const render_options& options, stag
     for (const stage_info& info : stage_table)  // the planes: they all have one shape
         if (info.plane && plan.shows(info.id)) {
             const auto shown = printed(info.id, {B, H, Sq, Sk}, {"batch", "head", "query", "key"}, 2);
-            add_printed(plan.shown_batch, shown[0], B, first_batch);
-            add_printed(plan.shown_head, shown[1], H, first_head);
+            add_printed(plan.shown_batch, shown[0], B, first);
+            add_printed(plan.shown_head, shown[1], H, first = true);
             break;
         }
     // the stages after them, by their query axis

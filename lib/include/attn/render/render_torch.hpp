@@ -38,7 +38,4 @@ void render_torch(const trace& t, const render_options& options, std::ostream& o
 /// print(t) of one tensor, "tensor(...)", without the trailing newline.
 std::string format_torch(const tensor& t, const render_options& options);
 
-/// format_torch written straight to `out`, without building the string.
-void write_torch(const tensor& t, const render_options& options, std::ostream& out);
-
 }  // namespace attn
