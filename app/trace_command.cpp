@@ -33,7 +33,6 @@
 #include "attn/render/render_json.hpp"
 #include "attn/render/render_npz.hpp"
 #include "attn/render/render_row.hpp"
-#include "attn/render/summary_keeper.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
 #include "attn/teach/advice.hpp"
@@ -173,24 +172,6 @@ std::size_t terminal_width() {
     return n > 0 ? static_cast<std::size_t>(n) : 80;
 }
 
-/// The formats that draw pictures of the [.., Sq, Sk] tensors.
-bool draws_pictures(const std::string& format) { return format == "heatmap" || format == "svg" || format == "png"; }
-
-/// A picture format draws the softmax weights unless --stage names other stages,
-/// and then one of them must have a [.., Sq, Sk] tensor to draw.
-void choose_picture_stages(const trace_options& o, attn::render_options& view) {
-    if (!draws_pictures(o.format)) return;
-    if (view.stages.empty()) {
-        view.stages = {"softmax"};
-        return;
-    }
-    for (const std::string& name : view.stages)
-        if (attn::heatmap::drawable(name)) return;
-    throw attn::usage_error("--stage " + o.stages + ": --format " + o.format +
-                            " draws the stages with [.., Sq, Sk] tensors (scores, scaled, mask, masked, softmax, "
-                            "dropout), and these have none");
-}
-
 /// Most of the physical memory: what a run may use unless --max-memory says otherwise.
 std::uint64_t default_memory_limit() {
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
@@ -204,16 +185,6 @@ attn::sci_mode parse_sci_mode(const std::string& text) {
 
 void warn(const attn::warning_list& warnings) {
     for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
-}
-
-/// The formats whose renderer writes each stage as it comes (a stage_sink that keeps nothing).
-bool streams(const std::string& format) { return format == "json" || format == "jsonl" || format == "npz"; }
-
-/// The formats that print large tensors summarised, so that the run keeps only the rows
-/// they print (summary_keeper.hpp): torch, and the table but for --row's bars; with
-/// --full they print every value, and the run keeps (and counts) whole stages.
-bool summarises(const std::string& format, const attn::render_options& view) {
-    return !view.full && (format == "torch" || (format == "table" && !view.row));
 }
 
 /// A sink that tells the progress line which stage the run has reached, and hands
@@ -235,74 +206,142 @@ private:
     progress_line& progress_;
 };
 
-/// Computes `plan`'s stages into a whole trace and renders it in `format` to `out`.
-attn::warning_list render_kept(const std::string& format, const attn::config& c, const attn::inputs& in,
-                               const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out,
-                               progress_line& progress) {
-    attn::trace t;
-    t.cfg = c;
-    attn::trace_keeper keeper(t);
-    attn::summary_keeper summary(t, view);  // holds the memory of t's summarised tensors
-    progress_sink told(summarises(format, view) ? static_cast<attn::stage_sink&>(summary) : keeper, progress);
-    t.warnings = attn::compute_stages(c, in, plan, told);
-    progress.stage("writing");
-    if (format == "heatmap")
-        attn::render_heatmap_terminal(t, view, out, terminal_width());
-    else if (format == "svg")
-        attn::render_svg(t, view, out);
-    else if (format == "png")
-        attn::render_png(t, view, out);
-    else if (format == "html")
-        attn::render_html(t, view, out);
-    else if (format == "torch")
-        attn::render_torch(t, view, out);
-    else if (view.row)  // the table format with --row: one query's row as bars
-        attn::render_row(t, view, out);
-    else
-        attn::render_table(t, view, out);
-    return t.warnings;
-}
+/// A run, and where its output goes (errors name `what`).
+struct run_output {
+    const attn::config& c;
+    const attn::inputs& in;
+    const attn::stage_plan& plan;
+    const attn::render_options& view;
+    std::ostream& out;
+    const std::string& what;
+    progress_line& progress;
 
-/// Renders the run in `format` to `out` (errors name `what`): json, jsonl and npz
-/// stream each stage as it is computed, the rest render a whole trace.
-attn::warning_list emit(const std::string& format, const attn::config& c, const attn::inputs& in,
-                        const attn::stage_plan& plan, const attn::render_options& view, std::ostream& out,
-                        const std::string& what, progress_line& progress) {
-    if (format == "npz") {
-        attn::npz_writer zip(out, what);
-        attn::npz_stream npz(c, view, zip);
-        progress_sink told(npz, progress);
-        const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
-        npz.finish();
-        return warnings;
+    /// Computes the plan's stages into `sink`, telling the progress line. Returns the warnings.
+    attn::warning_list into(attn::stage_sink& sink) const {
+        progress_sink told(sink, progress);
+        return attn::compute_stages(c, in, plan, told);
     }
-    if (format != "json" && format != "jsonl") return render_kept(format, c, in, plan, view, out, progress);
-    attn::json_stream json(c, view, out, format == "jsonl");
-    progress_sink told(json, progress);
-    const attn::warning_list warnings = attn::compute_stages(c, in, plan, told);
+};
+
+attn::warning_list to_json(const run_output& r, bool lines) {
+    attn::json_stream json(r.c, r.view, r.out, lines);
+    const attn::warning_list warnings = r.into(json);
     json.finish(warnings);
     return warnings;
 }
 
-/// About the bytes the run will write, for the progress line's time left: each stage's
-/// float32 bytes for npz, about 11 characters a number for json (0.12345678,) and for
-/// table and torch with --full, 0 (unknown) for the formats that summarise.
-std::uint64_t expected_output_bytes(const attn::config& c, const std::string& format,
-                                    const attn::render_options& view) {
-    const bool prints_all = view.full && (format == "table" || format == "torch");
-    if (format != "npz" && format != "json" && format != "jsonl" && !prints_all) return 0;
+attn::warning_list to_npz(const run_output& r) {
+    attn::npz_writer zip(r.out, r.what);
+    attn::npz_stream npz(r.c, r.view, zip);
+    const attn::warning_list warnings = r.into(npz);
+    npz.finish();
+    return warnings;
+}
+
+attn::warning_list to_table(const run_output& r) {
+    attn::table_stream table(r.c, r.view, r.out);
+    const attn::warning_list warnings = r.into(table);
+    table.finish();
+    return warnings;
+}
+
+attn::warning_list to_torch(const run_output& r) {
+    attn::torch_stream torch(r.view, r.out);
+    return r.into(torch);
+}
+
+/// The whole trace, kept, then drawn by `render`.
+template <void (*render)(const attn::trace&, const attn::render_options&, std::ostream&)>
+attn::warning_list whole(const run_output& r) {
+    attn::trace t;
+    t.cfg = r.c;
+    attn::trace_keeper keeper(t);
+    t.warnings = r.into(keeper);
+    r.progress.stage("writing");
+    render(t, r.view, r.out);
+    return t.warnings;
+}
+
+void heatmap(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
+    attn::render_heatmap_terminal(t, view, out, terminal_width());
+}
+
+/// What a format's sink keeps of the stages, and so what the run holds (plan_memory).
+enum class keeps {
+    nothing,       // each stage written as it comes
+    printed_rows,  // each stage printed as it is complete; one in rows kept in the rows printed
+                   // (with --full every row: the run is planned as holding whole stages)
+    everything,    // a whole trace, drawn at the end
+};
+
+/// How each --format is made (and the table's --row bars).
+struct trace_format {
+    std::string_view name;
+    keeps holds;
+    std::string_view writes;   // what it writes that a terminal cannot show: --out needed there ("" for text)
+    bool pictures;             // draws only [.., Sq, Sk] tensors: softmax unless --stage names others
+    bool marks_masked;         // draws the masked keys: the run shows the mask too
+    unsigned bytes_per_value;  // about what it writes per value, for the progress line's time left; 0: unknown
+    attn::warning_list (*run)(const run_output&);
+};
+
+const trace_format formats[] = {
+    {"table", keeps::printed_rows, "", false, false, 11, to_table},
+    {"json", keeps::nothing, "", false, false, 11, [](const run_output& r) { return to_json(r, false); }},
+    {"jsonl", keeps::nothing, "", false, false, 11, [](const run_output& r) { return to_json(r, true); }},
+    {"npz", keeps::nothing, "a zip archive", false, false, 4, to_npz},
+    {"torch", keeps::printed_rows, "", false, false, 11, to_torch},
+    {"heatmap", keeps::everything, "", true, true, 0, whole<heatmap>},
+    {"svg", keeps::everything, "a picture", true, true, 0, whole<attn::render_svg>},
+    {"png", keeps::everything, "a picture", true, true, 0, whole<attn::render_png>},
+    {"html", keeps::everything, "a page", false, true, 0, whole<attn::render_html>},
+};
+
+/// --format table with --row: one query's weights as bars.
+const trace_format row_bars{"table", keeps::everything, "", false, true, 0, whole<attn::render_row>};
+
+const trace_format& format_named(const std::string& name, bool row) {
+    if (name == "table" && row) return row_bars;
+    for (const trace_format& f : formats)
+        if (f.name == name) return f;
+    throw attn::usage_error("--format " + name + ": no such format");  // CLI11 lets no other name through
+}
+
+std::vector<std::string> format_names() {
+    std::vector<std::string> names;
+    for (const trace_format& f : formats) names.emplace_back(f.name);
+    return names;
+}
+
+/// A picture format draws the softmax weights unless --stage names other stages,
+/// and then one of them must have a [.., Sq, Sk] tensor to draw.
+void choose_picture_stages(const trace_options& o, attn::render_options& view) {
+    if (view.stages.empty()) {
+        view.stages = {"softmax"};
+        return;
+    }
+    for (const std::string& name : view.stages)
+        if (attn::heatmap::drawable(name)) return;
+    throw attn::usage_error("--stage " + o.stages + ": --format " + o.format +
+                            " draws the stages with [.., Sq, Sk] tensors (scores, scaled, mask, masked, softmax, "
+                            "dropout), and these have none");
+}
+
+/// About the bytes the run will write, for the progress line's time left: each value's
+/// bytes_per_value over the stages shown; 0 (unknown) for the formats that summarise.
+std::uint64_t expected_output_bytes(const attn::config& c, const trace_format& f, const attn::render_options& view) {
+    if (f.bytes_per_value == 0 || (f.holds == keeps::printed_rows && !view.full)) return 0;
     std::uint64_t bytes = 0;
     for (const attn::stage_bytes& s : attn::estimate_stage_bytes(c))
         if (view.shows(s.stage)) bytes += s.bytes;
-    return format == "npz" ? bytes : bytes / 4 * 11;
+    return bytes / 4 * f.bytes_per_value;
 }
 
 void run_trace(const trace_options& o, const flag_given& given) {
-    if (o.format == "npz" && o.out.empty() && isatty(STDOUT_FILENO))
-        throw attn::usage_error("--format npz writes a zip archive: give --out FILE.npz (or redirect stdout to a file)");
-    if ((o.format == "png" || o.format == "svg" || o.format == "html") && o.out.empty() && isatty(STDOUT_FILENO))
-        throw attn::usage_error("--format " + o.format + " writes " + (o.format == "html" ? "a page" : "a picture") +
-                                ": give --out FILE." + o.format + " (or redirect stdout to a file)");
+    const std::string writes(format_named(o.format, false).writes);
+    if (!writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
+        throw attn::usage_error("--format " + o.format + " writes " + writes + ": give --out FILE." + o.format +
+                                " (or redirect stdout to a file)");
     run_options run = o.run;
     run.cfg.max_memory = o.max_memory.empty() ? default_memory_limit() : std::stoull(o.max_memory);  // 0: none
     attn::loaded_inputs loaded = load_run_inputs(run, given);
@@ -315,15 +354,15 @@ void run_trace(const trace_options& o, const flag_given& given) {
     view.color = use_color(o);
     set_views(o.views, given, c, o.format, view);
     view.explain = o.explain;
-    choose_picture_stages(o, view);
+    const trace_format& format = format_named(o.format, view.row.has_value());
+    if (format.pictures) choose_picture_stages(o, view);
     attn::stage_plan plan = attn::stage_plan::of(view.stages);
-    if (c.mask.any() && (view.row || draws_pictures(o.format) || o.format == "html"))
-        plan.show(attn::stage_id::mask);  // the bars and pictures mark the masked keys
+    if (c.mask.any() && format.marks_masked) plan.show(attn::stage_id::mask);
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
-    const bool keeps = !streams(o.format) && !summarises(o.format, view);
-    attn::plan_memory(c, plan, keeps, limit, o.block_rows);
-    if (summarises(o.format, view) && c.mistake != attn::mistake::q_k_swapped)
+    const bool whole_stages = format.holds == keeps::everything || (format.holds == keeps::printed_rows && view.full);
+    attn::plan_memory(c, plan, whole_stages, limit, o.block_rows);
+    if (format.holds == keeps::printed_rows && c.mistake != attn::mistake::q_k_swapped)
         attn::show_printed_rows_only(c, view, plan);  // the rows they print, and no others
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a
@@ -334,9 +373,9 @@ void run_trace(const trace_options& o, const flag_given& given) {
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
     for (attn::warning& w : attn::run_advice(c)) in.warnings.push_back(std::move(w));
-    progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, o.format, view));
-    const attn::warning_list warnings =
-        emit(o.format, c, in, plan, view, out, o.out.empty() ? "standard output" : "--out " + o.out, progress);
+    progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, format, view));
+    const std::string what = o.out.empty() ? "standard output" : "--out " + o.out;
+    const attn::warning_list warnings = format.run({c, in, plan, view, out, what, progress});
     if (file) file->commit();
     else std::cout.flush();  // standard_output.hpp: a write error throws
     progress.finish();
@@ -409,7 +448,7 @@ void setup_trace(CLI::App& app) {
                     "same, drawn for slides: a titled panel per batch item and head), html (one "
                     "self-contained page: every stage explained, its tensors as tables and heatmaps); svg, "
                     "png and html need --out or a redirected stdout")
-        ->transform(one_of({"table", "json", "jsonl", "npz", "torch", "heatmap", "svg", "png", "html"}))
+        ->transform(one_of(format_names()))
         ->type_name("FORMAT")
         ->default_val("table")
         ->group(output);

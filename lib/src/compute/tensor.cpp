@@ -112,13 +112,6 @@ tensor shape_only(std::string name, std::vector<std::string> dims, tensor_shape 
     return head;
 }
 
-tensor reading_from(tensor head, const float* data) {
-    const tensor_shape shape(head.values.shape().begin(), head.values.shape().end());
-    head.strides = contiguous_strides(shape);
-    head.values = strided(data, shape, head.strides);
-    return head;
-}
-
 tensor as_strided(const tensor& base, const std::string& base_name, std::string name, std::vector<std::string> dims,
                   tensor_shape shape, tensor_strides strides) {
     tensor view;

@@ -326,7 +326,9 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
         for (const warning* w : warnings) out << "<li>" << heatmap::xml_escape(w->text) << "</li>\n";
         out << "</ul>\n";
     }
-    const table::stage_numbers numbers = table::choose_stage_numbers(s, t.cfg, options);
+    std::vector<element_grid> printed;  // what the table shows of each tensor: its notation is the table's
+    for (const tensor& x : s.tensors) printed.push_back(printing_grid(x, options));
+    const table::stage_numbers numbers = table::choose_stage_numbers(s, printed, t.cfg, options);
     for (const tensor& x : s.tensors) {
         out << "<div class=\"tensor\">\n<h3><code>" << heatmap::xml_escape(x.name) << "</code> " << shape_text(x)
             << " <span class=\"dims\">" << heatmap::xml_escape(dims_text(x)) << "</span></h3>\n";

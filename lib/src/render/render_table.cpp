@@ -28,17 +28,17 @@ namespace {
 
 using table::palette;
 
-/// The stage's tensors, after a note on their notation when it is scientific,
-/// their columns lined up: one label width and one value width for all of them.
-void print_tensors(std::ostream& out, const trace& t, const stage& s, const render_options& options,
-                   const palette& p) {
-    const table::stage_numbers numbers = table::choose_stage_numbers(s, t.cfg, options);
+/// The stage's tensors (read through `grids`, one each), after a note on their notation
+/// when it is scientific, their columns lined up: one label width and one value width for all of them.
+void print_tensors(std::ostream& out, const config& c, const stage& s, const std::vector<element_grid>& grids,
+                   const render_options& options, const palette& p) {
+    const table::stage_numbers numbers = table::choose_stage_numbers(s, grids, c, options);
     if (!numbers.note.empty()) out << p.dim << "   " << numbers.note << p.reset << '\n';
     std::vector<table::tensor_printer> printers;
     printers.reserve(s.tensors.size());
     table::column_widths shared;
-    for (const tensor& x : s.tensors) {
-        printers.emplace_back(x, numbers, options, p);
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        printers.emplace_back(s.tensors[k], grids[k], numbers, options, p);
         shared.label = std::max(shared.label, printers.back().widths().label);
         shared.value = std::max(shared.value, printers.back().widths().value);
     }
@@ -146,26 +146,34 @@ void print_param_summary(std::ostream& out, const stage& s, const render_options
 
 }  // namespace
 
-void render_table(const trace& t, const render_options& options, std::ostream& out) {
-    const palette p = make_heading_style(options.color);
-    print_run_header(out, t.cfg, p);
+table_stream::table_stream(const config& c, const render_options& options, std::ostream& out)
+    : printing_sink(options), c_(c), out_(out), style_(make_heading_style(options.color)) {
+    print_run_header(out, c, style_);
     out << '\n';
-    if (options.explain) table::print_explain_intro(out, t.cfg, p);
-    int previous_step = 0;  // of the stage printed last; 0 before the first
-    for (const stage& s : t.stages) {
-        if (!options.shows(s.name())) continue;
-        if (previous_step != 0) out << '\n';  // one blank line between stages
-        print_skipped_before(out, t.cfg, s, previous_step, p);
-        previous_step = s.info->step;
-        print_stage_heading(out, t.cfg, s, p);
-        if (options.explain) table::print_stage_explanation(out, t.cfg, s.name(), p);
-        print_stage_warnings(out, t, s, p);  // before the tensors, where they are seen
-        if (s.name() == "params" && summarise_params(options))
-            print_param_summary(out, s, options, p);
-        else
-            print_tensors(out, t, s, options, p);
-    }
-    if (options.explain) table::print_explain_summary(out, t.cfg, p);
+    if (options.explain) table::print_explain_intro(out, c, style_);
+}
+
+void table_stream::print(const trace& so_far, const stage& s, const std::vector<element_grid>& grids) {
+    if (previous_step_ != 0) out_ << '\n';  // one blank line between stages
+    print_skipped_before(out_, c_, s, previous_step_, style_);
+    previous_step_ = s.info->step;
+    print_stage_heading(out_, c_, s, style_);
+    if (options_.explain) table::print_stage_explanation(out_, c_, s.name(), style_);
+    print_stage_warnings(out_, so_far, s, style_);  // before the tensors, where they are seen
+    if (s.name() == "params" && summarise_params(options_))
+        print_param_summary(out_, s, options_, style_);
+    else
+        print_tensors(out_, c_, s, grids, options_, style_);
+}
+
+void table_stream::finish() {
+    if (options_.explain) table::print_explain_summary(out_, c_, style_);
+}
+
+void render_table(const trace& t, const render_options& options, std::ostream& out) {
+    table_stream table(t.cfg, options, out);
+    table.print_all(t);
+    table.finish();
 }
 
 }  // namespace attn

@@ -35,7 +35,7 @@ void write_spaces(std::ostream& out, std::size_t n) {
 /// Prints one non-empty tensor as "tensor(...)".
 class torch_printer {
 public:
-    torch_printer(const tensor& t, const render_options& options, std::ostream& out);
+    torch_printer(const tensor& t, element_grid grid, const render_options& options, std::ostream& out);
     void print();
 
 private:
@@ -49,8 +49,8 @@ private:
     number_format format_;
 };
 
-torch_printer::torch_printer(const tensor& t, const render_options& options, std::ostream& out)
-    : out_(out), grid_(make_grid(t, summarised(t, options))), format_(choose_format(t, grid_, options)) {}
+torch_printer::torch_printer(const tensor& t, element_grid grid, const render_options& options, std::ostream& out)
+    : out_(out), grid_(std::move(grid)), format_(choose_format(t, grid_, options)) {}
 
 void torch_printer::print() {
     out_ << prefix;
@@ -129,44 +129,50 @@ void torch_printer::print_number(float v) {
 
 /// An empty tensor: "tensor([])", with its shape unless it is 1-D and, since no
 /// element shows it, its dtype unless float32 ("tensor([], size=(2, 0))").
-void write_empty(const tensor& t, std::ostream& out) {
+void write_empty(const tensor_shape& shape, element_type type, std::ostream& out) {
     out << prefix << "[]";
-    const auto& shape = t.values.shape();
     if (shape.size() != 1) {
         out << ", size=(";
         for (std::size_t a = 0; a < shape.size(); ++a) out << (a ? ", " : "") << shape[a];
         out << ')';
     }
-    if (t.type == element_type::boolean) out << ", dtype=torch.bool";
+    if (type == element_type::boolean) out << ", dtype=torch.bool";
     out << ')';
+}
+
+/// print(t) of `t` read through `grid`, or of the empty tensor of `shape`.
+void write_torch(const tensor& t, const tensor_shape& shape, element_grid grid, const render_options& options,
+                 std::ostream& out) {
+    if (t.values.size() == 0)
+        write_empty(shape, t.type, out);
+    else
+        torch_printer(t, std::move(grid), options, out).print();
 }
 
 }  // namespace
 
-void write_torch(const tensor& t, const render_options& options, std::ostream& out) {
-    if (t.values.size() == 0)
-        write_empty(t, out);
-    else
-        torch_printer(t, options, out).print();
-}
-
 std::string format_torch(const tensor& t, const render_options& options) {
     std::ostringstream out;
-    write_torch(t, options, out);
+    write_torch(t, {t.values.shape().begin(), t.values.shape().end()}, make_grid(t, summarised(t, options)), options,
+                out);
     return out.str();
 }
 
-void render_torch(const trace& t, const render_options& options, std::ostream& out) {
-    for (const stage& s : t.stages) {
-        if (!options.shows(s.name())) continue;
-        for (const tensor& x : s.tensors) {
-            // With a view, print(t[1:2, 2:3]): the selected part, under a header naming it.
-            const tensor_selection selection = select_in(x, options);
-            out << "# " << s.name() << '.' << x.name << torch_index(selection) << '\n';
-            write_torch(selection.whole() ? x : selected_part(x, selection), options, out);
-            out << '\n';
-        }
+torch_stream::torch_stream(const render_options& options, std::ostream& out) : printing_sink(options), out_(out) {}
+
+void torch_stream::print(const trace&, const stage& s, const std::vector<element_grid>& grids) {
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        // With a view, print(t[1:2, 2:3]): the selected part (its grid's), under a header naming it.
+        const tensor& x = s.tensors[k];
+        const tensor_selection selection = select_in(x, options_);
+        out_ << "# " << s.name() << '.' << x.name << torch_index(selection) << '\n';
+        write_torch(x, selection.shape, grids[k], options_, out_);
+        out_ << '\n';
     }
+}
+
+void render_torch(const trace& t, const render_options& options, std::ostream& out) {
+    torch_stream(options, out).print_all(t);
 }
 
 }  // namespace attn

@@ -63,16 +63,17 @@ stage_numbers notation_survey::decide(const render_options& options) const {
     return n;
 }
 
-stage_numbers choose_stage_numbers(const stage& s, const config& c, const render_options& options) {
+stage_numbers choose_stage_numbers(const stage& s, const std::vector<element_grid>& grids, const config& c,
+                                   const render_options& options) {
     // The masked stage writes a finite fill as the user typed it ("-1e9"), so it
     // does not push the scores into scientific notation; --sci-mode on writes it as a number.
     const bool masked = s.name() == "masked";
     const bool fill_as_text = masked && std::isfinite(c.fill) && options.notation != sci_mode::on;
     notation_survey survey;
-    for (const tensor& t : s.tensors) {
+    for (std::size_t k = 0; k < s.tensors.size(); ++k) {
+        const tensor& t = s.tensors[k];
         if (t.type == element_type::boolean || t.values.size() == 0) continue;
-        const element_grid g = make_grid(t, select_in(t, options), options);  // what the views show of it
-        for_each_shown(g, [&](float v) {
+        for_each_shown(grids[k], [&](float v) {
             if (!(fill_as_text && v == c.fill)) survey.add(v);
         });
     }

@@ -63,14 +63,14 @@ std::size_t text_width(std::string_view text) {
         std::count_if(text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
 }
 
-tensor_printer::tensor_printer(const tensor& t, const stage_numbers& numbers, const render_options& options,
-                               const palette& p)
+tensor_printer::tensor_printer(const tensor& t, element_grid grid, const stage_numbers& numbers,
+                               const render_options& options, const palette& p)
     : t_(t),
       p_(p),
       numbers_(numbers),
       selection_(select_in(t, options)),
       summarise_(summarised(selection_, options)),
-      grid_(make_grid(t, selection_, options)),
+      grid_(std::move(grid)),
       format_(numbers.format),
       broadcast_head_(broadcast_over_heads(t)) {
     if (t.type == element_type::boolean) format_ = number_format{number_kind::boolean, 0, 1};

@@ -106,10 +106,6 @@ struct tensor {
 tensor shape_only(std::string name, std::vector<std::string> dims, tensor_shape shape,
                   element_type type = element_type::float32);
 
-/// `head` (shape_only's) reading its elements, contiguous, from `data`: memory owned
-/// elsewhere that must outlive the tensor (summary_keeper.hpp).
-tensor reading_from(tensor head, const float* data);
-
 /// t's elements in row-major order, as t.contiguous() makes them: the last axis copied
 /// a run at a time when its stride is 1 (a transposed view's rows), which xtensor's
 /// strided assignment does an element at a time, several times slower.

@@ -4,10 +4,28 @@
 #include <ostream>
 
 #include "attn/render/render_options.hpp"
+#include "attn/render/selection.hpp"
+#include "attn/render/text_headings.hpp"
 #include "attn/compute/trace.hpp"
 
 namespace attn {
 
+/// --format table as a stage sink: the run's lines at once, each stage that options.shows
+/// as it is complete, and with --explain a summary at finish().
+class table_stream : public printing_sink {
+public:
+    table_stream(const config& c, const render_options& options, std::ostream& out);
+    void finish();
+
+private:
+    void print(const trace& so_far, const stage& s, const std::vector<element_grid>& grids) override;
+    const config& c_;
+    std::ostream& out_;
+    heading_style style_;
+    int previous_step_ = 0;  // of the stage printed last; 0 before the first
+};
+
+/// A whole trace through table_stream.
 void render_table(const trace& t, const render_options& options, std::ostream& out);
 
 }  // namespace attn

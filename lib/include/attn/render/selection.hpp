@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/compute/config.hpp"
+#include "attn/compute/stage_sink.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/render/render_options.hpp"
 #include "attn/render/torch_format.hpp"
@@ -66,5 +68,38 @@ bool summarised(const tensor_selection& s, const render_options& options);
 /// itself, but on `t`'s storage: a picked axis shows its one index, counted in the
 /// whole tensor (so labels keep the real indices), and has size 1 in `shape`.
 element_grid make_grid(const tensor& t, const tensor_selection& s, const render_options& options);
+
+/// What the table and torch print of `t` with `options`: make_grid over the part the
+/// views select (`t`'s shape alone is read when it is shape_only).
+element_grid printing_grid(const tensor& t, const render_options& options);
+
+/// The rows of the [B,H,Sq,Sk] stages and the query rows of context, merge, concat and
+/// output that the table and torch print of a run of `c` with `options` (printing_grid's
+/// shown indices): what plan's shown_batch, shown_head and shown_query say (empty: every one).
+void show_printed_rows_only(const config& c, const render_options& options, stage_plan& plan);
+
+/// The stage sink under the table and torch formats: each stage options.shows, once it is
+/// complete, is handed to print() with the printing_grid of each of its tensors. A stage
+/// that comes whole is read where it is; one that comes in rows is kept in the rows its
+/// grids print and no others (its grids are packed), for as long as print() takes.
+class printing_sink : public stage_sink {
+public:
+    explicit printing_sink(const render_options& options) : options_(options) {}
+    void begin(const trace& so_far, const stage& s) override;
+    void rows(std::size_t index, std::size_t first_row, std::size_t count, const float* data) override;
+    void end(const trace& so_far, const stage& s) override;
+    /// Every stage of a whole trace, in order, as if computed now.
+    void print_all(const trace& t);
+
+protected:
+    /// Prints `s` (warnings in `so_far`), its tensors read through `grids`, one each.
+    virtual void print(const trace& so_far, const stage& s, const std::vector<element_grid>& grids) = 0;
+    const render_options& options_;
+
+private:
+    std::vector<tensor_shape> shapes_;      // a stage in rows: its tensors' shapes
+    std::vector<element_grid> grids_;       // ... what is printed of them
+    std::vector<std::vector<float>> kept_;  // ... and the rows printed
+};
 
 }  // namespace attn

@@ -20,7 +20,6 @@
 namespace attn::table {
 
 /// ANSI codes, or empty strings when colour is off, so no caller has to branch.
-/// ANSI codes, or empty strings when colour is off, so no caller has to branch.
 using palette = heading_style;
 
 void write_spaces(std::ostream& out, std::size_t n);
@@ -62,9 +61,10 @@ private:
     double hi_ = 0.0;   // the largest |v| seen
 };
 
-/// The stage's notation over every printed value of its float tensors,
-/// leaving out the fill of a masked stage (printed as typed).
-stage_numbers choose_stage_numbers(const stage& s, const config& c, const render_options& options);
+/// The stage's notation over every printed value of its float tensors (read through
+/// `grids`, one each), leaving out the fill of a masked stage (printed as typed).
+stage_numbers choose_stage_numbers(const stage& s, const std::vector<element_grid>& grids, const config& c,
+                                   const render_options& options);
 
 // --- layout and labels -------------------------------------------------------------------
 
@@ -74,10 +74,12 @@ struct column_widths {
     std::size_t value = 0;  // every value column
 };
 
-/// Prints one tensor: its header line, then its values as labelled 2-D slices.
+/// Prints one tensor, its values read through `grid` (printing_grid's): its header line,
+/// then its values as labelled 2-D slices.
 class tensor_printer {
 public:
-    tensor_printer(const tensor& t, const stage_numbers& numbers, const render_options& options, const palette& p);
+    tensor_printer(const tensor& t, element_grid grid, const stage_numbers& numbers, const render_options& options,
+                   const palette& p);
     /// The widths this tensor needs on its own.
     column_widths widths() const { return widths_; }
     /// Prints in `w`, which must be at least widths().

@@ -3,6 +3,7 @@
 // share: which elements a summary keeps (get_summarized_data) and how each number
 // of a tensor is written (_Formatter). render_table lays the numbers out in labelled
 // slices, render_torch exactly as print(t) does; both choose them here.
+#include <algorithm>
 #include <cstddef>
 #include <string_view>
 #include <vector>
@@ -32,12 +33,17 @@ struct element_grid {
     const float* data = nullptr;
     std::vector<std::size_t> shape;
     std::vector<std::ptrdiff_t> strides;          // in elements, as xtensor stores them
-    std::vector<std::vector<std::size_t>> shown;  // per axis
+    std::vector<std::vector<std::size_t>> shown;  // per axis, ascending
+    /// `data` holds the shown indices of the leading axes only, one after another (a
+    /// stage that came in rows, kept in the rows printed), row-major, whole along the last.
+    bool packed = false;
 
     std::size_t rank() const { return shape.size(); }
     float at(std::ptrdiff_t offset) const { return data[offset]; }
-    /// How far index `i` of `axis` lies from index 0, in elements.
+    /// How far index `i` of `axis` (a shown one, when packed) lies from index 0, in elements.
     std::ptrdiff_t step(std::size_t axis, std::size_t i) const {
+        if (packed && axis + 1 < rank())
+            i = static_cast<std::size_t>(std::lower_bound(shown[axis].begin(), shown[axis].end(), i) - shown[axis].begin());
         return static_cast<std::ptrdiff_t>(i) * strides[axis];
     }
 };

@@ -1,7 +1,7 @@
-// summary_keeper: the table and torch formats print from the rows it keeps exactly what
-// they print from the whole trace, for every view (--batch-index, --head, --row, --full),
-// whole planes or rows in blocks, dropout and cross-attention sizes; and it keeps only
-// those rows.
+// table_stream and torch_stream (printing_sink): the table and torch formats print stage
+// by stage, as the stages come, exactly what they print from the whole trace, for every
+// view (--batch-index, --head, --row, --full), whole planes or rows in blocks, dropout and
+// cross-attention sizes; and of a stage in rows they keep only the rows printed.
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,7 +14,6 @@
 #include "attn/compute/stage_sink.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
-#include "attn/render/summary_keeper.hpp"
 
 namespace {
 
@@ -63,10 +62,43 @@ std::string text(const attn::trace& t, const attn::render_options& view, bool to
     return out.str();
 }
 
+/// What the table or torch prints of a run of `plan`, stage by stage as it is computed.
+std::string streamed(const attn::config& c, const attn::inputs& in, const attn::stage_plan& plan,
+                     const attn::render_options& view, bool torch) {
+    std::ostringstream out;
+    if (torch) {
+        attn::torch_stream printer(view, out);
+        attn::compute_stages(c, in, plan, printer);
+    } else {
+        attn::table_stream printer(c, view, out);
+        attn::compute_stages(c, in, plan, printer);
+        printer.finish();
+    }
+    return out.str();
+}
+
+/// The grids a printing_sink prints each stage through.
+class grids_seen : public attn::printing_sink {
+public:
+    using printing_sink::printing_sink;
+    std::vector<attn::element_grid> grids;
+    std::vector<std::vector<float>> values;  // each grid's data, as far as it reaches
+
+private:
+    void print(const attn::trace&, const attn::stage&, const std::vector<attn::element_grid>& g) override {
+        grids = g;
+        for (const attn::element_grid& grid : g) {
+            const std::size_t n = grid.shown[0].size() * static_cast<std::size_t>(grid.strides[0]);
+            values.emplace_back(grid.data, grid.data + n);
+            grids.back().data = values.back().data();
+        }
+    }
+};
+
 }  // namespace
 
-TEST_SUITE("summary_keeper") {
-    TEST_CASE("table and torch print from the kept rows what they print from the whole trace") {
+TEST_SUITE("printing_sink") {
+    TEST_CASE("table and torch print, stage by stage, what they print from the whole trace") {
         for (const attn::config& c : configs()) {
             const attn::inputs in = attn::draw_inputs(c);
             const attn::trace whole = attn::compute_trace(c, in);
@@ -79,17 +111,13 @@ TEST_SUITE("summary_keeper") {
                     attn::stage_plan plan = attn::stage_plan::every_stage();
                     plan.layout = block_rows == 0 ? attn::plane_layout::whole_tensor : attn::plane_layout::in_rows;
                     plan.block_rows = block_rows;
-                    plan.sink_keeps = false;  // it copies what it keeps of the [B,H,Sq,Sk] tensors
-                    attn::trace kept;
-                    kept.cfg = c;
-                    attn::summary_keeper keeper(kept, view, 0);  // every summarised tensor in part
-                    kept.warnings = attn::compute_stages(c, in, plan, keeper);
+                    plan.sink_keeps = false;  // printed before the next step reuses the tensor
                     for (const bool torch : {true, false}) {
                         CAPTURE(c.seq);
                         CAPTURE(block_rows);
                         CAPTURE(torch);
                         CAPTURE(view.full);
-                        CHECK(text(kept, view, torch) == text(whole, view, torch));
+                        CHECK(streamed(c, in, plan, view, torch) == text(whole, view, torch));
                     }
                 }
             }
@@ -123,16 +151,12 @@ TEST_SUITE("summary_keeper") {
                     plan.block_rows = 4;  // smaller than a plane: rows no output shows are left out
                     plan.sink_keeps = false;
                     attn::show_printed_rows_only(c, view, plan);
-                    attn::trace kept;
-                    kept.cfg = c;
-                    attn::summary_keeper keeper(kept, view, 0);
-                    kept.warnings = attn::compute_stages(c, in, plan, keeper);
                     for (const bool torch : {true, false}) {
                         CAPTURE(c.seq);
                         CAPTURE(stages.size());
                         CAPTURE(torch);
                         CAPTURE(view.full);
-                        CHECK(text(kept, view, torch) == text(whole, view, torch));
+                        CHECK(streamed(c, in, plan, view, torch) == text(whole, view, torch));
                     }
                 }
             }
@@ -157,24 +181,26 @@ TEST_SUITE("summary_keeper") {
         CHECK(every.shown_query.empty());
     }
 
-    TEST_CASE("only the printed rows are kept: the rest reads as 0") {
+    TEST_CASE("a stage in rows is kept in the rows printed, and no others") {
         attn::config c = sizes(1, 40, 40, 8);
         attn::validate(c);
         const attn::inputs in = attn::draw_inputs(c);
+        const attn::trace whole = attn::compute_trace(c, in);
+        const attn::tensor& scores = whole.find("scores")->tensors[0];  // [1,8,40,40]
         attn::stage_plan plan = attn::stage_plan::of({"scores"});
         plan.layout = attn::plane_layout::in_rows;
         plan.block_rows = 40;
-        attn::trace kept;
-        kept.cfg = c;
         const attn::render_options view;
-        attn::summary_keeper keeper(kept, view, 0);
-        attn::compute_stages(c, in, plan, keeper);
-        REQUIRE(kept.stages.size() == 1);
-        const attn::tensor& scores = kept.stages[0].tensors[0];  // [1,8,40,40]: heads 0-2, 5-7; queries 0-2, 37-39
-        CHECK(scores.values(0, 0, 0, 0) != 0.0f);
-        CHECK(scores.values(0, 7, 39, 39) != 0.0f);
-        CHECK(scores.values(0, 3, 0, 0) == 0.0f);    // head 3: not printed
-        CHECK(scores.values(0, 0, 20, 5) == 0.0f);   // query 20: not printed
-        CHECK(scores.values(0, 5, 38, 17) != 0.0f);  // a printed row: every key
+        grids_seen seen(view);
+        attn::compute_stages(c, in, plan, seen);
+        REQUIRE(seen.grids.size() == 1);
+        const attn::element_grid& g = seen.grids[0];
+        CHECK(g.packed);
+        CHECK(g.strides == std::vector<std::ptrdiff_t>{6 * 6 * 40, 6 * 40, 40, 1});  // heads 0-2, 5-7; queries 0-2, 37-39
+        CHECK(seen.values[0].size() == 6 * 6 * 40);
+        for (const std::size_t h : {0, 2, 5, 7})
+            for (const std::size_t q : {0, 1, 37, 39})
+                for (const std::size_t k : {0, 17, 39})
+                    CHECK(g.at(g.step(1, h) + g.step(2, q) + g.step(3, k)) == scores.values(0, h, q, k));
     }
 }
