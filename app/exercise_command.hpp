@@ -1,6 +1,6 @@
 #pragma once
 // `attn exercise list|show|check`: classroom exercises, a variant per student.
-#include <CLI/CLI.hpp>
+#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
 
 namespace attn_app {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
 
 namespace attn_app {
 
