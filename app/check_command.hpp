@@ -1,7 +1,7 @@
 #pragma once
 // `attn check`: a student's answer against one stage of the run trace's flags
 // describe; on a mismatch, which common mistake it makes.
-#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
+#include <CLI/CLI.hpp>
 
 namespace attn_app {
 

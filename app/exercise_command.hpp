@@ -1,6 +1,6 @@
 #pragma once
 // `attn exercise list|show|check`: classroom exercises, a variant per student.
-#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
+#include <CLI/CLI.hpp>
 
 namespace attn_app {
 

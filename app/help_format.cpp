@@ -4,14 +4,6 @@
 #include <algorithm>
 #include <sstream>
 
-// CLI11's Formatter and Config (its TOML reader and writer) are defined inline in these two
-// headers, after classes that declare their virtual functions: every file that includes
-// them compiles both classes whole, used or not (about 5 s of -O3 per file). Here, and only here,
-// in the file that derives from Formatter and that every program with CLI11 links; every
-// other file includes <CLI/App.hpp> (docs/speed.md, "Build time").
-#include <CLI/Config.hpp>
-#include <CLI/Formatter.hpp>
-
 namespace attn_app {
 namespace {
 

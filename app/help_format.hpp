@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <string>
 
-#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
+#include <CLI/CLI.hpp>
 
 namespace attn_app {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
+#include <CLI/CLI.hpp>
 
 #include "attn/compute/error.hpp"
 #include "attn/io/output_stream.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 // `attn mask`: the shape and mask flags -> one mask in PyTorch's four conventions.
-#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
+#include <CLI/CLI.hpp>
 
 namespace attn_app {
 

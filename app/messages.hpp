@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
+#include <CLI/CLI.hpp>
 
 namespace attn_app {
 

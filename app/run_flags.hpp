@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/App.hpp>  // not CLI.hpp: help_format.cpp compiles its Formatter and Config
+#include <CLI/CLI.hpp>
 
 #include "attn/compute/config.hpp"
 #include "attn/io/file_inputs.hpp"
