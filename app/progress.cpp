@@ -3,37 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 
 #include <unistd.h>
 
 namespace attn_app {
 namespace {
-
-/// Bytes this process has written so far, to any file, pipe or terminal ("wchar" in
-/// /proc/self/io): npz archives are written by minizip, by name, so no stream of ours
-/// sees them. 0 where /proc is missing.
-std::uint64_t bytes_written_by_process() {
-    std::ifstream io("/proc/self/io");
-    std::string key;
-    std::uint64_t value = 0;
-    while (io >> key >> value)
-        if (key == "wchar:") return value;
-    return 0;
-}
-
-/// 1536 -> "1.5 KiB".
-std::string bytes_text(double bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024.0 && u < 4) {
-        bytes /= 1024.0;
-        ++u;
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-    return text;
-}
 
 std::chrono::milliseconds delay_from_environment() {
     const char* text = std::getenv("ATTN_PROGRESS_DELAY_MS");
@@ -45,6 +19,10 @@ std::chrono::milliseconds delay_from_environment() {
     return std::chrono::milliseconds(1000);
 }
 
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
 }  // namespace
 
 bool progress_wanted(bool quiet) {
@@ -52,13 +30,13 @@ bool progress_wanted(bool quiet) {
     return !quiet && isatty(STDERR_FILENO) && (ci == nullptr || *ci == '\0');
 }
 
-progress_line::progress_line(bool shown, std::uint64_t expected_bytes)
+progress_line::progress_line(bool shown, std::vector<progress_step> steps)
     : shown_(shown),
-      expected_bytes_(expected_bytes),
-      written_at_start_(shown ? bytes_written_by_process() : 0),
+      steps_(std::move(steps)),
       start_(std::chrono::steady_clock::now()),
-      delay_(delay_from_environment()),
-      stage_("starting") {
+      last_done_(start_),
+      delay_(delay_from_environment()) {
+    for (const progress_step& s : steps_) total_ += s.cost;
     if (!shown_) return;
     if (delay_.count() == 0) draw();  // at once, before the run can end (the tests ask for it)
     thread_ = std::thread([this] { run(); });
@@ -66,18 +44,28 @@ progress_line::progress_line(bool shown, std::uint64_t expected_bytes)
 
 progress_line::~progress_line() { finish(); }
 
-void progress_line::stage(std::string_view name) {
-    if (!shown_) return;
+void progress_line::done(std::string_view name) {
     std::lock_guard<std::mutex> lock(mutex_);
-    stage_ = name;
+    const auto step = std::find_if(steps_.begin() + static_cast<std::ptrdiff_t>(next_), steps_.end(),
+                                   [&](const progress_step& s) { return s.name == name; });
+    if (step == steps_.end()) return;
+    for (; next_ <= static_cast<std::size_t>(step - steps_.begin()); ++next_) done_cost_ += steps_[next_].cost;
+    last_done_ = std::chrono::steady_clock::now();
+}
+
+void progress_line::at(std::string_view what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    next_ = steps_.size();
+    done_cost_ = total_;
+    beyond_ = what;
 }
 
 void progress_line::finish() {
     if (!shown_) return;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (done_) return;
-        done_ = true;
+        if (finished_) return;
+        finished_ = true;
     }
     wake_.notify_all();
     thread_.join();
@@ -89,26 +77,34 @@ void progress_line::finish() {
 
 void progress_line::run() {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (wake_.wait_for(lock, delay_, [this] { return done_; })) return;  // a short run: never drawn
-    while (!done_) {
+    if (wake_.wait_for(lock, delay_, [this] { return finished_; })) return;  // a short run: never drawn
+    while (!finished_) {
         draw();
-        wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; });
+        wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return finished_; });
     }
 }
 
 /// One redraw, the mutex held.
 void progress_line::draw() {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const std::uint64_t now = bytes_written_by_process();
-    const double written = static_cast<double>(now > written_at_start_ ? now - written_at_start_ : 0);
-    const double rate = seconds > 0 ? written / seconds : 0;
-    std::string line = "attn trace: " + stage_ + ", " + bytes_text(written) + " written";
-    if (written > 0) line += ", " + bytes_text(rate) + "/s";
-    if (expected_bytes_ != 0 && rate > 0 && written < static_cast<double>(expected_bytes_)) {
-        const double left = (static_cast<double>(expected_bytes_) - written) / rate;
-        char text[48];
-        std::snprintf(text, sizeof text, ", about %.0f s left", left + 0.5);
+    std::string line = "attn trace: ";
+    if (next_ < steps_.size()) {
+        line += steps_[next_].name;
+        const double share = total_ > 0 ? done_cost_ / total_ : 0;
+        char text[64];
+        std::snprintf(text, sizeof text, ", %.0f%% of the work done", 100 * share);
         line += text;
+        // the time left at the pace of the steps done: their seconds per unit of cost
+        const auto now = std::chrono::steady_clock::now();
+        if (done_cost_ > 0) {
+            const double pace = seconds_between(start_, last_done_) / done_cost_;
+            const double left = (total_ - done_cost_) * pace - seconds_between(last_done_, now);
+            if (left >= 1) {
+                std::snprintf(text, sizeof text, ", about %.0f s left", left + 0.5);
+                line += text;
+            }
+        }
+    } else {
+        line += beyond_.empty() ? "finishing" : beyond_;
     }
     // The line is redrawn over the last one: pad it to the last one's width.
     const std::size_t width = line.size();

@@ -21,6 +21,7 @@
 #include "attn/compute/config.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
+#include "attn/compute/work.hpp"
 #include "attn/compute/memory.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
@@ -187,19 +188,19 @@ void warn(const attn::warning_list& warnings) {
     for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
 }
 
-/// A sink that tells the progress line which stage the run has reached, and hands
-/// everything on to `next`.
+/// A sink that tells the progress line which stages are complete, and hands everything
+/// on to `next`.
 class progress_sink : public attn::stage_sink {
 public:
     progress_sink(attn::stage_sink& next, progress_line& progress) : next_(next), progress_(progress) {}
-    void begin(const attn::trace& so_far, const attn::stage& s) override {
-        progress_.stage(s.name());
-        next_.begin(so_far, s);
-    }
+    void begin(const attn::trace& so_far, const attn::stage& s) override { next_.begin(so_far, s); }
     void rows(std::size_t index, std::size_t first_row, std::size_t count, const float* data) override {
         next_.rows(index, first_row, count, data);
     }
-    void end(const attn::trace& so_far, const attn::stage& s) override { next_.end(so_far, s); }
+    void end(const attn::trace& so_far, const attn::stage& s) override {
+        next_.end(so_far, s);
+        progress_.done(s.name());
+    }
 
 private:
     attn::stage_sink& next_;
@@ -209,7 +210,7 @@ private:
 /// A run, and where its output goes (errors name `what`).
 struct run_output {
     const attn::config& c;
-    const attn::inputs& in;
+    attn::inputs& in;  // moved into the run: it lets go of x once the projections are made
     const attn::stage_plan& plan;
     const attn::render_options& view;
     std::ostream& out;
@@ -219,7 +220,7 @@ struct run_output {
     /// Computes the plan's stages into `sink`, telling the progress line. Returns the warnings.
     attn::warning_list into(attn::stage_sink& sink) const {
         progress_sink told(sink, progress);
-        return attn::compute_stages(c, in, plan, told);
+        return attn::compute_stages(c, std::move(in), plan, told);
     }
 };
 
@@ -257,7 +258,7 @@ attn::warning_list whole(const run_output& r) {
     t.cfg = r.c;
     attn::trace_keeper keeper(t);
     t.warnings = r.into(keeper);
-    r.progress.stage("writing");
+    r.progress.at("writing");
     render(t, r.view, r.out);
     return t.warnings;
 }
@@ -281,24 +282,23 @@ struct trace_format {
     std::string_view writes;   // what it writes that a terminal cannot show: --out needed there ("" for text)
     bool pictures;             // draws only [.., Sq, Sk] tensors: softmax unless --stage names others
     bool marks_masked;         // draws the masked keys: the run shows the mask too
-    unsigned bytes_per_value;  // about what it writes per value, for the progress line's time left; 0: unknown
     attn::warning_list (*run)(const run_output&);
 };
 
 const trace_format formats[] = {
-    {"table", keeps::printed_rows, "", false, false, 11, to_table},
-    {"json", keeps::nothing, "", false, false, 11, [](const run_output& r) { return to_json(r, false); }},
-    {"jsonl", keeps::nothing, "", false, false, 11, [](const run_output& r) { return to_json(r, true); }},
-    {"npz", keeps::nothing, "a zip archive", false, false, 4, to_npz},
-    {"torch", keeps::printed_rows, "", false, false, 11, to_torch},
-    {"heatmap", keeps::everything, "", true, true, 0, whole<heatmap>},
-    {"svg", keeps::everything, "a picture", true, true, 0, whole<attn::render_svg>},
-    {"png", keeps::everything, "a picture", true, true, 0, whole<attn::render_png>},
-    {"html", keeps::everything, "a page", false, true, 0, whole<attn::render_html>},
+    {"table", keeps::printed_rows, "", false, false, to_table},
+    {"json", keeps::nothing, "", false, false, [](const run_output& r) { return to_json(r, false); }},
+    {"jsonl", keeps::nothing, "", false, false, [](const run_output& r) { return to_json(r, true); }},
+    {"npz", keeps::nothing, "a zip archive", false, false, to_npz},
+    {"torch", keeps::printed_rows, "", false, false, to_torch},
+    {"heatmap", keeps::everything, "", true, true, whole<heatmap>},
+    {"svg", keeps::everything, "a picture", true, true, whole<attn::render_svg>},
+    {"png", keeps::everything, "a picture", true, true, whole<attn::render_png>},
+    {"html", keeps::everything, "a page", false, true, whole<attn::render_html>},
 };
 
 /// --format table with --row: one query's weights as bars.
-const trace_format row_bars{"table", keeps::everything, "", false, true, 0, whole<attn::render_row>};
+const trace_format row_bars{"table", keeps::everything, "", false, true, whole<attn::render_row>};
 
 const trace_format& format_named(const std::string& name, bool row) {
     if (name == "table" && row) return row_bars;
@@ -327,14 +327,35 @@ void choose_picture_stages(const trace_options& o, attn::render_options& view) {
                             "dropout), and these have none");
 }
 
-/// About the bytes the run will write, for the progress line's time left: each value's
-/// bytes_per_value over the stages shown; 0 (unknown) for the formats that summarise.
-std::uint64_t expected_output_bytes(const attn::config& c, const trace_format& f, const attn::render_options& view) {
-    if (f.bytes_per_value == 0 || (f.holds == keeps::printed_rows && !view.full)) return 0;
-    std::uint64_t bytes = 0;
-    for (const attn::stage_bytes& s : attn::estimate_stage_bytes(c))
-        if (view.shows(s.stage)) bytes += s.bytes;
-    return bytes / 4 * f.bytes_per_value;
+/// The run's work, stage by stage, in seconds on this machine: measured speeds when the
+/// run may take long (measuring costs a few milliseconds), else nominal ones (the shares
+/// are what the progress line counts). `measured` says which.
+std::vector<progress_step> work_steps(const attn::config& c, const attn::stage_plan& plan, bool& measured) {
+    const std::vector<attn::stage_work> work = attn::estimate_work(c, plan);
+    attn::machine_speed speed{2e11, 4e8, 2e9};  // a fast machine's: products, draws, elementwise
+    double seconds = 0;
+    for (const attn::stage_work& w : work) seconds += attn::seconds_of(w.cost, speed);
+    measured = seconds > 1;
+    if (measured) speed = attn::measure_speed();
+    std::vector<progress_step> steps;
+    for (const attn::stage_work& w : work)
+        steps.push_back({std::string(attn::info_of(w.id).name), attn::seconds_of(w.cost, speed)});
+    return steps;
+}
+
+/// For a run that will take long, says so before it starts: "attn trace: this run
+/// computes for about 40 s on this machine (--quiet: not said)".
+void say_if_long(const std::vector<progress_step>& steps) {
+    if (steps.empty()) return;
+    double seconds = 0;
+    const progress_step* largest = &steps.front();
+    for (const progress_step& s : steps) {
+        seconds += s.cost;
+        if (s.cost > largest->cost) largest = &s;
+    }
+    if (seconds < 10) return;
+    std::cerr << "attn trace: this run computes for about " << static_cast<long long>(seconds + 0.5)
+              << " s on this machine, most of it in " << largest->name << "\n";
 }
 
 void run_trace(const trace_options& o, const flag_given& given) {
@@ -370,10 +391,13 @@ void run_trace(const trace_options& o, const flag_given& given) {
     const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : attn::prepare_output(o.out, "--out " + o.out);
     std::ostream& out = file ? file->stream() : std::cout;
 
+    bool measured = false;
+    std::vector<progress_step> steps = work_steps(c, plan, measured);
+    if (measured && !o.quiet) say_if_long(steps);
+    progress_line progress(progress_wanted(o.quiet), std::move(steps));
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
     for (attn::warning& w : attn::run_advice(c)) in.warnings.push_back(std::move(w));
-    progress_line progress(progress_wanted(o.quiet), expected_output_bytes(c, format, view));
     const std::string what = o.out.empty() ? "standard output" : "--out " + o.out;
     const attn::warning_list warnings = format.run({c, in, plan, view, out, what, progress});
     if (file) file->commit();
@@ -530,8 +554,9 @@ void setup_trace(CLI::App& app) {
         ->group(output);
 
     cmd->add_flag("--quiet", o->quiet,
-                  "no progress line: runs longer than a second show one on stderr (stage, bytes written, rate, "
-                  "time left) when stderr is a terminal and CI is not set")
+                  "no progress line and no estimate: runs longer than a second show one on stderr (stage, share of "
+                  "the work done, time left) when stderr is a terminal and CI is not set, and runs of 10 s or "
+                  "more say so before they start")
         ->group(output);
 
     cmd->callback([o, cmd] { run_trace(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <xtensor/xarray.hpp>
+#include <xtensor/xmath.hpp>
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/config.hpp"
@@ -212,6 +214,48 @@ TEST_SUITE("stage_sink") {
                 CHECK(blocked.order == (names.empty() ? whole.order : names));
             }
         }
+    }
+
+    TEST_CASE("only the query rows shown are computed; with a --mistake every row is") {
+        attn::config c = small_config();
+        c.dropout.train = false;  // dropout's draws would need every row
+        attn::validate(c);
+        const attn::inputs in = attn::draw_inputs(c);
+        const attn::trace whole = attn::compute_trace(c, in);
+        const auto values = [](const attn::trace& t, const char* stage) {
+            return xt::xarray<float>(t.find(stage)->tensors[0].values);
+        };
+        attn::stage_plan plan = attn::stage_plan::every_stage();
+        plan.layout = attn::plane_layout::in_rows;
+        plan.block_rows = 2;
+        plan.shown_query = {true, false, false, false, false, true, false};
+        REQUIRE_FALSE(plan.computes_every_query_row(c));
+        attn::trace rows;
+        rows.cfg = c;
+        attn::trace_keeper keeper(rows);
+        attn::compute_stages(c, in, plan, keeper);
+        const xt::xarray<float> context = values(rows, "context"), whole_context = values(whole, "context");
+        for (std::size_t b = 0; b < 2; ++b)
+            for (std::size_t h = 0; h < 2; ++h)
+                for (std::size_t i = 0; i < 7; ++i)
+                    for (std::size_t d = 0; d < 4; ++d) {
+                        CAPTURE(i);
+                        if (plan.shown_query[i]) CHECK(context(b, h, i, d) == doctest::Approx(whole_context(b, h, i, d)).epsilon(1e-6));
+                        else CHECK(context(b, h, i, d) == 0.0f);
+                    }
+        CHECK(values(rows, "projections") == values(whole, "projections"));  // q is computed whole
+
+        // merge_without_transpose: concat row i reads context rows other than i, so every row is computed
+        c.mistake = attn::mistake::merge_without_transpose;
+        attn::validate(c);
+        CHECK(plan.computes_every_query_row(c));
+        const attn::trace mistaken = attn::compute_trace(c, in);
+        attn::trace mistaken_rows;
+        mistaken_rows.cfg = c;
+        attn::trace_keeper mistaken_keeper(mistaken_rows);
+        attn::compute_stages(c, in, plan, mistaken_keeper);
+        const xt::xarray<float> concat = values(mistaken_rows, "concat"), whole_concat = values(mistaken, "concat");
+        CHECK(xt::allclose(concat, whole_concat, 1e-6, 0.0));
     }
 
     TEST_CASE("one thread and every core give the same bits") {

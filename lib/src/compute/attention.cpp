@@ -346,9 +346,7 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
     if (wants_context) context = xt::xarray<float>::from_shape({chain.batch, chain.heads, R, head_dim});
     bool weak_fill_done = !looks_for_weak_fill(c);
     const auto shown_in = [](const std::vector<bool>& items, std::size_t i) { return items.empty() || items[i]; };
-    // every row: with dropout (one stream of draws), and with blocks of whole planes, whose
-    // products are PyTorch's to the bit (a smaller block's BLAS product may differ in a last bit)
-    const bool every_row = whole || plan.shown_query.empty() || r.needs(stage_id::dropout) || block_rows >= R;
+    const bool every_row = plan.computes_every_query_row(c);
     const bool every_plane = whole || r.needs(stage_id::dropout);  // the draws again
     if (wants_context && !every_row) context.fill(0.0f);
     if (!whole) block_now.resize((every_row ? block_rows : std::min(block_rows, longest_run(plan.shown_query))) * W);
@@ -494,7 +492,7 @@ private:
 
 }  // namespace
 
-warning_list compute_stages(const config& c, const inputs& in, const stage_plan& plan, stage_sink& sink) {
+warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, stage_sink& sink) {
     run r{c, plan, sink, stages_needed(c, plan.shown), trace{}};
     r.so_far.cfg = c;
     r.so_far.warnings = in.warnings;
@@ -527,9 +525,12 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
     };
 
     // 1. input: x [B,Sq,Din], and x_kv [B,Sk,Dkv] for cross-attention: drawn or read
+    // (the stage shares their storage: x is not copied, and is let go after the projections)
+    tensor_storage x = make_storage(std::move(in.x));
+    tensor_storage x_kv = in.x_kv ? make_storage(std::move(*in.x_kv)) : x;  // self-attention: keys and values from x
     if (!in.qkv && r.shows(stage_id::input)) {
-        std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, in.x)};
-        if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, *in.x_kv));
+        std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, x)};
+        if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, x_kv));
         r.emit(stage_id::input, std::move(input));
     }
     // 2. params: w_q [D,Din], w_k w_v [D,Dkv], w_o [D,D] and the biases [D]
@@ -538,12 +539,12 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
 
     // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v   [B,S,Din] · [Din,D] -> [B,S,D]
     // (project: with --mistake weight_not_transposed x·W, with --mistake missing_bias no b)
-    const xt::xarray<float>& x_kv = in.x_kv ? *in.x_kv : in.x;  // self-attention: keys and values from x
     stage proj = r.emit(stage_id::projections,
-                        in.qkv ? projection_tensors(*in.qkv)
-                               : projection_tensors({project(c, in.x, p.w_q, present(p.b_q)),     // [B,Sq,D]
-                                                     project(c, x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
-                                                     project(c, x_kv, p.w_v, present(p.b_v))}));  // [B,Sk,D]
+                        in.qkv ? projection_tensors(std::move(*in.qkv))
+                               : projection_tensors({project(c, *x, p.w_q, present(p.b_q)),        // [B,Sq,D]
+                                                     project(c, *x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
+                                                     project(c, *x_kv, p.w_v, present(p.b_v))}));  // [B,Sk,D]
+    x = x_kv = nullptr;  // no later stage reads them
     if (!r.needs(stage_id::view)) return finish();
 
     // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads: views of the projections
@@ -581,12 +582,12 @@ warning_list compute_stages(const config& c, const inputs& in, const stage_plan&
     return finish();
 }
 
-trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage) {
+trace compute_trace(const config& c, inputs in, const stage_callback& on_stage) {
     trace t;
     t.cfg = c;
     t.stages.reserve(stage_count);  // stages are referenced while later ones are added
     calling_keeper keeper(t, on_stage);
-    t.warnings = compute_stages(c, in, stage_plan::every_stage(), keeper);
+    t.warnings = compute_stages(c, std::move(in), stage_plan::every_stage(), keeper);
     return t;
 }
 

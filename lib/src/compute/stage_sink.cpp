@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "attn/compute/mistake.hpp"
+
 namespace attn {
 
 stage_plan stage_plan::every_stage() {
@@ -17,6 +19,12 @@ stage_plan stage_plan::of(const std::vector<std::string>& names) {
     for (const std::string& name : names)
         if (const stage_info* info = find_stage_info(name)) plan.show(info->id);
     return plan;
+}
+
+bool stage_plan::computes_every_query_row(const config& c) const {
+    const bool dropout = (stages_needed(c, shown) & stage_bit(stage_id::dropout)) != 0;
+    return layout == plane_layout::whole_tensor || shown_query.empty() || dropout || block_rows == 0 ||
+           block_rows >= static_cast<std::size_t>(c.seq) || c.mistake != mistake::none;
 }
 
 void trace_keeper::begin(const trace&, const stage& s) {

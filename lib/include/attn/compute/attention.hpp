@@ -19,6 +19,6 @@ using stage_callback = std::function<void(const trace&, const stage&)>;
 /// inputs must have the shapes `c` names; given projections (in.qkv) start the
 /// run at stage 3, which c.from_projections must say too. Rows of the weights with no allowed
 /// key are reported in trace::warnings.
-trace compute_trace(const config& c, const inputs& in, const stage_callback& on_stage = {});
+trace compute_trace(const config& c, inputs in, const stage_callback& on_stage = {});
 
 }  // namespace attn

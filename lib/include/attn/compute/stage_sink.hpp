@@ -65,22 +65,33 @@ struct stage_plan {
     std::size_t block_rows = 0;  // in_rows: query rows per block (0: the whole plane, Sq)
     /// in_rows: what some output shows of the [B,H,Sq,Sk] stages, by batch item, head and
     /// query (empty: all), and the query rows of context, merge, concat and output. The
-    /// rows no output shows are not computed (the keys and values still are, whole), nor,
-    /// unless context needs them, the planes; rows of context not computed are 0. Every row
-    /// is computed with dropout (its draws are one stream over the whole tensor) and when a
-    /// block is a whole plane (its products are then PyTorch's to the bit).
+    /// rows no output shows are not computed (q, k and v still are, whole), nor, unless
+    /// context needs them, the planes; rows of context not computed are 0. Every row is
+    /// computed with dropout (its draws are one stream over the whole tensor), when a
+    /// block is a whole plane (its products are then PyTorch's to the bit) and with a
+    /// --mistake.
     std::vector<bool> shown_batch, shown_head, shown_query;
 
     /// Every stage of the run.
     static stage_plan every_stage();
     /// The stages called `names` (stage_table's names); none given: every stage.
     static stage_plan of(const std::vector<std::string>& names);
+    /// Whether a run of `c` computes every query row of the [B,H,Sq,Sk] stages and of
+    /// context, or only shown_query's (context's others are 0). Every row when the planes
+    /// are whole or a block is a whole plane (the products are then PyTorch's to the bit:
+    /// a smaller one's may differ in a last bit), with dropout (its draws are one stream
+    /// over the whole tensor), and with a --mistake (some read other rows:
+    /// merge_without_transpose's concat row i mixes context rows). q and output are always
+    /// computed whole: a product over fewer rows may differ from PyTorch's in a last bit,
+    /// which the table would show.
+    bool computes_every_query_row(const config& c) const;
     void show(stage_id id) { shown |= stage_bit(id); }
     bool shows(stage_id id) const { return (shown & stage_bit(id)) != 0; }
 };
 
 /// Computes the stages `plan` needs from `in` (as compute_trace) and hands the ones it
-/// shows to `sink`, in order, each as soon as it is complete. Returns the warnings.
-warning_list compute_stages(const config& c, const inputs& in, const stage_plan& plan, stage_sink& sink);
+/// shows to `sink`, in order, each as soon as it is complete. Returns the warnings. `in`
+/// is the run's own: x is let go once the projections are made (move it in).
+warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, stage_sink& sink);
 
 }  // namespace attn
