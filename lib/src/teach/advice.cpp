@@ -21,8 +21,9 @@ std::string range(std::int64_t first, std::int64_t last) {
 std::string causal_alignment_advice(const config& c) {
     const std::int64_t sq = c.seq, sk = c.kv_seq;
     if (c.mask.causal_align == causal_alignment::upper_left) {
-        const std::string what = sq < sk ? prose("advice.causal.upper_left.unseen_keys", {{"count", sk - sq}})
-                                         : prose("advice.causal.upper_left.free_queries", {{"queries", range(sk, sq - 1)}});
+        const std::string what =
+            sq < sk ? prose("advice.causal.upper_left.unseen_keys", {{"count", sk - sq}})
+                    : prose("advice.causal.upper_left.free_queries", {{"queries", range(sk, sq - 1)}});
         return prose("advice.causal.upper_left", {{"Sq", sq}, {"Sk", sk}, {"what", what}});
     }
     const std::int64_t d = sk - sq;  // torch.tril's diagonal

@@ -104,14 +104,15 @@ std::string qkv_shapes(const run_shapes& r, const std::string& from_q, const std
 /// "s" after a count other than 1: "1 head", "4 heads".
 const char* plural(std::int64_t n) { return n == 1 ? "" : "s"; }
 
-/// Section `id` of explain.md with this run's letters and their plurals ({B}, {s_B}, ...) and `more`.
+/// Section `id` of explain.md with this run's letters and their plurals ({B}, {s_B}, ...),
+/// {plane} ([B,H,Sq,Sk] in numbers), and `more`.
 std::string say(const run_shapes& r, const std::string& id, std::vector<prose_arg> more = {}) {
     const std::int64_t bh = r.B * r.H;
     more.insert(more.end(), {{"B", r.B},     {"s_B", plural(r.B)},     {"Sq", r.Sq},   {"s_Sq", plural(r.Sq)},
                              {"Sk", r.Sk},   {"s_Sk", plural(r.Sk)},   {"D", r.D},     {"s_D", plural(r.D)},
                              {"H", r.H},     {"s_H", plural(r.H)},     {"dk", r.dk},   {"s_dk", plural(r.dk)},
                              {"Din", r.Din}, {"s_Din", plural(r.Din)}, {"Dkv", r.Dkv}, {"s_Dkv", plural(r.Dkv)},
-                             {"BH", bh},     {"s_BH", plural(bh)}});
+                             {"BH", bh},     {"s_BH", plural(bh)},     {"plane", r.plane()}});
     return prose("explain." + id, more);
 }
 
@@ -262,7 +263,8 @@ std::string transposed_contiguity(const run_shapes& r) {
 
 stage_explanation explain_transpose(const config&, const run_shapes& r) {
     stage_explanation e;
-    e.words = say(r, "transpose.words", {{"q_matrix", shape_text({r.Sq, r.dk})}, {"k_matrix", shape_text({r.Sk, r.dk})}});
+    e.words =
+        say(r, "transpose.words", {{"q_matrix", shape_text({r.Sq, r.dk})}, {"k_matrix", shape_text({r.Sk, r.dk})}});
     e.shapes = qkv_shapes(r, r.bshd(r.Sq), r.bhsd(r.Sq), r.bshd(r.Sk), r.bhsd(r.Sk)) + "   ([B,S,H,dk] -> [B,H,S,dk])";
     e.einsum = "bshd->bhsd";
     e.torch = "q = q.transpose(1, 2); k = k.transpose(1, 2); v = v.transpose(1, 2)";
@@ -319,7 +321,7 @@ stage_explanation explain_scaled(const config&, const run_shapes& r) {
     e.words = say(r, "scaled.words", {{"root", root}});
     e.shapes = r.plane() + " / " + root + " -> " + r.plane();
     e.torch = "scaled = scores / math.sqrt(dk)";
-    e.memory = say(r, "scaled.memory", {{"plane", r.plane()}});
+    e.memory = say(r, "scaled.memory");
     e.why = say(r, "scaled.why");
     return e;
 }
@@ -402,10 +404,12 @@ stage_explanation explain_masked(const config& c, const run_shapes& r) {
     const std::string fill = fill_text(c);
     const bool inf = std::isinf(c.fill);
     e.words = say(r, "masked.words", {{"fill", fill}});
-    e.shapes = say(r, "masked.shapes", {{"plane", r.plane()}, {"mask_shape", shape_text({r.B, 1, r.Sq, r.Sk})}});
+    e.shapes = say(r, "masked.shapes", {{"mask_shape", shape_text({r.B, 1, r.Sq, r.Sk})}});
     e.torch = "masked = scaled.masked_fill(~mask, " + (inf ? std::string("float('-inf')") : fill) + ")";
-    e.memory = say(r, "masked.memory", {{"plane", r.plane()}});
-    e.why = say(r, inf ? "masked.why.inf" : c.fill <= -1e4f ? "masked.why.large" : "masked.why.small", {{"fill", fill}});
+    e.memory = say(r, "masked.memory");
+    // -inf gives exactly 0; a large negative fill underflows to 0; a small one is only a number
+    e.why = say(r, inf ? "masked.why.inf" : c.fill <= -1e4f ? "masked.why.large" : "masked.why.small",
+                {{"fill", fill}});
     return e;
 }
 
@@ -414,9 +418,9 @@ stage_explanation explain_softmax(const config& c, const run_shapes& r) {
     const std::string from = c.mask.any() ? "masked" : "scaled";
     const std::int64_t rows = r.B * r.H * r.Sq;
     e.words = say(r, "softmax.words");
-    e.shapes = say(r, "softmax.shapes", {{"plane", r.plane()}, {"rows", rows}, {"s_rows", plural(rows)}});
+    e.shapes = say(r, "softmax.shapes", {{"rows", rows}, {"s_rows", plural(rows)}});
     e.torch = "weights = torch.softmax(" + from + ", dim=-1)";
-    e.memory = say(r, "softmax.memory", {{"plane", r.plane()}});
+    e.memory = say(r, "softmax.memory");
     e.why = say(r, "softmax.why");
     return e;
 }
@@ -429,10 +433,13 @@ stage_explanation explain_dropout(const config& c, const run_shapes& r) {
         e.words = say(r, "dropout.words.all");
     else
         e.words = say(r, "dropout.words",
-                      {{"keep_p", keep_p}, {"scale", decimal(1.0 / (1.0 - p))}, {"p", decimal(p)}, {"seed", c.dropout.seed}});
+                      {{"keep_p", keep_p},
+                       {"scale", decimal(1.0 / (1.0 - p))},
+                       {"p", decimal(p)},
+                       {"seed", c.dropout.seed}});
     e.shapes = r.plane() + " · keep " + r.plane() + " / " + keep_p + " -> " + r.plane();
     e.torch = "weights = nn.Dropout(p=" + decimal(p) + ")(weights)  # in training mode (model.train())";
-    e.memory = say(r, "dropout.memory", {{"plane", r.plane()}});
+    e.memory = say(r, "dropout.memory");
     e.why = say(r, "dropout.why");
     return e;
 }
@@ -585,10 +592,9 @@ std::vector<explanation_line> explain_summary(const config& c) {
     lines.push_back({"memory", say(r, "summary.memory", {{"copies", copies}})});
 
     const std::int64_t plane = r.B * r.H * r.Sq * r.Sk;
+    const char* planes = c.mask.any() ? "scores, scaled, masked, weights" : "scores, scaled, weights";
     lines.push_back({"cost", say(r, r.cross ? "summary.cost" : "summary.cost.self",
-                                 {{"tensors", c.mask.any() ? "scores, scaled, masked, weights" : "scores, scaled, weights"},
-                                  {"count", plane},
-                                  {"s_count", plural(plane)}})});
+                                 {{"tensors", planes}, {"count", plane}, {"s_count", plural(plane)}})});
     return lines;
 }
 

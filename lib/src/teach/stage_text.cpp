@@ -77,18 +77,20 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 
 /// "self-attention: Q, K, V from x; seed 24; no output projection".
 std::string run_text(const config& c) {
-    const std::string sources = c.from_projections ? prose("stages.run.sources.given")
-                                : !c.cross()       ? prose("stages.run.sources.self", {{"input", c.x_from_file ? " (--input)" : ""}})
-                                                   : prose("stages.run.sources.cross",
-                                                           {{"input", c.x_from_file ? " (--input)" : ""},
-                                                            {"kv_input", c.x_kv_from_file ? " (--kv-input)" : ""}});
-    std::vector<std::string> parts{prose(c.cross() ? "stages.run.cross" : "stages.run.self", {{"sources", sources}})};
-    if (!(c.from_projections && !c.out_proj)) parts.push_back(prose("stages.run.seed", {{"seed", c.seed}}));  // else nothing is drawn
+    const char* sources = c.from_projections ? "stages.run.sources.given"
+                          : c.cross()        ? "stages.run.sources.cross"
+                                             : "stages.run.sources.self";
+    const std::string files = prose(sources, {{"input", c.x_from_file ? " (--input)" : ""},
+                                              {"kv_input", c.x_kv_from_file ? " (--kv-input)" : ""}});
+    std::vector<std::string> parts{prose(c.cross() ? "stages.run.cross" : "stages.run.self", {{"sources", files}})};
+    if (!(c.from_projections && !c.out_proj))  // else nothing is drawn
+        parts.push_back(prose("stages.run.seed", {{"seed", c.seed}}));
     if (!c.from_projections && !c.qkv_bias) parts.push_back(prose("stages.run.no_qkv_bias"));
     if (!c.out_proj) parts.push_back(prose("stages.run.no_out_proj"));
     if (c.mistake != mistake::none)
-        parts.push_back(prose("stages.run.mistake", {{"id", std::string(mistake_id(c.mistake))},
-                                                     {"stage", std::string(mistake_stage(c.mistake, c.mistake_variant))}}));
+        parts.push_back(prose("stages.run.mistake",
+                              {{"id", std::string(mistake_id(c.mistake))},
+                               {"stage", std::string(mistake_stage(c.mistake, c.mistake_variant))}}));
     return join(parts, "; ");
 }
 
