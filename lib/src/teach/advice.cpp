@@ -1,20 +1,15 @@
+// Advice about settings (advice.hpp): the sentences are share/attn/text/advice.md's.
 #include "attn/teach/advice.hpp"
 
-#include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "attn/compute/mistake.hpp"
 #include "attn/teach/mistake_text.hpp"
+#include "attn/teach/prose.hpp"
 
 namespace attn {
 namespace {
-
-std::string number(double v, const char* format = "%.4g") {
-    char text[32];
-    std::snprintf(text, sizeof text, format, v);
-    return text;
-}
 
 /// "a..b", or "a" when a == b.
 std::string range(std::int64_t first, std::int64_t last) {
@@ -25,38 +20,29 @@ std::string range(std::int64_t first, std::int64_t last) {
 /// first and last queries, and the flag for the other one.
 std::string causal_alignment_advice(const config& c) {
     const std::int64_t sq = c.seq, sk = c.kv_seq;
-    const std::string shape = "causal with Sq = " + std::to_string(sq) + " queries and Sk = " + std::to_string(sk) +
-                              " keys is aligned ";
-    const std::string ones = "torch.ones(" + std::to_string(sq) + ", " + std::to_string(sk) + ")";
     if (c.mask.causal_align == causal_alignment::upper_left) {
-        const std::string what = sq < sk ? "the last " + std::to_string(sk - sq) + " keys are attended by no query"
-                                         : "queries " + range(sk, sq - 1) + " may attend every key";
-        return shape + "upper-left (--causal-align upper-left, the default), as torch.tril(" + ones +
-               ") and SDPA's is_causal: query i may attend keys j <= i, so " + what +
-               "; a KV-cache decoder aligns lower-right: --causal-align lower-right";
+        const std::string what =
+            sq < sk ? prose("advice.causal.upper_left.unseen_keys", {{"count", sk - sq}})
+                    : prose("advice.causal.upper_left.free_queries", {{"queries", range(sk, sq - 1)}});
+        return prose("advice.causal.upper_left", {{"Sq", sq}, {"Sk", sk}, {"what", what}});
     }
     const std::int64_t d = sk - sq;  // torch.tril's diagonal
-    const std::string what =
-        d > 0 ? "query 0 sees keys 0.." + std::to_string(d) + " (" + std::to_string(d) +
-                    " earlier keys, as a KV cache holds, and its own) and the last query sees every key"
-              : "queries " + range(0, -d - 1) + " may attend no key";
-    return shape + "lower-right (--causal-align lower-right), as torch.tril(" + ones + ", diagonal=" +
-           std::to_string(d) + "), flash-attention and KV-cache decoding: query i may attend keys j <= i " +
-           (d > 0 ? "+ " : "- ") + std::to_string(d > 0 ? d : -d) + ", so " + what +
-           "; torch.tril and SDPA's is_causal align upper-left: --causal-align upper-left";
+    const std::string what = d > 0 ? prose("advice.causal.lower_right.cached_keys", {{"d", d}})
+                                   : prose("advice.causal.lower_right.blind_queries", {{"queries", range(0, -d - 1)}});
+    const std::string offset = (d > 0 ? "+ " : "- ") + std::to_string(d > 0 ? d : -d);
+    return prose("advice.causal.lower_right", {{"Sq", sq}, {"Sk", sk}, {"d", d}, {"offset", offset}, {"what", what}});
 }
 
 }  // namespace
 
 warning_list settings_advice(const config& c) {
     warning_list out;
-    if (c.dropout.p > 0.0 && !c.dropout.train)
-        out.push_back({"softmax", "--dropout " + number(c.dropout.p, "%g") +
-                                      " does nothing without --train: in eval mode (model.eval()) dropout is the "
-                                      "identity, so there is no stage 11; add --train to apply it"});
-    if (c.dropout.train && c.dropout.p == 0.0)
-        out.push_back({"softmax", "--train does nothing without --dropout P (P > 0): dropout is the only layer "
-                                  "that training mode changes here"});
+    if (c.dropout.p > 0.0 && !c.dropout.train) {
+        char p[32];
+        std::snprintf(p, sizeof p, "%g", c.dropout.p);
+        out.push_back({"softmax", prose("advice.dropout_without_train", {{"p", p}})});
+    }
+    if (c.dropout.train && c.dropout.p == 0.0) out.push_back({"softmax", prose("advice.train_without_dropout")});
     if (c.mask.causal && c.seq != c.kv_seq) out.push_back({"mask", causal_alignment_advice(c)});
     return out;
 }

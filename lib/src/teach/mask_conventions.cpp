@@ -1,10 +1,13 @@
 // One mask in PyTorch's four conventions (mask_conventions.hpp): the Python that
-// builds each, term by term, from the kinds the config asks for.
+// builds each, term by term, from the kinds the config asks for. What each convention
+// means, and who uses it, is share/attn/text/masks.md's.
 #include "attn/teach/mask_conventions.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+
+#include "attn/teach/prose.hpp"
 
 namespace attn {
 namespace {
@@ -155,9 +158,8 @@ std::string sdpa_pass(const config& c, const std::vector<term>& terms, const std
     const mask_spec& m = c.mask;
     const bool causal_only = m.causal && terms.size() == 1;
     if (causal_only && name == "sdpa")
-        text += m.causal_align == causal_alignment::upper_left
-                    ? "; for this mask also is_causal=True (upper-left)"
-                    : "; for this mask also attn_mask=torch.nn.attention.bias.causal_lower_right(Sq, Sk)";
+        text += "; " + prose(m.causal_align == causal_alignment::upper_left ? "masks.sdpa.causal.upper_left"
+                                                                            : "masks.sdpa.causal.lower_right");
     return text;
 }
 
@@ -194,36 +196,22 @@ mask_views describe_mask(const config& c, const xt::xarray<bool>& keep, const xt
     out.setup = setup_lines(c, files ? *files : keep, needs_heads);
 
     const std::string keep_build = combine(terms, true, " & ");
-    out.views.push_back(
-        {"keep", "true = may attend",
-         "attn's mask stage; seed notebook 000's torch.tril(torch.ones(...)), filled where mask == 0", keep_build,
-         softmax_of("scores.masked_fill(~keep" + head_axis + ", " + fill + ")"), "",
-         "a row with no allowed key: NaN with --fill -inf (masked_fill, then softmax), uniform with a finite "
-         "--fill such as -1e9, 0 with --safe-softmax",
-         true, allowed});
-    out.views.push_back(
-        {"mha", "true = may NOT attend",
-         "nn.MultiheadAttention's boolean attn_mask and key_padding_mask; seed notebook 003's "
-         "torch.triu(torch.ones(...), diagonal=1).bool()",
-         combine(terms, false, " | "), softmax_of("scores.masked_fill(mha" + head_axis + ", " + neg_inf + ")"), mha,
-         "a row with no allowed key: NaN (nn.MultiheadAttention fills -inf, then softmax)", true, forbidden});
-    out.views.push_back(
-        {"sdpa", "true = may attend",
-         "F.scaled_dot_product_attention's boolean attn_mask (PyTorch 2.x): keep's polarity, the opposite of "
-         "nn.MultiheadAttention's",
-         keep_build, softmax_of("scores.masked_fill(~sdpa" + head_axis + ", " + neg_inf + ")"),
-         sdpa_pass(c, terms, "sdpa", out.per_batch),
-         "a row with no allowed key: 0 in PyTorch 2.5 and later (its safe softmax; attn's --safe-softmax), "
-         "NaN before",
-         true, allowed});
-    out.views.push_back(
-        {"additive", "0 = may attend, " + std::string(std::isinf(c.fill) ? "-inf" : fill) + " = may not (added to the scores)",
-         "a float attn_mask of F.scaled_dot_product_attention or nn.MultiheadAttention, added to the scores",
-         "torch.zeros(" + std::string(out.per_batch ? "B, " : "") + "Sq, Sk).masked_fill(~keep, " + fill + ")",
-         softmax_of("scores + additive" + head_axis), sdpa_pass(c, terms, "additive", out.per_batch),
-         "a row with no allowed key: NaN with -inf (every score + -inf is -inf), uniform with a finite value such as "
-         "-1e9 or torch.finfo(torch.float32).min",
-         false, additive});
+    out.views.push_back({"keep", prose("masks.keep.meaning"), prose("masks.keep.used_by"), keep_build,
+                         softmax_of("scores.masked_fill(~keep" + head_axis + ", " + fill + ")"), "",
+                         prose("masks.keep.empty_row"), true, allowed});
+    out.views.push_back({"mha", prose("masks.mha.meaning"), prose("masks.mha.used_by"), combine(terms, false, " | "),
+                         softmax_of("scores.masked_fill(mha" + head_axis + ", " + neg_inf + ")"), mha,
+                         prose("masks.mha.empty_row"), true, forbidden});
+    out.views.push_back({"sdpa", prose("masks.sdpa.meaning"), prose("masks.sdpa.used_by"), keep_build,
+                         softmax_of("scores.masked_fill(~sdpa" + head_axis + ", " + neg_inf + ")"),
+                         sdpa_pass(c, terms, "sdpa", out.per_batch), prose("masks.sdpa.empty_row"), true, allowed});
+    out.views.push_back({"additive", prose("masks.additive.meaning", {{"fill", std::isinf(c.fill) ? "-inf" : fill}}),
+                         prose("masks.additive.used_by"),
+                         "torch.zeros(" + std::string(out.per_batch ? "B, " : "") + "Sq, Sk).masked_fill(~keep, " +
+                             fill + ")",
+                         softmax_of("scores + additive" + head_axis),
+                         sdpa_pass(c, terms, "additive", out.per_batch), prose("masks.additive.empty_row"), false,
+                         additive});
     return out;
 }
 

@@ -6,25 +6,26 @@
 #include "attn/compute/mask.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/teach/mistake_text.hpp"
+#include "attn/teach/prose.hpp"
 
 namespace attn {
 namespace {
 
 std::string input_formula(const config& c) {
-    std::string x = c.x_from_file ? "x from --input [B,Sq,Din]" : "x = torch.randn(B,Sq,Din)";
-    if (!c.cross()) return x + "; keys and values also come from x (self-attention)";
-    return x + "; " + (c.x_kv_from_file ? "x_kv from --kv-input [B,Sk,Dkv]" : "x_kv = torch.randn(B,Sk,Dkv)") +
-           " (cross-attention: keys and values come from x_kv)";
+    const std::string x = prose(c.x_from_file ? "stages.formula.input.x.read" : "stages.formula.input.x.drawn");
+    if (!c.cross()) return prose("stages.formula.input.self", {{"x", x}});
+    const std::string x_kv =
+        prose(c.x_kv_from_file ? "stages.formula.input.x_kv.read" : "stages.formula.input.x_kv.drawn");
+    return prose("stages.formula.input.cross", {{"x", x}, {"x_kv", x_kv}});
 }
 
 std::string params_formula(const config& c) {
-    if (c.qkv_bias) return c.out_proj ? "y = x·Wᵀ + b" : "y = x·Wᵀ + b (no output projection)";
-    return c.out_proj ? "y = x·Wᵀ for q, k, v (no bias); y = x·Wᵀ + b for the output"
-                      : "y = x·Wᵀ (no biases, no output projection)";
+    if (c.qkv_bias) return prose(c.out_proj ? "stages.formula.params" : "stages.formula.params.no_out_proj");
+    return prose(c.out_proj ? "stages.formula.params.no_bias" : "stages.formula.params.no_bias_no_out_proj");
 }
 
 std::string projections_formula(const config& c) {
-    if (c.from_projections) return "Q, K, V from --q --k --v (no input and no weights before them)";
+    if (c.from_projections) return prose("stages.formula.projections.given");
     const std::string x_kv = c.cross() ? "X_kv" : "X";
     const auto one = [&](const char* out, const std::string& x, const char* letter) {
         std::string f = std::string(out) + " = " + x + "·W_" + letter + "ᵀ";
@@ -57,15 +58,15 @@ std::string mask_formula(const config& c) {
     add(m.from_file && m.file_convention == mask_convention::mha, "NOT file[b,i,j] (mha: true = not allowed)");
     add(m.from_file && m.file_convention == mask_convention::additive, "(file[b,i,j] == 0) (additive)");
     add(m.key_padding, "NOT key_padding_mask[b,j]");
-    return "mask[b,0,i,j] = " + terms + "; true = query i may attend key j, the same for every head";
+    return prose("stages.formula.mask", {{"terms", terms}});
 }
 
 /// "weights = softmax(masked, dim=-1)", and with --safe-softmax what it does to an empty row.
 std::string softmax_formula(const config& c) {
-    const std::string formula = std::string("weights = softmax(") + (c.mask.any() ? "masked" : "scaled") + ", dim=-1)";
-    if (!c.safe_softmax) return formula;
-    return formula + "; a row with no allowed key gets 0 weights, not " +
-           (std::isinf(c.fill) || !c.mask.any() ? "NaN" : "uniform") + " (--safe-softmax)";
+    const char* logits = c.mask.any() ? "masked" : "scaled";
+    if (!c.safe_softmax) return prose("stages.formula.softmax", {{"logits", logits}});
+    return prose("stages.formula.softmax.safe",
+                 {{"logits", logits}, {"unsafe", std::isinf(c.fill) || !c.mask.any() ? "NaN" : "uniform"}});
 }
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
@@ -76,21 +77,20 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 
 /// "self-attention: Q, K, V from x; seed 24; no output projection".
 std::string run_text(const config& c) {
-    std::string sources;
-    if (c.from_projections)
-        sources = "Q, K, V from --q --k --v";
-    else if (!c.cross())
-        sources = std::string("Q, K, V from x") + (c.x_from_file ? " (--input)" : "");
-    else
-        sources = std::string("Q from x") + (c.x_from_file ? " (--input)" : "") + ", K and V from x_kv" +
-                  (c.x_kv_from_file ? " (--kv-input)" : "");
-    std::vector<std::string> parts{std::string(c.cross() ? "cross" : "self") + "-attention: " + sources};
-    if (!(c.from_projections && !c.out_proj)) parts.push_back("seed " + std::to_string(c.seed));  // else nothing is drawn
-    if (!c.from_projections && !c.qkv_bias) parts.push_back("Q, K, V without bias");
-    if (!c.out_proj) parts.push_back("no output projection");
+    const char* sources = c.from_projections ? "stages.run.sources.given"
+                          : c.cross()        ? "stages.run.sources.cross"
+                                             : "stages.run.sources.self";
+    const std::string files = prose(sources, {{"input", c.x_from_file ? " (--input)" : ""},
+                                              {"kv_input", c.x_kv_from_file ? " (--kv-input)" : ""}});
+    std::vector<std::string> parts{prose(c.cross() ? "stages.run.cross" : "stages.run.self", {{"sources", files}})};
+    if (!(c.from_projections && !c.out_proj))  // else nothing is drawn
+        parts.push_back(prose("stages.run.seed", {{"seed", c.seed}}));
+    if (!c.from_projections && !c.qkv_bias) parts.push_back(prose("stages.run.no_qkv_bias"));
+    if (!c.out_proj) parts.push_back(prose("stages.run.no_out_proj"));
     if (c.mistake != mistake::none)
-        parts.push_back("--mistake " + std::string(mistake_id(c.mistake)) + ", on purpose, at the " +
-                        std::string(mistake_stage(c.mistake, c.mistake_variant)) + " stage");
+        parts.push_back(prose("stages.run.mistake",
+                              {{"id", std::string(mistake_id(c.mistake))},
+                               {"stage", std::string(mistake_stage(c.mistake, c.mistake_variant))}}));
     return join(parts, "; ");
 }
 
@@ -112,7 +112,7 @@ std::string sizes_text(const config& c) {
 /// "causal+padding (lengths 3,0), fill -inf", or "none (...)".
 std::string mask_text(const config& c) {
     const mask_spec& m = c.mask;
-    if (!m.any()) return "none (every query may attend every key)";
+    if (!m.any()) return prose("stages.run.mask.none");
     std::vector<std::string> details;
     if (m.causal && m.causal_align == causal_alignment::lower_right) details.push_back("lower-right");
     if (m.padding) {
@@ -135,11 +135,9 @@ std::string mask_text(const config& c) {
 
 /// "p=0.5, training mode: stage 11, keep drawn with --dropout-seed 0".
 std::string dropout_text(const config& c) {
-    const std::string p = "p=" + short_number(c.dropout.p);
-    if (c.dropout.applied())
-        return p + ", training mode: stage 11, keep drawn with --dropout-seed " + std::to_string(c.dropout.seed);
-    if (c.dropout.p > 0.0) return p + ", eval mode: the identity (stage 11 needs --train)";
-    return p + ", training mode: the identity";
+    const std::string p = short_number(c.dropout.p);
+    if (c.dropout.applied()) return prose("stages.run.dropout.train", {{"p", p}, {"seed", c.dropout.seed}});
+    return prose(c.dropout.p > 0.0 ? "stages.run.dropout.eval" : "stages.run.dropout.identity", {{"p", p}});
 }
 
 }  // namespace
@@ -168,12 +166,12 @@ std::string stage_formula(const config& c, std::string_view name) {
     if (name == "params") return params_formula(c);
     if (name == "projections") return projections_formula(c);
     if (name == "mask") return mask_formula(c);
-    if (name == "masked") return "masked = scaled.masked_fill(mask == false, " + fill_text(c) + ")";
+    if (name == "masked") return prose("stages.formula.masked", {{"fill", fill_text(c)}});
     if (name == "softmax") return softmax_formula(c);
     if (name == "dropout") {
         char p[32];
         std::snprintf(p, sizeof p, "%g", c.dropout.p);
-        return std::string("weights · keep / (1 - ") + p + ")";
+        return prose("stages.formula.dropout", {{"p", p}});
     }
     const stage_info* info = find_stage_info(name);
     return info ? std::string(info->formula) : std::string();
@@ -182,12 +180,11 @@ std::string stage_formula(const config& c, std::string_view name) {
 std::string stage_absence(const config& c, std::string_view name) {
     if (name == "mask" || name == "masked") {
         if (c.mask.any()) return {};
-        return "no --mask, --mask-file or --key-padding-mask, so every query may attend every key";
+        return prose("stages.absence.mask");
     }
     if (name == "dropout") {
         if (c.dropout.applied()) return {};
-        if (c.dropout.p > 0.0) return "eval mode (--dropout acts only with --train), so the weights go on unchanged";
-        return "no --dropout, so the weights go on unchanged";
+        return prose(c.dropout.p > 0.0 ? "stages.absence.dropout.eval" : "stages.absence.dropout.none");
     }
     return {};
 }
