@@ -524,7 +524,8 @@ void setup_trace(CLI::App& app) {
                     "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the small per-head products; "
                     "the results are the same bits for any N. Large products run on OpenBLAS's own threads, "
                     "as in PyTorch (every core, or $OPENBLAS_NUM_THREADS): their last bits depend on that "
-                    "count")
+                    "count. Idle threads sleep at once ($OMP_WAIT_POLICY=passive unless set), so that "
+                    "attn does not take cores from other programs between stages")
         ->default_str("$ATTN_THREADS, else every core")
         ->transform(whole_number(1, 4096))
         ->type_name("N")

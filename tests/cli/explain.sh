@@ -28,6 +28,14 @@ blocks() { grep -c '^   what    ' "$work/out"; }
 # --- notebook 000's shape: B=2 Sq=5 D=8 H=4, causal ------------------------------------
 expect_ok "--explain with notebook 000's shape" trace --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --explain
 cp "$work/out" "$work/nb.txt"
+
+# a causal mask aligned lower-right says so, and its torch line moves the diagonal
+expect_ok "--explain, causal lower-right with Sq < Sk" trace --seq 2 --kv-seq 5 --mask causal --causal-align lower-right --explain --stage mask
+check "lower-right: the torch line has diagonal=Sk-Sq" test "$(line mask torch)" = "mask = torch.tril(torch.ones(2, 5, dtype=torch.bool), diagonal=3)"
+check "lower-right: the rule says lower-right, not upper-left" has mask what "causal aligned lower-right, only keys j <= i + Sk - Sq = i + 3"
+expect_ok "--explain, causal upper-left with Sq < Sk" trace --seq 2 --kv-seq 5 --mask causal --explain --stage mask
+check "upper-left: plain torch.tril" test "$(line mask torch)" = "mask = torch.tril(torch.ones(2, 5, dtype=torch.bool))"
+expect_ok "--explain with notebook 000's shape" trace --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --explain
 check "the scores shape line, with this run's numbers" \
   test "$(line scores shape)" = "[2,4,5,2] · [2,4,2,5] -> [2,4,5,5]   ([B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk])"
 check "the scores einsum" test "$(line scores einsum)" = "bhqd,bhkd->bhqk"

@@ -41,23 +41,22 @@ tensor named(std::string name, dims dim_names, tensor_storage values, element_ty
 /// "projections.q": where a stage tensor stands in the trace.
 std::string path_of(const stage& s, const tensor& x) { return std::string(s.name()) + "." + x.name; }
 
+/// A view of x's storage with `layout` (tensor.hpp's layout rules decide it).
+tensor view_as(const stage& from, const tensor& x, dims dim_names, const tensor_layout& layout) {
+    return as_strided(x, path_of(from, x), x.name, std::move(dim_names), layout.shape, layout.strides);
+}
+
 // x.view(B,S,H,dk): [B,S,D] -> [B,S,H,dk], the last axis read as H rows of dk in x's
 // storage: strides [S*D, D, 1] -> [S*D, D, dk, 1] (x is contiguous, as PyTorch's view needs).
 tensor split_heads(const stage& from, const tensor& x, std::size_t heads, dims dim_names) {
     const auto& size = x.values.shape();
-    const auto& stride = x.strides;
-    const std::size_t head_dim = size[2] / heads;
-    return as_strided(x, path_of(from, x), x.name, std::move(dim_names), {size[0], size[1], heads, head_dim},
-                      {stride[0], stride[1], stride[2] * static_cast<std::ptrdiff_t>(head_dim), stride[2]});
+    return view_as(from, x, std::move(dim_names), *viewed(x.layout(), {size[0], size[1], heads, size[2] / heads}));
 }
 
 // x.transpose(1, 2): [B,S,H,dk] <-> [B,H,S,dk], axes 1 and 2 swap their sizes and
 // strides over the same storage ([S*D, D, dk, 1] <-> [S*D, dk, D, 1]).
 tensor swap_axes_1_2(const stage& from, const tensor& x, dims dim_names) {
-    const auto& size = x.values.shape();
-    const auto& stride = x.strides;
-    return as_strided(x, path_of(from, x), x.name, std::move(dim_names), {size[0], size[2], size[1], size[3]},
-                      {stride[0], stride[2], stride[1], stride[3]});
+    return view_as(from, x, std::move(dim_names), transposed(x.layout(), 1, 2));
 }
 
 // x.contiguous().view(shape): when x is contiguous already, .contiguous() returns x itself

@@ -330,7 +330,12 @@ stage_explanation explain_scaled(const config&, const run_shapes& r) {
 std::vector<std::string> mask_torch_terms(const config& c, const run_shapes& r) {
     const mask_spec& m = c.mask;
     std::vector<std::string> terms;
-    if (m.causal) terms.push_back("torch.tril(torch.ones(" + str(r.Sq) + ", " + str(r.Sk) + ", dtype=torch.bool))");
+    if (m.causal) {  // lower-right: the diagonal moved by Sk - Sq, so that the last query sees every key
+        const bool shifted = r.Sq != r.Sk && m.causal_align == causal_alignment::lower_right;
+        const std::int64_t diagonal = static_cast<std::int64_t>(r.Sk) - static_cast<std::int64_t>(r.Sq);
+        terms.push_back("torch.tril(torch.ones(" + str(r.Sq) + ", " + str(r.Sk) + ", dtype=torch.bool)" +
+                        (shifted ? ", diagonal=" + std::to_string(diagonal) : "") + ")");
+    }
     if (m.padding) {
         std::string lengths;
         for (std::int64_t n : m.lengths) lengths += (lengths.empty() ? "" : ", ") + str(n);
@@ -374,7 +379,11 @@ stage_explanation explain_mask(const config& c, const run_shapes& r) {
         rules.push_back(say(r, "mask.rule." + rule, values));
         reasons.push_back(say(r, "mask.reason." + reason, values));
     };
-    if (m.causal) add(r.Sq != r.Sk ? "causal.unequal" : "causal", "causal");
+    if (m.causal && r.Sq != r.Sk && m.causal_align == causal_alignment::lower_right)
+        add("causal.lower_right", "causal",
+            {{"shift", r.Sk > r.Sq ? "+ " + str(r.Sk - r.Sq) : "- " + str(r.Sq - r.Sk)}});
+    else if (m.causal)
+        add(r.Sq != r.Sk ? "causal.unequal" : "causal", "causal");
     if (m.padding) {
         std::string lengths;
         for (std::int64_t n : m.lengths) lengths += (lengths.empty() ? "" : ",") + str(n);
