@@ -40,26 +40,26 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
     const std::uint64_t per_query = floats(product({B, Sq, D}));                           // [B,Sq,D]
     const std::uint64_t bias = c.qkv_bias ? product({3, D}) : 0;
 
-    const auto bytes_of = [&](std::string_view name) -> std::uint64_t {  // name: a stage_table name
-        if (name == "input") return floats(sum({product({B, Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
-        if (name == "params")
+    const auto bytes_of = [&](stage_id id) -> std::uint64_t {
+        if (id == stage_id::input) return floats(sum({product({B, Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
+        if (id == stage_id::params)
             return floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
                                c.out_proj ? sum({product({D, D}), product({D})}) : 0}));
-        if (name == "projections") return qkv;
+        if (id == stage_id::projections) return qkv;
         // views of the storage before them (PyTorch's view and transpose): nothing of their own
-        if (name == "view" || name == "transpose" || name == "merge") return 0;
+        if (id == stage_id::view || id == stage_id::transpose || id == stage_id::merge) return 0;
         // the float copy in the trace plus the boolean mask it was built from
-        if (name == "mask") return sum({floats(product({B, Sq, Sk})), product({B, Sq, Sk})});
+        if (id == stage_id::mask) return sum({floats(product({B, Sq, Sk})), product({B, Sq, Sk})});
         // concat copies merge, unless merge is contiguous already (one head or one query):
         // then merge.contiguous() is merge itself, and concat a view of it
-        if (name == "concat") return H == 1 || Sq == 1 ? 0 : per_query;
-        if (name == "context" || name == "output") return per_query;
-        if (name == "dropout") return sum({plane, plane});  // weights and the keep mask
+        if (id == stage_id::concat) return H == 1 || Sq == 1 ? 0 : per_query;
+        if (id == stage_id::context || id == stage_id::output) return per_query;
+        if (id == stage_id::dropout) return sum({plane, plane});  // weights and the keep mask
         return plane;  // scores, scaled, masked, softmax
     };
     std::vector<stage_bytes> stages;
     for (const stage_info& info : stage_table)
-        if (stage_in_run(c, info.name)) stages.push_back({info.name, bytes_of(info.name)});
+        if (stage_in_run(c, info.id)) stages.push_back({info.id, info.name, bytes_of(info.id)});
     return stages;
 }
 
@@ -68,13 +68,16 @@ std::uint64_t estimate_transient_bytes(const config& c) {
     return c.dropout.applied() ? product({c.batch, c.heads, c.seq, c.kv_seq}) : 0;
 }
 
+/// The inputs themselves (x, the weights, given q k v) are held outside the trace while
+/// it is computed: their stages' bytes count twice.
+bool held_twice(const config& c, stage_id id) {
+    return id == stage_id::input || id == stage_id::params || (id == stage_id::projections && c.from_projections);
+}
+
 std::uint64_t estimate_total_bytes(const config& c) {
     std::uint64_t total = estimate_transient_bytes(c);
     for (const auto& s : estimate_stage_bytes(c)) {
-        // the inputs are held once more, outside the trace, while it is computed
-        const bool held_twice = s.stage == "input" || s.stage == "params" ||
-                                (s.stage == "projections" && c.from_projections);
-        const int copies = held_twice ? 2 : 1;
+        const int copies = held_twice(c, s.id) ? 2 : 1;
         for (int i = 0; i < copies; ++i)
             if (__builtin_add_overflow(total, s.bytes, &total)) return saturated;
     }
@@ -100,16 +103,12 @@ namespace {
                 std::to_string(c.seq) + "," + std::to_string(c.kv_seq) + "]");
 }
 
-bool is_plane_stage(std::string_view name) { return find_stage_info(name)->plane; }
-
-bool needs(stage_set needed, std::string_view name) { return (needed & stage_bit(find_stage_info(name)->id)) != 0; }
-
 /// The stages `plan` needs, with their bytes.
 std::vector<stage_bytes> needed_stage_bytes(const config& c, const stage_plan& plan) {
     const stage_set needed = stages_needed(c, plan.shown);
     std::vector<stage_bytes> stages;
     for (const stage_bytes& s : estimate_stage_bytes(c))
-        if (needs(needed, s.stage)) stages.push_back(s);
+        if (needed & stage_bit(s.id)) stages.push_back(s);
     return stages;
 }
 
@@ -120,15 +119,13 @@ std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > saturated - b ?
 /// input and params stages' copies when shown.
 std::uint64_t held_outside_planes(const config& c, const stage_plan& plan) {
     std::uint64_t total = 0;
-    for (const stage_bytes& s : estimate_stage_bytes(c)) {
-        const bool inputs = s.stage == "input" || s.stage == "params" || (s.stage == "projections" && c.from_projections);
-        if (inputs) total = add(total, s.bytes);  // the inputs themselves, held to the end
-    }
+    for (const stage_bytes& s : estimate_stage_bytes(c))
+        if (held_twice(c, s.id)) total = add(total, s.bytes);  // the inputs themselves, held to the end
     for (const stage_bytes& s : needed_stage_bytes(c, plan)) {
-        if (is_plane_stage(s.stage)) continue;
-        const bool input_copy = s.stage == "input" || s.stage == "params";
-        if (input_copy && !plan.shows(find_stage_info(s.stage)->id)) continue;
-        if (s.stage == "mask" && !plan.shows(stage_id::mask)) {  // the booleans only: no float copy is made
+        if (info_of(s.id).plane) continue;
+        const bool input_copy = s.id == stage_id::input || s.id == stage_id::params;
+        if (input_copy && !plan.shows(s.id)) continue;
+        if (s.id == stage_id::mask && !plan.shows(stage_id::mask)) {  // the booleans only: no float copy is made
             if (!mask_rows::make_all_of(c)) total = add(total, product({c.batch, c.seq, c.kv_seq}));  // else none held
             continue;
         }
@@ -163,7 +160,8 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
 }
 
 void check_least_memory(const config& c, std::uint64_t limit_bytes) {
-    stage_plan leanest = stage_plan::of({"input"});
+    stage_plan leanest;
+    leanest.show(stage_id::input);
     leanest.sink_keeps = false;
     if (c.mask.any() && !mask_rows::make_all_of(c)) leanest.show(stage_id::mask);  // that mask is held whole
     leanest.layout = plane_layout::in_rows;
@@ -175,11 +173,8 @@ void check_least_memory(const config& c, std::uint64_t limit_bytes) {
 std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool keeps) {
     if (keeps) {  // every needed stage held, the inputs twice (as estimate_total_bytes counts them)
         std::uint64_t total = 0;
-        for (const stage_bytes& s : needed_stage_bytes(c, plan)) {
-            const bool held_twice = s.stage == "input" || s.stage == "params" ||
-                                    (s.stage == "projections" && c.from_projections);
-            total = add(total, held_twice ? add(s.bytes, s.bytes) : s.bytes);
-        }
+        for (const stage_bytes& s : needed_stage_bytes(c, plan))
+            total = add(total, held_twice(c, s.id) ? add(s.bytes, s.bytes) : s.bytes);
         return total;
     }
     const std::size_t rows = plan.block_rows != 0 ? plan.block_rows : static_cast<std::size_t>(c.seq);

@@ -13,7 +13,8 @@
 namespace attn {
 
 struct stage_bytes {
-    std::string_view stage;
+    stage_id id;
+    std::string_view stage;  // its name
     std::uint64_t bytes;  // saturates at UINT64_MAX instead of overflowing
 };
 
