@@ -103,10 +103,6 @@ bool blas_runs_on_one_thread(std::size_t m, std::size_t n, std::size_t k) {
     return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= one_thread_products;
 }
 
-void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
-              bool b_transposed) {
-    bmm_rows(a, b, c, m, n, k, b_transposed, m);
-}
 
 void bmm_rows(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
               bool b_transposed, std::size_t plane_rows) {

@@ -14,19 +14,13 @@ namespace attn {
 void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
             bool b_transposed, bool accumulate = false);
 
-/// One batch item of torch.bmm (what torch.matmul runs for [B,H,M,K] · [B,H,K,N]):
-/// c[m,n] = a[m,k] · b[k,n] (or · b[n,k]ᵀ), summed as aten sums it, so the
-/// results are PyTorch's to the bit. Products with k·m·n < 400 use aten's plain
-/// loop (baddbmm_cpu_kernel: from 0, in k order, a multiply then an add, no
-/// FMA); larger ones go to BLAS, as aten's per-item mm does.
-void bmm_item(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
-              bool b_transposed);
-
-/// Rows [first, first + m) of one bmm_item product of `plane_rows` rows: the same
-/// kernel choice as for the whole product (aten's plain loop below 400 multiply-adds
-/// for k·plane_rows·n), so each row's sum is the whole product's loop's. `a` points at
-/// the first of the m rows, `c` at where they go. (BLAS may block a partial product
-/// differently: only the plain loop is bit-equal for any m.)
+/// Rows [first, first + m) of one batch item of torch.bmm (what torch.matmul runs for
+/// [B,H,M,K] · [B,H,K,N]) of `plane_rows` rows: c[m,n] = a[m,k] · b[k,n] (or · b[n,k]ᵀ),
+/// summed as aten sums it, so the results are PyTorch's to the bit. Products with
+/// k·plane_rows·n < 400 use aten's plain loop (baddbmm_cpu_kernel: from 0, in k order, a
+/// multiply then an add, no FMA); larger ones go to BLAS, as aten's per-item mm does. `a`
+/// points at the first of the m rows, `c` at where they go. (BLAS may block a partial
+/// product differently: only the plain loop is bit-equal for any m.)
 void bmm_rows(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
               bool b_transposed, std::size_t plane_rows);
 

@@ -35,7 +35,6 @@ struct plane_chain {
     std::size_t batch = 0, heads = 0, rows = 0, width = 0;  // B, H, R, W
 
     std::size_t planes() const { return batch * heads; }
-    std::size_t plane_size() const { return rows * width; }
 };
 
 /// The chain as `c` runs it on q, k [B,H,S,dk] (views), v (or null) and the mask (or null).
