@@ -86,14 +86,14 @@ TEST_SUITE("json numbers") {
 
     TEST_CASE("rows given a block at a time make the same text as the whole tensor") {
         // [2,3,5,4111] in C order: blocks of 1, 2, 4, 7 and 30 rows cut axes 1 and 0 in the
-        // middle; the 30 rows split into blocks of 31 inside write_json_rows too, on 1 and 3 threads
+        // middle; the 30 rows split into blocks of 31 inside write_json_rows too, on 1, 2 and 3 threads
         const attn::tensor_shape shape{2, 3, 5, 4111};
         const std::size_t width = shape.back(), rows = 2 * 3 * 5;
         std::vector<float> storage(rows * width);
         for (std::size_t i = 0; i < storage.size(); ++i) storage[i] = std::cos(static_cast<float>(i)) * 3.0f;
         const std::string whole = data_text(storage, shape, {3 * 5 * 4111, 5 * 4111, 4111, 1}, 1);
         for (const std::size_t block : {1, 2, 4, 7, 30})
-            for (const unsigned threads : {1u, 3u}) {
+            for (const unsigned threads : {1u, 2u, 3u}) {
                 std::ostringstream out;
                 for (std::size_t first = 0; first < rows; first += block) {
                     const std::size_t count = std::min(block, rows - first);
