@@ -3,11 +3,15 @@
 #include "attn/compute/threads.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
+
+#include <omp.h>
 
 namespace attn {
 namespace {
@@ -96,27 +100,42 @@ private:
     bool given_rows_ = false;
 };
 
-/// Rows [first_row, end_row) through `writer`, blocks of rows formatted by `threads`
-/// threads at a time (OpenMP's, which attn's loops use too), written in order.
+/// Rows [first_row, end_row) through `writer`, in blocks of rows, on `threads` threads
+/// (OpenMP's, which attn's loops use too). Thread t formats blocks t, t + threads, ...
+/// into its own buffer and writes it when the block before has been written (an
+/// ordered loop), then formats its next block: while one thread writes, the others
+/// format. The bytes are those of one thread writing every block in turn.
 void write_rows(const row_writer& writer, std::size_t first_row, std::size_t end_row, std::ostream& out,
                 unsigned threads) {
     const std::size_t rows_per_block = std::max<std::size_t>(1, block_elements / writer.width());
-    const std::size_t blocks = (end_row - first_row + rows_per_block - 1) / rows_per_block;
+    const auto blocks = static_cast<std::ptrdiff_t>((end_row - first_row + rows_per_block - 1) / rows_per_block);
     if (threads == 0) threads = static_cast<unsigned>(thread_count());
-    threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
-    std::vector<std::string> texts(threads);
-    for (std::size_t block = 0; block < blocks; block += threads) {  // `threads` blocks at a time
-        const auto round = static_cast<std::ptrdiff_t>(std::min<std::size_t>(threads, blocks - block));
-#pragma omp parallel for num_threads(round) schedule(static, 1) if (round > 1)
-        for (std::ptrdiff_t i = 0; i < round; ++i) {
-            const std::size_t begin = first_row + (block + static_cast<std::size_t>(i)) * rows_per_block;
-            writer.write(begin, std::min(end_row, begin + rows_per_block), texts[static_cast<std::size_t>(i)]);
+    threads = static_cast<unsigned>(std::clamp<std::ptrdiff_t>(blocks, 1, threads));
+    std::vector<std::string> texts(threads);  // one per thread
+    std::exception_ptr failed;                // the first error (a write_error, bad_alloc): no more blocks
+    std::atomic<bool> stop{false};
+#pragma omp parallel for ordered num_threads(threads) schedule(static, 1) if (threads > 1)
+    for (std::ptrdiff_t block = 0; block < blocks; ++block) {
+        std::string& text = texts[static_cast<std::size_t>(omp_get_thread_num())];
+        const std::size_t begin = first_row + static_cast<std::size_t>(block) * rows_per_block;
+        std::exception_ptr caught;  // an exception may not leave an OpenMP loop
+        try {
+            if (!stop) writer.write(begin, std::min(end_row, begin + rows_per_block), text);
+        } catch (...) {
+            caught = std::current_exception();
         }
-        for (std::ptrdiff_t i = 0; i < round; ++i) {
-            const std::string& text = texts[static_cast<std::size_t>(i)];
-            out.write(text.data(), static_cast<std::streamsize>(text.size()));
+#pragma omp ordered
+        {
+            if (!failed) failed = caught;
+            try {
+                if (!failed) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+            } catch (...) {
+                failed = std::current_exception();
+            }
+            if (failed) stop = true;
         }
     }
+    if (failed) std::rethrow_exception(failed);
 }
 
 /// Tensors with no elements along some axis, and 0-d ones: element by element.

@@ -5,8 +5,10 @@
 // true/false.
 //
 // Most of a large JSON run is this text (docs/speed.md), so it is written row by row
-// ([.., width] -> one "[a,b,...]" each), blocks of rows formatted on every core into
-// their own buffers, then written in order: the same bytes whatever the thread count.
+// ([.., width] -> one "[a,b,...]" each), blocks of rows formatted on every core, each
+// thread into its own buffer, and written in order, one thread writing while the others
+// format their next blocks: the same bytes whatever the thread count. A write error
+// stops the blocks not yet written and is thrown.
 #include <cstddef>
 #include <ostream>
 
