@@ -5,8 +5,7 @@
 # Needs jq. Prints one line per check and "N passed, N failed".
 set -u
 attn=${1:?usage: help.sh path/to/attn}
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
 
 # --- --help: one style of defaults, no CLI11 decorations, at most 100 columns ---------------
 # widest FILE: the longest line's length in characters (UTF-8: "·" is one).
