@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -54,14 +55,14 @@ int run(int argc, char** argv) {
     if (!named || first == "exercise") attn_app::setup_exercise(app);
     for (CLI::App* command : app.get_subcommands({})) command->group("Commands");
 
+    app.failure_message(attn_app::failure_message(std::vector<std::string>(argv + 1, argv + argc)));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        // CLI11 prints help and version (exit 0); every other parse error is a usage
-        // error in attn's words (messages.hpp), exit 2 rather than CLI11's codes (100+).
-        if (e.get_exit_code() == 0) return app.exit(e);
-        std::cerr << "attn: error: " << attn_app::parse_error_message(e, app) << "\n";
-        return 2;
+        // CLI11 prints help and version (exit 0), and every other parse error through
+        // attn's failure_message (messages.hpp): a usage error, exit 2 rather than CLI11's 100+.
+        return app.exit(e) == 0 ? 0 : 2;
     } catch (const attn::write_error&) {  // main says it, once stdout is settled
         throw;
     } catch (const attn_app::exit_status& e) {  // said all it has to say (attn check: a mismatch)

@@ -1,9 +1,9 @@
-// attn's own words for command-line mistakes: CLI11's parse errors translated,
-// and the value checks whose refusals already read as attn's.
+// attn's own words for command-line mistakes (messages.hpp): the value checks, and
+// the failure message CLI11 prints for the mistakes it finds.
 //
-// What went wrong is read from the state CLI11 leaves behind (the values each
-// option got, the arguments it could not place); CLI11's text is read for one
-// thing only: which option it is about (it names it with get_name()).
+// Nothing here reads CLI11's text. The error's type says what kind of mistake it is;
+// which option it is about, and what that option got, come from the state CLI11 leaves
+// (the values each option holds, the arguments it could not place) and the command line.
 #include "messages.hpp"
 
 #include <algorithm>
@@ -63,68 +63,134 @@ std::optional<std::int64_t> as_int64(const whole& w) {
     return w.negative ? static_cast<std::int64_t>(0 - w.magnitude) : static_cast<std::int64_t>(w.magnitude);
 }
 
-/// "a, b, c or d".
-std::string or_list(const std::vector<std::string>& items) {
+/// "a, b, c or d" (`last` " or "); "json, table, then torch" (`last` ", then ").
+std::string joined(const std::vector<std::string>& items, const char* last) {
     std::string out;
     for (std::size_t i = 0; i < items.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+        out += (i == 0 ? "" : i + 1 == items.size() ? last : ", ") + items[i];
     return out;
 }
 
-// --- reading what CLI11 left behind ------------------------------------------------
-
-/// The command CLI11 was in when it stopped: the subcommand given (the innermost:
-/// `attn exercise show`), else attn itself.
-CLI::App& parsed_command(CLI::App& app) {
-    const std::vector<CLI::App*> given = app.get_subcommands();
-    return given.empty() ? app : parsed_command(*given.front());
+/// A whole number from `lo` to `hi`, named `expected`.
+CLI::Validator whole_number_named(std::int64_t lo, std::int64_t hi, const std::string& expected) {
+    return expecting(expected, [lo, hi, expected](std::string& value) -> std::string {
+        const std::optional<whole> w = read_whole(value);
+        if (!w) return "expected " + expected;
+        const std::optional<std::int64_t> n = as_int64(*w);
+        if (!n || *n < lo || *n > hi)
+            return "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+        value = std::to_string(*n);
+        return "";
+    });
 }
 
-/// "attn trace", "attn".
+/// `value` as a number of bytes (byte_size()): "" and `value` rewritten, else why not.
+std::string read_byte_size(std::string& value) {
+    const std::string refused = "expected a size such as 4GiB, 512MiB or 1000000 (bytes)";
+    const std::string text = CLI::detail::trim_copy(value);
+    // The digits' length: all of text when no unit follows (never npos, which as an
+    // offset from text.data() below would overflow the pointer).
+    const std::size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
+    const std::string unit = CLI::detail::to_lower(CLI::detail::trim_copy(text.substr(digits)));
+    if (digits == 0) return refused;
+    static const std::string prefixes = "kmgtpe";
+    int power = 0;
+    if (!unit.empty() && unit != "b") {
+        const std::size_t p = prefixes.find(unit[0]);
+        const std::string rest = unit.substr(1);
+        if (p == std::string::npos || !(rest.empty() || rest == "b" || rest == "i" || rest == "ib")) return refused;
+        power = static_cast<int>(p) + 1;
+    }
+    std::uint64_t bytes = 0;
+    bool too_large = std::from_chars(text.data(), text.data() + digits, bytes).ec != std::errc();
+    for (int i = 0; i < power && !too_large; ++i) {
+        too_large = bytes > std::numeric_limits<std::uint64_t>::max() / 1024;
+        bytes *= 1024;
+    }
+    if (too_large) return "expected a size below 16EiB";
+    value = std::to_string(bytes);
+    return "";
+}
+
+// --- what CLI11 left behind --------------------------------------------------------------
+
+/// The name the user types: "--heads", or a positional's ("N"). (CLI11's get_name() is
+/// empty for an option hidden from --help.)
+std::string name_of(const CLI::Option& opt) {
+    return opt.get_lnames().empty() ? opt.get_single_name() : "--" + opt.get_lnames().front();
+}
+
+/// The innermost command given (`attn exercise show`), or nullptr when none was.
+CLI::App* command_given(const CLI::App& app) {
+    const std::vector<CLI::App*> given = app.get_subcommands();
+    if (given.empty()) return nullptr;
+    CLI::App* inner = command_given(*given.front());
+    return inner != nullptr ? inner : given.front();
+}
+
+/// "attn trace", "attn exercise show".
 std::string command_name(const CLI::App& cmd) {
     return cmd.get_parent() != nullptr ? command_name(*cmd.get_parent()) + " " + cmd.get_name() : cmd.get_name();
 }
 
-/// The option of `cmd` that CLI11's message `what` is about: the one whose name comes
-/// first in it as a whole word ("--heads: ...", "Could not convert: --heads = abc").
-CLI::Option* option_named_in(CLI::App& cmd, const std::string& what) {
-    CLI::Option* found = nullptr;
-    std::size_t found_at = std::string::npos;
-    for (CLI::Option* opt : cmd.get_options()) {
-        const std::string name = opt->get_name();
-        if (name.empty()) continue;
-        for (std::size_t at = what.find(name); at != std::string::npos; at = what.find(name, at + 1)) {
-            const std::size_t end = at + name.size();
-            const bool word = (at == 0 || what[at - 1] == ' ') &&
-                              (end == what.size() || what[end] == ':' || what[end] == ' ' || what[end] == '=');
-            if (word && at < found_at) {
-                found = opt;
-                found_at = at;
-            }
-            if (word) break;
-        }
-    }
-    return found;
-}
-
-/// What `opt` takes, in words: the name of its first attn check ("a whole number"),
-/// else its form in --help ("--mask KINDS").
-std::string expected_of(CLI::Option& opt) {
+/// The check attn gave `opt` (one at most), or nullptr.
+CLI::Validator* check_of(CLI::Option& opt) {
     try {
-        const std::string& name = opt.get_validator(0)->get_name();
-        if (!name.empty()) return name;
-    } catch (const CLI::OptionNotFound&) {  // no validator
+        return opt.get_validator(0);
+    } catch (const CLI::OptionNotFound&) {
+        return nullptr;
     }
-    const std::string type = opt.get_type_name();
-    return type.empty() ? "a value" : opt.get_name() + " " + type;
 }
 
-/// "json, then table"; "json, table, then torch".
-std::string then_list(const std::vector<std::string>& values) {
-    std::string out;
-    for (std::size_t i = 0; i < values.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == values.size() ? ", then " : ", ") + values[i];
-    return out;
+/// What `opt` takes, in words: the name of its check ("a whole number"), else its form
+/// in --help ("--mask KINDS").
+std::string expected_of(CLI::Option& opt) {
+    const CLI::Validator* check = check_of(opt);
+    if (check != nullptr && !check->get_name().empty()) return check->get_name();
+    return opt.get_type_name().empty() ? "a value" : name_of(opt) + " " + opt.get_type_name();
+}
+
+/// Why the check of `opt` refuses one of its values ("x: expected a whole number"), asked
+/// of the check again; "" when it refuses none.
+std::string refusal(CLI::Option& opt) {
+    const CLI::Validator* check = check_of(opt);
+    for (std::string value : opt.results()) {
+        const std::string why = check != nullptr ? (*check)(value) : "";
+        if (!why.empty()) return why;
+    }
+    return "";
+}
+
+bool has_empty_value(const CLI::Option& opt) {
+    const auto& values = opt.results();
+    return values.empty() || std::any_of(values.begin(), values.end(), [](const std::string& v) { return v.empty(); });
+}
+
+/// A flag given a value that CLI11 cannot read as true or false (`--train=maybe`).
+bool flag_with_a_value(const CLI::Option& opt) {
+    bool yes = false;
+    const auto unreadable = [&yes](const std::string& v) { return !CLI::detail::lexical_cast(v, yes); };
+    return opt.get_expected_max() == 0 && std::any_of(opt.results().begin(), opt.results().end(), unreadable);
+}
+
+/// An option whose value is another option's name (`--heads --seq 4`: CLI11 gave
+/// --heads the value "--seq"): the option and that name.
+std::pair<CLI::Option*, std::string> flag_taken_as_value(CLI::App& cmd) {
+    for (CLI::Option* opt : cmd.get_options())
+        for (const std::string& value : opt->results())
+            if (value.size() > 1 && value[0] == '-' && cmd.get_option_no_throw(value.substr(0, value.find('='))))
+                return {opt, value};
+    return {nullptr, ""};
+}
+
+/// The option that ends the command line `args` without its value (`--heads`, `--heads=`).
+CLI::Option* value_missing_at_end(CLI::App& cmd, const std::vector<std::string>& args) {
+    if (args.empty()) return nullptr;
+    const std::string& last = args.back();
+    const std::size_t equals = last.find('=');
+    if (equals != std::string::npos && equals + 1 != last.size()) return nullptr;  // --heads=4
+    CLI::Option* opt = last.rfind("-", 0) == 0 ? cmd.get_option_no_throw(last.substr(0, equals)) : nullptr;
+    return opt != nullptr && opt->get_expected_max() > 0 ? opt : nullptr;
 }
 
 /// `text` as the shell reads it back: quoted when it holds anything but plain characters.
@@ -176,16 +242,7 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
     return best;
 }
 
-/// An option whose value is another option's name (`--heads --seq 4`: CLI11 gave
-/// --heads the value "--seq"): the option and that name.
-std::pair<CLI::Option*, std::string> flag_taken_as_value(CLI::App& cmd) {
-    for (CLI::Option* opt : cmd.get_options())
-        for (const std::string& value : opt->results())
-            if (value.size() > 1 && value[0] == '-' && cmd.get_option_no_throw(value.substr(0, value.find('='))) != nullptr)
-                return {opt, value};
-    return {nullptr, ""};
-}
-
+/// A flag rather than a word or a negative number.
 bool looks_like_a_flag(const std::string& arg) {
     return arg.size() > 1 && arg[0] == '-' && !(std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.');
 }
@@ -198,13 +255,14 @@ std::string command_needs_one(const CLI::App& cmd) {
     for (const CLI::App* sub : cmd.get_subcommands({})) names.push_back(sub->get_name());
     const std::string name = "attn " + cmd.get_name();
     const std::vector<std::string> rest = cmd.remaining();
-    if (!rest.empty()) return name + " " + shell_word(rest.front()) + ": no such command; try " + or_list(names) + " (" + name + " --help)";
-    return name + " needs a command: " + or_list(names) + " (" + name + " --help)";
+    const std::string choices = joined(names, " or ") + " (" + name + " --help)";
+    if (!rest.empty()) return name + " " + shell_word(rest.front()) + ": no such command; try " + choices;
+    return name + " needs a command: " + choices;
 }
 
 /// attn without a command: none at all, a flag that belongs after one, or a word
 /// that is no command.
-std::string no_command(CLI::App& app) {
+std::string no_command(const CLI::App& app) {
     const std::vector<std::string> rest = app.remaining();
     const std::string example = "try `attn trace --heads 4 --mask causal`, or `attn --help`";
     if (rest.empty()) return "no command given: " + example;
@@ -213,7 +271,7 @@ std::string no_command(CLI::App& app) {
     const std::string& first = rest.front();
     if (looks_like_a_flag(first)) {
         const std::string flag = first.substr(0, first.find('='));
-        for (CLI::App* sub : app.get_subcommands({}))
+        for (const CLI::App* sub : app.get_subcommands({}))
             if (sub->get_option_no_throw(flag) != nullptr) {
                 std::string line = "attn " + sub->get_name();
                 for (const std::string& arg : rest) line += " " + shell_word(arg);
@@ -223,7 +281,7 @@ std::string no_command(CLI::App& app) {
     }
     const std::string guess = closest(first, commands);
     if (!guess.empty()) return first + ": no command is called " + first + "; did you mean " + guess + "?";
-    return first + ": no command is called " + first + " (the commands: " + or_list(commands) +
+    return first + ": no command is called " + first + " (the commands: " + joined(commands, " or ") +
            "); see `attn --help`";
 }
 
@@ -248,46 +306,78 @@ std::string unexpected(CLI::App& cmd) {
 
 /// The option got no value: it ended the command line, or an empty one (--heads=).
 std::string without_value(CLI::Option& opt) {
-    return opt.get_name() + " given without a value; expected " + expected_of(opt);
+    return name_of(opt) + " given without a value; expected " + expected_of(opt);
 }
 
 /// A one-value option given more than once.
 std::string given_again(const CLI::Option& opt) {
     const std::vector<std::string>& values = opt.results();
     const std::string times = values.size() == 2 ? "twice" : std::to_string(values.size()) + " times";
-    return opt.get_name() + " given " + times + " (" + then_list(values) + "); give it once";
+    return name_of(opt) + " given " + times + " (" + joined(values, ", then ") + "); give it once";
 }
 
-bool has_empty_value(const CLI::Option& opt) {
-    const auto& values = opt.results();
-    return values.empty() || std::any_of(values.begin(), values.end(), [](const std::string& v) { return v.empty(); });
+std::string takes_no_value(const CLI::Option& flag) {
+    return name_of(flag) + " takes no value (got " + joined(flag.results(), ", then ") + ")";
+}
+
+/// What went wrong, as the error's type and the state CLI11 left say.
+std::string what_went_wrong(const CLI::App& app, const CLI::Error& e, const std::vector<std::string>& args) {
+    CLI::App* given = command_given(app);
+    if (given == nullptr) {  // attn's own flags are --help and --version, which take no value
+        for (const CLI::Option* opt : app.get_options())
+            if (flag_with_a_value(*opt)) return takes_no_value(*opt);
+        return no_command(app);
+    }
+    CLI::App& cmd = *given;  // the command CLI11 stopped in
+    // `--heads --seq 4`: whatever CLI11 tripped on next, the cause is the missing value.
+    const auto [took_flag, flag] = flag_taken_as_value(cmd);
+    // `--lengths , --mask padding`: CLI11 drops an empty list and hands the list option the
+    // next flag; the list is what is missing, and the flag after it is no part of it.
+    if (took_flag != nullptr && took_flag->get_delimiter() != '\0') return without_value(*took_flag);
+    if (took_flag != nullptr)
+        return name_of(*took_flag) + " given without a value before " + flag + "; expected " + expected_of(*took_flag);
+
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) return unexpected(cmd);
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+        if (cmd.get_require_subcommand_min() > 0 && cmd.get_subcommands().empty()) return command_needs_one(cmd);
+        for (const CLI::Option* opt : cmd.get_options())
+            if (opt->get_required() && opt->count() == 0) return name_of(*opt) + " is required";
+    }
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+        // CLI11 stops reading at an option left without a value at the end; it checks counts later.
+        if (CLI::Option* opt = value_missing_at_end(cmd, args)) return without_value(*opt);
+        for (CLI::Option* opt : cmd.get_options())
+            if (opt->get_items_expected_max() > 0 && opt->count() > std::size_t(opt->get_items_expected_max()))
+                return has_empty_value(*opt) ? without_value(*opt) : given_again(*opt);
+    }
+    if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr)
+        for (CLI::Option* opt : cmd.get_options()) {  // CLI11 checks the options in this order
+            const std::string why = refusal(*opt);
+            if (!why.empty()) return has_empty_value(*opt) ? without_value(*opt) : name_of(*opt) + " " + why;
+        }
+    if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr)
+        for (const CLI::Option* opt : cmd.get_options())
+            if (flag_with_a_value(*opt)) return takes_no_value(*opt);
+    return e.what();  // nothing attn knows better (a CLI11 newer than this code?)
 }
 
 }  // namespace
 
+std::function<std::string(const CLI::App*, const CLI::Error&)> failure_message(std::vector<std::string> args) {
+    return [args = std::move(args)](const CLI::App* app, const CLI::Error& e) {
+        return "attn: error: " + what_went_wrong(*app, e, args) + "\n";
+    };
+}
+
 // --- value checks ----------------------------------------------------------------------
 
 CLI::Validator whole_number() {
-    return expecting("a whole number", [](std::string& value) -> std::string {
-        const std::optional<whole> w = read_whole(value);
-        if (!w) return "expected a whole number";
-        const std::optional<std::int64_t> n = as_int64(*w);
-        if (!n) return "expected a whole number from " + std::to_string(std::numeric_limits<std::int64_t>::min()) +
-                       " to " + std::to_string(std::numeric_limits<std::int64_t>::max());
-        value = std::to_string(*n);
-        return "";
-    });
+    return whole_number_named(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
+                              "a whole number");
 }
 
 CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) {
-    const std::string expected = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
-    return expecting(expected, [lo, hi, expected](std::string& value) -> std::string {
-        const std::optional<whole> w = read_whole(value);
-        const std::optional<std::int64_t> n = w ? as_int64(*w) : std::nullopt;
-        if (!n || *n < lo || *n > hi) return "expected " + expected;
-        value = std::to_string(*n);
-        return "";
-    });
+    return whole_number_named(lo, hi, "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
 }
 
 CLI::Validator seed_number() {
@@ -314,105 +404,23 @@ CLI::Validator number() {
 }
 
 CLI::Validator one_of(std::vector<std::string> choices) {
-    const std::string expected = "one of " + or_list(choices);
+    const std::string expected = "one of " + joined(choices, " or ");
     return expecting(expected, [choices = std::move(choices), expected](std::string& value) -> std::string {
         return std::find(choices.begin(), choices.end(), value) != choices.end() ? "" : "expected " + expected;
     });
 }
 
 CLI::Validator byte_size() {
-    const std::string expected = "a size such as 4GiB, 512MiB or 1000000 (bytes)";
-    return expecting(expected, [expected](std::string& value) -> std::string {
-        const std::string text = CLI::detail::trim_copy(value);
-        // The digits' length: all of text when no unit follows (never npos, which as an
-        // offset from text.data() below would overflow the pointer).
-        const std::size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
-        std::string unit = CLI::detail::to_lower(CLI::detail::trim_copy(text.substr(digits)));
-        if (digits == 0 || text.empty()) return "expected " + expected;
-        static const std::string prefixes = "kmgtpe";
-        int power = 0;
-        if (!unit.empty() && unit != "b") {
-            const std::size_t p = prefixes.find(unit[0]);
-            const std::string rest = unit.substr(1);
-            if (p == std::string::npos || !(rest.empty() || rest == "b" || rest == "i" || rest == "ib"))
-                return "expected " + expected;
-            power = static_cast<int>(p) + 1;
-        }
-        std::uint64_t bytes = 0;
-        bool too_large = std::from_chars(text.data(), text.data() + digits, bytes).ec != std::errc();
-        for (int i = 0; i < power && !too_large; ++i) {
-            too_large = bytes > std::numeric_limits<std::uint64_t>::max() / 1024;
-            bytes *= 1024;
-        }
-        if (too_large) return "expected a size below 16EiB";
-        value = std::to_string(bytes);
-        return "";
-    });
+    return expecting("a size such as 4GiB, 512MiB or 1000000 (bytes)", read_byte_size);
 }
 
 CLI::Validator byte_size_or_none() {
-    const std::string expected = "a size such as 4GiB, 512MiB or 1000000 (bytes)";  // --help tells of 0 and none
-    const CLI::Validator size = byte_size();
-    return expecting(expected, [expected, size](std::string& value) -> std::string {
-        if (CLI::detail::to_lower(CLI::detail::trim_copy(value)) == "none") {
-            value = "0";
-            return "";
-        }
-        std::string bytes = value;
-        if (!size(bytes).empty()) return bytes.find("16EiB") != std::string::npos ? "expected a size below 16EiB" : "expected " + expected;
-        value = bytes;
-        return "";
+    // The same name as byte_size()'s: --help tells of 0 and none.
+    return expecting("a size such as 4GiB, 512MiB or 1000000 (bytes)", [](std::string& value) {
+        if (CLI::detail::to_lower(CLI::detail::trim_copy(value)) != "none") return read_byte_size(value);
+        value = "0";
+        return std::string();
     });
-}
-
-// --- CLI11's errors in attn's words -----------------------------------------------------------
-
-std::string parse_error_message(const CLI::ParseError& e, CLI::App& app) {
-    CLI::App& cmd = parsed_command(app);
-    const std::string what = e.what();
-
-    // `--heads --seq 4`: whatever CLI11 tripped on next, the cause is the missing value.
-    const auto [took_flag, flag] = flag_taken_as_value(cmd);
-    // `--lengths , --mask padding`: CLI11 drops an empty list and hands the list option the
-    // next flag; the list is what is missing, and the flag after it is no part of it.
-    if (took_flag != nullptr && took_flag->get_delimiter() != '\0') return without_value(*took_flag);
-    if (took_flag != nullptr)
-        return took_flag->get_name() + " given without a value before " + flag + "; expected " +
-               expected_of(*took_flag);
-
-    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && &cmd == &app &&
-        app.get_require_subcommand_min() > 0)
-        return no_command(app);
-    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && &cmd != &app &&
-        cmd.get_require_subcommand_min() > 0 && cmd.get_subcommands().empty())
-        return command_needs_one(cmd);
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) return unexpected(cmd);
-
-    CLI::Option* opt = option_named_in(cmd, what);
-    if (opt == nullptr) return what;  // nothing attn knows better (CLI11 changed?)
-
-    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
-        if (opt->get_items_expected_max() > 0 && opt->results().size() > std::size_t(opt->get_items_expected_max()) &&
-            !has_empty_value(*opt))
-            return given_again(*opt);
-        if (opt->get_expected_max() == 0) return opt->get_name() + " takes no value";  // a flag
-        return without_value(*opt);
-    }
-    if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) {
-        if (has_empty_value(*opt)) return without_value(*opt);
-        const std::string prefix = opt->get_name() + ": ";  // CLI11: "NAME: " + the check's own words
-        return opt->get_name() + " " + (what.compare(0, prefix.size(), prefix) == 0 ? what.substr(prefix.size()) : what);
-    }
-    if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr) {
-        if (opt->get_expected_max() == 0)  // a flag given a value it cannot read: --train=maybe
-            return opt->get_name() + " takes no value (got " + then_list(opt->results()) + ")";
-        if (has_empty_value(*opt)) return without_value(*opt);
-        std::string values;
-        for (const std::string& v : opt->results()) values += (values.empty() ? "" : ",") + v;
-        return opt->get_name() + " " + shell_word(values) + ": expected " + expected_of(*opt);
-    }
-    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) return opt->get_name() + " is required";
-    return what;
 }
 
 }  // namespace attn_app

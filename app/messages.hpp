@@ -5,6 +5,7 @@
 //   attn: error: --format given twice (json, then table); give it once
 //   attn: error: --heads abc: expected a whole number
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,12 @@
 
 namespace attn_app {
 
-/// The message, without "attn: error: ", for a CLI11 parse error (not help or
-/// version) that `app.parse` threw. Reads what CLI11 left in `app` (the values
-/// given, the arguments it could not place) to say what went wrong.
-std::string parse_error_message(const CLI::ParseError& e, CLI::App& app);
+/// For `app.failure_message(...)`: "attn: error: <what went wrong>\n" for a parse error
+/// (not help or version). What went wrong is read from the error's type and the state
+/// CLI11 leaves (the values each option got, the arguments it could not place), and a
+/// refused value is described by asking its check again; `args`, the command line
+/// without the program's name, names an option left without a value at its end.
+std::function<std::string(const CLI::App*, const CLI::Error&)> failure_message(std::vector<std::string> args);
 
 // Value checks in attn's words, for `option->transform(...)`. Each is named after
 // what it expects ("a whole number"), and a value it refuses is reported as

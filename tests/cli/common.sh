@@ -1,5 +1,8 @@
 # Shared by the command-line test scripts: sourced after `attn` is set.
 # Needs jq. Each script ends with `finish`, which prints "N passed, N failed".
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # tests/cli
+# Seed notebook 000's run: B=2, Sq=Sk=5, D=8, H=4, causal, no output projection.
+notebook=(--seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0

@@ -4,8 +4,7 @@
 # Needs jq; the npz checks also need python3 with NumPy (Debian's python3-numpy).
 set -u
 attn=${1:?usage: files.sh path/to/attn}
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
 io="$here/../reference/io"
 python=python3
 [ -x /usr/bin/python3 ] && python=/usr/bin/python3

@@ -5,8 +5,7 @@
 # Needs jq. Prints one line per check and "N passed, N failed".
 set -u
 attn=${1:?usage: help.sh path/to/attn}
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
 
 # --- --help: one style of defaults, no CLI11 decorations, at most 100 columns ---------------
 # widest FILE: the longest line's length in characters (UTF-8: "·" is one).
@@ -81,6 +80,13 @@ expect_error "--color not one of its choices" 2 "attn: error: --color red: expec
 expect_error "--max-memory not a size" 2 \
   "attn: error: --max-memory lots: expected a size such as 4GiB, 512MiB or 1000000 (bytes)" trace --max-memory lots
 expect_error "a flag given a value" 2 "attn: error: --train takes no value (got maybe)" trace --train=maybe
+expect_error "a size too large" 2 "attn: error: --max-memory 99999999EiB: expected a size below 16EiB" \
+  trace --max-memory 99999999EiB
+expect_error "a hidden flag is named too" 2 \
+  "attn: error: --block-rows 0: expected a whole number from 1 to 9223372036854775807" trace --block-rows 0
+expect_error "a hidden flag's missing value is named too" 2 \
+  "attn: error: --mistake given without a value; expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped or missing_bias" \
+  check --mistake
 expect_error "an argument that is no flag" 2 \
   "attn: error: unexpected argument extra: attn trace takes only flags, each with at most one value (a list is one value, joined by commas)" \
   trace extra

@@ -8,7 +8,6 @@ set -u
 attn=${1:?usage: pictures.sh path/to/attn}
 . "$(dirname "$0")/common.sh"
 
-notebook=(--seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj)  # seed notebook 000
 esc=$'\e'
 
 # in_terminal ENV... -- ARGS...: runs attn under a pseudo-terminal; its output in $work/tty.

@@ -4,8 +4,7 @@
 # Usage: replay.sh path/to/attn. Needs jq.
 set -u
 attn=${1:?usage: replay.sh path/to/attn}
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
 io="$here/../reference/io"
 
 # same_run NAME ARGS...: the run of ARGS, dumped as .npz and as .json (only the stages in

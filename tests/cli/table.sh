@@ -4,8 +4,7 @@
 # labels and the notes for skipped stages. Usage: table.sh path/to/attn
 set -u
 attn=${1:?usage: table.sh path/to/attn}
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
 
 # stage NAME: the lines of stage NAME in $work/out, from its heading to the blank line after it.
 stage() { awk -v h="· $1 ──" 'index($0, h) {on = 1} on && /^$/ {exit} on' "$work/out"; }

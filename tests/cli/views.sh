@@ -7,23 +7,21 @@
 # Usage: views.sh path/to/attn. Needs jq and python3 with NumPy (Debian's).
 set -u
 attn=${1:?usage: views.sh path/to/attn}
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
 ref="$here/../reference"
 python=python3
 [ -x /usr/bin/python3 ] && python=/usr/bin/python3
 
 # Seed notebook 000: B=2, Sq=Sk=5, H=4, a causal mask.
-nb=(--seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj)
-"$attn" trace "${nb[@]}" --format json >"$work/full.json"
+"$attn" trace "${notebook[@]}" --format json >"$work/full.json"
 
 # --- errors: an index outside its axis, named with the size it must stay under ----------
 expect_error "--batch-index past B" 2 "attn: error: --batch-index 5 is outside 0..1 (B = 2)" \
-  trace "${nb[@]}" --batch-index 5
-expect_error "--head past H" 2 "attn: error: --head 4 is outside 0..3 (H = 4)" trace "${nb[@]}" --head 4
-expect_error "--row past Sq" 2 "attn: error: --row 5 is outside 0..4 (Sq = 5)" trace "${nb[@]}" --row 5
+  trace "${notebook[@]}" --batch-index 5
+expect_error "--head past H" 2 "attn: error: --head 4 is outside 0..3 (H = 4)" trace "${notebook[@]}" --head 4
+expect_error "--row past Sq" 2 "attn: error: --row 5 is outside 0..4 (Sq = 5)" trace "${notebook[@]}" --row 5
 expect_error "--row past Sq, with --format json" 2 "attn: error: --row 5 is outside 0..4 (Sq = 5)" \
-  trace "${nb[@]}" --row 5 --format json
+  trace "${notebook[@]}" --row 5 --format json
 expect_error "a negative --row" 2 "attn: error: --row -1 is outside 0..3 (Sq = 4)" trace --row -1
 expect_error "--row that is no number" 2 "attn: error: --row x: expected a whole number" trace --row x
 expect_error "--head without --heads: the hint for a slip" 2 \
@@ -33,11 +31,11 @@ expect_error "sizes from a file: --row checked against the file's Sq" 2 \
   "attn: error: --row 3 is outside 0..2 (Sq = 3)" trace --input "$work/x.json" --row 3
 expect_error "--row's bars: a stage without a row of scores or weights" 2 \
   "attn: error: --stage context with --row: --row draws one query's scores or weights as bars, from the stages scores, scaled, masked, softmax or dropout; for query 2 of every tensor use --format json" \
-  trace "${nb[@]}" --row 2 --stage softmax,context
+  trace "${notebook[@]}" --row 2 --stage softmax,context
 expect_error "--row's bars: not the mask's booleans" 2 \
   "attn: error: --stage mask with --row: --row draws one query's scores or weights as bars, from the stages scores, scaled, masked, softmax or dropout; for query 2 of every tensor use --format json" \
-  trace "${nb[@]}" --row 2 --stage mask
-expect_ok "--row with --stage context in JSON: query 2 of every tensor" trace "${nb[@]}" --row 2 --stage context --format json
+  trace "${notebook[@]}" --row 2 --stage mask
+expect_ok "--row with --stage context in JSON: query 2 of every tensor" trace "${notebook[@]}" --row 2 --stage context --format json
 
 # --- JSON: the part of each tensor, as the whole run's data indexed -----------------------
 # same_as_whole VIEW-JSON SELECTION: every tensor of the viewed document equals the whole
@@ -64,7 +62,7 @@ same_as_whole() {
     | if all(.same) and ($part[0].selection == $sel) then "tensors \(length) cut \(map(select(.cut)) | length)"
       else "differs" end'
 }
-"$attn" trace "${nb[@]}" --head 2 --format json >"$work/head.json"
+"$attn" trace "${notebook[@]}" --head 2 --format json >"$work/head.json"
 check "--head 2: every tensor equals the whole run's at head 2 (24 tensors, 12 with a real head axis)" \
   test "$(same_as_whole "$work/head.json" '{"head":2}')" = "tensors 24 cut 12"
 check "--head 2: the mask [B,1,Sq,Sk] stays whole" \
@@ -72,7 +70,7 @@ check "--head 2: the mask [B,1,Sq,Sk] stays whole" \
 check "--head 2: jq paths keep their depth (.data[b][0][q][k])" \
   test "$(jq '.stages.softmax.tensors.weights.data[1][0][4][2]' "$work/head.json")" = \
        "$(jq '.stages.softmax.tensors.weights.data[1][2][4][2]' "$work/full.json")"
-"$attn" trace "${nb[@]}" --batch-index 1 --head 3 --format json >"$work/bh.json"
+"$attn" trace "${notebook[@]}" --batch-index 1 --head 3 --format json >"$work/bh.json"
 check "--batch-index 1 --head 3: every tensor at batch 1, head 3 (all 18 but the 6 params)" \
   test "$(same_as_whole "$work/bh.json" '{"batch_index":1,"head":3}')" = "tensors 24 cut 18"
 check "--batch-index 1 --head 3: the selection, after config" \
@@ -80,25 +78,25 @@ check "--batch-index 1 --head 3: the selection, after config" \
 check "--batch-index 1 --head 3: the weights' shape, full_shape and index" \
   test "$(jq -c '.stages.softmax.tensors.weights | [.shape, .full_shape, .index]' "$work/bh.json")" = \
        '[[1,1,5,5],[2,4,5,5],{"batch":1,"head":3}]'
-"$attn" trace "${nb[@]}" --batch-index 0 --head 1 --row 3 --format json >"$work/bhr.json"
+"$attn" trace "${notebook[@]}" --batch-index 0 --head 1 --row 3 --format json >"$work/bhr.json"
 check "--batch-index 0 --head 1 --row 3: every tensor at that query (x, q, planes, context, concat; not k, v)" \
   test "$(same_as_whole "$work/bhr.json" '{"batch_index":0,"head":1,"row":3}')" = "tensors 24 cut 18"
 check "--row 3: k keeps every key position" \
   test "$(jq -c '.stages.transpose.tensors.k.shape' "$work/bhr.json")" = '[1,1,5,2]'
-"$attn" trace "${nb[@]}" --row 4 --format json >"$work/row.json"
+"$attn" trace "${notebook[@]}" --row 4 --format json >"$work/row.json"
 check "--row 4 alone in JSON: query 4 of the 12 tensors with a query-side axis" \
   test "$(same_as_whole "$work/row.json" '{"row":4}')" = "tensors 24 cut 12"
 check "without a view: no selection, no full_shape" \
   test "$(jq -c '[has("selection"), ([.. | objects | select(has("full_shape"))] | length)]' "$work/full.json")" = '[false,0]'
 
 # --- jsonl: the lines hold the JSON document's parts -------------------------------------
-"$attn" trace "${nb[@]}" --batch-index 1 --head 3 --format jsonl >"$work/bh.jsonl"
+"$attn" trace "${notebook[@]}" --batch-index 1 --head 3 --format jsonl >"$work/bh.jsonl"
 check "--format jsonl with a view: each stage's tensors as in --format json" \
   test "$(jq -s -c '[.[] | {(.name): .tensors}] | add' "$work/bh.jsonl" | md5sum)" = \
        "$(jq -c '.stages | map_values(.tensors)' "$work/bh.json" | md5sum)"
 
 # --- npz: the arrays of the JSON document ------------------------------------------------
-expect_ok "--format npz with a view" trace "${nb[@]}" --batch-index 1 --head 3 --format npz --out "$work/bh.npz"
+expect_ok "--format npz with a view" trace "${notebook[@]}" --batch-index 1 --head 3 --format npz --out "$work/bh.npz"
 check "--format npz with a view: each array is the JSON document's part; a selection member" \
   "$python" - "$work/bh.npz" "$work/bh.json" <<'PY'
 import json, sys
@@ -117,11 +115,11 @@ PY
 expect_error "--from a JSON dump written with --batch-index" 1 \
   "attn: error: --from $work/bh.json: the dump holds only part of the run (it was written with --batch-index 1); replay a dump written without --batch-index and --row" \
   trace --from "$work/bh.json"
-"$attn" trace "${nb[@]}" --row 2 --format npz --out "$work/row.npz"
+"$attn" trace "${notebook[@]}" --row 2 --format npz --out "$work/row.npz"
 expect_error "--from an npz dump written with --row" 1 \
   "attn: error: --from $work/row.npz: the dump holds only part of the run (it was written with --row 2); replay a dump written without --batch-index and --row" \
   trace --from "$work/row.npz"
-"$attn" trace "${nb[@]}" --head 1 --format npz --out "$work/head.npz"
+"$attn" trace "${notebook[@]}" --head 1 --format npz --out "$work/head.npz"
 expect_ok "--from a dump written with --head alone replays the run" trace --from "$work/head.npz" --format json
 check "... the whole run" test "$(jq -c .stages "$work/out" | md5sum)" = "$(jq -c .stages "$work/full.json" | md5sum)"
 
@@ -132,7 +130,7 @@ blas_set=$(awk -v k="$kernel" '$1 == k { print $2 }' "$ref/openblas/kernels.txt"
   "--format torch is checked for its headers only"
 while read -r case args; do
   # shellcheck disable=SC2086
-  "$attn" trace "${nb[@]}" $args --format torch >"$work/torch.txt" 2>/dev/null
+  "$attn" trace "${notebook[@]}" $args --format torch >"$work/torch.txt" 2>/dev/null
   want="$ref/views/openblas/$blas_set/$case.txt"
   [ -f "$want" ] || want="$ref/views/torch_text/$case.txt"
   if [ -n "$blas_set" ]; then
@@ -146,13 +144,13 @@ batch_1_head_2 --batch-index 1 --head 2
 batch_0_head_3_row_4 --batch-index 0 --head 3 --row 4
 row_2 --row 2
 CASES
-expect_ok "--format torch --head 1" trace "${nb[@]}" --head 1 --format torch --stage softmax,mask,concat
+expect_ok "--format torch --head 1" trace "${notebook[@]}" --head 1 --format torch --stage softmax,mask,concat
 check "... a header names the part: softmax.weights[:, 1:2]; the mask and concat whole" \
   test "$(grep '^#' "$work/out" | paste -sd ' ')" = "# mask.mask # softmax.weights[:, 1:2] # concat.concat"
 
 # --- the table: only the selected slices, said in the tensor's header ----------------------
-"$attn" trace "${nb[@]}" --stage softmax >"$work/full.txt"
-expect_ok "table --head 1" trace "${nb[@]}" --head 1 --stage mask,softmax
+"$attn" trace "${notebook[@]}" --stage softmax >"$work/full.txt"
+expect_ok "table --head 1" trace "${notebook[@]}" --head 1 --stage mask,softmax
 check "--head 1: the weights' header says which part" \
   grep -qx "weights \[2,4,5,5\] (batch, head, query, key) strides \[100,25,5,1\], contiguous, only head=1" "$work/out"
 check "--head 1: only head 1's slices" \
@@ -165,7 +163,7 @@ check "--head 1: each slice as in the whole run's table" \
 check "--head 1: the mask, the same for every head, shown whole" \
   test "$(grep -E '^mask( \[|\[)' "$work/out" | paste -sd '|')" = \
        "mask [2,1,5,5] (batch, head, query, key) strides [25,25,5,1], contiguous|mask[batch=0] (the same for every head)|mask[batch=1] (the same for every head)"
-expect_ok "table --batch-index 1 --head 2 --stage view" trace "${nb[@]}" --batch-index 1 --head 2 --stage view
+expect_ok "table --batch-index 1 --head 2 --stage view" trace "${notebook[@]}" --batch-index 1 --head 2 --stage view
 check "--batch-index 1 --head 2: q [B,Sq,H,dk] shows batch 1's slices, head 2's row" \
   test "$(grep -c '^q\[batch=1, seq=[0-4]\]$' "$work/out"),$(grep -c '^head 2 ' "$work/out"),$(grep -c '^head [013] ' "$work/out")" = "5,15,0"
 check "--batch-index 1 --head 2: the header" \
@@ -217,19 +215,19 @@ print(len(charts))
 PY
 }
 for q in 0 1 2 3 4; do
-  run trace "${nb[@]}" --row "$q" --color never
+  run trace "${notebook[@]}" --row "$q" --color never
   check "--row $q: 8 charts (B=2 x H=4), bars, values, masked keys and top keys as the JSON's weights" \
     test "$(check_bars "$work/out" "$work/full.json" softmax "$q")" = 8
 done
-run trace "${nb[@]}" --head 1 --row 3 --color never
+run trace "${notebook[@]}" --head 1 --row 3 --color never
 check "--head 1 --row 3: 2 charts, each right" test "$(check_bars "$work/out" "$work/full.json" softmax 3)" = 2
 check "--head 1 --row 3: only head 1" test "$(grep -c '^weights\[batch=[01], head=1, query=3\]$' "$work/out")" = 2
 check "--row shows the softmax stage by default" test "$(grep -c '^── ' "$work/out"),$(grep -c '^── 10 · softmax' "$work/out")" = "1,1"
-run trace "${nb[@]}" --batch-index 1 --head 0 --row 0 --color never
+run trace "${notebook[@]}" --batch-index 1 --head 0 --row 0 --color never
 check "--row 0 of a causal mask: query 0 attends only to key 0" \
   grep -qx "  query 0 attends only to key 0 (1.0000)" "$work/out"
 check "... a chart that is right" test "$(check_bars "$work/out" "$work/full.json" softmax 0)" = 1
-run trace "${nb[@]}" --batch-index 1 --head 0 --row 3 --stage scaled,masked --color never
+run trace "${notebook[@]}" --batch-index 1 --head 0 --row 3 --stage scaled,masked --color never
 check "--stage scaled,masked --row: both stages, one chart each" \
   test "$(grep -c '^scaled\[batch=1, head=0, query=3\]$' "$work/out"),$(grep -c '^masked\[batch=1, head=0, query=3\]$' "$work/out")" = "1,1"
 check "--stage masked --row: the masked key reads -inf, marked masked" \
@@ -243,9 +241,9 @@ check "a row of 50 keys shows its 10 largest" \
   test "$(grep -c '^  key ' "$work/out"),$(grep -c 'its 10 largest of 50 keys: --full shows them all' "$work/out")" = "10,1"
 run trace --seq 50 --row 7 --head 0 --full --color never
 check "--full shows every key" test "$(grep -c '^  key ' "$work/out")" = 50
-run trace "${nb[@]}" --row 3 --head 1 --color always
+run trace "${notebook[@]}" --row 3 --head 1 --color always
 check "--color always: the bars in colour" grep -q $'\x1b\\[36m█' "$work/out"
-run trace "${nb[@]}" --row 3 --head 1 --color never
+run trace "${notebook[@]}" --row 3 --head 1 --color never
 check "--color never: no escape codes" test "$(grep -c $'\x1b' "$work/out")" = 0
 
 # --- --help and the README -------------------------------------------------------------------

@@ -26,6 +26,7 @@
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -35,7 +36,6 @@ constexpr float hi = 0.66976155f;   // e^(1/√2) / (e^(1/√2) + 1)
 constexpr float lo = 0.33023845f;   // 1 / (e^(1/√2) + 1)
 
 using shape_t = std::vector<std::size_t>;
-using names = std::vector<std::string>;
 
 shape_t shape_of(const attn::tensor& t) { return {t.values.shape().begin(), t.values.shape().end()}; }
 
@@ -89,18 +89,6 @@ attn::inputs identity_inputs() {
     return in;
 }
 
-names stage_names(const attn::trace& t) {
-    names n;
-    for (const auto& s : t.stages) n.emplace_back(s.name());
-    return n;
-}
-
-names tensor_names(const attn::stage& s) {
-    names n;
-    for (const auto& t : s.tensors) n.push_back(t.name);
-    return n;
-}
-
 const attn::stage& stage_of(const attn::trace& t, const char* name) {
     const attn::stage* s = t.find(name);
     REQUIRE_MESSAGE(s != nullptr, "no stage " << name);
@@ -108,11 +96,6 @@ const attn::stage& stage_of(const attn::trace& t, const char* name) {
 }
 
 bool bits_equal(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-attn::trace run(const attn::config& c) {
-    attn::validate(c);
-    return attn::compute_trace(c, attn::draw_inputs(c));
-}
 
 }  // namespace
 

@@ -39,6 +39,7 @@
 #include "attn/io/file_inputs.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/trace.hpp"
+#include "support.hpp"
 
 extern "C" char* openblas_get_corename(void);  // the kernel OpenBLAS runs in this process
 
@@ -104,12 +105,6 @@ std::vector<fs::path> fixture_paths() {
     return paths;
 }
 
-json load_json(const fs::path& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot open " + path.string());
-    return json::parse(in);
-}
-
 /// "-inf", "inf", "nan" or a number.
 double number_from_json(const json& v) {
     if (v.is_string()) {
@@ -151,7 +146,7 @@ attn::config config_from_json(const json& j) {
     }
     if (j.contains("causal_align")) {
         const auto align = attn::parse_causal_alignment(j.at("causal_align").get<std::string>());
-        if (!align) throw std::runtime_error("unknown causal_align " + j.at("causal_align").dump());
+        if (!align) throw std::runtime_error("unknown causal_align " + json_text(j.at("causal_align")));
         c.mask.causal_align = *align;
     }
     if (j.contains("lengths")) c.mask.lengths = j.at("lengths").get<std::vector<std::int64_t>>();
@@ -166,13 +161,6 @@ attn::config config_from_json(const json& j) {
         c.dropout.seed = j.at("dropout_seed").get<std::uint64_t>();
     }
     return c;
-}
-
-/// validate, draw_inputs, compute_trace: what `attn trace` does for a seeded config.
-attn::trace run(const attn::config& c) {
-    attn::validate(c);
-    const attn::inputs in = attn::draw_inputs(c);
-    return attn::compute_trace(c, in);
 }
 
 const attn::tensor* find_tensor(const attn::stage& st, const std::string& name) {
@@ -241,7 +229,7 @@ void check_tensor(const attn::tensor& actual, const json& expected, const std::s
             ++non_finite;
         if (ok) continue;
         if (mismatches++ < max_listed)
-            listed << "\n    [" << i << "] expected " << data[i].dump() << ", actual " << a;
+            listed << "\n    [" << i << "] expected " << json_text(data[i]) << ", actual " << a;
     }
     // Every value is PyTorch's to the bit (the same BLAS, aten's small-bmm loop, Sleef's expf
     // and aten's lane-wise sums in softmax) but one: with dk = 1, PyTorch's concat is a
@@ -390,7 +378,7 @@ TEST_CASE("every stage of every PyTorch fixture matches, and no stage is extra")
         const fs::path file = running_set().file("fixtures/" + name + ".json");
         json doc;
         try {
-            doc = load_json(file);
+            doc = read_ordered_json(file.string());
         } catch (const std::exception& e) {
             FAIL_CHECK(name << ": cannot read the fixture: " << e.what());
             continue;
@@ -402,15 +390,16 @@ TEST_CASE("every stage of every PyTorch fixture matches, and no stage is extra")
 }
 
 TEST_CASE("tensors from .npy, .npz and .json files give every stage PyTorch gives") {
-    const fs::path dir = fs::path(ATTN_REFERENCE_DIR) / "file_inputs";
+    const fs::path dir = reference_dir / "file_inputs";
     std::vector<fs::path> cases;
     for (const auto& entry : fs::directory_iterator(dir))
         if (entry.is_directory()) cases.push_back(entry.path());
     std::sort(cases.begin(), cases.end());
     REQUIRE(cases.size() >= 7);
-    for (const auto& case_dir : cases)
-        check_file_case(case_dir, load_json(running_set().file("file_inputs/" + case_dir.filename().string() +
-                                                               "/expected.json")));
+    for (const auto& case_dir : cases) {
+        const fs::path expected = running_set().file("file_inputs/" + case_dir.filename().string() + "/expected.json");
+        check_file_case(case_dir, read_ordered_json(expected.string()));
+    }
 }
 
 TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows are NaN, uniform or 0 (--safe-softmax)") {
@@ -422,7 +411,7 @@ TEST_CASE("softmax: allowed rows sum to 1, masked keys get exactly 0, empty rows
         attn::config c;
         attn::trace tr;
         try {
-            c = config_from_json(load_json(path).at("config"));
+            c = config_from_json(read_ordered_json(path.string()).at("config"));
             tr = run(c);
         } catch (const std::exception& e) {
             FAIL_CHECK(name << ": " << e.what());

@@ -12,25 +12,19 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "support.hpp"
 
 namespace {
 
 using bits_list = std::vector<std::uint32_t>;
 
-std::uint32_t bits_of(float f) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    return bits;
-}
-
 bits_list bits_of(const std::vector<float>& values) {
     bits_list out;
-    for (float v : values) out.push_back(bits_of(v));
+    for (float v : values) out.push_back(bits(v));
     return out;
 }
 
@@ -202,7 +196,7 @@ TEST_SUITE("generator") {
         }
         SUBCASE("seed 0: randn(32)[3] has the AVX2 kernel's bits, not the no-AVX ones") {
             attn::torch_generator gen(0);
-            const std::uint32_t got = bits_of(randn(gen, 32)[3]);
+            const std::uint32_t got = bits(randn(gen, 32)[3]);
             CHECK(got == 0xBEDE255Du);  // -0.43387881
             CHECK(got != 0xBEDE255Eu);  // -0.43387884, ATEN_CPU_CAPABILITY=default
         }
@@ -219,14 +213,14 @@ TEST_SUITE("generator") {
             // 1.9269153, -0.15959747, -0.49739754, 0.43958926 ... last -0.30972677
             const std::vector<float> got = randn(gen, 17);
             CHECK(first_bits(got, 4) == bits_list{0x3FF6A529, 0xBE236D85, 0xBEFEAAE4, 0x3EE111D8});
-            CHECK(bits_of(got[16]) == 0xBE9E9482u);
+            CHECK(bits(got[16]) == 0xBE9E9482u);
         }
         SUBCASE("randn(17): element 0 from block 0, elements 1..16 from 16 fresh draws 17..32") {
             attn::torch_generator whole(0);
             const std::vector<float> got = randn(whole, 17);
 
             attn::torch_generator head(0);  // block 0 = draws 0..15
-            CHECK(bits_of(got[0]) == bits_of(randn(head, 16)[0]));
+            CHECK(bits(got[0]) == bits(randn(head, 16)[0]));
 
             attn::torch_generator tail(0);  // skip draws 0..16, then one block
             for (int k = 0; k < 17; ++k) tail.next_u32();
@@ -315,10 +309,7 @@ TEST_SUITE("generator") {
     }
 
     TEST_CASE("every float of the PyTorch reference vectors matches bit for bit") {
-        const std::string path = ATTN_REFERENCE_DIR "/generator_vectors.json";
-        std::ifstream file(path);
-        REQUIRE_MESSAGE(file.good(), "cannot read " << path);
-        const nlohmann::json cases = nlohmann::json::parse(file);
+        const nlohmann::json cases = read_json(reference_path("generator_vectors.json"));
         REQUIRE(cases.is_array());
         REQUIRE(cases.size() >= 40);
 
@@ -357,10 +348,10 @@ TEST_SUITE("generator") {
             CHECK(produced.size() == expected.size());
             std::size_t mismatches = 0;
             for (std::size_t k = 0; k < expected.size() && k < produced.size(); ++k) {
-                if (bits_of(produced[k]) == expected[k]) continue;
+                if (bits(produced[k]) == expected[k]) continue;
                 if (mismatches++ < 3) {  // the first few are enough to debug
                     FAIL_CHECK("case " << c << " element " << k << ": got 0x" << std::hex
-                                       << bits_of(produced[k]) << " (" << produced[k]
+                                       << bits(produced[k]) << " (" << produced[k]
                                        << "), want 0x" << expected[k] << std::dec);
                 }
             }

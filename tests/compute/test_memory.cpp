@@ -19,15 +19,11 @@
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/memory.hpp"
 #include "attn/compute/trace.hpp"
+#include "support.hpp"
 
 namespace {
 
 constexpr std::uint64_t saturated = std::numeric_limits<std::uint64_t>::max();
-
-attn::trace run(const attn::config& c) {
-    attn::validate(c);
-    return attn::compute_trace(c, attn::draw_inputs(c));
-}
 
 /// 4 bytes per element of every storage the stage's tensors hold that no earlier stage
 /// held (`seen`): what the trace holds for it. A view adds nothing.

@@ -17,7 +17,7 @@
 #include "attn/compute/mistake.hpp"
 #include "attn/teach/advice.hpp"
 #include "attn/teach/stage_text.hpp"
-#include "mistake_fixtures.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -51,11 +51,6 @@ attn::config seed24(mistake m = mistake::none, int way = 0) {
     c.mistake = m;
     c.mistake_variant = way;
     return c;
-}
-
-attn::trace run(const attn::config& c) {
-    attn::validate(c);
-    return attn::compute_trace(c, attn::draw_inputs(c));
 }
 
 /// Stage `stage`'s tensor of the run `c`, computed up to that stage only: K·Qᵀ with Sq != Sk

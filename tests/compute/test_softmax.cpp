@@ -12,11 +12,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <string>
 
 #include "attn/compute/generator.hpp"
 #include "attn/compute/linalg.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -44,9 +44,7 @@ TEST_SUITE("linalg") {
 TEST_CASE("softmax_last_axis is torch.softmax to the bit, for widths 1 to 257") {
     // tests/reference/softmax_rows.json (make_fixtures.py): rows under and over the 8 lanes
     // of aten's AVX2 kernel, spreads from 0.01 to 60, -inf entries and all -inf rows.
-    std::ifstream in(std::string(ATTN_REFERENCE_DIR) + "/softmax_rows.json");
-    REQUIRE(in);
-    const auto cases = nlohmann::json::parse(in);
+    const nlohmann::json cases = read_json(reference_path("softmax_rows.json"));
     REQUIRE(cases.size() >= 100);
     const auto number = [](const nlohmann::json& v) {
         if (!v.is_string()) return v.get<float>();

@@ -7,7 +7,6 @@
 // memory of the stage before them, and which stage tensors share storage is what PyTorch
 // shares (tests/reference/strides.json, from make_strides_fixtures.py).
 #include <cstddef>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,7 +16,7 @@
 
 #include "attn/compute/tensor.hpp"
 #include "attn/compute/trace.hpp"
-#include "strides_fixture.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -157,9 +156,7 @@ TEST_CASE("a zero-length axis, as PyTorch has it: no elements is contiguous, any
 }
 
 TEST_CASE("every step of the notebook's lines, as PyTorch 1.13 reports it") {
-    std::ifstream in(std::string(ATTN_REFERENCE_DIR) + "/explain_layouts.json");
-    REQUIRE(in.good());
-    const nlohmann::json cases = nlohmann::json::parse(in)["cases"];
+    const nlohmann::json cases = read_json(reference_path("explain_layouts.json"))["cases"];
     REQUIRE(cases.size() == 10);
     for (const auto& c : cases) {
         const std::size_t B = c["B"], Sq = c["Sq"], Sk = c["Sk"], D = c["D"], H = c["H"], dk = D / H;

@@ -9,14 +9,9 @@
 #include <doctest/doctest.h>
 
 #include "attn/compute/torch_exp.hpp"
+#include "support.hpp"
 
 namespace {
-
-std::uint32_t bits(float f) {
-    std::uint32_t b;
-    std::memcpy(&b, &f, sizeof b);
-    return b;
-}
 
 float from_bits(std::uint32_t b) {
     float f;

@@ -4,11 +4,8 @@
 // message); each must now be one clear attn::error before anything large is allocated.
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include <doctest/doctest.h>
 
@@ -18,10 +15,9 @@
 #include "attn/io/npy.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "support.hpp"
 
 namespace {
-
-namespace fs = std::filesystem;
 
 /// A version 2.0 .npy whose header is `dict` (padded to end in '\n'), followed by `data`.
 std::string npy_with_header(const std::string& dict, const std::string& data = "") {
@@ -41,12 +37,6 @@ std::string what_of(const std::string& bytes) {
     }
     return "";
 }
-
-struct temp_dir {
-    fs::path path = fs::temp_directory_path() / ("attn-hostile-" + std::to_string(getpid()));
-    temp_dir() { fs::create_directories(path); }
-    ~temp_dir() { fs::remove_all(path); }
-};
 
 }  // namespace
 
@@ -132,8 +122,8 @@ TEST_SUITE("hostile input") {
     }
 
     TEST_CASE("an .npz is listed without inflating, and only the members asked for are read") {
-        temp_dir dir;
-        const std::string path = (dir.path / "two.npz").string();
+        const scratch_dir dir("hostile");
+        const std::string path = dir / "two.npz";
         std::vector<float> small(4, 1.0f), large(64 * 64, 2.0f);
         attn::write_npz(path, "t", {attn::npz_member::tensor("input.x", {1, 2, 2}, small.data()),
                                     attn::npz_member::tensor("other", {64, 64}, large.data())});

@@ -4,8 +4,6 @@
 // make_io_fixtures.py), including Python's bare NaN and Infinity; every way it can be
 // wrong is checked against its exact message, with the line and column or the index path.
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -16,11 +14,11 @@
 #include "attn/io/json_tensor.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/io/tensor_file.hpp"
-#include "loaded_tensor_checks.hpp"
+#include "support.hpp"
 
 namespace {
 
-const std::string io_dir = std::string(ATTN_REFERENCE_DIR) + "/io/";
+const std::string io_dir = reference_path("io/");
 constexpr float inf = std::numeric_limits<float>::infinity();
 
 attn::loaded_tensor json(const std::string& text) { return attn::parse_json_tensor(text, "--q q.json"); }
@@ -98,8 +96,7 @@ TEST_SUITE("json_tensor") {
             CHECK(json("[1.401298464324817e-45]").values(0) == std::numeric_limits<float>::denorm_min());
         }
         SUBCASE("a real file: x.json, torch.randn(2, 3, 4), its first number replaced by nan") {
-            std::ifstream in(io_dir + "x.json");
-            std::string x((std::istreambuf_iterator<char>(in)), {});
+            const std::string x = file_bytes(io_dir + "x.json");
             const std::string first = "-1.1258398294448853";
             REQUIRE(x.compare(3, first.size(), first) == 0);
             both(std::string(x).replace(3, first.size(), "\"nan\""), std::string(x).replace(3, first.size(), "\"\\u006ean\""));

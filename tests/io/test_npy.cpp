@@ -6,8 +6,6 @@
 // (malformed, absurd shapes) are built here in memory.
 #include <cmath>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -17,18 +15,13 @@
 #include "attn/compute/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "support.hpp"
 
 namespace {
 
-const std::string io_dir = std::string(ATTN_REFERENCE_DIR) + "/io/";
+const std::string io_dir = reference_path("io/");
 constexpr float inf = std::numeric_limits<float>::infinity();
 const float nan_f = std::numeric_limits<float>::quiet_NaN();
-
-std::string file_bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE(in);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 attn::loaded_tensor read(const std::string& name) { return attn::read_npy_file(io_dir + name, "--input " + name); }
 

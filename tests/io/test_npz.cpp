@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -28,22 +27,16 @@
 #include "attn/io/output_file.hpp"
 #include "attn/io/tensor_file.hpp"
 
-#include "scratch_dir.hpp"
+#include "support.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string io_dir = std::string(ATTN_REFERENCE_DIR) + "/io/";
+const std::string io_dir = reference_path("io/");
 constexpr float inf = std::numeric_limits<float>::infinity();
 const float nan_f = std::numeric_limits<float>::quiet_NaN();
 const std::string config_text = R"({"format": "attn.trace/1", "heads": 2, "note": "café ≤ 𝑥"})";
-
-std::string file_bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE(in);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 std::vector<float> values_of(const attn::loaded_tensor& t) {
     return std::vector<float>(t.values.data(), t.values.data() + t.values.size());

@@ -4,7 +4,6 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
 #include <fcntl.h>
@@ -19,16 +18,11 @@
 #include "attn/io/output_stream.hpp"
 #include "attn/io/temporary_files.hpp"
 
-#include "scratch_dir.hpp"
+#include "support.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string file_bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 

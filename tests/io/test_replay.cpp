@@ -26,7 +26,7 @@
 #include "attn/render/render_npz.hpp"
 #include "attn/io/replay.hpp"
 
-#include "scratch_dir.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -34,11 +34,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr float inf = std::numeric_limits<float>::infinity();
-
-attn::trace run(const attn::config& c, attn::given_inputs given = {}) {
-    attn::validate(c);
-    return attn::compute_trace(c, attn::draw_inputs(c, std::move(given)));
-}
 
 /// Writes `t` as `path` (.json or .npz), only `stages` when given, as --format json/npz do.
 void write_dump(const attn::trace& t, const std::string& path, std::vector<std::string> stages = {}) {
@@ -56,17 +51,11 @@ bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
     return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-std::uint32_t bits(float f) {
-    std::uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /// config_to_json(config_from_json(config_to_json(c))) == config_to_json(c), and the
 /// fields config_to_json derives from agree too.
 void check_round_trip(const attn::config& c) {
     const nlohmann::ordered_json written = attn::config_to_json(c);
-    const attn::config back = attn::config_from_json(json::parse(written.dump()), "--from t.json");
+    const attn::config back = attn::config_from_json(parse_json(json_text(written)), "--from t.json");
     CHECK(attn::config_to_json(back) == written);
     CHECK(back.cross() == c.cross());
     CHECK(bits(back.fill) == bits(c.fill));

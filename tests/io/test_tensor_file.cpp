@@ -9,11 +9,11 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/io/tensor_file.hpp"
-#include "loaded_tensor_checks.hpp"
+#include "support.hpp"
 
 namespace {
 
-const std::string io_dir = std::string(ATTN_REFERENCE_DIR) + "/io/";
+const std::string io_dir = reference_path("io/");
 constexpr float inf = std::numeric_limits<float>::infinity();
 
 

@@ -10,6 +10,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/render/heatmap_panels.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -18,14 +19,6 @@ using attn::heatmap::cell_kind;
 constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float not_a_number = std::numeric_limits<float>::quiet_NaN();
 const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
-
-attn::stage make_stage(std::string_view name, std::vector<attn::tensor> tensors) {
-    attn::stage s;
-    s.info = attn::find_stage_info(name);
-    REQUIRE(s.info != nullptr);
-    s.tensors = std::move(tensors);
-    return s;
-}
 
 /// v[b,h,i,j] = 0.25·(3i + j) + h: exact in float, 0 .. 3 across the heads.
 float value(std::size_t h, std::size_t i, std::size_t j) { return 0.25f * static_cast<float>(3 * i + j) + h; }

@@ -6,18 +6,11 @@
 #include <doctest/doctest.h>
 
 #include "attn/render/heatmap_terminal.hpp"
+#include "support.hpp"
 
 namespace {
 
 const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
-
-attn::stage make_stage(std::string_view name, std::vector<attn::tensor> tensors) {
-    attn::stage s;
-    s.info = attn::find_stage_info(name);
-    REQUIRE(s.info != nullptr);
-    s.tensors = std::move(tensors);
-    return s;
-}
 
 attn::trace causal_trace() {
     attn::trace t;

@@ -22,18 +22,13 @@
 #include "attn/render/render_json.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "support.hpp"
 
 namespace {
 
 using json = nlohmann::ordered_json;  // keeps the document's key order
-using names = std::vector<std::string>;
 
 constexpr float inf = std::numeric_limits<float>::infinity();
-
-attn::trace run(const attn::config& c) {
-    attn::validate(c);
-    return attn::compute_trace(c, attn::draw_inputs(c));
-}
 
 std::string render(const attn::trace& t, const attn::render_options& options = {}) {
     std::ostringstream out;
@@ -42,25 +37,13 @@ std::string render(const attn::trace& t, const attn::render_options& options = {
 }
 
 json render_parsed(const attn::trace& t, const attn::render_options& options = {}) {
-    return json::parse(render(t, options));
+    return parse_ordered_json(render(t, options));
 }
 
 names keys(const json& object) {
     names k;
     for (const auto& item : object.items()) k.push_back(item.key());
     return k;
-}
-
-names stage_names(const attn::trace& t) {
-    names n;
-    for (const auto& s : t.stages) n.emplace_back(s.name());
-    return n;
-}
-
-std::uint32_t bits(float f) {
-    std::uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return u;
 }
 
 /// B=2, Sq=Sk=3, D=4, H=2, causal + padding {3, 0}: the masked stage holds -inf and the
@@ -118,7 +101,7 @@ private:
             ok = bits(static_cast<float>(node.get<double>())) == bits(v);
         if (!ok) {
             ++mismatches;
-            CHECK_MESSAGE(ok, t_.name << " element " << next_ - 1 << ": " << node.dump() << " for " << v);
+            CHECK_MESSAGE(ok, t_.name << " element " << next_ - 1 << ": " << json_text(node) << " for " << v);
         }
     }
 
@@ -161,14 +144,6 @@ void check_document_matches(const json& doc, const attn::trace& t) {
     }
 }
 
-attn::stage make_stage(std::string_view name, std::vector<attn::tensor> tensors) {
-    attn::stage s;
-    s.info = attn::find_stage_info(name);
-    REQUIRE(s.info != nullptr);
-    s.tensors = std::move(tensors);
-    return s;
-}
-
 }  // namespace
 
 TEST_SUITE("render_json") {
@@ -180,7 +155,7 @@ TEST_CASE("a small trace renders as one JSON document that parses back to the tr
     CHECK(text.back() == '\n');
     CHECK(text.find('\n') == text.size() - 1);  // one line
     json doc;
-    REQUIRE_NOTHROW(doc = json::parse(text));
+    REQUIRE_NOTHROW(doc = parse_ordered_json(text));
     CHECK(keys(doc) == names{"format", "config", "stages", "warnings"});
     CHECK(doc.at("format") == "attn.trace/1");
     CHECK(keys(doc.at("stages")) == stage_names(t));
@@ -249,7 +224,7 @@ TEST_CASE("-inf, inf and nan are strings; masks are true/false") {
         CHECK(weights[0][0][0][1] == 0);
         const json& mask = doc.at("stages").at("mask").at("tensors").at("mask");
         CHECK(mask.at("dtype") == "bool");
-        CHECK(mask.at("data") == json::parse("[[[[true,false,false],[true,true,false],[true,true,true]]],"
+        CHECK(mask.at("data") == parse_ordered_json("[[[[true,false,false],[true,true,false],[true,true,true]]],"
                                              "[[[false,false,false],[false,false,false],[false,false,false]]]]"));
     }
     SUBCASE("a hand-made tensor with every special value") {
@@ -258,9 +233,9 @@ TEST_CASE("-inf, inf and nan are strings; masks are true/false") {
         t.stages.push_back(make_stage("scores", {attn::tensor{"scores", {"query", "key"}, v}}));
         const std::string text = render(t);
         CHECK(text.find(R"("data":[["-inf","inf"],["nan",1.5]])") != std::string::npos);
-        const json doc = json::parse(text);
+        const json doc = parse_ordered_json(text);
         CHECK(doc.at("stages").at("scores").at("tensors").at("scores").at("data") ==
-              json::parse(R"([["-inf","inf"],["nan",1.5]])"));
+              parse_ordered_json(R"([["-inf","inf"],["nan",1.5]])"));
     }
 }
 
@@ -278,7 +253,7 @@ TEST_CASE("numbers are the shortest text that reads back to the same float32") {
         const std::string text = render(t);
         // shortest round-trip forms: 0.1f is "0.1", not 0.100000001490116
         CHECK(text.find(R"("data":[0.1,1,-2.5,1e-08,3.4028235e+38,1e-45,16777216,0])") != std::string::npos);
-        const json doc = json::parse(text);
+        const json doc = parse_ordered_json(text);
         const json& data = doc.at("stages").at("concat").at("tensors").at("concat").at("data");
         REQUIRE(data.size() == v.size());
         for (std::size_t i = 0; i < v.size(); ++i) {
@@ -304,12 +279,12 @@ TEST_CASE("tensors larger than the writer's 64 KiB block come out whole and exac
     const std::string text = render(t);
     CHECK(text.size() > 4 * 64 * 1024);
     json doc;
-    REQUIRE_NOTHROW(doc = json::parse(text));
+    REQUIRE_NOTHROW(doc = parse_ordered_json(text));
     check_document_matches(doc, t);
 
     std::ostringstream line;
     attn::render_json_line(t, t.stages[0], line);
-    REQUIRE_NOTHROW(doc = json::parse(line.str()));
+    REQUIRE_NOTHROW(doc = parse_ordered_json(line.str()));
     data_checker checker(t.stages[0].tensors[0]);
     checker.check(doc.at("tensors").at("masked").at("data"));
     CHECK(checker.mismatches == 0);
@@ -322,7 +297,7 @@ TEST_CASE("the config block") {
         const json& cfg = doc.at("config");
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "fill"});
-        CHECK(cfg == json::parse(R"({"batch":1,"seq":4,"kv_seq":4,"d_model":8,"heads":2,"head_dim":4,"d_in":8,
+        CHECK(cfg == parse_ordered_json(R"({"batch":1,"seq":4,"kv_seq":4,"d_model":8,"heads":2,"head_dim":4,"d_in":8,
                                     "d_kv_in":8,"cross":false,"qkv_bias":true,"out_proj":true,"seed":0,
                                     "mask":"none","fill":"-inf"})"));
     }
@@ -338,7 +313,7 @@ TEST_CASE("the config block") {
         const json cfg = render_parsed(run(c)).at("config");
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "fill"});
-        CHECK(cfg == json::parse(R"({"batch":2,"seq":4,"kv_seq":6,"d_model":8,"heads":2,"head_dim":4,"d_in":8,
+        CHECK(cfg == parse_ordered_json(R"({"batch":2,"seq":4,"kv_seq":6,"d_model":8,"heads":2,"head_dim":4,"d_in":8,
                                     "d_kv_in":3,"cross":true,"qkv_bias":false,"out_proj":false,"seed":7,
                                     "mask":"causal","fill":-1e9})"));
     }
@@ -348,7 +323,7 @@ TEST_CASE("the config block") {
         const json cfg = render_parsed(run(c)).at("config");
         REQUIRE(cfg.at("fill").is_number());
         CHECK(bits(static_cast<float>(cfg.at("fill").get<double>())) == bits(-0.1f));
-        CHECK(cfg.at("fill").dump() == "-0.1");  // its shortest form, not -0.10000000149011612
+        CHECK(json_text(cfg.at("fill")) == "-0.1");  // its shortest form, not -0.10000000149011612
     }
     SUBCASE("lengths, window, mask_seed and mask_keep only when those masks are on") {
         c.batch = 2;
@@ -406,7 +381,7 @@ TEST_CASE("the config block") {
     SUBCASE("config_to_json is the same block") {
         c.mask.window = true;
         c.mask.window_size = 2;
-        CHECK(render_parsed(run(c)).at("config") == json::parse(attn::config_to_json(c).dump()));
+        CHECK(render_parsed(run(c)).at("config") == parse_ordered_json(json_text(attn::config_to_json(c))));
     }
 }
 
@@ -441,7 +416,7 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
         CHECK(line.back() == '\n');
         CHECK(line.find('\n') == line.size() - 1);
         CHECK(line.rfind("{\"name\":\"" + std::string(s.name()) + "\",", 0) == 0);
-        const json j = json::parse(line);
+        const json j = parse_ordered_json(line);
         if (s.name() == "softmax")
             CHECK(keys(j) == names{"name", "step", "title", "formula", "warnings", "tensors"});
         else

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/render/render_json.hpp"
-#include "../compute/strides_fixture.hpp"
+#include "support.hpp"
 
 TEST_SUITE("render_json") {
 
@@ -20,7 +20,7 @@ TEST_CASE("strides and contiguity in the JSON equal PyTorch's at every step") {
         CAPTURE(case_name);
         std::ostringstream out;
         attn::render_json(strides_fixture::run(c), attn::render_options{}, out);
-        const auto doc = strides_fixture::json::parse(out.str());
+        const auto doc = parse_ordered_json(out.str());
         const auto& stages = doc.at("stages");
 
         std::vector<std::string> stage_names, expected_names;  // the same stages, in the same order

@@ -13,6 +13,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/render/render_row.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -25,14 +26,6 @@ using attn::trace;
 constexpr float not_a_number = std::numeric_limits<float>::quiet_NaN();
 
 const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
-
-stage make_stage(std::string_view name, std::vector<tensor> tensors) {
-    stage s;
-    s.info = attn::find_stage_info(name);
-    REQUIRE(s.info != nullptr);
-    s.tensors = std::move(tensors);
-    return s;
-}
 
 /// `n` full blocks.
 std::string blocks(std::size_t n) {

@@ -12,6 +12,7 @@
 #include "attn/compute/attention.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/render/render_table.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -24,14 +25,6 @@ using attn::trace;
 constexpr float inf = std::numeric_limits<float>::infinity();
 
 const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
-
-stage make_stage(std::string_view name, std::vector<tensor> tensors) {
-    stage s;
-    s.info = attn::find_stage_info(name);
-    REQUIRE(s.info != nullptr);
-    s.tensors = std::move(tensors);
-    return s;
-}
 
 trace make_trace(std::vector<stage> stages) {
     trace t;

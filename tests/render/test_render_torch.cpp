@@ -6,8 +6,6 @@
 // must match character for character.
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -18,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/render/render_torch.hpp"
+#include "support.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
 using attn::element_type;
 using attn::render_options;
 using attn::sci_mode;
@@ -29,8 +27,6 @@ using attn::tensor;
 using json = nlohmann::json;
 
 constexpr float inf = std::numeric_limits<float>::infinity();
-
-const fs::path fixture_path = fs::path(ATTN_REFERENCE_DIR) / "torch_print.json";
 
 std::string print(const xt::xarray<float>& values, const render_options& options = {}) {
     return attn::format_torch({"t", {}, values}, options);
@@ -69,12 +65,6 @@ render_options options_from_json(const json& o) {
     const json& sci = o.at("sci_mode");
     options.notation = sci.is_null() ? sci_mode::automatic : sci.get<bool>() ? sci_mode::on : sci_mode::off;
     return options;
-}
-
-json load_fixture() {
-    std::ifstream in(fixture_path);
-    if (!in) throw std::runtime_error("cannot open " + fixture_path.string());
-    return json::parse(in);
 }
 
 /// Where two texts first differ: "line 3, column 12" and both lines.
@@ -193,7 +183,7 @@ TEST_CASE("render_torch: a header per tensor, only the stages asked for") {
 }
 
 TEST_CASE("every case of torch_print.json prints as torch printed it") {
-    const json cases = load_fixture();
+    const json cases = read_json(reference_path("torch_print.json"));
     CHECK(cases.size() >= 60);
     for (const json& c : cases) {
         const std::string name = c.at("name").get<std::string>();

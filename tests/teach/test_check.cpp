@@ -17,7 +17,7 @@
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/teach/check.hpp"
-#include "../compute/mistake_fixtures.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -29,17 +29,9 @@ attn::config seed24() {
     return c;
 }
 
-attn::loaded_tensor answer_of(xt::xarray<float> values) {
-    attn::loaded_tensor t;
-    t.shape.assign(values.shape().begin(), values.shape().end());
-    t.values = std::move(values);
-    return t;
-}
-
 /// The right run's tensor (what the PyTorch fixtures' right answers equal, test_mistakes.cpp).
 xt::xarray<float> right_tensor(const attn::config& c, const std::string& stage, const std::string& tensor) {
-    const attn::trace t = attn::compute_trace(c, attn::draw_inputs(c));
-    return t.find(stage)->at(tensor).values;
+    return run(c).find(stage)->at(tensor).values;
 }
 
 attn::check_report check(const attn::config& c, const std::string& stage, const std::string& tensor,

@@ -15,6 +15,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/teach/exercise.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -33,14 +34,6 @@ xt::xarray<float> given(const attn::exercise_variant& v, const std::string& name
         if (g.name == name) return g.values.values;
     FAIL("no given tensor " << name);
     return {};
-}
-
-/// An answer as a file would bring it.
-attn::loaded_tensor answer_of(const xt::xarray<float>& values) {
-    attn::loaded_tensor t;
-    t.shape.assign(values.shape().begin(), values.shape().end());
-    t.values = values;
-    return t;
 }
 
 /// Q·Kᵀ per batch item and head: [B,H,Sq,dk] · [B,H,Sk,dk] -> [B,H,Sq,Sk], by loops.

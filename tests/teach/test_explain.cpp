@@ -5,7 +5,6 @@
 //     (tests/reference/explain_layouts.json: strides, contiguity, matmul's copies);
 //   - the key lines of seed notebook 000's shape, written out here.
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <string>
 #include <string_view>
@@ -20,6 +19,7 @@
 #include "attn/compute/trace.hpp"
 #include "attn/teach/explain.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -46,15 +46,15 @@ attn::config notebook_config() {
     return c;
 }
 
-attn::trace run(const attn::config& c) {
-    attn::validate(c);
+/// The trace of `c`; a run that starts at the projections gets Q, K and V of ones.
+attn::trace traced(const attn::config& c) {
     attn::given_inputs given;
     if (c.from_projections) {
         const std::size_t B = c.batch, Sq = c.seq, Sk = c.kv_seq, D = c.d_model;
         given.qkv = attn::projections{xt::ones<float>({B, Sq, D}), xt::ones<float>({B, Sk, D}),
                                       xt::ones<float>({B, Sk, D})};
     }
-    return attn::compute_trace(c, attn::draw_inputs(c, std::move(given)));
+    return run(c, std::move(given));
 }
 
 sizes shape_of(const attn::tensor& t) { return {t.values.shape().begin(), t.values.shape().end()}; }
@@ -227,7 +227,7 @@ TEST_SUITE("explain") {
             const auto& [name, c] = variant;
             const std::string variant_name = name;
             CAPTURE(variant_name);
-            const attn::trace t = run(c);
+            const attn::trace t = traced(c);
             check_shapes_named(c, t);
             check_einsums(c, t);
         }
@@ -238,7 +238,7 @@ TEST_SUITE("explain") {
             const auto& [name, c] = variant;
             const std::string variant_name = name;
             CAPTURE(variant_name);
-            for (const attn::stage& s : run(c).stages) {
+            for (const attn::stage& s : traced(c).stages) {
                 CAPTURE(s.name());
                 const attn::stage_explanation e = attn::explain_stage(c, s.name());
                 CHECK(e.symbols == attn::stage_formula(c, s.name()));
@@ -251,13 +251,11 @@ TEST_SUITE("explain") {
     }
 
     TEST_CASE("the memory texts say what PyTorch 1.13 does, shape by shape") {
-        std::ifstream in(std::string(ATTN_REFERENCE_DIR) + "/explain_layouts.json");
-        REQUIRE(in.good());
-        const nlohmann::json reference = nlohmann::json::parse(in);
+        const nlohmann::json reference = read_json(reference_path("explain_layouts.json"));
         REQUIRE(reference["cases"].size() == 10);
         for (const auto& lc : reference["cases"]) {
             const attn::config c = layout_config(lc);
-            CAPTURE(lc.dump().substr(0, 60));
+            CAPTURE(json_text(lc).substr(0, 60));
             const auto stride = [](const nlohmann::json& layout) {
                 return listed(layout["stride"].get<sizes>(), "(", ", ", ")");
             };
