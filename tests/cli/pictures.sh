@@ -50,7 +50,7 @@ check "one grid per batch item and head" test "$(grep -o 'batch [01], head [0-3]
 check "query and key labels" grep -q '^  query 0 ██ · · · ·' "$work/heatmap.txt"
 check "... keys numbered over the columns" grep -q '      key  0 1 2 3 4' "$work/heatmap.txt"
 check "a legend with the min, the shade ramp, the max and the masked mark" \
-  grep -qx '  0.0671 \[  ░░▒▒▓▓██\] 1.0000    · masked' "$work/heatmap.txt"
+  grep -qx '  0.0000 \[  ░░▒▒▓▓██\] 1.0000    · masked' "$work/heatmap.txt"
 expect_ok "--color always in a pipe" trace "${notebook[@]}" --format heatmap --color always
 check "... colours" grep -q "$esc\[48;2;" "$work/out"
 

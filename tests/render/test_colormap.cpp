@@ -84,13 +84,14 @@ TEST_SUITE("value scale") {
         CHECK(attn::value_scale{0.0f, 0.0f}.position(3.0f) == 0.5);
     }
 
-    TEST_CASE("shade levels split [0, 1] into equal parts, the top one closed") {
-        CHECK(attn::shade_level(0.0, 5) == 0);
-        CHECK(attn::shade_level(0.19, 5) == 0);
-        CHECK(attn::shade_level(0.2, 5) == 1);
+    TEST_CASE("shade levels: blank at the low end only, equal parts of (0, 1] above it") {
+        CHECK(attn::shade_level(0.0, 5) == 0);  // the low end itself: blank
+        CHECK(attn::shade_level(0.01, 5) == 1);  // anything above it shows
+        CHECK(attn::shade_level(0.25, 5) == 1);
+        CHECK(attn::shade_level(0.26, 5) == 2);
         CHECK(attn::shade_level(0.5, 5) == 2);
-        CHECK(attn::shade_level(0.79, 5) == 3);
-        CHECK(attn::shade_level(0.8, 5) == 4);
+        CHECK(attn::shade_level(0.75, 5) == 3);
+        CHECK(attn::shade_level(0.76, 5) == 4);
         CHECK(attn::shade_level(1.0, 5) == 4);
         CHECK(attn::shade_level(-1.0, 5) == 0);
         CHECK(attn::shade_level(2.0, 5) == 4);

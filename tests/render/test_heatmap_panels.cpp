@@ -123,7 +123,7 @@ TEST_SUITE("heatmap panels") {
         CHECK_FALSE(weights.has(cell_kind::neg_inf));
     }
 
-    TEST_CASE("one scale per tensor over its drawn finite values that are not masked") {
+    TEST_CASE("one scale per tensor over its drawn finite values that are not masked; weights on 0 .. 1") {
         const attn::trace t = make_trace();
         const auto hs = attn::heatmap::collect(t, {}, 64);
         const auto& masked = find(hs, "masked.masked");  // the -1e9 fill is left out
@@ -135,9 +135,9 @@ TEST_SUITE("heatmap panels") {
         const auto& mask = find(hs, "mask.mask");  // booleans: false low, true high
         CHECK(mask.scale.lo == 0.0f);
         CHECK(mask.scale.hi == 1.0f);
-        const auto& weights = find(hs, "softmax.weights");  // batch 0's 0.5, the rest masked or NaN
-        CHECK(weights.scale.lo == 0.5f);
-        CHECK(weights.scale.hi == 0.5f);
+        const auto& weights = find(hs, "softmax.weights");  // batch 0's 0.5, the rest masked or NaN:
+        CHECK(weights.scale.lo == 0.0f);                     // shares of 1, drawn on 0 .. 1 all the same
+        CHECK(weights.scale.hi == 1.0f);
     }
 
     TEST_CASE("--batch-index and --head keep that item and head; the mask ignores --head") {

@@ -37,8 +37,8 @@ TEST_SUITE("heatmap terminal") {
         attn::render_options options;
         options.stages = {"softmax"};
         const std::string text = render(causal_trace(), options);
-        // The scale runs from 0.25 to 1 (the masked zeros are left out): 1 is the top
-        // shade, 0.5 is a third of the way up (the second shade), 0.25 the blank one.
+        // Weights are drawn on 0 .. 1 whatever the run's range: 1 is the top shade, 0.5 the
+        // middle one, 0.25 the first above the blank (which only 0 itself would get).
         const std::string expected =
             "── 10 · softmax ── attention weights: softmax over the key axis (last)\n"
             "   weights = softmax(scaled, dim=-1)\n"
@@ -47,9 +47,9 @@ TEST_SUITE("heatmap terminal") {
             "  batch 0, head 0\n"
             "      key  0 1 2\n"
             "  query 0 ██ · ·\n"
-            "        1 ░░░░ ·\n"
-            "        2     ░░\n"
-            "  0.2500 [  ░░▒▒▓▓██] 1.0000    · masked\n";
+            "        1 ▒▒▒▒ ·\n"
+            "        2 ░░░░▒▒\n"
+            "  0.0000 [  ░░▒▒▓▓██] 1.0000    · masked\n";
         REQUIRE(text.find("──") != std::string::npos);
         CHECK(text.substr(text.find("──")) == expected);
         CHECK(text.find('\x1b') == std::string::npos);
@@ -73,7 +73,7 @@ TEST_SUITE("heatmap terminal") {
         options.color = true;
         const std::string text = render(causal_trace(), options);
         CHECK(text.find("\x1b[48;2;253;231;37m  \x1b[0m") != std::string::npos);   // weight 1: the top
-        CHECK(text.find("\x1b[48;2;68;1;84m  \x1b[0m") != std::string::npos);      // 0.25: the bottom, #440154
+        CHECK(text.find("\x1b[48;2;68;1;84m  \x1b[0m") != std::string::npos);      // the legend's 0: the bottom, #440154
         CHECK(text.find("\x1b[38;2;128;128;128m ·\x1b[0m") != std::string::npos);  // masked, grey
         CHECK(text.find("░") == std::string::npos);
     }

@@ -58,8 +58,9 @@ double value_scale::position(float v) const {
 }
 
 int shade_level(double position, int levels) {
-    const int level = static_cast<int>(std::floor(std::clamp(position, 0.0, 1.0) * levels));
-    return std::min(level, levels - 1);
+    if (position <= 0.0) return 0;
+    const int level = static_cast<int>(std::ceil(std::min(position, 1.0) * (levels - 1)));
+    return std::clamp(level, 1, levels - 1);
 }
 
 }  // namespace attn

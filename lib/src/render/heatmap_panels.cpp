@@ -63,8 +63,11 @@ std::vector<panel> panels_of(const tensor& x, const render_options& options, std
     return panels;
 }
 
-/// The scale and the kinds of cell present, over every drawn cell.
-void survey(tensor_heatmap& h) {
+/// The scale and the kinds of cell present, over every drawn cell. Attention weights
+/// are shares of 1: they are drawn on 0 .. 1 (after dropout, 0 .. 1/(1-p)) whatever
+/// this run's range, so that 0.47 and 0.53 look alike, as they are. Other tensors
+/// are drawn on their own range.
+void survey(tensor_heatmap& h, const config& c) {
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
     for (const panel& p : h.panels)
         for (std::size_t i : p.queries)
@@ -75,8 +78,13 @@ void survey(tensor_heatmap& h) {
                 lo = std::min(lo, h.at(p, i, j));
                 hi = std::max(hi, h.at(p, i, j));
             }
+    const bool weights = !h.boolean() && (h.from->id() == stage_id::softmax || h.from->id() == stage_id::dropout);
     if (h.boolean())
         h.scale = {0.0f, 1.0f};  // false at the low end, true at the high end
+    else if (weights && h.from->id() == stage_id::dropout)
+        h.scale = {0.0f, static_cast<float>(1.0 / (1.0 - c.dropout.p))};
+    else if (weights)
+        h.scale = {0.0f, 1.0f};
     else if (lo <= hi)
         h.scale = {lo, hi};
     else
@@ -156,7 +164,7 @@ std::vector<tensor_heatmap> collect(const trace& t, const render_options& option
             h.panels = panels_of(x, options, max_side);
             h.panels_in_view = h.panels.size();
             if (!options.full && h.panels.size() > max_panels) h.panels.resize(max_panels);
-            survey(h);
+            survey(h, t.cfg);
             heatmaps.push_back(std::move(h));
         }
     }

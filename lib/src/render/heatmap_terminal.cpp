@@ -194,7 +194,7 @@ void print_legend(std::ostream& out, const heatmap::tensor_heatmap& h, const ren
             for (int k = 0; k < steps; ++k) add_value_cell(line, k / double(steps - 1), true);
         } else {
             line.add("[");
-            for (int k = 0; k < shade_levels; ++k) add_value_cell(line, (k + 0.5) / shade_levels, false);
+            for (int k = 0; k < shade_levels; ++k) add_value_cell(line, static_cast<double>(k) / (shade_levels - 1), false);
             line.add("]");
         }
         line.add(" " + heatmap::number_text(h.scale.hi, options.precision) + "   ");

@@ -33,7 +33,8 @@ struct value_scale {
 };
 
 /// The shade (0 .. levels-1) of a position in [0, 1], for ramps of `levels` steps
-/// such as ' ░▒▓█': equal parts of [0, 1], the top one closed.
+/// such as ' ░▒▓█': 0 (a blank) for the low end itself, and equal parts of (0, 1] for
+/// the others, so that a small value above the low end is never drawn blank.
 int shade_level(double position, int levels);
 
 }  // namespace attn
