@@ -67,7 +67,7 @@ check "the ! lines come right after the heading and formula" test "$(sed -n 3p "
 check "... all three before the tensor" test "$(sed -n 6p "$work/softmax" | cut -c1-8)" = 'weights '
 expect_ok "a finite fill" trace --batch 2 --seq 3 --mask padding --lengths 3,0 --fill -1e9 --stage softmax
 check "uniform, the fill as typed" grep -qx \
-  '   ! batch 1, query 0: no key may be attended, so its weights are uniform (fill -1e9)' "$work/out"
+  '   ! batch 1, query 0: no key may be attended, so its weights are uniform (fill -1e9), and its context is the plain mean of V' "$work/out"
 expect_ok "many empty rows" trace --batch 2 --mask padding --lengths 3,0 --stage softmax
 check "more than three rows: one summary on stderr" grep -qx \
   'attn: warning: no key may be attended in batch 1 queries 0..3: their weights are NaN (the fill is -inf; PyTorch gives NaN too)' \

@@ -467,7 +467,7 @@ TEST_CASE("rows with no allowed key: warnings name them, weights NaN with -inf, 
         c.fill_text = "-1e9";
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 3);
-        CHECK(t.warnings[2].text == "batch 1, query 2: no key may be attended, so its weights are uniform (fill -1e9)");
+        CHECK(t.warnings[2].text == "batch 1, query 2: no key may be attended, so its weights are uniform (fill -1e9), and its context is the plain mean of V");
         const auto& w = stage_of(t, "softmax").at("weights").values;
         for (std::size_t h = 0; h < 2; ++h)
             for (std::size_t i = 0; i < 3; ++i)
@@ -480,7 +480,7 @@ TEST_CASE("rows with no allowed key: warnings name them, weights NaN with -inf, 
         const attn::trace t = run(c);
         REQUIRE(t.warnings.size() == 1);
         CHECK(t.warnings[0].text ==
-              "no key may be attended in batch 1 queries 0..3: their weights are uniform (the fill -1e+09 is finite)");
+              "no key may be attended in batch 1 queries 0..3: their weights are uniform (the fill -1e+09 is finite), and their context is the plain mean of V");
     }
     SUBCASE("only the empty rows are named (causal + padding + window)") {
         c.mask.causal = true;

@@ -163,10 +163,11 @@ std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const config& c, con
 void warn_empty_rows(const mask_rows& mask, const config& c, warning_list& out) {
     const auto rows = empty_rows(c, mask);
     if (rows.empty()) return;
-    // what softmax makes of such a row: 0 with --safe-softmax, else NaN for -inf, uniform for a finite fill
+    // what softmax makes of such a row: 0 with --safe-softmax, else NaN for -inf, uniform for a finite
+    // fill (and then weights·V averages every value: the row's context is the mean of V)
     const std::string becomes = c.safe_softmax ? "0 (--safe-softmax)"
                                 : std::isinf(c.fill) ? "NaN (fill " + fill_text(c) + ")"
-                                                     : "uniform (fill " + fill_text(c) + ")";
+                                                     : "uniform (fill " + fill_text(c) + "), and its context is the plain mean of V";
     if (rows.size() <= rows_named_one_by_one) {
         for (const auto& [b, i] : rows)
             out.push_back({"softmax", "batch " + std::to_string(b) + ", query " + std::to_string(i) +
@@ -191,7 +192,8 @@ void warn_empty_rows(const mask_rows& mask, const config& c, warning_list& out) 
     out.push_back({"softmax", "no key may be attended in " + names + ": their weights are " +
                                   (c.safe_softmax       ? std::string("0 (--safe-softmax)")
                                    : std::isinf(c.fill) ? std::string("NaN (the fill is -inf; PyTorch gives NaN too)")
-                                                        : "uniform (the fill " + fill_text(c) + " is finite)")});
+                                                        : "uniform (the fill " + fill_text(c) +
+                                                              " is finite), and their context is the plain mean of V")});
 }
 
 }  // namespace attn
