@@ -328,14 +328,16 @@ void choose_picture_stages(const trace_options& o, attn::render_options& view) {
 }
 
 /// The run's work, stage by stage, in seconds on this machine: measured speeds when the
-/// run may take long (measuring costs a few milliseconds), else nominal ones (the shares
-/// are what the progress line counts). `measured` says which.
-std::vector<progress_step> work_steps(const attn::config& c, const attn::stage_plan& plan, bool& measured) {
+/// run may take long and someone will be told (`told`: measuring costs a few
+/// milliseconds), else nominal ones (the shares are what the progress line counts).
+/// `measured` says which.
+std::vector<progress_step> work_steps(const attn::config& c, const attn::stage_plan& plan, bool told,
+                                      bool& measured) {
     const std::vector<attn::stage_work> work = attn::estimate_work(c, plan);
     attn::machine_speed speed{2e11, 4e8, 2e9};  // a fast machine's: products, draws, elementwise
     double seconds = 0;
     for (const attn::stage_work& w : work) seconds += attn::seconds_of(w.cost, speed);
-    measured = seconds > 1;
+    measured = told && seconds > 1;
     if (measured) speed = attn::measure_speed();
     std::vector<progress_step> steps;
     for (const attn::stage_work& w : work)
@@ -392,8 +394,8 @@ void run_trace(const trace_options& o, const flag_given& given) {
     std::ostream& out = file ? file->stream() : std::cout;
 
     bool measured = false;
-    std::vector<progress_step> steps = work_steps(c, plan, measured);
-    if (measured && !o.quiet) say_if_long(steps);
+    std::vector<progress_step> steps = work_steps(c, plan, !o.quiet, measured);
+    if (measured) say_if_long(steps);
     progress_line progress(progress_wanted(o.quiet), std::move(steps));
     attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
