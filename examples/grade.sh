@@ -1,56 +1,173 @@
 #!/usr/bin/env bash
-# Grades a folder of handed-out exercises (see classroom.sh): one folder per student,
-# as `attn exercise show N --student ID --out DIR/ID` made it, with the student's
-# answer saved next to the given tensors as DIR/ID/answer.npy (or answer.json).
+# Grades a class: one folder per student, as `attn exercise show N --student ID --out
+# DIR/ID` made it, with the student's answer saved beside the handed-out tensors as
+# answer.npy (or answer.json). For a lab of several exercises, one folder per exercise
+# inside the student's: DIR/ID/NAME/ (`--out DIR/ID/NAME`).
 #
-#   examples/grade.sh class          a table: who passed; for each failure the diagnosis
-#   examples/grade.sh --json class   the same as one JSON document, for a gradebook
+#   examples/grade.sh class                     a table: who passed; each failure's diagnosis
+#   examples/grade.sh --json class              the same as one JSON document
+#   examples/grade.sh --csv class > grades.csv  a gradebook: one row per student and exercise
+#   examples/grade.sh --roster roster.txt class  who is expected (one ID per line)
+#   examples/grade.sh --exercise 7 class        which exercise was handed out
 #
-# Each answer is graded by `attn exercise check N --student ID --answer FILE`
-# against that student's own numbers (N and ID come from DIR/ID/exercise.json).
-# Exit status: 0 when every folder was graded (pass or fail), 2 for bad usage.
+# Identity comes from the folder's name, never from exercise.json, which the student can
+# edit: DIR/bob/ is graded against bob's own numbers whatever its exercise.json says, and
+# what exercise.json says otherwise is noted. --exercise N and --roster FILE take the
+# rest of the truth from the teacher too. Every folder gets its own row: a missing
+# answer, an unreadable one (the reason says why and how to save it) or a folder that is
+# not a handout does not stop the others. Two students handing in the same file are
+# noted. With ATTN_CLASS_SECRET set, grade with the secret the handouts were made with.
+#
+# Each answer is graded by `attn exercise check N --student ID --answer FILE`.
+# Exit status: 0 when every folder was graded (whatever the grades), 2 for bad usage.
 # run.sh: not an example on its own (classroom.sh runs it)
 set -euo pipefail
 
-json=0
-if [ "${1:-}" = --json ]; then json=1; shift; fi
-dir=${1:?usage: grade.sh [--json] DIR (a folder of student folders made by attn exercise show --out)}
+usage() {
+  echo "usage: grade.sh [--json | --csv] [--roster FILE] [--exercise N] DIR" >&2
+  echo "  DIR: one folder per student, made by attn exercise show N --student ID --out DIR/ID" >&2
+}
 
-results='[]'
-for folder in "$dir"/*/; do
-  folder=${folder%/}
-  [ -f "$folder/exercise.json" ] || continue
-  number=$(jq -r .number "$folder/exercise.json")
-  student=$(jq -r .student "$folder/exercise.json")
-  answer=
+format=table roster= expected=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --json) format=json ;;
+    --csv) format=csv ;;
+    --roster) roster=${2:-}; shift ;;
+    --exercise) expected=${2:-}; shift ;;
+    -h | --help) usage; exit 0 ;;
+    -*) echo "grade.sh: unknown option $1" >&2; usage; exit 2 ;;
+    *) break ;;
+  esac
+  shift
+done
+if [ $# -ne 1 ]; then usage; exit 2; fi
+dir=${1%/}
+[ -d "$dir" ] || { echo "grade.sh: $dir is not a folder" >&2; exit 2; }
+if ! command -v attn >/dev/null; then
+  echo "grade.sh: attn is not on PATH (build it, then PATH=\"\$PWD/build:\$PATH\")" >&2; exit 2
+fi
+if [ -n "$roster" ] && [ ! -f "$roster" ]; then
+  echo "grade.sh: --roster $roster: no such file" >&2; exit 2
+fi
+if [ -n "$expected" ] && ! [[ $expected =~ ^[0-9]+$ ]]; then
+  echo "grade.sh: --exercise $expected: expected an exercise number (attn exercise list)" >&2; exit 2
+fi
+
+rows=$(mktemp)
+trap 'rm -f "$rows"' EXIT
+
+# row STUDENT EXERCISE GRADE ID MESSAGE ANSWER NOTES_JSON: one line of JSON in $rows
+row() {
+  jq -nc --arg s "$1" --arg n "$2" --arg g "$3" --arg id "$4" --arg m "$5" --arg a "$6" \
+    --argjson notes "$7" \
+    '{student: $s, exercise: (if $n == "" then null else ($n | tonumber) end), grade: $g,
+      diagnosis: (if $id == "" then null else {id: $id, message: $m} end),
+      notes: $notes, answer: $a}' >>"$rows"
+}
+
+# grade_handout ID FOLDER: one row for the handout in FOLDER, graded as student ID
+grade_handout() {
+  local id=$1 folder=$2 notes='[]' number= said_number= said_student=
+  if ! said_number=$(jq -er '.number | numbers' "$folder/exercise.json" 2>/dev/null); then
+    said_number=
+  fi
+  said_student=$(jq -r '.student // empty' "$folder/exercise.json" 2>/dev/null || true)
+  number=${expected:-$said_number}
+  if [ -n "$expected" ] && [ -n "$said_number" ] && [ "$said_number" != "$expected" ]; then
+    notes=$(jq -c --arg n "$said_number" '. + ["exercise.json says exercise \($n)"]' <<<"$notes")
+  fi
+  if [ -n "$said_student" ] && [ "$said_student" != "$id" ]; then
+    notes=$(jq -c --arg s "$said_student" '. + ["exercise.json names student \($s)"]' <<<"$notes")
+  fi
+  if [ -z "$number" ]; then
+    row "$id" "" error unreadable_handout "$folder/exercise.json is not a handout's exercise.json; give --exercise N" "" "$notes"
+    return
+  fi
+  local answer=
   for candidate in "$folder/answer.npy" "$folder/answer.json"; do
     if [ -f "$candidate" ]; then answer=$candidate; break; fi
   done
   if [ -z "$answer" ]; then
-    result=$(jq -nc --arg s "$student" --argjson n "$number" \
-      '{student: $s, exercise: $n, grade: "missing", diagnosis: {id: "no_answer", message: "no answer.npy or answer.json"}}')
-  else
-    # exit 0: a match, 1: a mismatch (its report on stdout), 2: usage
-    status=0
-    report=$(attn exercise check "$number" --student "$student" --answer "$answer" --format json) || status=$?
-    if [ "$status" -gt 1 ] || [ -z "$report" ]; then
-      echo "grade.sh: cannot grade $folder (attn exit $status)" >&2
-      exit 2
-    fi
-    result=$(jq -c --arg s "$student" --argjson n "$number" \
-      '{student: $s, exercise: $n, grade: (if .match then "pass" else "fail" end), diagnosis}' <<<"$report")
+    row "$id" "$number" missing no_answer "no answer.npy or answer.json" "" "$notes"
+    return
   fi
-  results=$(jq -c --argjson r "$result" '. + [$r]' <<<"$results")
+  # exit 0: a match, 1: a mismatch (its report on stdout) or an unreadable answer (stderr)
+  local status=0 report errors
+  errors=$(mktemp)
+  report=$(attn exercise check "$number" --student "$id" --answer "$answer" --format json 2>"$errors") || status=$?
+  local reason
+  reason=$(sed -n '1s/^attn: error: //p' "$errors")
+  rm -f "$errors"
+  if [ -n "$report" ] && [ "$status" -le 1 ]; then
+    jq -c --arg s "$id" --argjson n "$number" --argjson notes "$notes" --arg a "$answer" \
+      '{student: $s, exercise: $n, grade: (if .match then "pass" else "fail" end), diagnosis,
+        notes: $notes, answer: $a}' <<<"$report" >>"$rows"
+  elif [ "$status" -eq 1 ]; then
+    row "$id" "$number" unreadable unreadable_answer "${reason:-attn could not read it}" "$answer" "$notes"
+  else
+    row "$id" "$number" error cannot_grade "${reason:-attn exercise check exited $status}" "$answer" "$notes"
+  fi
+}
+
+shopt -s nullglob
+for folder in "$dir"/*/; do
+  folder=${folder%/}
+  id=${folder##*/}
+  if [ -f "$folder/exercise.json" ]; then
+    grade_handout "$id" "$folder"
+  else
+    handouts=("$folder"/*/exercise.json)
+    if [ ${#handouts[@]} -eq 0 ]; then
+      row "$id" "$expected" missing no_handout "no exercise.json in $folder" "" '[]'
+    fi
+    for handout in "${handouts[@]}"; do grade_handout "$id" "${handout%/exercise.json}"; done
+  fi
 done
 
-if [ "$json" = 1 ]; then
-  jq '{students: ., passed: map(select(.grade == "pass")) | length, total: length}' <<<"$results"
-else
-  # one line per student, the columns padded to the longest entry
-  jq -r 'def pad($n): . + ([range($n - length)] | map(" ") | add // "");
-         (map(.student | length) + [7] | max) as $w
-         | ("student" | pad($w)) + "  grade    diagnosis",
-           (.[] | (.student | pad($w)) + "  " + (.grade | pad(7)) + "  "
-                  + (if .diagnosis then .diagnosis.id + ": " + .diagnosis.message else "-" end))' <<<"$results"
-  jq -r '"\(map(select(.grade == "pass")) | length) of \(length) passed"' <<<"$results"
+# The roster: who has no folder, and which folders are nobody's on it.
+if [ -n "$roster" ]; then
+  listed=$(grep -v '^[[:space:]]*\(#\|$\)' "$roster" | tr -d '[:blank:]\r' || true)
+  for id in $listed; do
+    [ -d "$dir/$id" ] || row "$id" "$expected" missing no_folder "no folder $dir/$id" "" '[]'
+  done
+  listed_json=$(jq -Rn '[inputs]' <<<"$listed")
+  jq -c --argjson listed "$listed_json" \
+    '.student as $s | if ($listed | index($s)) then . else .notes += ["not on the roster"] end' "$rows" >"$rows.new"
+  mv "$rows.new" "$rows"
 fi
+
+# Two students, one file: note each with the others who handed in the same bytes.
+results=$(jq -s '.' "$rows")
+jq -r '.[] | select(.answer != "") | .answer' <<<"$results" | while IFS= read -r answer; do
+  printf '%s\t%s\n' "$answer" "$(cksum <"$answer" | cut -d' ' -f1,2)"
+done | jq -Rn '[inputs | split("\t") | {answer: .[0], sum: .[1]}]' >"$rows.sums"
+results=$(jq --slurpfile sums "$rows.sums" '
+  ($sums[0] | map({(.answer): .sum}) | add // {}) as $sum
+  | . as $all
+  | map(. as $r
+        | ($all | map(select(.answer != "" and .student != $r.student and .exercise == $r.exercise
+                             and $sum[.answer] == $sum[$r.answer])) | map(.student)) as $same
+        | if $r.answer != "" and ($same | length) > 0
+          then .notes += ["handed in the same file as \($same | join(", "))"] else . end)
+  | sort_by(.student, .exercise) | map(del(.answer))' <<<"$results")
+rm -f "$rows.sums"
+
+case $format in
+  json)
+    jq '{students: ., passed: map(select(.grade == "pass")) | length, total: length}' <<<"$results" ;;
+  csv)
+    jq -r '["student", "exercise", "grade", "diagnosis", "message", "notes"],
+           (.[] | [.student, .exercise, .grade, .diagnosis.id, .diagnosis.message, (.notes | join("; "))])
+           | @csv' <<<"$results" ;;
+  table)
+    # one line per answer, the columns padded to the longest entry; notes below their row
+    jq -r 'def pad($n): . + ([range($n - length)] | map(" ") | add // "");
+           (map(.student | length) + [7] | max) as $w
+           | ("student" | pad($w)) + "  exercise  grade       diagnosis",
+             (.[] | (.student | pad($w)) + "  " + (.exercise // "-" | tostring | pad(8)) + "  "
+                    + (.grade | pad(10)) + "  "
+                    + (if .diagnosis then .diagnosis.id + ": " + .diagnosis.message else "-" end),
+                    (.notes[] | ("" | pad($w)) + "  note: " + .))' <<<"$results"
+    jq -r '"\(map(select(.grade == "pass")) | length) of \(length) passed"' <<<"$results" ;;
+esac

@@ -255,4 +255,52 @@ for n in $(seq 1 13); do
   done
 done
 
+# --- examples/grade.sh: a whole class, whatever each folder holds -------------------------
+# Identity from the folder's name, every folder its own row, what exercise.json or the roster
+# says otherwise noted; a lab folder (one subfolder per exercise) graded exercise by exercise.
+bin="$work/bin"; mkdir -p "$bin"; ln -s "$(cd "$(dirname "$attn")" && pwd)/$(basename "$attn")" "$bin/attn"
+grade() { PATH="$bin:$PATH" bash "$here/../../examples/grade.sh" "$@" >"$work/out" 2>"$work/err"; rc=$?; }
+class="$work/graded-class"
+for s in ann ben; do "$attn" exercise show 2 --student "$s" --out "$class/$s" >/dev/null; done
+"$attn" exercise show 2 --student ann --format json \
+  | jq '{format: "attn.trace/1", config: .config, stages: {}, warnings: []}' >"$work/ann.json"
+"$attn" trace --from "$work/ann.json" --stage scaled --format json \
+  | jq .stages.scaled.tensors.scaled.data >"$class/ann/answer.json"
+cp "$class/ann/answer.json" "$class/ben/answer.json"                      # ben copies ann's
+jq '.student = "ann" | .number = 1' "$class/ben/exercise.json" >"$work/edited.json"
+mv "$work/edited.json" "$class/ben/exercise.json"                         # and edits his handout
+"$attn" exercise show 2 --student cat --out "$class/cat" >/dev/null
+printf 'PK\003\004 not an npy' >"$class/cat/answer.npy"                   # torch.save'd, say
+mkdir -p "$class/dan"                                                     # no handout at all
+"$attn" exercise show 2 --student eve --out "$class/eve/lab-a" >/dev/null  # a lab of two
+"$attn" exercise show 7 --student eve --out "$class/eve/lab-b" >/dev/null
+printf 'ann\nben\ncat\ndan\n# eve joined late\nfay\n' >"$work/roster.txt"
+grade --json --roster "$work/roster.txt" --exercise 2 "$class"
+row() { jq -c --arg s "$1" --argjson n "${2:-null}" '.students[] | select(.student == $s and .exercise == $n)
+        | [.grade, (.diagnosis.id // "-")] + .notes' "$work/out"; }
+check_row() { local got; got=$(row "$1" "$2"); if [ "$got" = "$3" ]; then ok "grade.sh: $4"; else fail "grade.sh: $4" "$got"; fi; }
+if [ "$rc" -eq 0 ]; then ok "grade.sh grades the whole class (exit 0)"; else fail "grade.sh grades the whole class" "exit $rc: $(cat "$work/err")"; fi
+check_row ann 2 '["pass","-","handed in the same file as ben"]' "a right answer passes; the copy is noted"
+check_row ben 2 '["fail","unknown","exercise.json says exercise 1","exercise.json names student ann","handed in the same file as ann"]' \
+  "a copied answer is graded against the copier's numbers, and the edited handout noted"
+check_row cat 2 '["unreadable","unreadable_answer"]' "an unreadable answer is its own row"
+check_row dan 2 '["missing","no_handout"]' "a folder without a handout is its own row"
+if [ "$(jq '[.students[] | select(.student == "eve") | .notes | index("exercise.json says exercise 7") != null]' -c "$work/out")" = "[false,true]" ]
+then ok "grade.sh: with --exercise, a handout of another exercise is noted"
+else fail "grade.sh: with --exercise, a handout of another exercise is noted" "$(jq -c '.students[] | select(.student == "eve")' "$work/out")"; fi
+check_row fay 2 '["missing","no_folder"]' "a student on the roster without a folder is missing"
+if [ "$(jq '[.total, .passed]' -c "$work/out")" = "[7,1]" ]; then ok "grade.sh counts every row"; else fail "grade.sh counts every row" "$(jq -c '[.total, .passed]' "$work/out")"; fi
+grade --json "$class"
+check_row eve 2 '["missing","no_answer"]' "a lab's exercises are graded one by one (1)"
+check_row eve 7 '["missing","no_answer"]' "a lab's exercises are graded one by one (2)"
+grade --csv "$class"
+if [ "$(head -n 1 "$work/out")" = '"student","exercise","grade","diagnosis","message","notes"' ] && [ "$(wc -l <"$work/out")" -eq 7 ]; then
+  ok "grade.sh --csv writes a gradebook, one row per answer"; else fail "grade.sh --csv writes a gradebook" "$(cat "$work/out")"; fi
+expect_error_from grade "grade.sh without a folder is a usage error" 2 \
+  'usage: grade.sh [--json | --csv] [--roster FILE] [--exercise N] DIR'
+expect_error_from grade "grade.sh --exercise takes a number" 2 \
+  'grade.sh: --exercise x: expected an exercise number (attn exercise list)' --exercise x "$class"
+expect_error_from grade "grade.sh --roster names a file" 2 \
+  "grade.sh: --roster $work/none: no such file" --roster "$work/none" "$class"
+
 finish

@@ -5,7 +5,7 @@ that student was handed.
 
 Run with Debian's Python, which has torch 1.13, from the repository root:
 
-    for s in alice bob carol dave erin frank grace; do
+    for s in alice bob carol dave erin frank grace ivan; do
       build/attn exercise show 7 --student $s --out /tmp/class/$s
     done
     /usr/bin/python3 tests/reference/make_class_answers.py /tmp/class examples/classroom/answers
@@ -20,6 +20,7 @@ and CI need no torch. henry hands in nothing (the grader reports that too).
   erin        the mask's polarity flipped: masked_fill(mask == 1, -inf)          mask_inverted
   frank       / √D (the model width 8) instead of / √dk                         wrong_scale
   grace       K·Qᵀ instead of Q·Kᵀ                                              q_k_swapped
+  ivan        right, but saved with torch.save instead of np.save           (unreadable)
 """
 
 import math
@@ -39,6 +40,7 @@ MISTAKES = {
     "erin": "mask_inverted",
     "frank": "wrong_scale",
     "grace": "q_k_swapped",
+    "ivan": "torch_save",
 }
 
 
@@ -61,7 +63,11 @@ def main():
         q = torch.from_numpy(np.load(os.path.join(class_dir, student, "q.npy")))
         k = torch.from_numpy(np.load(os.path.join(class_dir, student, "k.npy")))
         os.makedirs(os.path.join(out_dir, student), exist_ok=True)
-        np.save(os.path.join(out_dir, student, "answer.npy"), weights(q, k, mistake).numpy())
+        path = os.path.join(out_dir, student, "answer.npy")
+        if mistake == "torch_save":
+            torch.save(weights(q, k, None), path)  # a zip of pickles, not a .npy
+        else:
+            np.save(path, weights(q, k, mistake).numpy())
         print(student, mistake or "right")
 
 
