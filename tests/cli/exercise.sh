@@ -17,6 +17,7 @@ trace_flags() {
            "--fill", (.fill_text // (.fill | tostring)) ]
          + (if .lengths then ["--lengths", (.lengths | map(tostring) | join(","))] else [] end)
          + (if .window then ["--window", .window] else [] end)
+         + (if .train then ["--dropout", .dropout, "--train", "--dropout-seed", .dropout_seed] else [] end)
          + (if .qkv_bias then [] else ["--no-qkv-bias"] end)
          + (if .out_proj then [] else ["--no-out-proj"] end) | map(tostring) | .[]' "$1"
 }
@@ -234,7 +235,7 @@ done
 # The wrong answer is the exercise's variant (here student zoe's) computed with the mistake made:
 # attn trace --mistake on a dump of the variant's config (the mistakes themselves are checked
 # against PyTorch-made answers in check.sh). exercise check must name the mistake.
-for n in $(seq 1 13); do
+for n in $(seq 1 "$("$attn" exercise list --format json | jq ".exercises | length")"); do
   ex="$work/ex.json"
   "$attn" exercise show "$n" --student zoe --format json >"$ex"
   jq '{format: "attn.trace/1", config: .config, stages: {}, warnings: []}' "$work/ex.json" >"$work/variant.json"
