@@ -256,6 +256,16 @@ for n in $(seq 1 "$("$attn" exercise list --format json | jq ".exercises | lengt
   done
 done
 
+# --- share/attn/exercise.schema.json describes every exercise file ---------------------------
+schema="$here/../../share/attn/exercise.schema.json"
+for file in "$here"/../../share/attn/exercises/*.json; do
+  problems=$(jq -r --slurpfile s "$schema" '
+    ($s[0].required - keys | map("no \(.)")) + (keys - ($s[0].properties | keys) | map("key \(.) not in the schema"))
+    + (.config | keys - ($s[0].properties.config.properties | keys) | map("config key \(.) not in the schema"))
+    | join(", ")' "$file")
+  if [ -z "$problems" ]; then ok "the schema describes $(basename "$file")"; else fail "the schema describes $(basename "$file")" "$problems"; fi
+done
+
 # --- examples/grade.sh: a whole class, whatever each folder holds -------------------------
 # Identity from the folder's name, every folder its own row, what exercise.json or the roster
 # says otherwise noted; a lab folder (one subfolder per exercise) graded exercise by exercise.
