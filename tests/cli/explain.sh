@@ -156,6 +156,21 @@ awk '/--explain --stage scores` prints/ {seen = 1; next} seen && /^```/ {if (ins
 check "README's --explain excerpt is there" test "$(wc -l <"$work/readme-block")" -ge 14
 check "README's --explain excerpt is real" diff "$work/readme-block" "$work/actual-block"
 
+# --- the README's lecture: each slide's output is what the program prints ------------------
+awk '/^## A lecture with attn/ {on = 1; next} on && /^## / {exit} on' "$readme" >"$work/lecture"
+{
+  "$attn" trace --heads 2 --stage view,transpose --explain
+  "$attn" mask --seq 4 --mask causal
+  "$attn" trace --heads 2 --mask causal --mistake softmax_axis --stage softmax --format json \
+    | jq .stages.softmax.tensors.weights.data >"$work/wrong.json"
+  "$attn" check --heads 2 --mask causal --stage softmax --answer "$work/wrong.json"
+} >"$work/lecture-actual" 2>/dev/null
+# the output lines inside the lecture's fences, without the commands and the "..."
+awk '/^   ```/ {inside = !inside; next} inside' "$work/lecture" | sed 's/^   //' \
+  | grep -v -e '^attn ' -e '^  | jq' -e '^\.\.\.$' >"$work/lecture-lines"
+check "README's lecture shows output" test "$(wc -l <"$work/lecture-lines")" -ge 5
+check "README's lecture output is real" test -z "$(grep -vxFf "$work/lecture-actual" "$work/lecture-lines")"
+
 # --- --help ------------------------------------------------------------------------------
 expect_ok "trace --help" trace --help
 check "--help lists --explain" grep -q -- "--explain" "$work/out"
