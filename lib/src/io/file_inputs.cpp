@@ -73,9 +73,8 @@ private:
 
 std::string flag_and_file(const char* flag, const std::string& path) { return std::string(flag) + " " + path; }
 
-/// One tensor from a .json or .npy file, or from an .npz: the array our own
-/// dumps call `dump_name` ("input.x"), else the archive's only array.
-/// Only that member is inflated.
+/// One tensor from a .json or .npy file, or from an .npz: the array our own dumps
+/// call `dump_name` ("input.x"), else the archive's only one (the only one inflated).
 loaded_tensor read_one_tensor(const std::string& what, const std::string& path, const std::string& dump_name,
                               read_budget* budget) {
     if (file_extension(path) != ".npz") return read_tensor_file(path, what, budget);
@@ -103,9 +102,8 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
                                        "); they will spread through the stages that use them"});
 }
 
-/// The arrays of a --params file by bare name ("w_q"): keys may carry the
-/// "params." prefix of our own dumps, whose other stages are skipped.
-/// In an .npz, the other stages of a dump are not inflated.
+/// The arrays of a --params file by bare name ("w_q"): keys may carry the "params."
+/// prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
 std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path,
                                                       read_budget* budget) {
     const std::string extension = file_extension(path);
@@ -214,8 +212,8 @@ void take_mask_sizes(const loaded_tensor& t, const std::string& what, size_table
 /// means self-attention over its keys).
 void resolve_sizes(config& c, const size_table& sizes, const config* r, bool key_padding_given) {
     c.batch = sizes.get_or(B, r ? r->batch : 1);
-    c.seq = sizes.get_or(Sq, r ? r->seq : key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4);
-    c.d_model = sizes.get_or(D, r ? r->d_model : sizes.known_from_file(Din) ? sizes.get(Din) : 8);
+    c.seq = sizes.get_or(Sq, r ? r->seq : (key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4));
+    c.d_model = sizes.get_or(D, r ? r->d_model : (sizes.known_from_file(Din) ? sizes.get(Din) : 8));
     c.d_in = sizes.get_or(Din, !r || r->d_in == r->d_model ? c.d_model : r->d_in);
     c.kv_seq = sizes.get_or(Sk, !r || r->kv_seq == r->seq ? c.seq : r->kv_seq);
     c.d_kv_in = sizes.get_or(Dkv, !r || r->d_kv_in == r->d_in ? c.d_in : r->d_kv_in);

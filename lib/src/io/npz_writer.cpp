@@ -87,9 +87,6 @@ void npz_writer::claim(const std::string& name) {
     if (!names_.insert(name).second) throw error(what_ + ": two .npz members are named " + name);
 }
 
-/// The extra field's bytes in a local header: a zip64 extra when sizes need it.
-std::size_t zip64_local_extra(std::uint64_t size) { return size >= max32 ? 20 : 0; }
-
 /// The fields a local and a central header share, from "version needed" to the sizes.
 void npz_writer::put_shared_fields(std::string& h, const entry& e, bool zip64, std::uint64_t size32) {
     u16(h, zip64 ? version_zip64 : version_plain);
@@ -111,7 +108,7 @@ void npz_writer::put_local_header(const entry& e) {
     std::string h;
     u32(h, local_header_signature);
     put_shared_fields(h, e, zip64, zip64 ? max32 : size);
-    u16(h, zip64_local_extra(e.size));
+    u16(h, zip64 ? 20 : 0);  // the extra field's bytes: the zip64 extra below
     h += e.name;
     if (zip64) {
         u16(h, zip64_extra_id);

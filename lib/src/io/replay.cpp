@@ -325,9 +325,8 @@ loaded_tensor tensor_from_json(const json& t, const std::string& what) {
     return out;
 }
 
-/// A dump written with --batch-index or --row holds part of the run's tensors (its
-/// "selection" says which): replaying it would be another run, so it is refused.
-/// --head alone cuts no tensor a replay reads (those have no head axis; the mask stays whole).
+/// A dump written with --batch-index or --row holds part of the run's tensors: replaying
+/// it would be another run. --head alone cuts no tensor a replay reads (none has a head axis).
 void check_whole_run(const json* selection, const std::string& what) {
     if (selection == nullptr || !selection->is_object()) return;
     std::string flags;
