@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/compute/error.hpp"
-#include "attn/io/output_stream.hpp"
+#include "attn/io/output_file.hpp"
 #include "check_command.hpp"
 #include "exercise_command.hpp"
 #include "exit_status.hpp"

@@ -2,7 +2,7 @@
 // Standard output that never fails silently: std::cout writes through an
 // attn::fd_streambuf on descriptor 1, so a full disk or a closed pipe is noticed at
 // the first lost byte, whatever the command and format.
-#include "attn/io/output_stream.hpp"
+#include "attn/io/output_file.hpp"
 
 namespace attn_app {
 

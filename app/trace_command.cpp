@@ -390,7 +390,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if (o.threads != 0) attn::set_thread_count(o.threads);
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).
-    const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : attn::prepare_output(o.out, "--out " + o.out);
+    const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : std::make_unique<attn::output_file>(o.out, "--out " + o.out);
     std::ostream& out = file ? file->stream() : std::cout;
 
     bool measured = false;

@@ -15,7 +15,6 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/io/output_file.hpp"
-#include "attn/io/output_stream.hpp"
 #include "attn/io/temporary_files.hpp"
 
 #include "support.hpp"

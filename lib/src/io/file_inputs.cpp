@@ -10,7 +10,6 @@
 #include <map>
 #include <utility>
 
-
 #include "attn/compute/error.hpp"
 #include "attn/compute/memory.hpp"
 #include "attn/io/mask_file.hpp"
@@ -74,9 +73,8 @@ private:
 
 std::string flag_and_file(const char* flag, const std::string& path) { return std::string(flag) + " " + path; }
 
-/// One tensor from a .json or .npy file, or from an .npz: the array our own
-/// dumps call `dump_name` ("input.x"), else the archive's only array.
-/// Only that member is inflated.
+/// One tensor from a .json or .npy file, or from an .npz: the array our own dumps
+/// call `dump_name` ("input.x"), else the archive's only one (the only one inflated).
 loaded_tensor read_one_tensor(const std::string& what, const std::string& path, const std::string& dump_name,
                               read_budget* budget) {
     if (file_extension(path) != ".npz") return read_tensor_file(path, what, budget);
@@ -104,16 +102,15 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
                                        "); they will spread through the stages that use them"});
 }
 
-/// The arrays of a --params file by bare name ("w_q"): keys may carry the
-/// "params." prefix of our own dumps, whose other stages are skipped.
-/// In an .npz, the other stages of a dump are not inflated.
+/// The arrays of a --params file by bare name ("w_q"): keys may carry the "params."
+/// prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
 std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path,
                                                       read_budget* budget) {
     const std::string extension = file_extension(path);
     const bool npz = extension == ".npz";
     if (!npz && extension != ".json")
         throw error(what + ": expected a .json object of named arrays or an .npz archive (np.savez)");
-    const auto params_member = [](const std::string& key) {
+    const auto params_member = [](const std::string& key) {  // not another stage of a dump
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
     std::map<std::string, loaded_tensor> raw =
@@ -121,9 +118,8 @@ std::map<std::string, loaded_tensor> read_params_file(const std::string& what, c
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
     for (auto& [key, value] : raw) {
-        std::string name = key;
-        if (name.rfind("params.", 0) == 0) name = name.substr(7);
-        else if (name.find('.') != std::string::npos || name == "config") continue;  // another stage of a dump
+        if (!params_member(key)) continue;
+        const std::string name = key.rfind("params.", 0) == 0 ? key.substr(7) : key;
         if (std::find(names.begin(), names.end(), name) == names.end())
             throw error(what + ": unexpected array '" + printable_text(key) + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
         params[name] = std::move(value);
@@ -131,31 +127,24 @@ std::map<std::string, loaded_tensor> read_params_file(const std::string& what, c
     return params;
 }
 
-/// Takes the named weight or bias from a --params file, which must hold it
-/// exactly when `needed`; `why_absent` names the flag that turns it off.
-optional_tensor take_param(std::map<std::string, loaded_tensor>& params, const std::string& name, bool needed,
-                           const std::string& what, const char* why_absent, const layout& l, size_table& sizes,
-                           warning_list& warnings) {
-    const auto it = params.find(name);
-    if (it == params.end()) {
-        if (!needed) return std::nullopt;
-        throw error(what + ": no array " + name +
-                    (*why_absent ? std::string(" (give it, or ") + why_absent + ")" : std::string(" (it is always needed)")));
-    }
-    if (!needed)
-        throw usage_error(what + " holds " + name + ", but " + why_absent + " says there is none");
-    loaded_tensor& t = it->second;
-    sizes.from_file(what + " " + name, t.shape, l);
-    if (t.non_finite > 0) warnings.push_back({"params", what + ": " + name + " holds NaN or infinite values"});
-    return std::move(t.values);
-}
-
+/// The weights and biases of a --params file that `c` uses. The file must hold each
+/// exactly when it is needed; `why_absent` names the flag that turns one off.
 parameters take_parameters(std::map<std::string, loaded_tensor> file, const config& c, const std::string& what,
                            size_table& sizes, warning_list& warnings) {
-    parameters p;
-    const auto take = [&](const char* name, bool needed, const char* why_absent, const layout& l) {
-        return take_param(file, name, needed, what, why_absent, l, sizes, warnings);
+    const auto take = [&](const std::string& name, bool needed, const char* why_absent,
+                          const layout& l) -> optional_tensor {
+        const auto it = file.find(name);
+        if (it == file.end() && !needed) return std::nullopt;
+        if (it == file.end())
+            throw error(what + ": no array " + name +
+                        (*why_absent ? std::string(" (give it, or ") + why_absent + ")" : " (it is always needed)"));
+        if (!needed) throw usage_error(what + " holds " + name + ", but " + why_absent + " says there is none");
+        loaded_tensor& t = it->second;
+        sizes.from_file(what + " " + name, t.shape, l);
+        if (t.non_finite > 0) warnings.push_back({"params", what + ": " + name + " holds NaN or infinite values"});
+        return std::move(t.values);
     };
+    parameters p;
     if (!c.from_projections) {
         p.w_q = *take("w_q", true, "", {D, Din});
         p.b_q = take("b_q", c.qkv_bias, "--no-qkv-bias", {D});
@@ -179,11 +168,10 @@ void check_file_combination(const input_paths& p) {
         throw usage_error("--q, --k and --v go together (got only " + got +
                           "); they start the run at the projections stage");
     }
-    if (!p.input.empty())
-        throw usage_error("--input " + p.input + " cannot be used with --q/--k/--v (they replace the input and its projections)");
-    if (!p.kv_input.empty())
-        throw usage_error("--kv-input " + p.kv_input +
-                          " cannot be used with --q/--k/--v (they replace the input and its projections)");
+    for (const auto& [flag, path] : {std::pair{"--input", &p.input}, {"--kv-input", &p.kv_input}})
+        if (!path->empty())
+            throw usage_error(std::string(flag) + " " + *path +
+                              " cannot be used with --q/--k/--v (they replace the input and its projections)");
 }
 
 /// The sizes a --mask-file of shape [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] implies (a
@@ -218,36 +206,30 @@ void take_mask_sizes(const loaded_tensor& t, const std::string& what, size_table
     }
 }
 
-/// CLI.md's defaults for what neither a flag nor a file gave (a model width follows
-/// the input width a file shows: a [B,S,512] input means D = 512; a key-padding mask
-/// alone means self-attention over its keys), or the recorded run's sizes, a size
-/// that equalled its default following it.
-void resolve_sizes(config& c, const size_table& sizes, const config* recorded, bool key_padding_given) {
-    if (recorded == nullptr) {
-        c.batch = sizes.get_or(B, 1);
-        c.seq = sizes.get_or(Sq, key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4);
-        c.d_model = sizes.get_or(D, sizes.known_from_file(Din) ? sizes.get(Din) : 8);
-        c.d_in = sizes.get_or(Din, c.d_model);
-        c.kv_seq = sizes.get_or(Sk, c.seq);
-        c.d_kv_in = sizes.get_or(Dkv, c.d_in);
-        return;
-    }
-    const config& r = *recorded;
-    c.batch = sizes.get_or(B, r.batch);
-    c.seq = sizes.get_or(Sq, r.seq);
-    c.d_model = sizes.get_or(D, r.d_model);
-    c.d_in = sizes.get_or(Din, r.d_in == r.d_model ? c.d_model : r.d_in);
-    c.kv_seq = sizes.get_or(Sk, r.kv_seq == r.seq ? c.seq : r.kv_seq);
-    c.d_kv_in = sizes.get_or(Dkv, r.d_kv_in == r.d_in ? c.d_in : r.d_kv_in);
+/// What neither a flag nor a file gave: the recorded run's size `r` (one that equalled
+/// its default follows it), else CLI.md's defaults (a model width follows the input
+/// width a file shows: a [B,S,512] input means D = 512; a key-padding mask alone
+/// means self-attention over its keys).
+void resolve_sizes(config& c, const size_table& sizes, const config* r, bool key_padding_given) {
+    c.batch = sizes.get_or(B, r ? r->batch : 1);
+    c.seq = sizes.get_or(Sq, r ? r->seq : (key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4));
+    c.d_model = sizes.get_or(D, r ? r->d_model : (sizes.known_from_file(Din) ? sizes.get(Din) : 8));
+    c.d_in = sizes.get_or(Din, !r || r->d_in == r->d_model ? c.d_model : r->d_in);
+    c.kv_seq = sizes.get_or(Sk, !r || r->kv_seq == r->seq ? c.seq : r->kv_seq);
+    c.d_kv_in = sizes.get_or(Dkv, !r || r->d_kv_in == r->d_in ? c.d_in : r->d_kv_in);
+}
+
+/// The size flags in size_name order.
+std::array<std::optional<std::int64_t>, size_count> flag_values(const size_flags& f) {
+    return {f.batch, f.seq, f.kv_seq, f.d_model, f.d_in, f.d_kv_in};
 }
 
 /// Every size flag, before a file is read or a size derived from it: each at least 1.
 void check_size_flags(const size_flags& f) {
-    const std::array<const std::optional<std::int64_t>*, size_count> values{&f.batch, &f.seq, &f.kv_seq,
-                                                                            &f.d_model, &f.d_in, &f.d_kv_in};
+    const auto values = flag_values(f);
     for (std::size_t n = 0; n < size_count; ++n)
-        if (*values[n] && **values[n] <= 0)
-            throw usage_error(std::string(size_flag_names[n]) + " " + std::to_string(**values[n]) + " must be at least 1");
+        if (values[n] && *values[n] <= 0)
+            throw usage_error(std::string(size_flag_names[n]) + " " + std::to_string(*values[n]) + " must be at least 1");
 }
 
 }  // namespace
@@ -296,12 +278,8 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
     loaded_inputs out;
     config& c = base;
     size_table sizes;
-    sizes.from_flag(B, flags.batch);
-    sizes.from_flag(Sq, flags.seq);
-    sizes.from_flag(Sk, flags.kv_seq);
-    sizes.from_flag(D, flags.d_model);
-    sizes.from_flag(Din, flags.d_in);
-    sizes.from_flag(Dkv, flags.d_kv_in);
+    const auto values = flag_values(flags);
+    for (std::size_t n = 0; n < size_count; ++n) sizes.from_flag(size_name(n), values[n]);
 
     given_inputs& g = out.given;
     warning_list& warnings = out.warnings;

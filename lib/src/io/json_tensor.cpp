@@ -178,13 +178,9 @@ std::string syntax_problem(const std::string& message) {
         const auto expected = m.find("; expected", last_read);
         m = m.substr(0, last_read) + (expected == std::string::npos ? "" : m.substr(expected));
     }
-    if (context == "array") {
-        const auto e = m.find("expected ']'");
-        if (e != std::string::npos) m.replace(e, 12, "expected ',' or ']'");
-    } else if (context == "object") {
-        const auto e = m.find("expected '}'");
-        if (e != std::string::npos) m.replace(e, 12, "expected ',' or '}'");
-    }
+    const std::string close = context == "array" ? "]" : context == "object" ? "}" : "";
+    const auto e = close.empty() ? std::string::npos : m.find("expected '" + close + "'");
+    if (e != std::string::npos) m.replace(e, 12, "expected ',' or '" + close + "'");
     return m;
 }
 
@@ -198,13 +194,11 @@ public:
         : what_(std::move(what)), root_(std::move(root)), budget_(budget) {}
 
     void start_array() {
-        if (ndim_known_ && open_.size() == ndim_) {
-            const auto here = element_path();
-            fail("ragged nested arrays: element " + element_index_text(here) + " is an array, element " + zeros(here.size()) +
-                 " is a " + kind_name(kind_));
-        }
+        if (ndim_known_ && open_.size() == ndim_)
+            fail("ragged nested arrays: element " + element_index_text(open_) + " is an array, element " +
+                 zeros(open_.size()) + " is a " + kind_name(kind_));
         if (open_.size() == max_axes)
-            fail("element " + element_index_text(element_path()) + " opens more than " + std::to_string(max_axes) +
+            fail("element " + element_index_text(open_) + " opens more than " + std::to_string(max_axes) +
                  " nested arrays");
         open_.push_back(0);
     }
@@ -213,7 +207,7 @@ public:
         const std::size_t entries = open_.back();
         open_.pop_back();
         const std::size_t axis = open_.size();
-        const auto here = element_path();
+        const std::vector<std::size_t>& here = open_;
         if (entries == 0)
             fail(here.empty() ? std::string("empty array: a tensor needs at least one entry on every axis")
                               : "element " + element_index_text(here) + " is an empty array; a tensor needs at least one "
@@ -236,13 +230,11 @@ public:
             shape_.assign(ndim_, 0);
             kind_ = kind;
         } else if (open_.size() < ndim_) {
-            const auto here = element_path();
-            fail("ragged nested arrays: element " + element_index_text(here) + " is a " + kind_name(kind) + ", element " +
-                 zeros(here.size()) + " is an array");
+            fail("ragged nested arrays: element " + element_index_text(open_) + " is a " + kind_name(kind) +
+                 ", element " + zeros(open_.size()) + " is an array");
         } else if (kind != kind_) {
-            const auto here = element_path();
-            fail("element " + element_index_text(here) + " is a " + kind_name(kind) + ", element " + zeros(here.size()) +
-                 " is a " + kind_name(kind_) + "; a tensor holds numbers or booleans, not both");
+            fail("element " + element_index_text(open_) + " is a " + kind_name(kind) + ", element " +
+                 zeros(open_.size()) + " is a " + kind_name(kind_) + "; a tensor holds numbers or booleans, not both");
         }
         if (budget_ && values_.size() == values_.capacity())  // the next growth must fit the budget
             budget_->check(4 * std::max<std::uint64_t>(1, 2 * values_.size()), what_, "the numbers read so far");
@@ -252,10 +244,9 @@ public:
 
     /// Anything that is not a number, a boolean, a non-finite word or an array.
     [[noreturn]] void reject(const std::string& found) {
-        const auto here = element_path();
-        const std::string expected = "; expected a number, true/false, or \"nan\", \"inf\", \"-inf\"";
-        if (here.empty()) fail(root_ + " is " + found + "; expected nested arrays of numbers");
-        fail("element " + element_index_text(here) + " is " + found + expected);
+        if (open_.empty()) fail(root_ + " is " + found + "; expected nested arrays of numbers");
+        fail("element " + element_index_text(open_) + " is " + found +
+             "; expected a number, true/false, or \"nan\", \"inf\", \"-inf\"");
     }
 
     bool done() const { return ndim_known_ && open_.empty(); }
@@ -275,16 +266,13 @@ public:
 private:
     [[noreturn]] void fail(const std::string& why) const { throw error(what_ + ": " + why); }
 
-    /// Where the next element goes: its index in every open array.
-    std::vector<std::size_t> element_path() const { return open_; }
-
     static std::string zeros(std::size_t n) { return element_index_text(std::vector<std::size_t>(n, 0)); }
     static const char* kind_name(leaf_kind k) { return k == number ? "number" : "boolean"; }
 
     std::string what_;
     std::string root_;
     read_budget* budget_;
-    std::vector<std::size_t> open_;   // entries so far in each open array, outermost first
+    std::vector<std::size_t> open_;   // entries so far in each open array: the next element's index
     std::vector<std::size_t> shape_;  // the size of each axis; 0 until its first array closes
     bool ndim_known_ = false;
     std::size_t ndim_ = 0;
@@ -293,11 +281,13 @@ private:
 };
 
 /// The SAX handler: one tensor (the top level is nested arrays) or an object of them.
+/// It reads against its own copy of the budget: a fast pass that gives up has taken nothing.
 class tensors_handler : public nlohmann::json_sax<json> {
 public:
-    tensors_handler(const std::string& what, bool object_of_tensors, read_budget* budget)
-        : what_(what), object_(object_of_tensors), budget_(budget) {
-        if (!object_) current_.emplace(what_, "the top level", budget_);
+    tensors_handler(const std::string& what, bool object_of_tensors, const read_budget* budget)
+        : what_(what), object_(object_of_tensors) {
+        if (budget) budget_ = *budget;
+        if (!object_) current_.emplace(what_, "the top level", budget_ptr());
     }
 
     bool null() override { builder("null").reject("null"); }
@@ -328,7 +318,7 @@ public:
     bool key(string_t& name) override {
         if (tensors_.count(name)) throw error(what_ + ": the key \"" + printable_text(name) + "\" appears twice");
         key_ = name;
-        current_.emplace(what_ + ": " + printable_text(name), "the value", budget_);
+        current_.emplace(what_ + ": " + printable_text(name), "the value", budget_ptr());
         return true;
     }
     bool end_object() override { return true; }
@@ -350,8 +340,11 @@ public:
     std::size_t error_position_ = 0;
     std::map<std::string, loaded_tensor> tensors_;
     std::optional<tensor_builder> current_;
+    std::optional<read_budget> budget_;  // what is left after this handler's tensors
 
 private:
+    read_budget* budget_ptr() { return budget_ ? &*budget_ : nullptr; }
+
     /// The builder that takes the next value; with an object, between keys there is none.
     tensor_builder& builder(const char* found) {
         if (!current_) throw error(what_ + ": the top level is " + found + "; expected an object of named tensors, "
@@ -374,7 +367,6 @@ private:
 
     std::string what_;
     bool object_;
-    read_budget* budget_;
     std::string key_;
 };
 
@@ -392,12 +384,10 @@ void slow_parse(const std::string& original, tensors_handler& handler, const std
 }
 
 // ----------------------------------------------------------------------------
-// The fast path. nlohmann's lexer reads about 80 MB/s, so a [8,512,512] file
-// (2M numbers, 43 MB) would take 0.55 s in it alone. Files as json.dump writes them
-// (arrays, objects, numbers, true/false, plain strings, bare NaN/Infinity) are read
-// here instead, feeding the same handler the same events; at the first thing this
-// reader does not know (an escape, null, a syntax error) it gives up, and nlohmann
-// reads the file again from the start, for its precise messages.
+// The fast path, for files as json.dump writes them (nlohmann's lexer is several times
+// slower): it feeds the same handler the same events, and at the first thing it does
+// not know (an escape, null, a syntax error) it gives up, and nlohmann reads the file
+// again from the start, for its precise messages.
 
 struct not_simple {};  // thrown to give up the fast path
 
@@ -536,19 +526,18 @@ private:
     tensors_handler& handler_;
 };
 
-/// Parses `original` into a handler made by make(): the fast path, else slow_parse.
-/// Each attempt gets a fresh handler, since the fast reader may give up halfway
-/// through, with tensors already half built.
-template <typename Make>
-std::unique_ptr<tensors_handler> parse(const std::string& original, const Make& make, const std::string& what) {
+/// Parses `original`: the fast path, else slow_parse. Each attempt gets a fresh
+/// handler, since the fast reader may give up halfway, with tensors half built.
+std::unique_ptr<tensors_handler> parse(const std::string& original, const std::string& what, bool object,
+                                       const read_budget* budget) {
     if (original.find_first_not_of(" \t\r\n") == std::string::npos)
         throw error(what + ": empty file; expected JSON nested arrays such as [[1, 2], [3, 4]]");
-    std::unique_ptr<tensors_handler> handler = make();
+    auto handler = std::make_unique<tensors_handler>(what, object, budget);
     try {
         fast_reader(original, *handler).read_document();
         return handler;
     } catch (const not_simple&) {
-        handler = make();
+        handler = std::make_unique<tensors_handler>(what, object, budget);
     }
     slow_parse(original, *handler, what);
     return handler;
@@ -557,27 +546,16 @@ std::unique_ptr<tensors_handler> parse(const std::string& original, const Make& 
 }  // namespace
 
 loaded_tensor parse_json_tensor(const std::string& text, const std::string& what, read_budget* budget) {
-    // Each attempt reads against a copy: a fast pass that gives up has taken nothing.
-    read_budget attempt;
-    const auto make = [&] {
-        if (budget) attempt = *budget;
-        return std::make_unique<tensors_handler>(what, false, budget ? &attempt : nullptr);
-    };
-    const auto handler = parse(text, make, what);
+    const auto handler = parse(text, what, false, budget);
     loaded_tensor t = handler->current_->finish();
-    if (budget) *budget = attempt;
+    if (budget) *budget = *handler->budget_;
     return t;
 }
 
 std::map<std::string, loaded_tensor> parse_json_tensors(const std::string& text, const std::string& what,
                                                         read_budget* budget) {
-    read_budget attempt;
-    const auto make = [&] {
-        if (budget) attempt = *budget;
-        return std::make_unique<tensors_handler>(what, true, budget ? &attempt : nullptr);
-    };
-    const auto handler = parse(text, make, what);
-    if (budget) *budget = attempt;
+    const auto handler = parse(text, what, true, budget);
+    if (budget) *budget = *handler->budget_;
     return std::move(handler->tensors_);
 }
 

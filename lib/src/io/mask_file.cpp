@@ -35,10 +35,10 @@ std::vector<bool> mask_keep_values(const loaded_tensor& t, mask_convention m, co
     std::vector<bool> keep(t.values.size());
     for (std::size_t e = 0; e < t.values.size(); ++e) {
         const float v = t.values.data()[e];
-        const std::string where = number_text(v) + " at " + element_index_text(unravel_index(e, t.shape));
+        const auto where = [&] { return number_text(v) + " at " + element_index_text(unravel_index(e, t.shape)); };
         if (m == mask_convention::additive) {
             if (v != 0.0f && !is_additive_block(v))
-                throw error(what + ": " + where +
+                throw error(what + ": " + where() +
                             " is not 0 or a large negative (an additive mask holds 0 = may attend, -inf or "
                             "<= -1e4 = may not; other values are score biases, which attn does not apply)");
             keep[e] = v == 0.0f;
@@ -47,7 +47,7 @@ std::vector<bool> mask_keep_values(const loaded_tensor& t, mask_convention m, co
         if (v != 0.0f && v != 1.0f) {
             const std::string meaning = m == mask_convention::keep ? "true/1 = may attend, false/0 = may not"
                                                                    : "true/1 = may not attend, false/0 = may";
-            throw error(what + ": " + where + " is not 0 or 1 (read as --mask-convention " +
+            throw error(what + ": " + where() + " is not 0 or 1 (read as --mask-convention " +
                         std::string(mask_convention_name(m)) + ": " + meaning + ")" +
                         (looks_additive(t.values)
                              ? "; it looks like an additive mask of 0 and -inf: give --mask-convention additive"

@@ -7,7 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <memory>
+#include <functional>
+#include <numeric>
 
 #include <sys/stat.h>
 
@@ -21,17 +22,11 @@ constexpr std::size_t magic_size = 6;
 constexpr std::size_t max_header_bytes = 1 << 20;  // NumPy's own headers are < 1 KiB
 constexpr std::size_t chunk_bytes = 1 << 20;
 constexpr int growth_axis_max_digits = 21;          // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
-constexpr int max_nesting = 64;
-constexpr std::uint64_t max_stride_bytes = std::numeric_limits<std::int64_t>::max();                     // brackets in a header; NumPy's own nest 2 deep
+constexpr int max_nesting = 64;                      // brackets in a header; NumPy's own nest 2 deep
+constexpr std::uint64_t max_stride_bytes = std::numeric_limits<std::int64_t>::max();
+constexpr bool little_endian_host = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 
 static_assert(std::numeric_limits<float>::is_iec559, "attn stores float32 as IEEE 754");
-
-bool little_endian_host() {
-    const std::uint16_t one = 1;
-    unsigned char first;
-    std::memcpy(&first, &one, 1);
-    return first == 1;
-}
 
 // ----------------------------------------------------------------------------
 // the header dict: a Python literal such as
@@ -75,25 +70,27 @@ private:
         while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
     }
 
+    /// Skips spaces, then the character `c` if it is next; true if it was.
+    bool take(char c) {
+        skip_space();
+        if (i_ == s_.size() || s_[i_] != c) return false;
+        ++i_;
+        return true;
+    }
+
     /// One value; dicts and sequences recurse, at most max_nesting deep, so that a
     /// header of 30,000 '(' is an error, not a stack overflow.
     py_value value() {
         skip_space();
         if (i_ >= s_.size()) fail("it ends early");
         const char c = s_[i_];
-        if ((c == '{' || c == '(' || c == '[') && depth_ == max_nesting)
-            fail("more than " + std::to_string(max_nesting) + " nested brackets");
-        if (c == '{') return nested([&] { return dict_value(); });
-        if (c == '(' || c == '[') return nested([&] { return sequence_value(c == '(' ? ')' : ']'); });
         if (c == '\'' || c == '"') return string_value();
         if (c == '-' || (c >= '0' && c <= '9')) return integer_value();
-        return word_value();
-    }
-
-    template <class Parse>
-    py_value nested(const Parse& parse) {
+        if (c != '{' && c != '(' && c != '[') return word_value();
+        if (depth_ == max_nesting) fail("more than " + std::to_string(max_nesting) + " nested brackets");
+        ++i_;
         ++depth_;
-        py_value v = parse();
+        py_value v = c == '{' ? dict_value() : sequence_value(c == '(' ? ')' : ']');
         --depth_;
         return v;
     }
@@ -101,20 +98,15 @@ private:
     py_value dict_value() {
         py_value v;
         v.kind = py_value::dict;
-        ++i_;
+        if (take('}')) return v;
         for (;;) {
-            skip_space();
-            if (i_ < s_.size() && s_[i_] == '}') { ++i_; return v; }
             py_value key = value();
             if (key.kind != py_value::string) fail("a dict key is not a string");
-            skip_space();
-            if (i_ >= s_.size() || s_[i_] != ':') fail("expected ':' after '" + key.text + "'");
-            ++i_;
+            if (!take(':')) fail("expected ':' after '" + key.text + "'");
             v.entries.emplace_back(key.text, value());
-            skip_space();
-            if (i_ < s_.size() && s_[i_] == ',') { ++i_; continue; }
-            if (i_ < s_.size() && s_[i_] == '}') { ++i_; return v; }
-            fail("expected ',' or '}' after the value of '" + key.text + "'");
+            const bool comma = take(',');
+            if (take('}')) return v;
+            if (!comma) fail("expected ',' or '}' after the value of '" + key.text + "'");
         }
     }
 
@@ -122,15 +114,12 @@ private:
         py_value v;
         v.kind = py_value::sequence;
         v.list = close == ']';
-        ++i_;
+        if (take(close)) return v;
         for (;;) {
-            skip_space();
-            if (i_ < s_.size() && s_[i_] == close) { ++i_; return v; }
             v.items.push_back(value());
-            skip_space();
-            if (i_ < s_.size() && s_[i_] == ',') { ++i_; continue; }
-            if (i_ < s_.size() && s_[i_] == close) { ++i_; return v; }
-            fail(std::string("expected ',' or '") + close + "' in a " + (v.list ? "list" : "tuple"));
+            const bool comma = take(',');
+            if (take(close)) return v;
+            if (!comma) fail(std::string("expected ',' or '") + close + "' in a " + (v.list ? "list" : "tuple"));
         }
     }
 
@@ -352,9 +341,7 @@ std::string header_bytes(const std::string& descr, const std::vector<std::size_t
 }
 
 std::size_t element_count(const std::vector<std::size_t>& shape) {
-    std::size_t n = 1;
-    for (const std::size_t s : shape) n *= s;
-    return n;
+    return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
 }
 
 /// UTF-8 -> code points; an invalid byte becomes U+FFFD.
@@ -401,61 +388,59 @@ void append_utf8(std::string& out, std::uint32_t c) {
 // reading
 
 npy_header read_npy_header(const byte_source& source, std::uint64_t size, const std::string& what) {
+    const auto fail = [&](const std::string& why) { return error(what + ": " + why); };
+    const auto malformed = [&](const std::string& why) { return fail("malformed .npy header: " + why); };
+    const auto ends_early = [&] { return fail("truncated: the file ends inside the .npy header"); };
     unsigned char start[12];
     std::size_t got = read_fully(source, reinterpret_cast<char*>(start), size < 8 ? size : 8);
-    if (got == 0) throw error(what + ": empty file; expected a NumPy .npy file");
+    if (got == 0) throw fail("empty file; expected a NumPy .npy file");
     if (got < magic_size || std::memcmp(start, magic, magic_size) != 0)
-        throw error(what + ": not a NumPy .npy file (it does not start with \\x93NUMPY)");
-    if (got < 8) throw error(what + ": truncated: the file ends inside the .npy header");
+        throw fail("not a NumPy .npy file (it does not start with \\x93NUMPY)");
+    if (got < 8) throw ends_early();
     const int major = start[6], minor = start[7];
     if (major < 1 || major > 3 || minor != 0)
-        throw error(what + ": unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
-                    " (expected 1.0, 2.0 or 3.0)");
+        throw fail("unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                   " (expected 1.0, 2.0 or 3.0)");
     const std::size_t prefix = major == 1 ? 10 : 12;
     if (size < prefix || (got += read_fully(source, reinterpret_cast<char*>(start) + 8, prefix - 8)) < prefix)
-        throw error(what + ": truncated: the file ends inside the .npy header");
+        throw ends_early();
     const std::uint64_t length = major == 1 ? static_cast<std::uint64_t>(start[8] | (start[9] << 8)) : little_u32(start + 8);
     if (prefix + length > size)
-        throw error(what + ": truncated: the .npy header needs " + std::to_string(prefix + length) +
-                    " bytes, the file has " + std::to_string(size));
-    if (length > max_header_bytes)
-        throw error(what + ": malformed .npy header: it claims " + std::to_string(length) + " bytes");
+        throw fail("truncated: the .npy header needs " + std::to_string(prefix + length) + " bytes, the file has " +
+                   std::to_string(size));
+    if (length > max_header_bytes) throw malformed("it claims " + std::to_string(length) + " bytes");
 
     std::string text(length, '\0');
-    if (read_fully(source, &text[0], length) != length)
-        throw error(what + ": truncated: the file ends inside the .npy header");
+    if (read_fully(source, &text[0], length) != length) throw ends_early();
 
     const py_value dict = literal_parser(text, what).parse_all();
-    if (dict.kind != py_value::dict) throw error(what + ": malformed .npy header: it is not a dict");
-    const py_value* descr = nullptr;
-    const py_value* fortran = nullptr;
-    const py_value* shape = nullptr;
-    for (const auto& [key, value] : dict.entries) {
-        if (key == "descr") descr = &value;
-        else if (key == "fortran_order") fortran = &value;
-        else if (key == "shape") shape = &value;
-    }
-    for (const auto& [key, value] : {std::pair{"descr", descr}, {"fortran_order", fortran}, {"shape", shape}})
-        if (!value) throw error(what + ": malformed .npy header: no '" + key + "'");
+    if (dict.kind != py_value::dict) throw malformed("it is not a dict");
+    const auto entry = [&](const std::string& key) -> const py_value& {  // the last one, as Python's dict
+        const py_value* found = nullptr;
+        for (const auto& [k, value] : dict.entries)
+            if (k == key) found = &value;
+        if (!found) throw malformed("no '" + key + "'");
+        return *found;
+    };
+    const py_value& descr = entry("descr");
+    const py_value& fortran = entry("fortran_order");
+    const py_value& shape = entry("shape");
 
     npy_header h;
-    if (descr->kind == py_value::sequence)
-        throw error(what + ": unsupported dtype: a structured array (a record of named fields); " + expected_dtypes);
-    if (descr->kind != py_value::string) throw error(what + ": malformed .npy header: 'descr' is not a string");
-    if (fortran->kind != py_value::boolean)
-        throw error(what + ": malformed .npy header: 'fortran_order' is not True or False");
-    if (shape->kind != py_value::sequence || shape->list)
-        throw error(what + ": malformed .npy header: 'shape' is not a tuple");
-    h.descr = descr->text;
+    if (descr.kind == py_value::sequence)
+        throw fail(std::string("unsupported dtype: a structured array (a record of named fields); ") + expected_dtypes);
+    if (descr.kind != py_value::string) throw malformed("'descr' is not a string");
+    if (fortran.kind != py_value::boolean) throw malformed("'fortran_order' is not True or False");
+    if (shape.kind != py_value::sequence || shape.list) throw malformed("'shape' is not a tuple");
+    h.descr = descr.text;
     const dtype t = parse_descr(h.descr, what);
-    for (const py_value& s : shape->items) {
-        if (s.kind != py_value::integer || s.number < 0)
-            throw error(what + ": malformed .npy header: 'shape' holds something other than sizes");
+    for (const py_value& s : shape.items) {
+        if (s.kind != py_value::integer || s.number < 0) throw malformed("'shape' holds something other than sizes");
         h.shape.push_back(static_cast<std::size_t>(s.number));
     }
-    if (fortran->flag && h.shape.size() > 1)
-        throw error(what + ": Fortran-order (column-major) arrays are not supported; save it with "
-                           "np.save(f, np.ascontiguousarray(a))");
+    if (fortran.flag && h.shape.size() > 1)
+        throw fail("Fortran-order (column-major) arrays are not supported; save it with "
+                   "np.save(f, np.ascontiguousarray(a))");
     h.text = t.kind == 'U';
     h.data_bytes = size - prefix - length;
     // The shape must fit the bytes that are really there, before anything is allocated;
@@ -469,25 +454,20 @@ npy_header read_npy_header(const byte_source& source, std::uint64_t size, const 
         needed = s == 0 ? 0 : needed * s;  // cannot wrap: needed <= stride
     }
     if (overflow)
-        throw error(what + ": malformed .npy header: shape " + tensor_index_text(h.shape) + " of " + t.name +
-                    " needs more bytes than any file holds");
+        throw malformed("shape " + tensor_index_text(h.shape) + " of " + t.name + " needs more bytes than any file holds");
     h.elements = element_count(h.shape);
     if (needed > h.data_bytes) throw error(truncated_data(h, t, h.data_bytes, what));
     h.array_bytes = needed;
     return h;
 }
 
-std::uint64_t npy_tensor_bytes(const npy_header& h) {
-    return h.elements > std::numeric_limits<std::uint64_t>::max() / 4 ? std::numeric_limits<std::uint64_t>::max()
-                                                                       : 4 * std::uint64_t(h.elements);
-}
-
 loaded_tensor read_npy_data(const npy_header& h, const byte_source& source, const std::string& what,
                             read_budget* budget) {
     const dtype t = parse_descr(h.descr, what);
     if (h.text) throw error(what + ": unsupported dtype '" + h.descr + "' (strings); " + expected_dtypes);
-    if (!little_endian_host()) throw error(what + ": reading .npy needs a little-endian machine");
-    if (budget) budget->take(npy_tensor_bytes(h), what, "shape " + tensor_index_text(h.shape) + " as float32");
+    if (!little_endian_host) throw error(what + ": reading .npy needs a little-endian machine");
+    const std::uint64_t float_bytes = h.elements > UINT64_MAX / 4 ? UINT64_MAX : 4 * std::uint64_t(h.elements);
+    if (budget) budget->take(float_bytes, what, "shape " + tensor_index_text(h.shape) + " as float32");
     loaded_tensor out;
     out.shape = h.shape;
     out.boolean = t.kind == 'b';
@@ -535,46 +515,33 @@ loaded_tensor read_npy(const byte_source& source, std::uint64_t size, const std:
     return read_npy_data(h, source, what, budget);
 }
 
-namespace {
-
-/// An .npy held in memory, read as from a file.
-loaded_tensor read_npy_bytes(const char* bytes, std::size_t size, const std::string& what, read_budget* budget) {
+loaded_tensor parse_npy(const void* bytes, std::size_t size, const std::string& what, read_budget* budget) {
+    const char* next = static_cast<const char*>(bytes);
     std::size_t left = size;
-    return read_npy(
-        [&](char* buffer, std::size_t n) {
-            n = std::min(n, left);
-            std::memcpy(buffer, bytes, n);
-            bytes += n;
-            left -= n;
-            return n;
-        },
-        size, what, budget);
-}
-
-}  // namespace
-
-loaded_tensor parse_npy(const void* bytes, std::size_t size, const std::string& what) {
-    return read_npy_bytes(static_cast<const char*>(bytes), size, what, nullptr);
+    const auto source = [&](char* buffer, std::size_t n) {
+        n = std::min(n, left);
+        std::memcpy(buffer, next, n);
+        next += n;
+        left -= n;
+        return n;
+    };
+    return read_npy(source, size, what, budget);
 }
 
 loaded_tensor read_npy_file(const std::string& path, const std::string& what, read_budget* budget) {
     const input_file file = open_input_file(path, what);
     struct stat info;
-    if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to seek to
+    if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to trust
         const std::string bytes = read_text_file(path, what);                // capped at max_stream_bytes
-        return read_npy_bytes(bytes.data(), bytes.size(), what, budget);
+        return parse_npy(bytes.data(), bytes.size(), what, budget);
     }
-    if (fseeko(file.get(), 0, SEEK_END) != 0) throw error(what + ": cannot read: " + std::strerror(errno));
-    const off_t size = ftello(file.get());
-    if (size < 0) throw error(what + ": cannot read: " + std::strerror(errno));
-    std::rewind(file.get());
     return read_npy(
         [&](char* buffer, std::size_t n) {
             const std::size_t got = std::fread(buffer, 1, n, file.get());
             if (got < n && std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
             return got;
         },
-        static_cast<std::uint64_t>(size), what, budget);
+        static_cast<std::uint64_t>(info.st_size), what, budget);
 }
 
 // ----------------------------------------------------------------------------
@@ -586,7 +553,7 @@ std::uint64_t npy_size(const std::vector<std::size_t>& shape, bool boolean) {
 }
 
 std::string npy_header_bytes(const std::vector<std::size_t>& shape, bool boolean) {
-    if (!little_endian_host()) throw error("writing .npy needs a little-endian machine");
+    if (!little_endian_host) throw error("writing .npy needs a little-endian machine");
     return header_bytes(boolean ? "|b1" : "<f4", shape);
 }
 
@@ -598,12 +565,7 @@ void write_npy(const float* data, const std::vector<std::size_t>& shape, bool bo
 
 void write_npy_elements(const float* data, std::size_t count, bool boolean, const byte_sink& sink) {
     if (!boolean) {
-        const char* bytes = reinterpret_cast<const char*>(data);
-        for (std::uint64_t done = 0, total = static_cast<std::uint64_t>(count) * 4; done < total;) {
-            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(16 * chunk_bytes, total - done));
-            sink(bytes + done, n);
-            done += n;
-        }
+        if (count > 0) sink(reinterpret_cast<const char*>(data), count * 4);
         return;
     }
     std::vector<char> chunk(std::min(count, chunk_bytes));

@@ -46,23 +46,45 @@ std::uint64_t file_size(const std::string& path, const std::string& what) {
     struct stat info;
     if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode))
         throw error(what + ": not a regular file; an .npz is read by seeking in it (copy it to a file first)");
-    if (fseeko(file.get(), 0, SEEK_END) != 0) throw error(what + ": cannot read: " + std::strerror(errno));
-    return static_cast<std::uint64_t>(ftello(file.get()));
+    return static_cast<std::uint64_t>(info.st_size);
 }
 
-/// Reads the member unzip is positioned on into `tensors` or `texts`.
-void read_member(unzFile z, const std::string& what, std::uint64_t archive_bytes,
-                 std::map<std::string, loaded_tensor>& tensors, std::map<std::string, std::string>* texts,
-                 const std::function<bool(const std::string&)>& wanted, read_budget* budget) {
-    unz_file_info64 info;
-    if (unzGetCurrentFileInfo64(z, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
-        throw error(what + ": corrupt zip directory");
-    std::string name(info.size_filename, '\0');
-    if (unzGetCurrentFileInfo64(z, &info, &name[0], name.size(), nullptr, 0, nullptr, 0) != UNZ_OK)
-        throw error(what + ": corrupt zip directory");
-    if (!ends_with(name, ".npy")) return;  // np.load gives such members as raw bytes
-    const std::string key = name.substr(0, name.size() - 4);
-    if (wanted && !wanted(key)) return;
+/// An .npz opened with minizip (closed on every path out), once its size is known readable.
+struct npz_archive {
+    npz_archive(const std::string& path, const std::string& what) : bytes(file_size(path, what)) {
+        if (bytes >= max_readable_bytes)
+            throw error(what + ": .npz archives of 4 GiB or more cannot be read " + zip64_unsupported +
+                        "; split the arrays over smaller archives");
+        z = unzOpen64(path.c_str());
+        if (!z) throw not_a_zip(path, what);
+    }
+    ~npz_archive() { unzClose(z); }
+
+    /// Calls visit(info, name) for each member, in the zip directory's order.
+    template <class Visit>
+    void for_each_member(const std::string& what, const Visit& visit) {
+        int status = unzGoToFirstFile(z);
+        for (; status == UNZ_OK; status = unzGoToNextFile(z)) {
+            unz_file_info64 info;
+            if (unzGetCurrentFileInfo64(z, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
+                throw error(what + ": corrupt zip directory");
+            std::string name(info.size_filename, '\0');
+            if (unzGetCurrentFileInfo64(z, &info, &name[0], name.size(), nullptr, 0, nullptr, 0) != UNZ_OK)
+                throw error(what + ": corrupt zip directory");
+            visit(info, name);
+        }
+        if (status != UNZ_END_OF_LIST_OF_FILE)
+            throw error(what + ": corrupt zip directory (minizip error " + std::to_string(status) + ")");
+    }
+
+    std::uint64_t bytes;
+    unzFile z;
+};
+
+/// Reads the member unzip is positioned on, `key`.npy, into `tensors` or `texts`.
+void read_member(unzFile z, const unz_file_info64& info, const std::string& key, const std::string& what,
+                 std::uint64_t archive_bytes, std::map<std::string, loaded_tensor>& tensors,
+                 std::map<std::string, std::string>* texts, read_budget* budget) {
     const std::string member = what + ": " + printable_text(key);
     if (tensors.count(key) || (texts && texts->count(key))) throw error(member + ": the member appears twice");
     if (info.flag & 1) throw error(member + ": encrypted members are not supported");
@@ -100,12 +122,6 @@ void read_member(unzFile z, const std::string& what, std::uint64_t archive_bytes
     if (unzCloseCurrentFile(z) == UNZ_CRCERROR) throw error(member + ": corrupt member (CRC mismatch)");
 }
 
-/// minizip's handles, closed on every path out.
-struct unzip_handle {
-    unzFile z;
-    ~unzip_handle() { unzClose(z); }
-};
-
 }  // namespace
 
 npz_member npz_member::tensor(std::string name, std::vector<std::size_t> shape, const float* data, bool boolean) {
@@ -126,24 +142,11 @@ npz_member npz_member::text_member(std::string name, std::string utf8) {
 }
 
 std::vector<std::string> npz_array_names(const std::string& path, const std::string& what) {
-    const std::uint64_t archive_bytes = file_size(path, what);
-    if (archive_bytes >= max_readable_bytes)
-        throw error(what + ": .npz archives of 4 GiB or more cannot be read " + zip64_unsupported +
-                    "; split the arrays over smaller archives");
-    unzip_handle zip{unzOpen64(path.c_str())};
-    if (!zip.z) throw not_a_zip(path, what);
+    npz_archive zip(path, what);
     std::vector<std::string> names;
-    int status = unzGoToFirstFile(zip.z);
-    for (; status == UNZ_OK; status = unzGoToNextFile(zip.z)) {
-        unz_file_info64 info;
-        if (unzGetCurrentFileInfo64(zip.z, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
-            throw error(what + ": corrupt zip directory");
-        std::string name(info.size_filename, '\0');
-        if (unzGetCurrentFileInfo64(zip.z, &info, &name[0], name.size(), nullptr, 0, nullptr, 0) != UNZ_OK)
-            throw error(what + ": corrupt zip directory");
+    zip.for_each_member(what, [&](const unz_file_info64&, const std::string& name) {
         if (ends_with(name, ".npy")) names.push_back(name.substr(0, name.size() - 4));
-    }
-    if (status != UNZ_END_OF_LIST_OF_FILE) throw error(what + ": corrupt zip directory (minizip error " + std::to_string(status) + ")");
+    });
     return names;
 }
 
@@ -151,16 +154,13 @@ std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std
                                               std::map<std::string, std::string>* texts,
                                               const std::function<bool(const std::string&)>& wanted,
                                               read_budget* budget) {
-    const std::uint64_t archive_bytes = file_size(path, what);  // also: "cannot open: ..."
-    if (archive_bytes >= max_readable_bytes)
-        throw error(what + ": .npz archives of 4 GiB or more cannot be read " + zip64_unsupported +
-                    "; split the arrays over smaller archives");
-    unzip_handle zip{unzOpen64(path.c_str())};
-    if (!zip.z) throw not_a_zip(path, what);
+    npz_archive zip(path, what);
     std::map<std::string, loaded_tensor> tensors;
-    int status = unzGoToFirstFile(zip.z);
-    for (; status == UNZ_OK; status = unzGoToNextFile(zip.z)) read_member(zip.z, what, archive_bytes, tensors, texts, wanted, budget);
-    if (status != UNZ_END_OF_LIST_OF_FILE) throw error(what + ": corrupt zip directory (minizip error " + std::to_string(status) + ")");
+    zip.for_each_member(what, [&](const unz_file_info64& info, const std::string& name) {
+        if (!ends_with(name, ".npy")) return;  // np.load gives such members as raw bytes
+        const std::string key = name.substr(0, name.size() - 4);
+        if (!wanted || wanted(key)) read_member(zip.z, info, key, what, zip.bytes, tensors, texts, budget);
+    });
     return tensors;
 }
 

@@ -1,6 +1,8 @@
 #include "attn/io/npz_writer.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <numeric>
 #include <vector>
 
 #include <libdeflate.h>
@@ -75,9 +77,8 @@ void npz_writer::put(const std::string& bytes) {
 void npz_writer::check(const npz_member& m) const {
     if (m.name.empty()) throw error(what_ + ": an .npz member needs a name");
     if (names_.count(m.name)) throw error(what_ + ": two .npz members are named " + m.name);
-    std::size_t elements = 1;
-    for (const std::size_t s : m.shape) elements *= s;
-    if (!m.is_text && elements > 0 && m.data == nullptr) throw error(what_ + ": " + m.name + " has no data");
+    const bool empty = std::find(m.shape.begin(), m.shape.end(), 0) != m.shape.end();
+    if (!m.is_text && !empty && m.data == nullptr) throw error(what_ + ": " + m.name + " has no data");
 }
 
 void npz_writer::claim(const std::string& name) {
@@ -86,8 +87,18 @@ void npz_writer::claim(const std::string& name) {
     if (!names_.insert(name).second) throw error(what_ + ": two .npz members are named " + name);
 }
 
-/// The extra field's bytes in a local header: a zip64 extra when sizes need it.
-std::size_t zip64_local_extra(std::uint64_t size) { return size >= max32 ? 20 : 0; }
+/// The fields a local and a central header share, from "version needed" to the sizes.
+void npz_writer::put_shared_fields(std::string& h, const entry& e, bool zip64, std::uint64_t size32) {
+    u16(h, zip64 ? version_zip64 : version_plain);
+    u16(h, name_flags(e.name) | (e.descriptor ? data_descriptor_flag : 0));
+    u16(h, 0);  // stored, as np.savez
+    u16(h, 0);  // 00:00
+    u16(h, dos_date_1980_01_01);
+    u32(h, e.crc);
+    u32(h, size32);  // compressed
+    u32(h, size32);  // uncompressed
+    u16(h, e.name.size());
+}
 
 /// The local header: complete, or (e.descriptor) with CRC and sizes left for the data
 /// descriptor, as zipfile writes them: zero, or 0xffffffff with a zip64 extra of zeros.
@@ -96,16 +107,8 @@ void npz_writer::put_local_header(const entry& e) {
     const std::uint64_t size = e.descriptor ? 0 : e.size;
     std::string h;
     u32(h, local_header_signature);
-    u16(h, zip64 ? version_zip64 : version_plain);
-    u16(h, name_flags(e.name) | (e.descriptor ? data_descriptor_flag : 0));
-    u16(h, 0);  // stored, as np.savez
-    u16(h, 0);  // 00:00
-    u16(h, dos_date_1980_01_01);
-    u32(h, e.crc);
-    u32(h, zip64 ? max32 : size);  // compressed
-    u32(h, zip64 ? max32 : size);  // uncompressed
-    u16(h, e.name.size());
-    u16(h, zip64_local_extra(e.size));
+    put_shared_fields(h, e, zip64, zip64 ? max32 : size);
+    u16(h, zip64 ? 20 : 0);  // the extra field's bytes: the zip64 extra below
     h += e.name;
     if (zip64) {
         u16(h, zip64_extra_id);
@@ -150,8 +153,7 @@ void npz_writer::begin_array(const std::string& name, const std::vector<std::siz
     open_.crc = libdeflate_crc32(0, header.data(), header.size());
     put(header);
     open_boolean_ = boolean;
-    open_remaining_ = 1;
-    for (const std::size_t s : shape) open_remaining_ *= s;
+    open_remaining_ = std::accumulate(shape.begin(), shape.end(), std::uint64_t{1}, std::multiplies<>());
     is_open_ = true;
 }
 
@@ -196,15 +198,7 @@ void npz_writer::finish() {
         if (far) u64(extra, e.offset);
         u32(d, central_header_signature);
         u16(d, (big || far) ? version_zip64 : version_plain);  // made by: MS-DOS attributes, as minizip
-        u16(d, (big || far) ? version_zip64 : version_plain);
-        u16(d, name_flags(e.name) | (e.descriptor ? data_descriptor_flag : 0));
-        u16(d, 0);
-        u16(d, 0);
-        u16(d, dos_date_1980_01_01);
-        u32(d, e.crc);
-        u32(d, big ? max32 : e.size);
-        u32(d, big ? max32 : e.size);
-        u16(d, e.name.size());
+        put_shared_fields(d, e, big || far, big ? max32 : e.size);
         u16(d, extra.empty() ? 0 : extra.size() + 4);
         u16(d, 0);  // no comment
         u16(d, 0);  // disk 0

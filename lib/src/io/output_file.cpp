@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -15,6 +16,16 @@
 
 namespace attn {
 namespace {
+
+/// Past this many bytes written, a pipe is widened to 1 MiB.
+constexpr std::uint64_t pipe_widening = std::uint64_t{1} << 20;
+
+/// A pipe's buffer made 1 MiB (the most an unprivileged process may ask for by default),
+/// if `fd` is a pipe and the kernel agrees; anything else is left as it is.
+void widen_if_pipe(int fd) {
+    struct stat st {};
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+}
 
 std::string directory_of(const std::string& path) {
     const auto slash = path.find_last_of('/');
@@ -62,6 +73,68 @@ int named_descriptor(const std::string& path) {
 }
 
 }  // namespace
+
+write_error::write_error(const std::string& what, int code, int fd)
+    : error(what + ": " + std::strerror(code)), code(code), fd(fd) {}
+
+fd_streambuf::fd_streambuf(int fd, std::string what, std::size_t buffer_bytes)
+    : fd_(fd), what_(std::move(what)), buffer_size_(buffer_bytes > 0 ? buffer_bytes : 1) {
+    buffer_.reset(new char[buffer_size_]);
+    setp(buffer_.get(), buffer_.get() + buffer_size_);
+}
+
+void fd_streambuf::write_all(const char* bytes, std::size_t size) {
+    const std::uint64_t before = written_;
+    written_ += size;
+    if (before <= pipe_widening && written_ > pipe_widening) widen_if_pipe(fd_);  // once, when it is large
+    while (size > 0) {
+        const ssize_t n = ::write(fd_, bytes, size);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw write_error(what_, errno, fd_);
+        }
+        if (n == 0) throw write_error(what_, EIO, fd_);  // no progress and no reason: not a full write
+        bytes += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
+void fd_streambuf::flush_all() {
+    const std::size_t pending = static_cast<std::size_t>(pptr() - pbase());
+    setp(buffer_.get(), buffer_.get() + buffer_size_);  // a failed write drops the bytes: no retry at exit
+    write_all(buffer_.get(), pending);
+}
+
+fd_streambuf::int_type fd_streambuf::overflow(int_type ch) {
+    flush_all();
+    if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+    *pptr() = traits_type::to_char_type(ch);
+    pbump(1);
+    return ch;
+}
+
+std::streamsize fd_streambuf::xsputn(const char* bytes, std::streamsize size) {
+    const std::size_t n = static_cast<std::size_t>(size);
+    if (n == 0) return 0;  // and `bytes` may be null
+    if (n > static_cast<std::size_t>(epptr() - pptr())) flush_all();
+    if (n >= buffer_size_) {
+        write_all(bytes, n);  // large blocks (tensor data) go straight through
+        return size;
+    }
+    std::memcpy(pptr(), bytes, n);
+    pbump(static_cast<int>(n));
+    return size;
+}
+
+int fd_streambuf::sync() {  // std::flush
+    flush_all();
+    return 0;
+}
+
+output_stream::output_stream(int fd, std::string what) : std::ostream(nullptr), buffer_(fd, std::move(what)) {
+    rdbuf(&buffer_);
+    exceptions(std::ios::badbit);
+}
 
 output_file::output_file(const std::string& path, const std::string& what) : what_(what), target_(path) {
     if (path.empty()) throw error(what + ": an empty file name");
@@ -175,12 +248,10 @@ void output_file::commit() {
         const int fd = fd_;
         fd_ = -1;
         if (owns_fd_ && close(fd) != 0) throw write_error(what_, errno);
-        committed_ = true;
         return;
     }
-    // No fsync, as cp and np.savez do none: the rename is what makes FILE whole or as it
-    // was for every reader and for any way attn stops; an fsync would only add survival
-    // of a power cut, at 2-3 s a GiB on the CI machine (more than computing every stage).
+    // No fsync, as cp and np.savez do none: the rename makes FILE whole or as it was for
+    // every reader and any way attn stops; an fsync would only add survival of a power cut.
     if (method_ == method::copy_into_linked) {
         copy_temporary_into_target();
     } else {
@@ -193,7 +264,6 @@ void output_file::commit() {
         slot_ = -1;
         temporary_.clear();
     }
-    committed_ = true;
     discard();  // the copy's temporary, and any descriptor left
 }
 
@@ -208,10 +278,6 @@ void output_file::discard() noexcept {
 }
 
 output_file::~output_file() { discard(); }
-
-std::unique_ptr<output_file> prepare_output(const std::string& path, const std::string& what) {
-    return std::make_unique<output_file>(path, what);
-}
 
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<void(std::ostream&)>& write) {

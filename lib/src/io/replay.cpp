@@ -60,21 +60,11 @@ public:
         return v.get<std::int64_t>();
     }
     std::uint64_t unsigned_whole(const char* key) {
-        if (!at(key).is_number_unsigned()) wrong(key, "a whole number, 0 or more");
-        return j_.at(key).get<std::uint64_t>();
+        return typed<std::uint64_t>(key, &json::is_number_unsigned, "a whole number, 0 or more");
     }
-    double number(const char* key) {
-        if (!at(key).is_number()) wrong(key, "a number");
-        return j_.at(key).get<double>();
-    }
-    bool flag(const char* key) {
-        if (!at(key).is_boolean()) wrong(key, "true or false");
-        return j_.at(key).get<bool>();
-    }
-    std::string text(const char* key) {
-        if (!at(key).is_string()) wrong(key, "a string");
-        return j_.at(key).get<std::string>();
-    }
+    double number(const char* key) { return typed<double>(key, &json::is_number, "a number"); }
+    bool flag(const char* key) { return typed<bool>(key, &json::is_boolean, "true or false"); }
+    std::string text(const char* key) { return typed<std::string>(key, &json::is_string, "a string"); }
     [[noreturn]] void wrong(const char* key, const std::string& expected) const {
         throw error(what_ + ": config \"" + key + "\" is " + j_.at(key).dump() + "; expected " + expected);
     }
@@ -86,6 +76,12 @@ public:
     }
 
 private:
+    template <class T>
+    T typed(const char* key, bool (json::*is)() const noexcept, const char* expected) {
+        if (!(at(key).*is)()) wrong(key, expected);
+        return j_.at(key).get<T>();
+    }
+
     const json& j_;
     const std::string& what_;
     std::set<std::string> seen_;
@@ -329,9 +325,8 @@ loaded_tensor tensor_from_json(const json& t, const std::string& what) {
     return out;
 }
 
-/// A dump written with --batch-index or --row holds part of the run's tensors (its
-/// "selection" says which): replaying it would be another run, so it is refused.
-/// --head alone cuts no tensor a replay reads (those have no head axis; the mask stays whole).
+/// A dump written with --batch-index or --row holds part of the run's tensors: replaying
+/// it would be another run. --head alone cuts no tensor a replay reads (none has a head axis).
 void check_whole_run(const json* selection, const std::string& what) {
     if (selection == nullptr || !selection->is_object()) return;
     std::string flags;
@@ -520,26 +515,22 @@ bool replay_reads(const std::string& name) {
 config config_from_json(const json& j, const std::string& what) {
     config_keys k(j, what);
     config c;
-    c.batch = k.whole("batch");
-    c.seq = k.whole("seq");
-    c.kv_seq = k.whole("kv_seq");
-    c.d_model = k.whole("d_model");
-    c.heads = k.whole("heads");
-    c.d_in = k.whole("d_in");
-    c.d_kv_in = k.whole("d_kv_in");
+    for (const auto& [key, size] : {std::pair{"batch", &config::batch}, {"seq", &config::seq},
+                                    {"kv_seq", &config::kv_seq}, {"d_model", &config::d_model},
+                                    {"heads", &config::heads}, {"d_in", &config::d_in}, {"d_kv_in", &config::d_kv_in}})
+        c.*size = k.whole(key);
     c.qkv_bias = k.flag("qkv_bias");
     c.out_proj = k.flag("out_proj");
     c.seed = k.unsigned_whole("seed");
     read_mask_keys(k, c.mask);
     read_fill_keys(k, c);
     read_mistake_key(k, c);
-    const auto optional_flag = [&](const char* key) { return k.has(key) && k.flag(key); };
-    c.from_projections = optional_flag("from_projections");
-    c.x_from_file = optional_flag("input_file");
-    c.x_kv_from_file = optional_flag("kv_input_file");
-    c.params_from_file = optional_flag("params_file");
+    for (const auto& [key, flag] : {std::pair{"from_projections", &config::from_projections},
+                                    {"input_file", &config::x_from_file}, {"kv_input_file", &config::x_kv_from_file},
+                                    {"params_file", &config::params_from_file}})
+        c.*flag = k.has(key) && k.flag(key);
     if (k.has("dropout")) c.dropout.p = k.number("dropout");
-    c.dropout.train = optional_flag("train");
+    c.dropout.train = k.has("train") && k.flag("train");
     if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
     check_derived(k, c, what);
     k.no_others();

@@ -1,5 +1,6 @@
 #include "attn/io/tensor_file.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -15,11 +16,6 @@
 #include "attn/io/npy.hpp"
 
 namespace attn {
-namespace {
-
-constexpr float inf = std::numeric_limits<float>::infinity();
-
-}  // namespace
 
 void read_budget::check(std::uint64_t bytes, const std::string& what, const std::string& holding) const {
     if (bytes <= left_) return;
@@ -68,6 +64,7 @@ input_file open_input_file(const std::string& path, const std::string& what) {
 
 float to_float32(double d) {
     constexpr double overflow = 0x1.ffffffp127;  // 2^128 - 2^103, halfway from FLT_MAX to 2^128
+    constexpr float inf = std::numeric_limits<float>::infinity();
     if (d >= overflow) return inf;
     if (d <= -overflow) return -inf;
     return static_cast<float>(d);  // NaN stays NaN
@@ -119,16 +116,13 @@ std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index) {
 }
 
 void count_non_finite(loaded_tensor& t) {
-    t.non_finite = 0;
+    const auto non_finite = [](float v) { return !std::isfinite(v); };
+    const float* begin = t.values.data();
+    const float* end = begin + t.values.size();
+    const float* first = std::find_if(begin, end, non_finite);
+    t.non_finite = static_cast<std::size_t>(std::count_if(first, end, non_finite));
     t.first_non_finite.clear();
-    const float* v = t.values.data();
-    const std::size_t n = t.values.size();
-    std::size_t first = n;
-    for (std::size_t e = 0; e < n; ++e)
-        if (!std::isfinite(v[e])) {
-            if (t.non_finite++ == 0) first = e;
-        }
-    if (t.non_finite > 0) t.first_non_finite = unravel_index(first, t.shape);
+    if (first != end) t.first_non_finite = unravel_index(static_cast<std::size_t>(first - begin), t.shape);
 }
 
 loaded_tensor read_tensor_file(const std::string& path, const std::string& what, read_budget* budget) {

@@ -30,18 +30,16 @@ struct size_flags {
 };
 
 struct loaded_inputs {
-    config cfg;                         // sizes resolved, validated
-    given_inputs given;                 // pass to draw_inputs
-    attn::warning_list warnings;            // e.g. NaN or inf inside a file
+    config cfg;              // sizes resolved, validated
+    given_inputs given;      // pass to draw_inputs
+    warning_list warnings;   // e.g. NaN or inf inside a file
 };
 
-/// Reads every file in `paths`, resolves the sizes (flag, else file, else
-/// CLI.md's default; D defaults to Din when a file gives Din) and validates.
-/// `base` carries every non-size setting. Throws attn::error naming the file
-/// for an unreadable or malformed file, usage_error naming the flags for
-/// contradictions (a flag against a file, --q without --k, ...). With
-/// base.max_memory, the files are read within it, and the run's memory estimate
-/// (memory.hpp) is checked before any mask is expanded to [B,1,Sq,Sk].
+/// Reads every file in `paths` (within base.max_memory), resolves the sizes (flag,
+/// else file, else CLI.md's default; D defaults to Din when a file gives Din) and
+/// validates; `base` carries every other setting. Throws attn::error naming the file
+/// for an unreadable or malformed one, usage_error naming the flags for a
+/// contradiction (a flag against a file, --q without --k, ...).
 loaded_inputs load_inputs(config base, const size_flags& sizes, const input_paths& paths);
 
 /// One tensor already read, with the words that name it in messages:
@@ -63,17 +61,14 @@ struct given_tensors {
 };
 
 /// Reads the file of each flag in `paths` (an .npz: the array a dump names after the
-/// flag, else its only one); nothing is checked yet. Errors name the flag and file.
-/// The tensors' bytes come out of `budget` (--max-memory) as each file declares them.
+/// flag, else its only one) within `budget`; nothing is checked yet.
 given_tensors read_given_files(const input_paths& paths, read_budget* budget = nullptr);
 
 /// load_inputs once the files are read: checks `given` against the size flags and
-/// each other, takes the weights `base` needs (base.from_projections, qkv_bias,
-/// out_proj), resolves the sizes and validates. A size neither a flag nor a tensor
-/// gives comes from `recorded` when given (the run a dump recorded, replay.hpp),
-/// else from CLI.md's defaults; a recorded size that equalled the one it defaults
-/// to (Sk = Sq, Din = D, Dkv = Din) follows that one, so --seq 6 on a recorded
-/// self-attention run gives Sk = 6 too. NaN or inf in a tensor becomes a warning.
+/// each other and takes the weights `base` needs. A size neither a flag nor a tensor
+/// gives comes from `recorded` (a dump's run, replay.hpp) when given, else from
+/// CLI.md's defaults; a recorded size that equalled its default (Sk = Sq, Din = D,
+/// Dkv = Din) follows it, so --seq 6 on a recorded self-attention run gives Sk = 6.
 loaded_inputs check_inputs(config base, const size_flags& sizes, given_tensors given,
                            const config* recorded = nullptr);
 

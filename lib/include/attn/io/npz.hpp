@@ -16,22 +16,14 @@
 
 namespace attn {
 
-/// Reads every array of an .npz, keyed by member name without ".npy" ("w_q").
-/// Members stored with np.savez and np.savez_compressed both work. Members of a
-/// string dtype ("<U…") are not tensors: they go into `texts` when it is given
-/// (one string each), else they are skipped; so are members whose names do not end
-/// in .npy (np.load gives those as raw bytes).
-/// Archives of 4 GiB or more are refused: Debian's minizip 1.1 misreads their zip64
-/// sizes on 64-bit machines (write_npz writes them correctly, and NumPy reads them).
-/// When `wanted` is given, only the members it accepts (by name, "input.x") are read;
-/// the others are skipped unread (a replay needs 4 stages of a dump, not its 15).
-/// Errors: "<what>: cannot open: No such file or directory",
+/// Every array of an .npz (stored or deflated), keyed by member name without ".npy".
+/// Members of a string dtype ("<U…") go into `texts` when given, else are skipped,
+/// as are members not named *.npy. With `wanted`, only the members it accepts
+/// ("input.x") are inflated. A member's bytes, as its .npy header declares them, come
+/// out of `budget` before it is inflated. Archives of 4 GiB or more are refused:
+/// Debian's minizip 1.1 misreads zip64 sizes on 64-bit machines. Errors:
 /// "<what>: truncated (not a complete zip archive)", "<what>: not an .npz file (not a
-/// zip archive)", and a member's errors named after it: "<what>: w_q: unsupported dtype ...".
-/// Nothing is inflated before its member is known to be wanted, and a member's bytes
-/// (as its .npy header declares them) come out of `budget` before it is inflated; a
-/// member whose .npy header needs other than the bytes the zip directory says it holds
-/// is an error.
+/// zip archive)", and a member's named after it: "<what>: w_q: unsupported dtype ...".
 std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std::string& what,
                                               std::map<std::string, std::string>* texts = nullptr,
                                               const std::function<bool(const std::string&)>& wanted = {},
@@ -54,12 +46,9 @@ struct npz_member {
     static npz_member text_member(std::string name, std::string utf8);
 };
 
-/// Writes `members` as an .npz to `out` (npz_writer.hpp: no seeking, so a pipe or a
-/// device works): members in the given order, stored uncompressed as np.savez does,
-/// streamed from the caller's buffers; zip64 for a member of 4 GiB or more. Every
-/// member gets the fixed date 1980-01-01, so equal inputs give equal files. Every
-/// member is checked (a name, once; data) before a byte is written. Errors name
-/// `what` ("--out t.npz").
+/// Writes `members` as an .npz to `out` with npz_writer, each stored as np.savez does,
+/// dated 1980-01-01 so that equal inputs give equal files. Every member is checked (a
+/// name, once; data) before a byte is written. Errors name `what` ("--out t.npz").
 void write_npz(std::ostream& out, const std::string& what, const std::vector<npz_member>& members);
 
 /// The same at `path`, whole or not at all (output_file.hpp).

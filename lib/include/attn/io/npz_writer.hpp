@@ -1,16 +1,12 @@
 #pragma once
-// Writing an .npz (a zip of stored .npy members) to a stream, one member at a time,
-// without seeking: to a file, a pipe, a device or standard output alike, with no
-// temporary file. A streamed run adds each stage's tensors as the stage is computed.
-//
-// A whole member (add) has its CRC-32 computed from its bytes before they are written,
-// so its local header is complete, as np.savez writes them. A member that comes in
-// pieces (begin_array, write, end_array: a stage handed on a block of rows at a time)
-// has a local header that says "CRC and sizes follow the data" (general purpose flag
-// bit 3) and a data descriptor after its bytes, as Python's zipfile writes to a pipe.
-// The central directory follows the last member. zip64 records are written where a
-// size or offset needs them (a member, an archive or a directory of 4 GiB or more, or
-// 65535 members or more).
+// Writing an .npz (a zip of stored .npy members) to a stream one member at a time,
+// without seeking: to a file, a pipe or standard output alike. A whole member (add)
+// has its CRC-32 computed before its bytes are written, so its local header is
+// complete, as np.savez writes it. A member in pieces (begin_array, write, end_array:
+// a stage handed on a block of rows at a time) has a local header that says "CRC and
+// sizes follow the data" (flag bit 3) and a data descriptor after its bytes, as
+// Python's zipfile writes to a pipe. zip64 records are written where a size, an
+// offset or the member count needs them.
 #include <cstdint>
 #include <ostream>
 #include <set>
@@ -48,6 +44,7 @@ private:
         bool descriptor = false;  // CRC and sizes after the data (flag bit 3)
     };
     void put(const std::string& bytes);
+    static void put_shared_fields(std::string& h, const entry& e, bool zip64, std::uint64_t size32);
     void put_local_header(const entry& e);
     void claim(const std::string& name);
     void check_write(std::size_t count) const;

@@ -1,18 +1,14 @@
 #pragma once
-// The temporary files attn has made and not yet renamed or removed, listed so that
-// a signal handler can remove them (app/signals.cpp): an interrupted run leaves no
-// `.attn-XXXXXX` beside its --out file.
-//
-// The list is a fixed array of preformatted paths with an atomic state each, so that
-// remove_registered_temporary_files() only reads memory and calls unlink(2): both are
-// async-signal-safe.
+// The temporary files attn has made and not yet renamed or removed, listed so that a
+// signal handler (app/signals.cpp) can remove them: an interrupted run leaves no
+// `.attn-XXXXXX` beside its --out file. The list is a fixed array of paths with an
+// atomic state each, so that removing them only reads memory and calls unlink(2).
 #include <string>
 
 namespace attn {
 
-/// Adds `path` to the list; returns the slot to give unregister_temporary_file. When
-/// the list is full or the path too long, returns -1 (the file is then still removed
-/// by its owner on every ordinary exit, only not by a signal handler).
+/// Lists `path`; returns its slot, or -1 when the list is full or the path too long
+/// (its owner still removes it on every ordinary exit).
 int register_temporary_file(const std::string& path) noexcept;
 
 /// Takes the slot's path off the list (after the file was renamed or removed). -1 is ignored.
@@ -21,10 +17,9 @@ void unregister_temporary_file(int slot) noexcept;
 /// Unlinks every listed file and empties the list. Async-signal-safe.
 void remove_registered_temporary_files() noexcept;
 
-/// While one lives, a step that cannot stop half way runs (copying a finished output into
-/// a hard-linked --out file, which is written in place): the signal handler only notes a
-/// signal (signal_deferred), and the hold's end raises it again, so that the run ends by it
-/// then, with the target whole.
+/// While one lives, a step that cannot stop half way runs (copying into a hard-linked
+/// --out file in place): the signal handler only notes a signal (signal_deferred), and
+/// the hold's end raises it again, so that the run ends by it with the target whole.
 class signals_deferred {
 public:
     signals_deferred() noexcept;

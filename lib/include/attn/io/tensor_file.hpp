@@ -1,13 +1,9 @@
 #pragma once
 // Tensors read from the files users give (--input, --q, --params, --mask-file, ...):
-// JSON nested arrays as `json.dump(tensor.tolist())` writes them (json_tensor.hpp
-// parses the text), or NumPy .npy (npy.hpp).
-//
-// Every value becomes float32, as torch.tensor(list) and np.asarray(a, np.float32)
-// make it: a double beyond float range (1e39) becomes ±inf, integers round to the
-// nearest float. Booleans become 0/1 and mark the tensor `boolean`.
-// Every error is one attn::error line that starts with the caller's `what`
-// ("--input x.json") and says what is wrong and where.
+// JSON nested arrays as `json.dump(tensor.tolist())` writes them (json_tensor.hpp),
+// or NumPy .npy (npy.hpp). Every value becomes float32, as torch.tensor(list) makes
+// it (1e39 -> inf); booleans become 0/1 and mark the tensor `boolean`. Every error
+// is one attn::error line that starts with the caller's `what` ("--input x.json").
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -23,86 +19,71 @@ namespace attn {
 
 /// One tensor from a file.
 struct loaded_tensor {
-    std::vector<std::size_t> shape;              // [] for a single number (0-d)
-    xt::xarray<float> values;                    // row-major, of `shape`
-    bool boolean = false;                        // the file held booleans (stored as 0/1)
-    std::size_t non_finite = 0;                  // how many values are NaN or ±inf
-    std::vector<std::size_t> first_non_finite;   // the index of the first one, if any
+    std::vector<std::size_t> shape;             // [] for a single number (0-d)
+    xt::xarray<float> values;                   // row-major, of `shape`
+    bool boolean = false;                       // the file held booleans (stored as 0/1)
+    std::size_t non_finite = 0;                 // how many values are NaN or ±inf
+    std::vector<std::size_t> first_non_finite;  // the index of the first one, if any
 };
 
-/// The bytes the tensors a run reads may fill (--max-memory), shared by every file of
-/// the run. Each reader takes a tensor's bytes as its header declares them (npy, npz) or
-/// as the file's size bounds them (JSON) before it allocates or inflates anything, so a
-/// file that would not fit is refused before it is read, not after.
+/// The bytes the tensors of a run may fill (--max-memory), shared by all its files.
+/// Each reader takes a tensor's bytes as its header declares them (npy, npz) or as
+/// the file's size bounds them (JSON) before it allocates anything.
 class read_budget {
 public:
     static constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
 
     explicit read_budget(std::uint64_t limit = unlimited) : limit_(limit), left_(limit) {}
 
-    /// Takes `bytes` for `what` ("--input x.npy"), which holds `holding` ("shape
-    /// [2,3] of float32"), or throws "<what>: <holding> needs 4.0 GiB, more than the
-    /// 100.0 MiB --max-memory allows (--max-memory none: no limit)".
+    /// Takes `bytes` for `what`, which holds `holding` ("shape [2,3] of float32"), or
+    /// throws "<what>: <holding> needs 4.0 GiB, more than the 100.0 MiB --max-memory
+    /// allows (--max-memory none: no limit)".
     void take(std::uint64_t bytes, const std::string& what, const std::string& holding);
-
     /// Throws as take() would, without taking: for bytes held only while reading.
     void check(std::uint64_t bytes, const std::string& what, const std::string& holding) const;
-
-    /// Gives back what take() took for a tensor no longer held.
-    void give_back(std::uint64_t bytes) { left_ = bytes > limit_ - left_ ? limit_ : left_ + bytes; }
-
     std::uint64_t left() const { return left_; }
-    bool limited() const { return limit_ != unlimited; }
 
 private:
     std::uint64_t limit_;
     std::uint64_t left_;
 };
 
-/// What a file that is not a regular one (a FIFO, /dev/zero, a terminal) may give at
-/// most: its size is unknown until it ends, and /dev/zero never does.
+/// The most a file that is not a regular one (a FIFO, /dev/zero) may give.
 constexpr std::uint64_t max_stream_bytes = std::uint64_t(256) << 20;
 
-/// Reads one tensor; the extension picks the reader: .npy (NumPy) or .json
-/// (nested arrays). Errors: "<what>: cannot open: No such file or directory",
-/// "<what>: unknown file type '.txt'; expected .json (nested arrays) or .npy (NumPy)",
-/// and the readers' errors (json_tensor.hpp, npy.hpp). The tensor's bytes come out of
-/// `budget` when one is given.
+/// One tensor, read by the extension's reader: .npy or .json. Errors: "<what>: cannot
+/// open: No such file or directory", "<what>: unknown file type '.txt'; expected .json
+/// (nested arrays) or .npy (NumPy)", and the readers' own.
 loaded_tensor read_tensor_file(const std::string& path, const std::string& what, read_budget* budget = nullptr);
 
-/// Reads a JSON object of named tensors, {"w_q": [[...]], "b_q": [...], ...}
-/// (keys in file order are not kept: the map sorts them). Errors name the key:
-/// "<what>: w_q: ragged nested arrays: ...".
+/// A JSON object of named tensors, {"w_q": [[...]], ...}; errors name the key.
 std::map<std::string, loaded_tensor> read_json_tensors(const std::string& path, const std::string& what,
                                                        read_budget* budget = nullptr);
 
-/// A double as float32, as torch.tensor(list) and NumPy's astype make it on IEEE
-/// hardware: rounded to nearest; from the halfway point above FLT_MAX on, ±inf (1e39 -> inf).
+/// A double as float32 as torch.tensor(list) makes it: rounded to nearest, ±inf from
+/// the halfway point above FLT_MAX on (1e39 -> inf).
 float to_float32(double d);
 
-/// Fills t.non_finite and t.first_non_finite from t.values (the readers call it).
+/// Fills t.non_finite and t.first_non_finite from t.values.
 void count_non_finite(loaded_tensor& t);
 
-/// Opens `path` for reading ("rb"), or throws "<what>: cannot open: <reason>"
-/// (a directory too: "Is a directory").
+/// `path` open for reading, or "<what>: cannot open: <reason>" (a directory: "Is a directory").
 using input_file = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
 input_file open_input_file(const std::string& path, const std::string& what);
 
-/// The whole file as text, or "<what>: cannot open: ..." / "<what>: cannot read: ...".
-/// A regular file's size is checked against `budget` (when given) before it is read;
-/// any other file (a FIFO, /dev/zero) is read up to max_stream_bytes, and one that
-/// gives more is "<what>: not a regular file, and it gives more than 256.0 MiB".
+/// The whole file as text. A regular file's size is checked against `budget` first;
+/// any other file is read up to max_stream_bytes ("<what>: not a regular file, and
+/// it gives more than 256.0 MiB").
 std::string read_text_file(const std::string& path, const std::string& what, const read_budget* budget = nullptr);
 
-/// `text` with control characters (ANSI escapes, NUL, DEL) written as \x1b, \x00 etc.,
-/// so a name or a value quoted from a file keeps a message on one
-/// line, cannot recolour a terminal, and a NUL cannot cut the message short.
+/// `text` with control characters (ANSI escapes, NUL, DEL) written as \x1b, \x00:
+/// a name quoted from a file keeps a message on one line and cannot recolour a terminal.
 std::string printable_text(const std::string& text);
 
 /// "[2,3]": a shape or an index as the messages write it ("[]" for none).
 std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index);
 
-/// "[0][1][3]": an element's index as the messages write it, like Python's t[0][1][3].
+/// "[0][1][3]": an element's index, like Python's t[0][1][3].
 std::string element_index_text(const std::vector<std::size_t>& index);
 
 /// The index of flat element `flat` in a C-order tensor of `shape`.
