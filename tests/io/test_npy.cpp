@@ -161,6 +161,10 @@ TEST_SUITE("npy") {
         SUBCASE("not .npy at all, or empty") {
             CHECK_THROWS_WITH_AS(parse("[[1, 2]]"), "--q q.npy: not a NumPy .npy file (it does not start with \\x93NUMPY)",
                                  attn::error);
+            CHECK_THROWS_WITH_AS(parse(std::string("PK\x03\x04\0\0\x08\x08", 8) + "archive/data.pkl"),
+                                 "--q q.npy: not a NumPy .npy file but a zip archive, as torch.save writes; "
+                                 "save with np.save(path, t.numpy())",
+                                 attn::error);
             CHECK_THROWS_WITH_AS(parse(""), "--q q.npy: empty file; expected a NumPy .npy file", attn::error);
             CHECK_THROWS_WITH_AS(parse(std::string("\x93NUMPY\x01", 7)),
                                  "--q q.npy: truncated: the file ends inside the .npy header", attn::error);

@@ -394,6 +394,9 @@ npy_header read_npy_header(const byte_source& source, std::uint64_t size, const 
     unsigned char start[12];
     std::size_t got = read_fully(source, reinterpret_cast<char*>(start), size < 8 ? size : 8);
     if (got == 0) throw fail("empty file; expected a NumPy .npy file");
+    if (got >= 4 && std::memcmp(start, "PK\x03\x04", 4) == 0)  // torch.save's zip of pickles
+        throw fail("not a NumPy .npy file but a zip archive, as torch.save writes; "
+                   "save with np.save(path, t.numpy())");
     if (got < magic_size || std::memcmp(start, magic, magic_size) != 0)
         throw fail("not a NumPy .npy file (it does not start with \\x93NUMPY)");
     if (got < 8) throw ends_early();
