@@ -69,13 +69,45 @@ std::size_t count_true(const xt::xarray<bool>& mask) {
 
 const std::string expected_kinds = "expected none, or causal, padding, window, random joined by '+'";
 
+/// build_mask for a run of one rule: `batch` items, `sq` queries, `sk` keys.
+xt::xarray<bool> rule_mask(std::int64_t batch, std::int64_t sq, std::int64_t sk, const attn::mask_spec& rule) {
+    attn::config c;
+    c.batch = batch;
+    c.seq = sq;
+    c.kv_seq = sk;
+    c.mask = rule;
+    return attn::build_mask(c);
+}
+
+xt::xarray<bool> mask_causal(std::int64_t batch, std::int64_t sq, std::int64_t sk,
+                             attn::causal_alignment align = attn::causal_alignment::upper_left) {
+    attn::mask_spec m;
+    m.causal = true;
+    m.causal_align = align;
+    return rule_mask(batch, sq, sk, m);
+}
+
+xt::xarray<bool> mask_padding(const std::vector<std::int64_t>& lengths, std::int64_t sq, std::int64_t sk) {
+    attn::mask_spec m;
+    m.padding = true;
+    m.lengths = lengths;
+    return rule_mask(static_cast<std::int64_t>(lengths.size()), sq, sk, m);
+}
+
+xt::xarray<bool> mask_window(std::int64_t batch, std::int64_t sq, std::int64_t sk, std::int64_t window) {
+    attn::mask_spec m;
+    m.window = true;
+    m.window_size = window;
+    return rule_mask(batch, sq, sk, m);
+}
+
 }  // namespace
 
 TEST_SUITE("mask") {
 
 TEST_CASE("causal: query i may attend keys j <= i") {
     SUBCASE("Sq == Sk") {
-        const auto mask = attn::mask_causal(2, 4, 4);
+        const auto mask = mask_causal(2, 4, 4);
         CHECK(shape_of(mask) == std::vector<std::size_t>{2, 1, 4, 4});
         check_mask(mask, matrix{{1, 0, 0, 0},
                                 {1, 1, 0, 0},
@@ -83,13 +115,13 @@ TEST_CASE("causal: query i may attend keys j <= i") {
                                 {1, 1, 1, 1}});
     }
     SUBCASE("Sq < Sk (as torch.tril(ones(2, 4)))") {
-        const auto mask = attn::mask_causal(3, 2, 4);
+        const auto mask = mask_causal(3, 2, 4);
         CHECK(shape_of(mask) == std::vector<std::size_t>{3, 1, 2, 4});
         check_mask(mask, matrix{{1, 0, 0, 0},
                                 {1, 1, 0, 0}});
     }
     SUBCASE("Sq > Sk (as torch.tril(ones(4, 2)))") {
-        const auto mask = attn::mask_causal(1, 4, 2);
+        const auto mask = mask_causal(1, 4, 2);
         CHECK(shape_of(mask) == std::vector<std::size_t>{1, 1, 4, 2});
         check_mask(mask, matrix{{1, 0},
                                 {1, 1},
@@ -97,28 +129,28 @@ TEST_CASE("causal: query i may attend keys j <= i") {
                                 {1, 1}});
     }
     SUBCASE("a single position") {
-        check_mask(attn::mask_causal(1, 1, 1), matrix{{1}});
+        check_mask(mask_causal(1, 1, 1), matrix{{1}});
     }
 }
 
 TEST_CASE("causal aligned lower-right: query i may attend keys j <= i + Sk - Sq") {
     const auto lower_right = attn::causal_alignment::lower_right;
     SUBCASE("Sq < Sk: torch.tril(ones(2, 4), diagonal=2), the last query sees every key") {
-        check_mask(attn::mask_causal(2, 2, 4, lower_right), matrix{{1, 1, 1, 0},
+        check_mask(mask_causal(2, 2, 4, lower_right), matrix{{1, 1, 1, 0},
                                                                    {1, 1, 1, 1}});
     }
     SUBCASE("Sq > Sk: torch.tril(ones(4, 2), diagonal=-2), the first two queries see no key") {
-        check_mask(attn::mask_causal(1, 4, 2, lower_right), matrix{{0, 0},
+        check_mask(mask_causal(1, 4, 2, lower_right), matrix{{0, 0},
                                                                    {0, 0},
                                                                    {1, 0},
                                                                    {1, 1}});
     }
     SUBCASE("Sq == Sk: the same mask as upper-left") {
-        CHECK(attn::mask_causal(2, 3, 3, lower_right) == attn::mask_causal(2, 3, 3));
+        CHECK(mask_causal(2, 3, 3, lower_right) == mask_causal(2, 3, 3));
     }
     SUBCASE("one query (a KV-cache decoding step) sees every key; upper-left, only the first") {
-        check_mask(attn::mask_causal(1, 1, 5, lower_right), matrix{{1, 1, 1, 1, 1}});
-        check_mask(attn::mask_causal(1, 1, 5), matrix{{1, 0, 0, 0, 0}});
+        check_mask(mask_causal(1, 1, 5, lower_right), matrix{{1, 1, 1, 1, 1}});
+        check_mask(mask_causal(1, 1, 5), matrix{{1, 0, 0, 0, 0}});
     }
     SUBCASE("build_mask follows config.mask.causal_align") {
         attn::config c;
@@ -134,7 +166,7 @@ TEST_CASE("causal aligned lower-right: query i may attend keys j <= i + Sk - Sq"
 }
 
 TEST_CASE("padding: batch item b may attend keys j < lengths[b]") {
-    const auto mask = attn::mask_padding({3, 0, 4}, 2, 4);
+    const auto mask = mask_padding({3, 0, 4}, 2, 4);
     CHECK(shape_of(mask) == std::vector<std::size_t>{3, 1, 2, 4});
     check_mask(mask, std::vector<matrix>{
                          {{1, 1, 1, 0},
@@ -148,7 +180,7 @@ TEST_CASE("padding: batch item b may attend keys j < lengths[b]") {
 
 TEST_CASE("window: query i may attend keys j with |i - j| <= W") {
     SUBCASE("W = 0: only the diagonal") {
-        const auto mask = attn::mask_window(2, 5, 5, 0);
+        const auto mask = mask_window(2, 5, 5, 0);
         CHECK(shape_of(mask) == std::vector<std::size_t>{2, 1, 5, 5});
         check_mask(mask, matrix{{1, 0, 0, 0, 0},
                                 {0, 1, 0, 0, 0},
@@ -157,14 +189,14 @@ TEST_CASE("window: query i may attend keys j with |i - j| <= W") {
                                 {0, 0, 0, 0, 1}});
     }
     SUBCASE("W = 1: a band of three") {
-        check_mask(attn::mask_window(1, 5, 5, 1), matrix{{1, 1, 0, 0, 0},
+        check_mask(mask_window(1, 5, 5, 1), matrix{{1, 1, 0, 0, 0},
                                                          {1, 1, 1, 0, 0},
                                                          {0, 1, 1, 1, 0},
                                                          {0, 0, 1, 1, 1},
                                                          {0, 0, 0, 1, 1}});
     }
     SUBCASE("W = 1 with Sq != Sk") {
-        check_mask(attn::mask_window(1, 2, 4, 1), matrix{{1, 1, 0, 0},
+        check_mask(mask_window(1, 2, 4, 1), matrix{{1, 1, 0, 0},
                                                          {1, 1, 1, 0}});
     }
 }

@@ -1,7 +1,5 @@
-// Multi-head attention, one block per stage of CLI.md's table, in order.
-//
-// Dimension key: B batch, Sq query length, Sk key length, Din/Dkv input widths,
-// D model width, H heads, dk = D / H head width. Shapes in PyTorch order.
+// Multi-head attention, one block per stage of CLI.md's table, in order (shapes in PyTorch
+// order; the dimension letters are config.hpp's).
 #include "attn/compute/attention.hpp"
 
 #include <algorithm>
@@ -20,7 +18,6 @@
 #include "attn/compute/plane_chain.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
-#include "attn/compute/dropout.hpp"
 #include "attn/compute/linalg.hpp"
 #include "attn/compute/mask.hpp"
 
@@ -29,52 +26,43 @@ namespace {
 
 using dims = std::vector<std::string>;
 
-tensor named(std::string name, dims dim_names, xt::xarray<float> values,
-             element_type type = element_type::float32) {
-    return tensor(std::move(name), std::move(dim_names), std::move(values), type);
-}
-
-tensor named(std::string name, dims dim_names, tensor_storage values, element_type type = element_type::float32) {
-    return tensor(std::move(name), std::move(dim_names), std::move(values), type);
-}
-
 /// "projections.q": where a stage tensor stands in the trace.
 std::string path_of(const stage& s, const tensor& x) { return std::string(s.name()) + "." + x.name; }
 
 /// A view of x's storage with `layout` (tensor.hpp's layout rules decide it).
-tensor view_as(const stage& from, const tensor& x, dims dim_names, const tensor_layout& layout) {
-    return as_strided(x, path_of(from, x), x.name, std::move(dim_names), layout.shape, layout.strides);
+tensor view_as(const stage& from, const tensor& x, std::string name, dims dim_names, const tensor_layout& layout) {
+    return as_strided(x, path_of(from, x), std::move(name), std::move(dim_names), layout.shape, layout.strides);
+}
+
+/// x.view(shape) when x is contiguous: the storage read straight on in `shape`.
+tensor plain_view(const stage& from, const tensor& x, std::string name, dims dim_names, tensor_shape shape) {
+    return view_as(from, x, std::move(name), std::move(dim_names), contiguous_layout(std::move(shape)));
 }
 
 // x.view(B,S,H,dk): [B,S,D] -> [B,S,H,dk], the last axis read as H rows of dk in x's
 // storage: strides [S*D, D, 1] -> [S*D, D, dk, 1] (x is contiguous, as PyTorch's view needs).
 tensor split_heads(const stage& from, const tensor& x, std::size_t heads, dims dim_names) {
     const auto& size = x.values.shape();
-    return view_as(from, x, std::move(dim_names), *viewed(x.layout(), {size[0], size[1], heads, size[2] / heads}));
+    return view_as(from, x, x.name, std::move(dim_names), *viewed(x.layout(), {size[0], size[1], heads, size[2] / heads}));
 }
 
 // x.transpose(1, 2): [B,S,H,dk] <-> [B,H,S,dk], axes 1 and 2 swap their sizes and
 // strides over the same storage ([S*D, D, dk, 1] <-> [S*D, dk, D, 1]).
 tensor swap_axes_1_2(const stage& from, const tensor& x, dims dim_names) {
-    return view_as(from, x, std::move(dim_names), transposed(x.layout(), 1, 2));
+    return view_as(from, x, x.name, std::move(dim_names), transposed(x.layout(), 1, 2));
 }
 
-// x.contiguous().view(shape): when x is contiguous already, .contiguous() returns x itself
-// and the result is a view of its storage; else x's elements are copied, in row-major
-// order, into storage of the result's own.
+// x.contiguous().view(shape): a view of x's storage when x is contiguous already, else a
+// row-major copy of x's elements.
 tensor contiguous_view(const stage& from, const tensor& x, std::string name, dims dim_names,
                        const tensor_shape& shape) {
-    if (x.contiguous())
-        return as_strided(x, path_of(from, x), std::move(name), std::move(dim_names), shape, contiguous_strides(shape));
+    if (x.contiguous()) return plain_view(from, x, std::move(name), std::move(dim_names), shape);
     xt::xarray<float> copy = row_major_copy(x);
     copy.reshape(shape);
-    return named(std::move(name), std::move(dim_names), std::move(copy));
+    return tensor(std::move(name), std::move(dim_names), std::move(copy));
 }
 
 // --- the mistakes (attn trace --mistake ID), each made on purpose at one stage ---
-
-/// Whether the run makes mistake `m` (in any of its ways).
-bool makes(const config& c, mistake m) { return c.mistake == m; }
 
 /// Whether the run makes `m` (weight_not_transposed or missing_bias) in the q, k, v
 /// projections (ways 0 and 1) or in the output projection (ways 1 and 2).
@@ -117,8 +105,8 @@ xt::xarray<float> project(const config& c, const xt::xarray<float>& x, const xt:
 /// What stage 7 divides the scores by: √dk; with --mistake missing_scale 1 (no scaling),
 /// with --mistake wrong_scale √D (way 0), D (1) or dk (2).
 float score_divisor(const config& c) {
-    if (makes(c, mistake::missing_scale)) return 1.0f;
-    if (makes(c, mistake::wrong_scale)) {
+    if (c.mistake == mistake::missing_scale) return 1.0f;
+    if (c.mistake == mistake::wrong_scale) {
         if (c.mistake_variant == 0) return std::sqrt(static_cast<float>(c.d_model));
         return static_cast<float>(c.mistake_variant == 1 ? c.d_model : c.head_dim());
     }
@@ -139,8 +127,7 @@ void softmax_over_axis(xt::xarray<float>& x, std::size_t axis) {
 /// "head" holds S/H consecutive positions' full width, not one slice of every position.
 tensor split_by_plain_view(const stage& from, const tensor& x, std::size_t heads, dims dim_names) {
     const auto& size = x.values.shape();
-    const tensor_shape shape{size[0], heads, size[1], size[2] / heads};  // [B,H,S,dk]
-    return as_strided(x, path_of(from, x), x.name, std::move(dim_names), shape, contiguous_strides(shape));
+    return plain_view(from, x, x.name, std::move(dim_names), {size[0], heads, size[1], size[2] / heads});  // [B,H,S,dk]
 }
 
 // --- the stages
@@ -151,7 +138,7 @@ const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nu
 std::vector<tensor> param_tensors(const parameters& p) {
     std::vector<tensor> params;
     const auto add = [&](const char* name, const xt::xarray<float>* v, dims d) {
-        if (v) params.push_back(named(name, std::move(d), *v));
+        if (v) params.push_back(tensor(name, std::move(d), *v));
     };
     add("w_q", &p.w_q, {"d_model", "d_in"});        // [D,Din]
     add("b_q", present(p.b_q), {"d_model"});        // [D]
@@ -166,13 +153,10 @@ std::vector<tensor> param_tensors(const parameters& p) {
 
 /// Stage 3's tensors: q [B,Sq,D], k [B,Sk,D], v [B,Sk,D].
 std::vector<tensor> projection_tensors(projections qkv) {
-    return {named("q", {"batch", "seq", "d_model"}, std::move(qkv.q)),
-            named("k", {"batch", "kv_seq", "d_model"}, std::move(qkv.k)),
-            named("v", {"batch", "kv_seq", "d_model"}, std::move(qkv.v))};
+    return {tensor("q", {"batch", "seq", "d_model"}, std::move(qkv.q)),
+            tensor("k", {"batch", "kv_seq", "d_model"}, std::move(qkv.k)),
+            tensor("v", {"batch", "kv_seq", "d_model"}, std::move(qkv.v))};
 }
-
-
-xt::xarray<float> to_float(const xt::xarray<bool>& mask) { return xt::xarray<float>(xt::cast<float>(mask)); }
 
 // --- a run: the stages it needs, the sink they go to
 
@@ -219,11 +203,9 @@ struct plane_product {
     std::size_t m = 0, n = 0, k = 0;
 };
 
-/// Runs fn(plane_block) on every plane of `block`: the planes in parallel when there are
-/// enough of them (each BLAS call then on its own thread), else one after another, each
-/// with every thread (BLAS's, and the rows' loops). Small runs stay on one thread: starting
-/// OpenMP's threads costs more than they save. A `product` too large for OpenBLAS to run
-/// on one thread goes one plane after another, on OpenBLAS's threads, as PyTorch's bmm does.
+/// Runs fn(plane_block) on every plane of `block`: in parallel when there are enough of them
+/// (each BLAS call then on its own thread), else one after another, each with every thread. A
+/// `product` OpenBLAS splits among its threads goes one plane after another, as PyTorch's bmm.
 template <typename Fn>
 void for_each_plane(const plane_chain& chain, const rows_block& block, Fn fn, plane_product product = {}) {
     constexpr std::size_t parallel_elements = std::size_t{1} << 15;  // as the rows' loops (plane_chain.cpp)
@@ -315,12 +297,9 @@ std::size_t longest_run(const std::vector<bool>& shown) {
     return longest;
 }
 
-/// Stages 6-11 and context's product (stage 12): the plane steps, in order, on each block
-/// of rows. With plane_layout::whole_tensor the block is the whole [B,H,Sq,Sk] tensor and
-/// each step one pass over it; in rows, the blocks are query rows of one plane, and each
-/// stage shown is a pass of its own that computes its blocks anew from the scores. Emits
-/// the mask (stage 8, `mask_stage`) in its place. Returns context [B,H,Sq,dk] when a later
-/// stage needs it.
+/// Stages 6-11 and context's product (stage 12) on each block of rows: the whole [B,H,Sq,Sk]
+/// tensor, one pass per step; or query rows of one plane, one pass per stage shown, each anew
+/// from the scores. Emits the mask (stage 8) in its place. Returns context when a later stage needs it.
 std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
     const config& c = r.c;
     const stage_plan& plan = r.plan;
@@ -420,9 +399,9 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
         }
         if (!shown) continue;
         if (whole) {
-            std::vector<tensor> tensors{named(std::string(info_of(target).tensors[0]), score_dims, tensor_storage(tensor_now))};
+            std::vector<tensor> tensors{tensor(std::string(info_of(target).tensors[0]), score_dims, tensor_storage(tensor_now))};
             if (target == stage_id::dropout)
-                tensors.push_back(named("keep", score_dims, tensor_storage(state.keep), element_type::boolean));
+                tensors.push_back(tensor("keep", score_dims, tensor_storage(state.keep), element_type::boolean));
             r.emit(target, std::move(tensors));
             handed_on = true;
             continue;
@@ -439,7 +418,7 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
         r.sink.end(r.so_far, in_rows);
     }
     if (!wants_context) return std::nullopt;
-    return named("context", {"batch", "head", "seq", "head_dim"}, std::move(context));
+    return tensor("context", {"batch", "head", "seq", "head_dim"}, std::move(context));
 }
 
 /// Stages 12-15 from context [B,H,Sq,dk].
@@ -454,9 +433,8 @@ void context_to_output(run& r, const parameters& p, tensor context_tensor) {
     const tensor& ctx = context.tensors[0];
     const tensor_shape merge_shape{ctx.values.shape()[0], ctx.values.shape()[2], ctx.values.shape()[1],
                                    ctx.values.shape()[3]};
-    stage merge = r.emit(stage_id::merge, {makes(c, mistake::merge_without_transpose)
-                                               ? as_strided(ctx, path_of(context, ctx), "context", merge_dims, merge_shape,
-                                                            contiguous_strides(merge_shape))
+    stage merge = r.emit(stage_id::merge, {c.mistake == mistake::merge_without_transpose
+                                               ? plain_view(context, ctx, "context", merge_dims, merge_shape)
                                                : swap_axes_1_2(context, ctx, merge_dims)});
     if (!r.needs(stage_id::concat)) return;
 
@@ -470,7 +448,7 @@ void context_to_output(run& r, const parameters& p, tensor context_tensor) {
     if (!r.needs(stage_id::output)) return;
 
     // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D], on concat's row-major memory
-    r.emit(stage_id::output, {named("out", {"batch", "seq", "d_model"},  // (project: the projections' mistakes, ways 1 and 2)
+    r.emit(stage_id::output, {tensor("out", {"batch", "seq", "d_model"},  // (project: the projections' mistakes, ways 1 and 2)
                                     project(c, true, cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))});
 }
 
@@ -498,17 +476,15 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     const auto heads = static_cast<std::size_t>(c.heads);
     const parameters& p = in.params;
 
-    // 8. mask [B,1,Sq,Sk] (true = may attend): made a row at a time from its rules when they
-    // make all of it and the stage is not shown (mask_rows), else built whole (one byte a
-    // position); emitted in its place, between scaled and masked, or at the end when no
-    // later stage is computed
+    // 8. mask [B,1,Sq,Sk] (true = may attend): a row at a time from its rules when the stage is
+    // not shown (mask_rows), else built whole; emitted between scaled and masked, or at the end
     xt::xarray<bool> mask;                 // when built whole
     std::optional<mask_rows> mask_by_row;  // what the planes read
     if (r.needs(stage_id::mask) && !r.shows(stage_id::mask) && !in.mask && mask_rows::make_all_of(c)) {
         mask_by_row.emplace(c.mask, c.seq, c.kv_seq);
     } else if (r.needs(stage_id::mask)) {
         mask = build_mask(c, in.mask ? &*in.mask : nullptr);
-        if (makes(c, mistake::mask_inverted)) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend
+        if (c.mistake == mistake::mask_inverted) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend
         mask_by_row.emplace(mask);
     }
     if (mask_by_row) warn_empty_rows(*mask_by_row, c, r.so_far.warnings);
@@ -516,7 +492,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     const std::function<void()> mask_stage = [&] {
         if (mask_emitted) return;
         mask_emitted = true;
-        r.emit(stage_id::mask, {named("mask", {"batch", "head", "query", "key"}, to_float(mask), element_type::boolean)});
+        r.emit(stage_id::mask, {tensor("mask", {"batch", "head", "query", "key"}, xt::xarray<float>(xt::cast<float>(mask)),
+                                       element_type::boolean)});
     };
     const auto finish = [&] {
         mask_stage();
@@ -528,8 +505,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     tensor_storage x = make_storage(std::move(in.x));
     tensor_storage x_kv = in.x_kv ? make_storage(std::move(*in.x_kv)) : x;  // self-attention: keys and values from x
     if (!in.qkv && r.shows(stage_id::input)) {
-        std::vector<tensor> input{named("x", {"batch", "seq", "d_in"}, x)};
-        if (in.x_kv) input.push_back(named("x_kv", {"batch", "kv_seq", "d_kv_in"}, x_kv));
+        std::vector<tensor> input{tensor("x", {"batch", "seq", "d_in"}, x)};
+        if (in.x_kv) input.push_back(tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, x_kv));
         r.emit(stage_id::input, std::move(input));
     }
     // 2. params: w_q [D,Din], w_k w_v [D,Dkv], w_o [D,D] and the biases [D]
@@ -556,7 +533,7 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // (--mistake split_without_transpose: projections.q.view(B,H,S,dk) instead, contiguous and wrong)
     const auto split = [&](std::size_t i, const char* seq) {
         const dims d{"batch", "head", seq, "head_dim"};
-        return makes(c, mistake::split_without_transpose) ? split_by_plain_view(proj, proj.tensors[i], heads, d)
+        return c.mistake == mistake::split_without_transpose ? split_by_plain_view(proj, proj.tensors[i], heads, d)
                                                           : swap_axes_1_2(view, view.tensors[i], d);
     };
     stage tr = r.emit(stage_id::transpose, {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")});
@@ -570,7 +547,7 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
                                          mask_by_row ? &*mask_by_row : nullptr);
     chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
     // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
-    chain.fill = makes(c, mistake::fill_value) ? mistaken_fill(c, c.mistake_variant) : c.fill;
+    chain.fill = c.mistake == mistake::fill_value ? mistaken_fill(c, c.mistake_variant) : c.fill;
     std::optional<tensor> context = plane_steps(r, chain, mask_stage);
     proj = view = tr = stage{};  // q, k, v: no later stage reads them
     mask_by_row.reset();

@@ -58,9 +58,11 @@ std::string sizes_text(const char* letters, std::initializer_list<std::int64_t> 
 void check_addressable(const config& c) {
     const std::int64_t B = c.batch, H = c.heads, Sq = c.seq, Sk = c.kv_seq, D = c.d_model;
     const auto check = [](const char* letters, std::initializer_list<std::int64_t> sizes) {
+        constexpr std::uint64_t max_addressable_bytes = std::uint64_t(1) << 47;  // 128 TiB
         std::uint64_t bytes = 4;  // float32
         for (const std::int64_t s : sizes)
-            if (s <= 0 || !checked_multiply(bytes, static_cast<std::uint64_t>(s), bytes) || bytes > max_addressable_bytes)
+            if (s <= 0 || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(s), &bytes) ||
+                bytes > max_addressable_bytes)
                 throw usage_error("these sizes make a tensor " + sizes_text(letters, sizes) +
                                   " of more than 128 TiB, more than a 64-bit machine can address; give smaller sizes");
     };

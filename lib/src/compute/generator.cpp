@@ -1,12 +1,7 @@
-// torch_generator: PyTorch 1.13's default CPU generator, bit for bit.
-//
-// Every rule below comes from share/attn/doc/torch-rng.md; the comments cite its
-// section numbers. Two things matter for bit-exactness:
-//   * this file is compiled with -ffp-contract=off, so `a * b + c` rounds twice;
-//     wherever torch's AVX2 kernel uses one fused multiply-add (one rounding) we
-//     write std::fmaf / std::fma explicitly (5.3 lists which steps are fused);
-//   * the constants are set from their float32 bit patterns, exactly as 5.3 lists
-//     them, so no decimal-to-float conversion can shift a last bit.
+// torch_generator: PyTorch 1.13's default CPU generator, bit for bit, by the rules of
+// share/attn/doc/torch-rng.md (the comments cite its sections). This file is compiled with
+// -ffp-contract=off, so `a * b + c` rounds twice: where torch's AVX2 kernel fuses (5.3 lists
+// where), std::fmaf / std::fma say so. Constants are set from their float32 bits, as 5.3 lists them.
 #include "attn/compute/generator.hpp"
 
 #include <algorithm>
@@ -16,7 +11,6 @@
 #include <vector>
 
 namespace attn {
-
 namespace {
 
 constexpr int mt_n = 624;  // MT19937 state words (1)
@@ -191,6 +185,12 @@ void scale_shift_here(float* x, std::size_t n, float span, float from) {
     kernel(x, n, span, from);
 }
 
+/// One MT19937 word from the upper bit of `upper`, the lower 31 of `lower`, and `far`.
+inline std::uint32_t mt_word(std::uint32_t upper, std::uint32_t lower, std::uint32_t far) {
+    const std::uint32_t y = (upper & 0x80000000u) | (lower & 0x7FFFFFFFu);
+    return far ^ (y >> 1) ^ ((0u - (y & 1u)) & 0x9908B0DFu);  // the matrix when y is odd
+}
+
 }  // namespace
 
 torch_generator::torch_generator(std::uint64_t seed) {
@@ -200,20 +200,7 @@ torch_generator::torch_generator(std::uint64_t seed) {
         const std::uint32_t prev = state_[i - 1];
         state_[i] = 1812433253u * (prev ^ (prev >> 30)) + static_cast<std::uint32_t>(i);
     }
-    left_ = 1;  // so the first draw twists
-    next_ = 0;
-    cached_normal_.reset();
 }
-
-namespace {
-
-/// One MT19937 word from the upper bit of `upper`, the lower 31 of `lower`, and `far`.
-inline std::uint32_t mt_word(std::uint32_t upper, std::uint32_t lower, std::uint32_t far) {
-    const std::uint32_t y = (upper & 0x80000000u) | (lower & 0x7FFFFFFFu);
-    return far ^ (y >> 1) ^ ((0u - (y & 1u)) & 0x9908B0DFu);  // the matrix when y is odd
-}
-
-}  // namespace
 
 void torch_generator::twist() {
     // 1: the standard MT19937 regeneration, in place (later words see earlier new ones):

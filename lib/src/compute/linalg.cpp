@@ -22,15 +22,10 @@ namespace {
 /// Whether the user chose OpenBLAS's threads (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS).
 bool blas_threads_chosen_by_user = false;
 
-/// Before OpenBLAS starts (its own constructor starts one thread per core, about 4 ms on
-/// every run, docs/speed.md), it is told to start none: OPENBLAS_NUM_THREADS=1 unless the
-/// user set it. gemm_threads_for_large_products gives them back to the products that use
-/// them. Priority 101 runs this before the constructors without one, OpenBLAS's among them.
-///
-/// Its threads, once started, wait for work by spinning on sched_yield for 2^28 cycles
-/// (about 0.1 s) after each product, on cores attn's OpenMP threads need: on 2 cores
-/// that doubled a 0.06 s run. OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles, unless the user set
-/// it) puts them to sleep at once; a product wakes them.
+/// Before OpenBLAS's constructor starts a thread per core (4 ms a run, docs/speed.md; priority
+/// 101 runs first), it is told to start none unless the user chose: the products that use them
+/// get them later (gemm_threads_for_large_products). OPENBLAS_THREAD_TIMEOUT=4 puts its idle
+/// threads to sleep at once instead of spinning for 0.1 s on the cores attn's loops need.
 [[gnu::constructor(101)]] void blas_starts_without_threads() {
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
     if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr) {
@@ -40,11 +35,9 @@ bool blas_threads_chosen_by_user = false;
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
 }
 
-/// The first product that OpenBLAS splits among its threads starts them, as many as it
-/// starts by itself in PyTorch's process (one per core), unless the user chose the number.
-/// The split changes which kernel computes an element at the edges, and its driver blocks
-/// the sums' last k-blocks otherwise than the one-thread driver does, and with them some
-/// last bits: the count is PyTorch's, whatever --threads says.
+/// The first product OpenBLAS splits among its threads starts them, one per core as in
+/// PyTorch's process (unless the user chose): the split changes some last bits, so the count
+/// is PyTorch's, whatever --threads says.
 void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k) {
     static bool started = false;
     if (started || blas_threads_chosen_by_user || blas_runs_on_one_thread(m, n, k)) return;
@@ -166,12 +159,6 @@ void softmax_last_axis(xt::xarray<float>& x) {
     const std::size_t width = x.shape().back();
     if (width == 0) return;
     softmax_rows(x.data(), x.size() / width, width);
-}
-
-void safe_softmax_last_axis(xt::xarray<float>& x) {
-    const std::size_t width = x.shape().back();
-    if (width == 0) return;
-    safe_softmax_rows(x.data(), x.size() / width, width);
 }
 
 void softmax_rows(float* x, std::size_t rows, std::size_t width) {

@@ -33,27 +33,6 @@ xt::xarray<bool> rules_mask(const mask_spec& m, std::int64_t batch, std::int64_t
 
 }  // namespace
 
-xt::xarray<bool> mask_causal(std::int64_t batch, std::int64_t sq, std::int64_t sk, causal_alignment align) {
-    mask_spec m;
-    m.causal = true;
-    m.causal_align = align;
-    return rules_mask(m, batch, sq, sk);
-}
-
-xt::xarray<bool> mask_padding(const std::vector<std::int64_t>& lengths, std::int64_t sq, std::int64_t sk) {
-    mask_spec m;
-    m.padding = true;
-    m.lengths = lengths;
-    return rules_mask(m, static_cast<std::int64_t>(lengths.size()), sq, sk);
-}
-
-xt::xarray<bool> mask_window(std::int64_t batch, std::int64_t sq, std::int64_t sk, std::int64_t window) {
-    mask_spec m;
-    m.window = true;
-    m.window_size = window;
-    return rules_mask(m, batch, sq, sk);
-}
-
 xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t sk, std::uint64_t seed, double keep) {
     // torch.rand(B,1,Sq,Sk) < keep: one uniform per element, compared in float32
     // as torch compares a float tensor with a Python float.
@@ -155,11 +134,8 @@ std::vector<std::pair<std::size_t, std::size_t>> empty_rows(const config& c, con
 
 }  // namespace
 
-/// Warnings about the rows in which no key may be attended: one per row when
-/// there are few ("batch 1, query 3: no key may be attended, so its weights are
-/// NaN (fill -inf)", or "0 (--safe-softmax)"), else one that names them,
-/// consecutive rows of a batch item as a range ("batch 1 queries 0..3, batch 2
-/// query 5"), the first eight ranges.
+// "batch 1, query 3: no key may be attended, so its weights are NaN (fill -inf)" for a few
+// rows; for more, one warning naming the first eight runs ("batch 1 queries 0..3, batch 2 query 5").
 void warn_empty_rows(const mask_rows& mask, const config& c, warning_list& out) {
     const auto rows = empty_rows(c, mask);
     if (rows.empty()) return;

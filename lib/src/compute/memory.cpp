@@ -1,12 +1,10 @@
 #include "attn/compute/memory.hpp"
-#include "attn/compute/mask.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 
 #include "attn/compute/error.hpp"
-#include "attn/compute/trace.hpp"
+#include "attn/compute/mask.hpp"
 #include "attn/compute/mistake.hpp"
 
 namespace attn {
@@ -22,6 +20,7 @@ std::uint64_t product(std::initializer_list<std::int64_t> sizes) {
     return p;
 }
 
+/// Sum of bytes, saturating.
 std::uint64_t sum(std::initializer_list<std::uint64_t> terms) {
     std::uint64_t s = 0;
     for (std::uint64_t t : terms)
@@ -68,23 +67,20 @@ std::uint64_t estimate_transient_bytes(const config& c) {
     return c.dropout.applied() ? product({c.batch, c.heads, c.seq, c.kv_seq}) : 0;
 }
 
+namespace {
+
 /// The inputs themselves (x, the weights, given q k v) are held outside the trace while
 /// it is computed: their stages' bytes count twice.
 bool held_twice(const config& c, stage_id id) {
     return id == stage_id::input || id == stage_id::params || (id == stage_id::projections && c.from_projections);
 }
 
-std::uint64_t estimate_total_bytes(const config& c) {
-    std::uint64_t total = estimate_transient_bytes(c);
-    for (const auto& s : estimate_stage_bytes(c)) {
-        const int copies = held_twice(c, s.id) ? 2 : 1;
-        for (int i = 0; i < copies; ++i)
-            if (__builtin_add_overflow(total, s.bytes, &total)) return saturated;
-    }
+/// The bytes of `stages` all held, the inputs twice.
+std::uint64_t held_bytes(const config& c, const std::vector<stage_bytes>& stages) {
+    std::uint64_t total = 0;
+    for (const stage_bytes& s : stages) total = sum({total, s.bytes, held_twice(c, s.id) ? s.bytes : 0});
     return total;
 }
-
-namespace {
 
 /// "these sizes need ... (--max-memory); the largest stage(s) ...", naming the largest of `stages`.
 [[noreturn]] void refuse(const config& c, std::uint64_t total, std::uint64_t limit_bytes, std::vector<stage_bytes> stages) {
@@ -112,24 +108,22 @@ std::vector<stage_bytes> needed_stage_bytes(const config& c, const stage_plan& p
     return stages;
 }
 
-std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > saturated - b ? saturated : a + b; }
-
 /// A streaming run's bytes outside the [B,H,Sq,Sk] stages: the inputs, the stages it
 /// holds while later ones need them (q k v, the mask, context, concat, output), and the
 /// input and params stages' copies when shown.
 std::uint64_t held_outside_planes(const config& c, const stage_plan& plan) {
     std::uint64_t total = 0;
     for (const stage_bytes& s : estimate_stage_bytes(c))
-        if (held_twice(c, s.id)) total = add(total, s.bytes);  // the inputs themselves, held to the end
+        if (held_twice(c, s.id)) total = sum({total, s.bytes});  // the inputs themselves, held to the end
     for (const stage_bytes& s : needed_stage_bytes(c, plan)) {
         if (info_of(s.id).plane) continue;
         const bool input_copy = s.id == stage_id::input || s.id == stage_id::params;
         if (input_copy && !plan.shows(s.id)) continue;
         if (s.id == stage_id::mask && !plan.shows(stage_id::mask)) {  // the booleans only: no float copy is made
-            if (!mask_rows::make_all_of(c)) total = add(total, product({c.batch, c.seq, c.kv_seq}));  // else none held
+            if (!mask_rows::make_all_of(c)) total = sum({total, product({c.batch, c.seq, c.kv_seq})});  // else none held
             continue;
         }
-        total = add(total, s.bytes);
+        total = sum({total, s.bytes});
     }
     return total;
 }
@@ -138,20 +132,23 @@ std::uint64_t held_outside_planes(const config& c, const stage_plan& plan) {
 /// dropout's keep), or one block of rows (and its draws) plus a copy of a K and a V plane.
 std::uint64_t plane_bytes(const config& c, const stage_plan& plan, std::size_t block_rows) {
     const stage_set needed = stages_needed(c, plan.shown);
-    bool any = false;
-    for (const stage_info& info : stage_table)
-        if (info.plane && (needed & stage_bit(info.id))) any = true;
-    if (!any) return 0;
+    if (std::none_of(stage_table.begin(), stage_table.end(),
+                     [&](const stage_info& info) { return info.plane && (needed & stage_bit(info.id)); }))
+        return 0;
     const std::int64_t B = c.batch, H = c.heads, Sq = c.seq, Sk = c.kv_seq;
     const std::uint64_t copies = (needed & stage_bit(stage_id::dropout)) ? 2 : 1;
     if (plan.layout == plane_layout::whole_tensor)
         return floats(product({static_cast<std::int64_t>(copies), B, H, Sq, Sk}));
     const std::int64_t rows = static_cast<std::int64_t>(block_rows);
-    return add(floats(product({static_cast<std::int64_t>(copies), rows, std::max(Sq, Sk)})),
-               floats(product({2, std::max(Sq, Sk), c.d_model / std::max<std::int64_t>(H, 1)})));
+    return sum({floats(product({static_cast<std::int64_t>(copies), rows, std::max(Sq, Sk)})),
+                floats(product({2, std::max(Sq, Sk), c.d_model / std::max<std::int64_t>(H, 1)}))});
 }
 
 }  // namespace
+
+std::uint64_t estimate_total_bytes(const config& c) {
+    return sum({estimate_transient_bytes(c), held_bytes(c, estimate_stage_bytes(c))});
+}
 
 void check_memory(const config& c, std::uint64_t limit_bytes) {
     const std::uint64_t total = estimate_total_bytes(c);
@@ -167,18 +164,13 @@ void check_least_memory(const config& c, std::uint64_t limit_bytes) {
     leanest.layout = plane_layout::in_rows;
     leanest.block_rows = 1;
     const std::uint64_t least = estimate_plan_bytes(c, leanest, false);
-    if (least > limit_bytes) check_memory(c, limit_bytes);  // names the whole run's need, as before
+    if (least > limit_bytes) check_memory(c, limit_bytes);  // names the whole run's need
 }
 
 std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool keeps) {
-    if (keeps) {  // every needed stage held, the inputs twice (as estimate_total_bytes counts them)
-        std::uint64_t total = 0;
-        for (const stage_bytes& s : needed_stage_bytes(c, plan))
-            total = add(total, held_twice(c, s.id) ? add(s.bytes, s.bytes) : s.bytes);
-        return total;
-    }
+    if (keeps) return held_bytes(c, needed_stage_bytes(c, plan));
     const std::size_t rows = plan.block_rows != 0 ? plan.block_rows : static_cast<std::size_t>(c.seq);
-    return add(held_outside_planes(c, plan), plane_bytes(c, plan, rows));
+    return sum({held_outside_planes(c, plan), plane_bytes(c, plan, rows)});
 }
 
 void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows) {
@@ -214,6 +206,5 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
     plan.block_rows = static_cast<std::size_t>(std::min<std::uint64_t>(plane_rows, 1 + more));
     if (plan.block_rows == 0) plan.block_rows = 1;
 }
-
 
 }  // namespace attn

@@ -61,9 +61,10 @@ std::string_view absent_because(stage_id id) {
 }
 
 stage_set stages_needed(const config& c, stage_set shown) {
-    stage_set needed = 0;
+    stage_set in_run = 0;
     for (const stage_info& info : stage_table)
-        if (stage_in_run(c, info.id) && (shown & stage_bit(info.id))) needed |= stage_bit(info.id);
+        if (stage_in_run(c, info.id)) in_run |= stage_bit(info.id);
+    stage_set needed = shown & in_run;
     // from the last stage back, each needed stage marks what it reads
     for (std::size_t i = stage_count; i-- > 0;) {
         const stage_info& info = stage_table[i];
@@ -76,9 +77,6 @@ stage_set stages_needed(const config& c, stage_set shown) {
                     break;
                 }
     }
-    stage_set in_run = 0;
-    for (const stage_info& info : stage_table)
-        if (stage_in_run(c, info.id)) in_run |= stage_bit(info.id);
     return needed & in_run;
 }
 

@@ -24,16 +24,9 @@ int threads_from_environment() {
     return *end == '\0' && n >= 1 && n <= 4096 ? static_cast<int>(n) : 0;
 }
 
-/// OpenMP's idle threads sleep at once (OMP_WAIT_POLICY=passive), unless the user chose
-/// how they wait. libgomp's default spins each thread for about a millisecond after every
-/// parallel loop, on cores that attn's other thread and any other program need. With a
-/// busy loop on one of 2 cores, a JSON run of 0.06 s took 0.10 s that way (0.06 s with
-/// passive threads); among other attn runs, 0.20 s against 0.055 s (docs/streaming.md).
-///
-/// libgomp reads the variable once, in a constructor of its own. Priority 101 runs this
-/// first when libgomp is linked in statically (CMakeLists.txt, ATTN_STATIC_RUNTIME); a
-/// shared libgomp has read it before any of the program's constructors run, and keeps
-/// its default.
+/// OpenMP's idle threads sleep at once (OMP_WAIT_POLICY=passive) unless the user chose, instead
+/// of spinning after every loop on cores others need (docs/streaming.md). Priority 101 runs this
+/// before a static libgomp reads it (ATTN_STATIC_RUNTIME); a shared one has read it already.
 [[gnu::constructor(101)]] void openmp_threads_sleep_when_idle() {
     if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
         setenv("OMP_WAIT_POLICY", "passive", 0);

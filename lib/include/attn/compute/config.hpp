@@ -1,9 +1,7 @@
 #pragma once
-// Everything that decides what `attn trace` computes: shapes, parameters, masks.
-//
-// Dimension letters (CLI.md): B batch, Sq query length, Sk key/value length,
-// Din query-side input width, Dkv key/value-side input width, D model width,
-// H heads, dk = D / H head width.
+// Everything that decides what `attn trace` computes: shapes, parameters, masks. Dimension
+// letters (CLI.md): B batch, Sq query length, Sk key/value length, Din and Dkv the query-
+// and key/value-side input widths, D model width, H heads, dk = D / H head width.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -50,8 +48,7 @@ struct mask_spec {
     bool any() const { return causal || padding || window || random || from_file || key_padding; }
 };
 
-/// nn.Dropout(p) on the attention weights. Only in training mode does it act
-/// (stage 11); in eval mode it is the identity, as in PyTorch.
+/// nn.Dropout(p) on the attention weights: only in training mode (stage 11), as in PyTorch.
 struct dropout_spec {
     double p = 0.0;          // --dropout P: the chance that a weight is zeroed
     bool train = false;      // --train: training mode
@@ -93,30 +90,17 @@ struct config {
     bool cross() const { return separate_kv || kv_seq != seq || d_kv_in != d_in; }
 };
 
-/// Throws usage_error naming the flag when a size or option is impossible,
-/// e.g. "--d-model 10 is not divisible by --heads 4". Sizes too large for memory are
-/// check_memory's (memory.hpp, exit 1), then check_addressable's when no limit is set.
+/// Throws usage_error naming the flag when a size or option is impossible ("--d-model 10 is
+/// not divisible by --heads 4"). Sizes too large for memory are check_memory's (exit 1).
 void validate(const config& c);
 
-/// The most bytes one tensor of a run may take: 2^47 = 128 TiB, what x86-64 and
-/// AArch64 user space can address. Larger sizes are usage errors, whatever --max-memory says.
-constexpr std::uint64_t max_addressable_bytes = std::uint64_t(1) << 47;
-
-/// Throws usage_error naming the sizes when a tensor of the run ([B,H,Sq,Sk], [B,Sq,Din],
-/// [D,Din], ...) would take more than max_addressable_bytes, so that no size
-/// derived from the flags (a mask's B·Sq·Sk, a stride) can overflow. Sizes must be positive.
+/// Throws usage_error when a tensor of the run ([B,H,Sq,Sk], [B,Sq,Din], [D,Din], ...) would
+/// take more than 2^47 bytes (128 TiB, what 64-bit user space can address), so that no size
+/// derived from the flags can overflow. Sizes must be positive.
 void check_addressable(const config& c);
 
-/// a·b, or false when it overflows uint64.
-inline bool checked_multiply(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
-    return !__builtin_mul_overflow(a, b, &out);
-}
-
-/// a+b, or false when it overflows uint64.
-inline bool checked_add(std::uint64_t a, std::uint64_t b, std::uint64_t& out) { return !__builtin_add_overflow(a, b, &out); }
-
-/// Why a run of `c` cannot make c.mistake (c.mistake_variant), in words after
-/// "--mistake ID: ", e.g. x·W needs Din == D; empty when it can. validate() throws it.
+/// Why a run of `c` cannot make c.mistake (c.mistake_variant), in words after "--mistake ID: ";
+/// empty when it can. validate() throws it.
 std::string mistake_problem(const config& c);
 
 /// The fill that fill_value's way `variant` writes instead of c.fill (mistake_variants).
@@ -128,16 +112,11 @@ std::string fill_to_string(float fill);
 /// The fill as typed ("-1e9"), else fill_to_string(c.fill).
 std::string fill_text(const config& c);
 
-/// "keep", "mha" or "additive", as --mask-convention takes them.
+/// The names --mask-convention ("keep", "mha", "additive") and --causal-align ("upper-left",
+/// "lower-right") take, and back (nullopt for an unknown name).
 std::string_view mask_convention_name(mask_convention m);
-
-/// The convention called `name` ("keep", "mha", "additive"), or nullopt.
 std::optional<mask_convention> parse_mask_convention(std::string_view name);
-
-/// "upper-left" or "lower-right", as --causal-align takes them.
 std::string_view causal_alignment_name(causal_alignment a);
-
-/// The alignment called `name` ("upper-left", "lower-right"), or nullopt.
 std::optional<causal_alignment> parse_causal_alignment(std::string_view name);
 
 }  // namespace attn

@@ -1,10 +1,6 @@
 #pragma once
-// One exception type for everything attn reports to its user.
-//
-// Messages name the flag or file involved and quote the values and shapes, e.g.
-//   --d-model 10 is not divisible by --heads 4
-// The program prints them as `attn: error: <message>`: usage_error exits 2,
-// any other error exits 1 (CLI.md, "Errors and exit codes").
+// The errors attn reports to its user, as `attn: error: <message>` (a message names the flag
+// or file and quotes the values): usage_error exits 2, any other 1 (CLI.md, "Errors and exit codes").
 #include <stdexcept>
 #include <string>
 

@@ -1,8 +1,7 @@
 #pragma once
-// A bit-exact copy of PyTorch's default CPU generator (torch 1.13, x86 AVX2
-// kernel), as share/attn/doc/torch-rng.md specifies: MT19937 seeded like
-// torch.manual_seed, and the fills torch.rand, torch.randn, uniform_ and
-// nn.Linear's default initialisation make from it.
+// PyTorch 1.13's default CPU generator (x86 AVX2 kernel), bit for bit, as share/attn/doc/
+// torch-rng.md specifies: MT19937 seeded as torch.manual_seed, and torch.rand, torch.randn,
+// uniform_ and nn.Linear's default initialisation.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -21,11 +20,9 @@ public:
     void rand(float* out, std::size_t n);
     /// tensor.uniform_(a, b) on n float32 elements (AVX2 kernel: fused).
     void uniform(float* out, std::size_t n, double a, double b);
-    /// torch.randn(n) on a contiguous float32 tensor of n elements: the cached
-    /// double Box-Muller below 16 elements, the vectorised float path from 16 on.
+    /// torch.randn(n): the cached double Box-Muller below 16 elements, the vectorised float path from 16 on.
     void randn(float* out, std::size_t n);
-    /// nn.Linear(in, out, bias): weight [out, in] (kaiming_uniform_, a = √5), then
-    /// bias [out] if it is non-null; both row-major.
+    /// nn.Linear(in, out, bias): weight [out, in] (kaiming_uniform_, a = √5), then bias [out] if non-null.
     void linear_init(float* weight, float* bias, std::size_t out_features, std::size_t in_features);
 
 private:
@@ -35,7 +32,7 @@ private:
 
     std::uint32_t state_[624];
     int next_ = 0;
-    int left_ = 1;
+    int left_ = 1;  // so that the first draw twists
     std::optional<double> cached_normal_;
 };
 

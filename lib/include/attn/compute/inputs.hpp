@@ -12,9 +12,8 @@ namespace attn {
 
 using optional_tensor = std::optional<xt::xarray<float>>;
 
-/// Weights in PyTorch's nn.Linear layout [out, in]; y = x·Wᵀ + b.
-/// The biases are absent with --no-qkv-bias, w_o and b_o with --no-out-proj;
-/// w_q, w_k, w_v are empty when the run starts at the projections.
+/// Weights in nn.Linear's layout [out, in]; y = x·Wᵀ + b. The biases are absent with
+/// --no-qkv-bias, w_o and b_o with --no-out-proj; w_q, w_k, w_v empty with given projections.
 struct parameters {
     xt::xarray<float> w_q;  // [D,Din]
     xt::xarray<float> w_k;  // [D,Dkv]
@@ -48,12 +47,10 @@ struct given_inputs {
     std::optional<xt::xarray<bool>> mask;
 };
 
-/// Completes `given` by drawing what is missing exactly as PyTorch would (CLI.md):
-///   torch.manual_seed(seed)
-///   nn.Linear(Din,D) for q, nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output
-///   x = torch.randn(B,Sq,Din); for cross-attention only, x_kv = torch.randn(B,Sk,Dkv)
-/// A given tensor draws nothing; the rest keep this order. With given Q, K, V
-/// only the output layer is drawn (when there are no given params).
+/// Completes `given` by drawing what is missing as PyTorch would (CLI.md): torch.manual_seed(seed);
+/// nn.Linear(Din,D) for q, nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; then
+/// x = torch.randn(B,Sq,Din) and, for cross-attention, x_kv = torch.randn(B,Sk,Dkv). A given
+/// tensor draws nothing; with given Q, K, V only the output layer is drawn.
 inputs draw_inputs(const config& c, given_inputs given = {});
 
 }  // namespace attn

@@ -1,7 +1,6 @@
 #pragma once
-// The common mistakes of multi-head attention code, which attn can make on
-// purpose (attn trace --mistake ID) and recognise in an answer (attn check).
-// The ids are CLI.md's diagnosis ids; graders key on them.
+// The common mistakes of attention code, which attn makes on purpose (attn trace --mistake ID)
+// and recognises in an answer (attn check). The ids are CLI.md's diagnosis ids.
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -23,9 +22,8 @@ enum class mistake {
     missing_bias,             // the projections without their bias
 };
 
-/// "softmax_axis", ...; "none" for mistake::none.
+/// "softmax_axis", ...; "none" for mistake::none. And back: nullopt for an unknown id ("unknown" too).
 std::string_view mistake_id(mistake m);
-/// The mistake with id `id`, or nullopt (also for "unknown").
 std::optional<mistake> parse_mistake(std::string_view id);
 /// Every mistake but none, in CLI.md's order.
 const std::vector<mistake>& all_mistakes();
@@ -40,8 +38,7 @@ const std::vector<mistake>& all_mistakes();
 /// and 1 for the others.
 int mistake_variants(mistake m);
 
-/// The stage where way `variant` of `m` is made ("softmax"); every later stage
-/// follows from it. "" for none.
+/// The stage where way `variant` of `m` is made ("softmax"); "" for none.
 std::string_view mistake_stage(mistake m, int variant = 0);
 
 }  // namespace attn

@@ -1,22 +1,11 @@
 #pragma once
-// The [B,H,Sq,Sk] stages, scores -> scaled -> masked -> softmax -> dropout, and the
-// product weights·V that ends them, one block of query rows of one (batch, head) plane
-// at a time, in place.
-//
-// Each step reads and writes a block [rows, W] of plane (b, h): scores as torch.bmm
-// computes them, then elementwise steps that each row does alone. A block of every row
-// of the plane (the default) gives the bits of the whole-tensor computation; so does a
-// smaller block for every step but the products, which BLAS may block differently
-// (bmm_rows). Dimension key as in attention.hpp; R = Sq and W = Sk, or R = Sk and W = Sq
-// with --mistake q_k_swapped (K·Qᵀ).
+// The [B,H,Sq,Sk] stages, scores -> scaled -> masked -> softmax -> dropout, and the product
+// weights·V that ends them, on a block [rows, W] of query rows of one (batch, head) plane, in
+// place. A block of the whole plane gives the whole tensor's bits; a smaller one may differ
+// in the products (bmm_rows). R = Sq and W = Sk, or the other way with --mistake q_k_swapped.
 #include <cstddef>
-#include <cstdint>
-#include <vector>
-
-#include <xtensor/xarray.hpp>
 
 #include "attn/compute/config.hpp"
-#include "attn/compute/generator.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/compute/tensor.hpp"
 #include "attn/compute/weak_fill.hpp"
@@ -58,23 +47,22 @@ void block_scores(const plane_chain& chain, const plane_block& block);
 void block_scale(const plane_chain& chain, const plane_block& block);
 
 /// 9. masked: fill where the mask is false. With a finding, also gathers what
-/// weak_fill_warning reports, from these rows (their scaled scores and the softmax
-/// each masked row gives).
+/// weak_fill_warning reports from these rows.
 void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_finding* finding);
 
-/// 10. softmax over each row (with --safe-softmax rows of -inf only, and with a finite fill
-/// rows the mask allows no key, become 0).
+/// 10. softmax over each row (--safe-softmax: rows of -inf only, and rows with no allowed key, 0).
 void block_softmax(const plane_chain& chain, const plane_block& block);
 
-/// 11. dropout: block · keep / (1 - p), keep = draws < 1 - p; `draws` [rows, W] are the
-/// block's numbers of torch.rand(B,H,Sq,Sk), in order. keep_out [rows, W] (0 or 1) may be null.
+/// 11. dropout, as nn.Dropout(p) but with a reproducible keep: torch.manual_seed(seed); keep =
+/// torch.rand(B,H,Sq,Sk) < 1 - p, then weights · keep / (1 - p) as aten (p = 1 gives 0).
+/// `draws` [rows, W] are the block's numbers of torch.rand; keep_out [rows, W] may be null.
 void block_dropout(const plane_chain& chain, const plane_block& block, const float* draws, float* keep_out);
 
-/// 12. context rows: context[b,h,rows] = block · values[b,h]   [rows,Sk] · [Sk,dk] -> [rows,dk];
-/// `context` is the whole [B,H,Sq,dk] tensor, row-major.
+/// 12. context[b,h,rows] = block · values[b,h]   [rows,Sk] · [Sk,dk] -> [rows,dk], in the
+/// whole row-major [B,H,Sq,dk] `context`.
 void block_context(const plane_chain& chain, const plane_block& block, float* context);
 
-/// keep = draws < 1 - p as dropout_keep compares them, 1 or 0, in place.
+/// keep = draws < 1 - p (compared in float32), 1 or 0, in place.
 void keep_from_draws(float* draws, std::size_t count, double p);
 
 }  // namespace attn

@@ -1,7 +1,6 @@
 #pragma once
-// The stages of multi-head attention (CLI.md, "The stages"): every fact about a stage
-// in one row of stage_table, a stage known by its stage_id everywhere but the command
-// line, where names and numbers are parsed once (find_stage_info).
+// The stages of multi-head attention (CLI.md, "The stages"): every fact about a stage in one
+// row of stage_table; names and numbers are parsed once, on the command line (find_stage_info).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -93,14 +92,11 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
 
 constexpr const stage_info& info_of(stage_id id) { return stage_table[static_cast<std::size_t>(id)]; }
 
-/// The entry of stage_table called `name`, or nullptr (for the command line and files).
+/// The entry of stage_table called `name`, or numbered `step` (1 input .. 15 output), or nullptr.
 const stage_info* find_stage_info(std::string_view name);
-
-/// The entry of stage_table numbered `step` (1 input .. 15 output), or nullptr.
 const stage_info* find_stage_info(int step);
 
-/// The stages that can hold a tensor called `tensor`, in stage order
-/// ("weights": softmax and dropout); empty when no stage has such a tensor.
+/// The stages that can hold a tensor called `tensor`, in order ("weights": softmax and dropout).
 std::vector<const stage_info*> stages_holding(std::string_view tensor);
 
 /// The valid stage names in order, joined with ", " (for error messages).
@@ -113,8 +109,8 @@ bool stage_in_run(const config& c, std::string_view name);
 /// Why a run lacks the stage, in the words of its flags ("it is off with --no-out-proj").
 std::string_view absent_because(stage_id id);
 
-/// The stages a run of `c` computes to show `shown`: those, and every stage they read,
-/// and the stages those read, ...; stages the run does not have are left out.
+/// The stages a run of `c` computes to show `shown`: those and, in turn, every stage they read;
+/// stages the run does not have left out.
 stage_set stages_needed(const config& c, stage_set shown);
 
 }  // namespace attn

@@ -1,13 +1,8 @@
 #pragma once
-// The result of a run: the ordered, named stages of multi-head attention and
-// the tensors each one holds (CLI.md, "The stages").
-#include <array>
-#include <cstdint>
+// The result of a run: the stages of multi-head attention, in order, and their tensors.
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <xtensor/xarray.hpp>
 
 #include "attn/compute/config.hpp"
 #include "attn/compute/stage_table.hpp"
@@ -33,9 +28,7 @@ struct trace {
     std::vector<stage> stages;          // in stage_table order; absent stages are skipped
     attn::warning_list warnings;  // for stderr and next to their stage, e.g. rows with no allowed key
 
-    /// The warnings about the stage called `name`, in order.
     std::vector<const warning*> warnings_of(std::string_view name) const;
-
     /// The stage called `name`, or nullptr when it is absent from this run.
     const stage* find(std::string_view name) const;
 };

@@ -1,6 +1,5 @@
 #pragma once
-// A warning about a run, tied to the stage it concerns, so that renderers can
-// print it next to that stage and the program can repeat it on stderr.
+// A warning about a run, tied to the stage it concerns: printed next to it and on stderr.
 #include <string>
 #include <vector>
 

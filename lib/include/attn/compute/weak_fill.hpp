@@ -17,13 +17,11 @@ struct weak_fill_finding {
     float low = INFINITY, high = -INFINITY;
     std::size_t at[4] = {0, 0, 0, 0};  // batch, head, query, key of `worst`
 
-    /// Takes `other`'s findings in: the larger worst, and on a tie the one first in
-    /// (batch, query, head, key) order, the order of a scan of the whole tensor.
+    /// Takes `other`'s findings in: the larger worst, on a tie the first in (batch, query, head, key) order.
     void merge(const weak_fill_finding& other);
 };
 
-/// The "masked" stage's warning from a finding of every row, when its worst weight is
-/// at least 1e-6 and the fill is finite.
+/// The "masked" stage's warning from a finding of every row, when it is due.
 void weak_fill_warning(const config& c, const weak_fill_finding& f, warning_list& out);
 
 }  // namespace attn

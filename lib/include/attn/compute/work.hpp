@@ -21,10 +21,9 @@ struct stage_work {
     work cost;
 };
 
-/// The stages a run of `plan` computes, in order, shown or not, with their work (input's
-/// is drawing the weights and x, which every run that starts from x does): the
-/// rows and planes it skips (plan.shown_query, shown_batch, shown_head) are not counted,
-/// and in rows each shown [B,H,Sq,Sk] stage is a pass of its own from the scores.
+/// The stages a run of `plan` computes, in order, shown or not, with their work (input's is
+/// drawing the weights and x): rows and planes it skips are not counted, and in rows each
+/// shown [B,H,Sq,Sk] stage is a pass of its own from the scores.
 std::vector<stage_work> estimate_work(const config& c, const stage_plan& plan);
 
 /// Work per second on this machine, on the threads a run uses.
