@@ -410,6 +410,15 @@ CLI::Validator one_of(std::vector<std::string> choices) {
     });
 }
 
+CLI::Option* add_choice(CLI::App* cmd, const std::string& name, std::string& into, std::vector<std::string> choices,
+                        const std::string& type, const std::string& help) {
+    const std::string first = choices.front();
+    return cmd->add_option(name, into, help)
+        ->transform(one_of(std::move(choices)))
+        ->type_name(type)
+        ->default_val(first);
+}
+
 CLI::Validator byte_size() {
     return expecting("a size such as 4GiB, 512MiB or 1000000 (bytes)", read_byte_size);
 }
