@@ -3,11 +3,13 @@
 // means, and who uses it, is share/attn/text/masks.md's.
 #include "attn/teach/mask_conventions.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 
 #include "attn/teach/prose.hpp"
+#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
@@ -34,12 +36,6 @@ std::string shortest(double value) {
     exponent.erase(0, exponent.find_first_not_of('0') == std::string::npos ? exponent.size() - 1
                                                                              : exponent.find_first_not_of('0'));
     return s.substr(0, e + 1) + (negative ? "-" : "") + exponent;
-}
-
-std::string join(const std::vector<std::string>& parts, const std::string& separator) {
-    std::string text;
-    for (const auto& part : parts) text += (text.empty() ? "" : separator) + part;
-    return text;
 }
 
 /// ", diagonal=Sk - Sq" for a lower-right causal mask, else nothing (torch.tril's default 0).
@@ -89,9 +85,7 @@ std::string combine(const std::vector<term>& terms, bool allowed, const std::str
 }
 
 bool any_shape(const std::vector<term>& terms, term::shape_kind shape) {
-    for (const term& t : terms)
-        if (t.shape == shape) return true;
-    return false;
+    return std::any_of(terms.begin(), terms.end(), [shape](const term& t) { return t.shape == shape; });
 }
 
 /// "torch.tensor([[[1, 0], [1, 1]]], dtype=torch.bool)": keep [B,1,Sq,Sk] as [B,Sq,Sk].
@@ -114,15 +108,10 @@ std::string bool_literal(const xt::xarray<bool>& keep) {
 std::string setup_lines(const config& c, const xt::xarray<bool>& files, bool heads) {
     const mask_spec& m = c.mask;
     std::vector<std::string> lines;
-    lines.push_back(heads ? "B, H, Sq, Sk = " + std::to_string(c.batch) + ", " + std::to_string(c.heads) + ", " +
-                                std::to_string(c.seq) + ", " + std::to_string(c.kv_seq)
-                          : "B, Sq, Sk = " + std::to_string(c.batch) + ", " + std::to_string(c.seq) + ", " +
-                                std::to_string(c.kv_seq));
-    if (m.padding) {
-        std::vector<std::string> lengths;
-        for (const std::int64_t n : m.lengths) lengths.push_back(std::to_string(n));
-        lines.push_back("lengths = torch.tensor([" + join(lengths, ", ") + "])  # valid keys per batch item");
-    }
+    lines.push_back(heads ? "B, H, Sq, Sk = " + join({c.batch, c.heads, c.seq, c.kv_seq}, ", ")
+                          : "B, Sq, Sk = " + join({c.batch, c.seq, c.kv_seq}, ", "));
+    if (m.padding)
+        lines.push_back("lengths = torch.tensor([" + join(m.lengths, ", ") + "])  # valid keys per batch item");
     if (m.window) lines.push_back("W = " + std::to_string(m.window_size.value_or(0)));
     if (m.random)
         lines.push_back("rand = torch.rand(B, Sq, Sk, generator=torch.Generator().manual_seed(" +
