@@ -1,7 +1,7 @@
 // `attn check`: trace's run flags (run_flags.hpp), the stage and the answer to
 // check, the tolerance and --format. Wiring only: the comparison and the
 // diagnosis are lib/teach/check, the report lib/render/render_check.
-#include "check_command.hpp"
+#include "commands.hpp"
 
 #include <cmath>
 #include <iostream>
@@ -17,7 +17,6 @@
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "run_flags.hpp"
-#include "trace_command.hpp"
 
 namespace attn_app {
 namespace {

@@ -1,7 +1,7 @@
 // `attn exercise`: list, show N, check N. Wiring only: the exercises are read and
 // varied in lib/teach/exercise, printed by lib/render/render_exercise, handed out
 // by lib/render/exercise_folder, graded by lib/teach/check.
-#include "exercise_command.hpp"
+#include "commands.hpp"
 
 #include <cstdlib>
 #include <filesystem>

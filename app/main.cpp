@@ -11,15 +11,12 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/io/output_stream.hpp"
-#include "check_command.hpp"
-#include "exercise_command.hpp"
+#include "commands.hpp"
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
-#include "mask_command.hpp"
 #include "signals.hpp"
 #include "standard_output.hpp"
-#include "trace_command.hpp"
 
 #ifndef ATTN_VERSION
 #define ATTN_VERSION "0.1.0"

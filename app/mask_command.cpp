@@ -1,7 +1,7 @@
 // `attn mask`: trace's shape and mask flags (run_flags.hpp) and --format; the
 // mask they make, shown in PyTorch's four conventions. Wiring only: the texts
 // and expressions are lib/teach/mask_conventions, the layout lib/render/render_mask.
-#include "mask_command.hpp"
+#include "commands.hpp"
 
 #include <iostream>
 #include <memory>

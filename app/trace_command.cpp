@@ -1,15 +1,13 @@
 // `attn trace`: the run flags (run_flags.hpp) and trace's output flags, turned
 // into a config and render options; then one pass of the library.
-#include "trace_command.hpp"
+#include "commands.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +15,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "attn/compute/attention.hpp"
 #include "attn/compute/config.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
@@ -182,10 +179,6 @@ std::uint64_t default_memory_limit() {
 
 attn::sci_mode parse_sci_mode(const std::string& text) {
     return text == "on" ? attn::sci_mode::on : text == "off" ? attn::sci_mode::off : attn::sci_mode::automatic;
-}
-
-void warn(const attn::warning_list& warnings) {
-    for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
 }
 
 /// A sink that tells the progress line which stages are complete, and hands everything
@@ -405,7 +398,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if (file) file->commit();
     else std::cout.flush();  // standard_output.hpp: a write error throws
     progress.finish();
-    warn(warnings);
+    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
 }
 
 /// The stages by number and name, from stage_table, for trace's --help: three rows,
