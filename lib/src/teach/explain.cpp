@@ -1,13 +1,7 @@
-// --explain: every stage in words, shapes, einsum, PyTorch, memory and purpose,
-// with this run's numbers. One function per stage, in CLI.md's order, then the
-// opening paragraphs and the closing summary. The sentences are those of
-// share/attn/text/explain.md; here the values they name and which of them a run reads.
-//
-// The PyTorch lines are the notebook's (seed notebook 000): q = w_q(x),
-// q = q.view(B, Sq, H, dk), q = q.transpose(1, 2), scores = q @ k.transpose(-2, -1), ...
-// Constructors (torch.randn, nn.Linear, torch.tril) carry this run's numbers, so
-// that they can be pasted; reshapes carry the letters, as a notebook's variables.
-// The memory texts are PyTorch's, from the strides of each step (tensor.hpp's layout rules).
+// --explain (explain.hpp): one function per stage, in CLI.md's order, then the opening and
+// the summary. The sentences are share/attn/text/explain.md's; here the values they name.
+// The PyTorch lines are seed notebook 000's: constructors carry this run's numbers (to be
+// pasted), reshapes the letters; the memory texts follow each step's strides (tensor.hpp).
 #include "attn/teach/explain.hpp"
 
 #include <algorithm>
