@@ -67,13 +67,10 @@ int run(int argc, char** argv) {
     } catch (const attn::usage_error& e) {
         std::cerr << "attn: error: " << e.what() << "\n";
         return 2;
-    } catch (const attn::error& e) {
-        std::cerr << "attn: error: " << e.what() << "\n";
-        return 1;
     } catch (const std::bad_alloc&) {
         std::cerr << "attn: error: out of memory (try smaller sizes, or see --max-memory)\n";
         return 1;
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // attn::error, and anything else
         std::cerr << "attn: error: " << e.what() << "\n";
         return 1;
     }

@@ -1,8 +1,6 @@
 #pragma once
-// The flags that say which run to compute, shared by every command that computes
-// one (trace now; mask, check and exercise next): shapes, tensors from files,
-// parameters, masks and dropout. They become a config and loaded inputs here;
-// each command adds its own output flags.
+// The flags that say which run to compute (shapes, tensors from files, parameters, masks,
+// dropout), shared by the commands that compute one; here they become a config and inputs.
 #include <cstdint>
 #include <functional>
 #include <optional>
