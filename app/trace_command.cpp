@@ -341,14 +341,11 @@ std::vector<progress_step> work_steps(const attn::config& c, const attn::stage_p
 /// For a run that will take long, says so before it starts: "attn trace: this run
 /// computes for about 40 s on this machine (--quiet: not said)".
 void say_if_long(const std::vector<progress_step>& steps) {
-    if (steps.empty()) return;
     double seconds = 0;
-    const progress_step* largest = &steps.front();
-    for (const progress_step& s : steps) {
-        seconds += s.cost;
-        if (s.cost > largest->cost) largest = &s;
-    }
+    for (const progress_step& s : steps) seconds += s.cost;
     if (seconds < 10) return;
+    const auto largest = std::max_element(steps.begin(), steps.end(),
+                                          [](const progress_step& a, const progress_step& b) { return a.cost < b.cost; });
     std::cerr << "attn trace: this run computes for about " << static_cast<long long>(seconds + 0.5)
               << " s on this machine, most of it in " << largest->name << "\n";
 }

@@ -38,15 +38,12 @@ std::string shortest(double value) {
     return s.substr(0, e + 1) + (negative ? "-" : "") + exponent;
 }
 
-/// ", diagonal=Sk - Sq" for a lower-right causal mask, else nothing (torch.tril's default 0).
-std::string tril_diagonal(const config& c) {
-    return c.mask.causal_align == causal_alignment::lower_right ? ", diagonal=Sk - Sq" : "";
-}
-
-/// The causal term: torch.tril for keep, torch.triu one diagonal up for mha (as notebook 003).
+/// The causal term: torch.tril for keep, torch.triu one diagonal up for mha (as notebook 003);
+/// lower-right moves both by Sk - Sq (torch.tril's diagonal is 0 by default).
 term causal_term(const config& c) {
     const bool lower_right = c.mask.causal_align == causal_alignment::lower_right;
-    return {"torch.tril(torch.ones(Sq, Sk, dtype=torch.bool)" + tril_diagonal(c) + ")",
+    const std::string tril_diagonal = lower_right ? ", diagonal=Sk - Sq" : "";
+    return {"torch.tril(torch.ones(Sq, Sk, dtype=torch.bool)" + tril_diagonal + ")",
             std::string("torch.triu(torch.ones(Sq, Sk), diagonal=") + (lower_right ? "Sk - Sq + 1" : "1") + ").bool()",
             term::square, false};
 }
