@@ -1,7 +1,7 @@
 // `attn check`: trace's run flags (run_flags.hpp), the stage and the answer to
 // check, the tolerance and --format. Wiring only: the comparison and the
 // diagnosis are lib/teach/check, the report lib/render/render_check.
-#include "check_command.hpp"
+#include "commands.hpp"
 
 #include <cmath>
 #include <iostream>
@@ -17,7 +17,6 @@
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "run_flags.hpp"
-#include "trace_command.hpp"
 
 namespace attn_app {
 namespace {
@@ -60,7 +59,6 @@ void run_check(const check_options& o, const flag_given& given) {
         attn::render_check_json(report, std::cout);
     else
         attn::render_check_table(report, std::cout);
-    if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
     if (!report.match) throw exit_status{1};
 }
 
@@ -95,34 +93,25 @@ void setup_check(CLI::App& app) {
         "Exit status: 0 the answer matches, 1 it does not (the report says why),\n"
         "2 bad flags (a message on stderr says which).");
 
-    const std::string what = "What to check";
+    cmd->option_defaults()->group("What to check");
     cmd->add_option("--stage", o->stage, "the stage the answer is for, by name or number: softmax or 10")
-        ->type_name("STAGE")
-        ->group(what);
+        ->type_name("STAGE");
     cmd->add_option("--tensor", o->tensor, "the stage's tensor, for a stage with several: q, k or v; dropout's keep")
         ->default_str("the stage's first")
-        ->type_name("NAME")
-        ->group(what);
+        ->type_name("NAME");
     cmd->add_option("--answer", o->answer, "the answer: .json nested arrays (tensor.tolist()) or .npy (np.save)")
-        ->type_name("FILE")
-        ->group(what);
+        ->type_name("FILE");
     cmd->add_option("--atol", o->tol.atol, "absolute tolerance")
         ->default_val(o->tol.atol)
         ->transform(number())
-        ->type_name("A")
-        ->group(what);
+        ->type_name("A");
     cmd->add_option("--rtol", o->tol.rtol, "relative tolerance, times |expected|")
         ->default_val(o->tol.rtol)
         ->transform(number())
-        ->type_name("R")
-        ->group(what);
-    cmd->add_option("--format", o->format,
-                    "table (for reading) or json (one object: match, stage, tensor, expected_shape, answer_shape, "
-                    "max_error, max_error_at, diagnosis {id, message, made_at})")
-        ->transform(one_of({"table", "json"}))
-        ->type_name("FORMAT")
-        ->default_val("table")
-        ->group(what);
+        ->type_name("R");
+    add_choice(cmd, "--format", o->format, {"table", "json"}, "FORMAT",
+               "table (for reading) or json (one object: match, stage, tensor, expected_shape, answer_shape, "
+               "max_error, max_error_at, diagnosis {id, message, made_at})");
 
     add_run_flags(cmd, o->run);
     cmd->get_option("--mistake")->group("");  // trace's; hidden here, and refused with a word on why

@@ -1,7 +1,7 @@
 // `attn exercise`: list, show N, check N. Wiring only: the exercises are read and
 // varied in lib/teach/exercise, printed by lib/render/render_exercise, handed out
 // by lib/render/exercise_folder, graded by lib/teach/check.
-#include "exercise_command.hpp"
+#include "commands.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -34,15 +34,10 @@ struct exercise_options {
 
 std::vector<attn::exercise> all_exercises() { return attn::read_exercises(attn::find_exercise_dir(share_dirs())); }
 
-void flush_stdout() {
-    if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
-}
-
 void run_list(const exercise_options& o) {
     const std::vector<attn::exercise> all = all_exercises();
     if (o.format == "json") attn::render_exercise_list_json(all, std::cout);
     else attn::render_exercise_list(all, std::cout);
-    flush_stdout();
 }
 
 void run_show(const exercise_options& o, const CLI::App& cmd) {
@@ -64,7 +59,6 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
         options.precision = o.precision;
         attn::render_exercise_table(v, options, std::cout);
     }
-    flush_stdout();
 }
 
 void run_check(const exercise_options& o) {
@@ -75,7 +69,6 @@ void run_check(const exercise_options& o) {
     const attn::check_report r = attn::check_exercise(v, answer);
     if (o.format == "json") attn::render_check_report_json(v, r, std::cout);
     else attn::render_check_report_table(v, r, std::cout);
-    flush_stdout();
     if (!r.match) throw exit_status{1};
 }
 
@@ -93,10 +86,7 @@ void add_student_flag(CLI::App* cmd, exercise_options& o) {
 }
 
 void add_format_flag(CLI::App* cmd, exercise_options& o, const std::string& what) {
-    cmd->add_option("--format", o.format, what)
-        ->transform(one_of({"table", "json"}))
-        ->type_name("FORMAT")
-        ->default_val("table");
+    add_choice(cmd, "--format", o.format, {"table", "json"}, "FORMAT", what);
 }
 
 }  // namespace

@@ -11,15 +11,12 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/io/output_file.hpp"
-#include "check_command.hpp"
-#include "exercise_command.hpp"
+#include "commands.hpp"
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
-#include "mask_command.hpp"
 #include "signals.hpp"
 #include "standard_output.hpp"
-#include "trace_command.hpp"
 
 #ifndef ATTN_VERSION
 #define ATTN_VERSION "0.1.0"
@@ -70,13 +67,10 @@ int run(int argc, char** argv) {
     } catch (const attn::usage_error& e) {
         std::cerr << "attn: error: " << e.what() << "\n";
         return 2;
-    } catch (const attn::error& e) {
-        std::cerr << "attn: error: " << e.what() << "\n";
-        return 1;
     } catch (const std::bad_alloc&) {
         std::cerr << "attn: error: out of memory (try smaller sizes, or see --max-memory)\n";
         return 1;
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // attn::error, and anything else
         std::cerr << "attn: error: " << e.what() << "\n";
         return 1;
     }

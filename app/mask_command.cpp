@@ -1,7 +1,7 @@
 // `attn mask`: trace's shape and mask flags (run_flags.hpp) and --format; the
 // mask they make, shown in PyTorch's four conventions. Wiring only: the texts
 // and expressions are lib/teach/mask_conventions, the layout lib/render/render_mask.
-#include "mask_command.hpp"
+#include "commands.hpp"
 
 #include <iostream>
 #include <memory>
@@ -39,7 +39,7 @@ void run_mask(const mask_options& o, const flag_given& given) {
         attn::render_mask_json(c, views, keep, warnings, std::cout);
     else
         attn::render_mask_table(c, views, keep, warnings, std::cout);
-    if (!std::cout.flush()) throw attn::error("cannot write to standard output (disk full or closed?)");
+    std::cout.flush();  // before the warnings (standard_output.hpp: a write error throws)
     for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
 }
 
@@ -72,14 +72,10 @@ void setup_mask(CLI::App& app) {
     add_shape_flags(cmd, o->run);
     add_mask_flags(cmd, o->run);
 
-    const std::string output = "Output";
-    cmd->add_option("--format", o->format,
-                    "table (the four side by side, for reading) or json (one object per convention: name, "
-                    "meaning, the PyTorch expression, data)")
-        ->transform(one_of({"table", "json"}))
-        ->type_name("FORMAT")
-        ->default_val("table")
-        ->group(output);
+    cmd->option_defaults()->group("Output");
+    add_choice(cmd, "--format", o->format, {"table", "json"}, "FORMAT",
+               "table (the four side by side, for reading) or json (one object per convention: name, "
+               "meaning, the PyTorch expression, data)");
 
     cmd->callback([o, cmd] { run_mask(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
 }

@@ -1,9 +1,6 @@
-// attn's own words for command-line mistakes (messages.hpp): the value checks, and
-// the failure message CLI11 prints for the mistakes it finds.
-//
-// Nothing here reads CLI11's text. The error's type says what kind of mistake it is;
-// which option it is about, and what that option got, come from the state CLI11 leaves
-// (the values each option holds, the arguments it could not place) and the command line.
+// attn's own words for command-line mistakes (messages.hpp): the value checks, and the
+// failure message. Nothing here reads CLI11's text: the error's type says what kind of
+// mistake it is, the state CLI11 leaves and the command line which option and value.
 #include "messages.hpp"
 
 #include <algorithm>
@@ -13,7 +10,6 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
-#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -34,33 +30,16 @@ CLI::Validator expecting(const std::string& expected, std::function<std::string(
         expected);
 }
 
-/// A decimal whole number as typed: '-'? digits.
-struct whole {
-    bool negative = false;
-    std::uint64_t magnitude = 0;
-    bool too_large = false;  // more than 2^64-1 in magnitude
-};
-
-std::optional<whole> read_whole(const std::string& text) {
-    whole w;
-    const char* first = text.data();
-    const char* last = text.data() + text.size();
-    if (first != last && *first == '-') {
-        w.negative = true;
-        ++first;
-    }
-    if (first == last || !std::all_of(first, last, [](char ch) { return ch >= '0' && ch <= '9'; }))
-        return std::nullopt;
-    w.too_large = std::from_chars(first, last, w.magnitude).ec == std::errc::result_out_of_range;
-    return w;
+/// Whether `text` is a decimal whole number as typed: '-'? digits.
+bool is_whole(const std::string& text) {
+    const std::size_t sign = text.rfind('-', 0) == 0 ? 1 : 0;
+    return text.size() > sign && text.find_first_not_of("0123456789", sign) == std::string::npos;
 }
 
-constexpr std::uint64_t int64_max = std::numeric_limits<std::int64_t>::max();
-
-/// `w` as an int64, if it is one.
-std::optional<std::int64_t> as_int64(const whole& w) {
-    if (w.too_large || w.magnitude > int64_max + std::uint64_t(w.negative)) return std::nullopt;
-    return w.negative ? static_cast<std::int64_t>(0 - w.magnitude) : static_cast<std::int64_t>(w.magnitude);
+/// `text` (is_whole) read into `n`; false when it is out of N's range.
+template <class N>
+bool read_whole(const std::string& text, N& n) {
+    return std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc();
 }
 
 /// "a, b, c or d" (`last` " or "); "json, table, then torch" (`last` ", then ").
@@ -74,12 +53,11 @@ std::string joined(const std::vector<std::string>& items, const char* last) {
 /// A whole number from `lo` to `hi`, named `expected`.
 CLI::Validator whole_number_named(std::int64_t lo, std::int64_t hi, const std::string& expected) {
     return expecting(expected, [lo, hi, expected](std::string& value) -> std::string {
-        const std::optional<whole> w = read_whole(value);
-        if (!w) return "expected " + expected;
-        const std::optional<std::int64_t> n = as_int64(*w);
-        if (!n || *n < lo || *n > hi)
+        if (!is_whole(value)) return "expected " + expected;
+        std::int64_t n = 0;
+        if (!read_whole(value, n) || n < lo || n > hi)
             return "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
-        value = std::to_string(*n);
+        value = std::to_string(n);
         return "";
     });
 }
@@ -383,11 +361,12 @@ CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) {
 CLI::Validator seed_number() {
     const std::string expected = "a whole number (negative ones wrap as in torch.manual_seed)";
     return expecting(expected, [expected](std::string& value) -> std::string {
-        const std::optional<whole> w = read_whole(value);
-        if (!w) return "expected " + expected;
-        if (w->too_large || (w->negative && w->magnitude > int64_max + 1))
-            return "expected a whole number from -9223372036854775808 to 18446744073709551615";
-        value = std::to_string(w->negative ? 0 - w->magnitude : w->magnitude);  // mod 2^64
+        if (!is_whole(value)) return "expected " + expected;
+        std::int64_t negative = 0;
+        std::uint64_t seed = 0;
+        const bool ok = value[0] == '-' ? read_whole(value, negative) : read_whole(value, seed);
+        if (!ok) return "expected a whole number from -9223372036854775808 to 18446744073709551615";
+        value = std::to_string(value[0] == '-' ? static_cast<std::uint64_t>(negative) : seed);  // mod 2^64
         return "";
     });
 }
@@ -408,6 +387,15 @@ CLI::Validator one_of(std::vector<std::string> choices) {
     return expecting(expected, [choices = std::move(choices), expected](std::string& value) -> std::string {
         return std::find(choices.begin(), choices.end(), value) != choices.end() ? "" : "expected " + expected;
     });
+}
+
+CLI::Option* add_choice(CLI::App* cmd, const std::string& name, std::string& into, std::vector<std::string> choices,
+                        const std::string& type, const std::string& help) {
+    const std::string first = choices.front();
+    return cmd->add_option(name, into, help)
+        ->transform(one_of(std::move(choices)))
+        ->type_name(type)
+        ->default_val(first);
 }
 
 CLI::Validator byte_size() {

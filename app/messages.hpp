@@ -42,6 +42,10 @@ CLI::Validator number();
 /// One of `choices`, exactly.
 CLI::Validator one_of(std::vector<std::string> choices);
 
+/// `--NAME TYPE`, one of `choices` (the first by default), for `cmd`.
+CLI::Option* add_choice(CLI::App* cmd, const std::string& name, std::string& into, std::vector<std::string> choices,
+                        const std::string& type, const std::string& help);
+
 /// A size in bytes: a whole number with an optional unit, b, k, kb, ki, kib, m, ..., e
 /// (any case; all of them powers of 1024), replaced by the number of bytes.
 CLI::Validator byte_size();

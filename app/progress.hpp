@@ -1,13 +1,7 @@
 #pragma once
-// The progress line of a long run: on stderr, when it is a terminal, after about a second.
-//
+// The progress line of a long run, on stderr after about a second (ATTN_PROGRESS_DELAY_MS,
+// for tests), redrawn in place and erased at the end; never in pipes, in CI or with --quiet:
 //   attn trace: softmax, 62% of the work done, about 9 s left
-//
-// the stage being computed, the share of the run's work done (compute/work.hpp's
-// estimate, counted as stages complete) and the time left at the pace so far. Redrawn
-// in place with \r a few times a second and erased when the run ends, so that nothing
-// of it stays in the terminal. Nothing at all in pipes, in CI (the CI variable set) or
-// with --quiet. ATTN_PROGRESS_DELAY_MS sets the delay (default 1000), for tests.
 #include <chrono>
 #include <condition_variable>
 #include <mutex>

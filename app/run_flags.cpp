@@ -13,19 +13,6 @@
 namespace attn_app {
 namespace {
 
-/// torch.manual_seed takes any Python int; a negative one wraps mod 2^64.
-std::uint64_t parse_seed(const std::string& text) {
-    try {
-        std::size_t used = 0;
-        const bool negative = !text.empty() && text[0] == '-';
-        const std::uint64_t value =
-            negative ? static_cast<std::uint64_t>(std::stoll(text, &used)) : std::stoull(text, &used);
-        if (used == text.size() && !text.empty() && text[0] != '+' && text[0] != ' ') return value;
-    } catch (const std::exception&) {
-    }
-    throw attn::usage_error("--seed " + text + ": expected a whole number (negative ones wrap as in torch.manual_seed)");
-}
-
 float parse_fill(const std::string& text) {
     if (text == "-inf") return -std::numeric_limits<float>::infinity();
     try {
@@ -57,7 +44,6 @@ attn::config base_config(const run_options& o) {
     c.mask.window_size = o.window;
     c.fill = parse_fill(o.fill);
     c.fill_text = o.fill;  // as typed ("-1e9"), for the formula, the table and warnings
-    c.seed = parse_seed(o.seed);
     c.separate_kv = o.cross;
     c.mask.causal_align = *attn::parse_causal_alignment(o.causal_align);
     c.safe_softmax = o.safe_softmax;
@@ -72,7 +58,7 @@ attn::config base_config(const run_options& o) {
 attn::config replay_config(const run_options& o, attn::config c, const flag_given& given) {
     c.max_memory = o.cfg.max_memory;  // this run's limit, never the dump's
     if (given("--heads")) c.heads = o.cfg.heads;
-    if (given("--seed")) c.seed = parse_seed(o.seed);
+    if (given("--seed")) c.seed = o.cfg.seed;
     if (given("--no-qkv-bias")) c.qkv_bias = false;
     if (given("--no-out-proj")) c.out_proj = false;
     if (given("--mask")) {
@@ -108,6 +94,81 @@ attn::loaded_inputs replay_inputs(const run_options& o, const flag_given& given)
     return attn::load_replay(std::move(d), c, o.sizes, o.files);
 }
 
+/// `--NAME N`, a whole number: a size, or --window.
+template <class T>
+CLI::Option* add_size(CLI::App* cmd, const std::string& name, T& into, const std::string& help) {
+    return cmd->add_option(name, into, help)->transform(whole_number())->type_name("N");
+}
+
+/// `--NAME N`, a seed for torch.manual_seed (0 by default).
+CLI::Option* add_seed(CLI::App* cmd, const std::string& name, std::uint64_t& into, const std::string& help) {
+    return cmd->add_option(name, into, help)->transform(seed_number())->type_name("N")->default_val(0);
+}
+
+/// `--NAME P`, a probability.
+CLI::Option* add_probability(CLI::App* cmd, const std::string& name, double& into, const std::string& help) {
+    return cmd->add_option(name, into, help)->transform(number())->type_name("P");
+}
+
+void add_file_flags(CLI::App* cmd, run_options& o) {
+    attn::input_paths& f = o.files;
+    cmd->option_defaults()->group("Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)");
+    cmd->add_option("--input", f.input,
+                    "x [B,Sq,Din] instead of torch.randn. From an .npz: the array our dumps "
+                    "name after the flag (input.x, input.x_kv, projections.q, mask.mask, ...) "
+                    "or the archive's only array")
+        ->type_name("FILE");
+    cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
+        ->type_name("FILE");
+    cmd->add_option("--params", f.params,
+                    ".json object or .npz with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
+                    "layout [out,in] (keys may be prefixed params., as in our npz dumps)")
+        ->type_name("FILE");
+    cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")->type_name("FILE");
+    cmd->add_option("--k", f.k, "K [B,Sk,D]")->type_name("FILE");
+    cmd->add_option("--v", f.v, "V [B,Sk,D]")->type_name("FILE");
+    cmd->add_option("--from", o.from,
+                    "replay a dump of attn trace (--format npz or json): its config, and its "
+                    "input, params, projections (when the run started there) and mask (when "
+                    "it came from a file); what it lacks is drawn as the run drew it. Flags "
+                    "given too override it; one that contradicts its tensors is an error")
+        ->type_name("DUMP");
+}
+
+void add_parameter_flags(CLI::App* cmd, run_options& o) {
+    cmd->option_defaults()->group("Parameters");
+    add_seed(cmd, "--seed", o.cfg.seed,
+             "torch.manual_seed(N) for the weights and x; a negative N wraps, as in PyTorch");
+    cmd->add_flag("--no-qkv-bias", o.no_qkv_bias, "nn.Linear(..., bias=False) for q, k and v");
+    cmd->add_flag("--no-out-proj", o.no_out_proj, "no output projection: the result is the concat stage");
+}
+
+void add_dropout_flags(CLI::App* cmd, run_options& o) {
+    attn::dropout_spec& d = o.cfg.dropout;
+    cmd->option_defaults()->group("Dropout");
+    add_probability(cmd, "--dropout", d.p,
+                    "P, nn.Dropout(p) on the weights; it acts only with --train, as eval mode is the identity")
+        ->default_val(0.0);
+    cmd->add_flag("--train", d.train, "training mode: adds stage 11, dropout.weights = weights·keep/(1-P)");
+    add_seed(cmd, "--dropout-seed", d.seed,
+             "torch.manual_seed(N); keep = torch.rand(B,H,Sq,Sk) < 1-P. PyTorch's own "
+             "dropout draws with bernoulli_, whose numbers depend on how PyTorch was "
+             "built, so these are reproducible but not PyTorch's nn.Dropout numbers");
+}
+
+void add_mistake_flag(CLI::App* cmd, run_options& o) {
+    std::vector<std::string> ids{"none"};
+    for (attn::mistake m : attn::all_mistakes()) ids.emplace_back(attn::mistake_id(m));
+    cmd->option_defaults()->group("Mistakes, on purpose");
+    add_choice(cmd, "--mistake", o.mistake, ids, "ID",
+               "make a common mistake on purpose, at the stage where students make it, so every later "
+               "stage shows what it does (a warning says so): softmax_axis (dim=-2), missing_scale, "
+               "wrong_scale (/ √D), mask_inverted, fill_value (0 instead of the fill; -inf when the fill is 0), "
+               "split_without_transpose (q.view(B,H,S,dk)), merge_without_transpose (context.view(B,Sq,D)), "
+               "weight_not_transposed (x·W; needs Din == D), q_k_swapped (K·Qᵀ; needs Sq == Sk), "
+               "missing_bias (Q, K, V without bias). attn check names the same ids");
+}
+
 }  // namespace
 
 attn::loaded_inputs load_run_inputs(const run_options& o, const flag_given& given) {
@@ -133,200 +194,66 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
 }
 
 void add_shape_flags(CLI::App* cmd, run_options& o) {
-    attn::config& c = o.cfg;
     attn::size_flags& sz = o.sizes;
-    const std::string shapes = "Shapes (a size not given comes from the input files, else the default)";
-    cmd->add_option("--batch", sz.batch, "B, sequences in the batch")
-        ->default_str("1")
-        ->transform(whole_number())
-        ->type_name("N")
-        ->group(shapes);
-    cmd->add_option("--seq", sz.seq, "Sq, query (and by default key) length")
-        ->default_str("4")
-        ->transform(whole_number())
-        ->type_name("N")
-        ->group(shapes);
-    cmd->add_option("--kv-seq", sz.kv_seq, "Sk, key/value length; differing from Sq = cross-attention")
-        ->default_str("--seq")
-        ->transform(whole_number())
-        ->type_name("N")
-        ->group(shapes);
-    cmd->add_option("--d-model", sz.d_model, "D, model width: q, k, v and output width")
-        ->default_str("8, or Din when a file gives Din")
-        ->transform(whole_number())
-        ->type_name("N")
-        ->group(shapes);
-    cmd->add_option("--heads", c.heads, "H, attention heads; dk = D / H must be whole")
-        ->default_val(2)
-        ->transform(whole_number())
-        ->type_name("N")
-        ->group(shapes);
-    cmd->add_option("--d-in", sz.d_in, "Din, query-side input width")
-        ->default_str("--d-model")
-        ->transform(whole_number())
-        ->type_name("N")
-        ->group(shapes);
-    cmd->add_option("--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width")
-        ->default_str("--d-in")
-        ->transform(whole_number())
-        ->type_name("N")
-        ->group(shapes);
+    cmd->option_defaults()->group("Shapes (a size not given comes from the input files, else the default)");
+    add_size(cmd, "--batch", sz.batch, "B, sequences in the batch")->default_str("1");
+    add_size(cmd, "--seq", sz.seq, "Sq, query (and by default key) length")->default_str("4");
+    add_size(cmd, "--kv-seq", sz.kv_seq, "Sk, key/value length; differing from Sq = cross-attention")
+        ->default_str("--seq");
+    add_size(cmd, "--d-model", sz.d_model, "D, model width: q, k, v and output width")
+        ->default_str("8, or Din when a file gives Din");
+    add_size(cmd, "--heads", o.cfg.heads, "H, attention heads; dk = D / H must be whole")->default_val(2);
+    add_size(cmd, "--d-in", sz.d_in, "Din, query-side input width")->default_str("--d-model");
+    add_size(cmd, "--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width")->default_str("--d-in");
     cmd->add_flag("--cross", o.cross,
                   "cross-attention even when the sizes match: keys and values from their own "
-                  "x_kv = torch.randn(B,Sk,Dkv), drawn after x (a decoder attending an encoder)")
-        ->group(shapes);
-}
-
-void add_file_flags(CLI::App* cmd, run_options& o) {
-    const std::string files = "Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)";
-    attn::input_paths& f = o.files;
-    cmd->add_option("--input", f.input,
-                    "x [B,Sq,Din] instead of torch.randn. From an .npz: the array our dumps "
-                    "name after the flag (input.x, input.x_kv, projections.q, mask.mask, ...) "
-                    "or the archive's only array")
-        ->type_name("FILE")
-        ->group(files);
-    cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
-        ->type_name("FILE")
-        ->group(files);
-    cmd->add_option("--params", f.params,
-                    ".json object or .npz with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
-                    "layout [out,in] (keys may be prefixed params., as in our npz dumps)")
-        ->type_name("FILE")
-        ->group(files);
-    cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")
-        ->type_name("FILE")
-        ->group(files);
-    cmd->add_option("--k", f.k, "K [B,Sk,D]")->type_name("FILE")->group(files);
-    cmd->add_option("--v", f.v, "V [B,Sk,D]")->type_name("FILE")->group(files);
-    cmd->add_option("--from", o.from,
-                    "replay a dump of attn trace (--format npz or json): its config, and its "
-                    "input, params, projections (when the run started there) and mask (when "
-                    "it came from a file); what it lacks is drawn as the run drew it. Flags "
-                    "given too override it; one that contradicts its tensors is an error")
-        ->type_name("DUMP")
-        ->group(files);
-}
-
-void add_parameter_flags(CLI::App* cmd, run_options& o) {
-    const std::string params = "Parameters";
-    cmd->add_option("--seed", o.seed, "torch.manual_seed(N) for the weights and x; a negative N wraps, as in PyTorch")
-        ->type_name("N")
-        ->default_val("0")
-        ->transform(seed_number())
-        ->group(params);
-    cmd->add_flag("--no-qkv-bias", o.no_qkv_bias, "nn.Linear(..., bias=False) for q, k and v")->group(params);
-    cmd->add_flag("--no-out-proj", o.no_out_proj, "no output projection: the result is the concat stage")
-        ->group(params);
+                  "x_kv = torch.randn(B,Sk,Dkv), drawn after x (a decoder attending an encoder)");
 }
 
 void add_mask_flags(CLI::App* cmd, run_options& o) {
-    attn::config& c = o.cfg;
     attn::input_paths& f = o.files;
-    const std::string masks = "Masks";
+    cmd->option_defaults()->group("Masks");
     cmd->add_option("--mask", o.mask,
                     "none, or kinds joined by '+': causal (j <= i), padding (needs --lengths), "
                     "window (needs --window), random (--mask-seed, --mask-keep)")
         ->type_name("KINDS")
-        ->default_val("none")
-        ->group(masks);
-    cmd->add_option("--causal-align", o.causal_align,
-                    "where causal puts its diagonal when Sq != Sk: upper-left, as torch.tril(torch.ones(Sq, Sk)) "
-                    "and SDPA's is_causal (query i may attend keys j <= i); or lower-right, as "
-                    "torch.tril(torch.ones(Sq, Sk), diagonal=Sk-Sq), flash-attention and KV-cache decoding "
-                    "(j <= i+Sk-Sq: the last query sees every key)")
-        ->transform(one_of({"upper-left", "lower-right"}))
-        ->type_name("WHERE")
-        ->default_val("upper-left")
-        ->group(masks);
+        ->default_val("none");
+    add_choice(cmd, "--causal-align", o.causal_align, {"upper-left", "lower-right"}, "WHERE",
+               "where causal puts its diagonal when Sq != Sk: upper-left, as torch.tril(torch.ones(Sq, Sk)) "
+               "and SDPA's is_causal (query i may attend keys j <= i); or lower-right, as "
+               "torch.tril(torch.ones(Sq, Sk), diagonal=Sk-Sq), flash-attention and KV-cache decoding "
+               "(j <= i+Sk-Sq: the last query sees every key)");
     cmd->add_option("--lengths", o.lengths, "padding: the valid key length of each batch item, e.g. 5,3")
         ->delimiter(',')
         ->transform(whole_number().name("whole numbers joined by commas, such as 5,3"))
-        ->type_name("N,N,...")
-        ->group(masks);
-    cmd->add_option("--window", o.window, "window: query i may attend keys j with |i - j| <= W")
-        ->transform(whole_number())
-        ->type_name("W")
-        ->group(masks);
-    cmd->add_option("--mask-seed", c.mask.random_seed, "random: torch.manual_seed(N); torch.rand(B,1,Sq,Sk) < P")
-        ->default_val(0)
-        ->transform(seed_number())
-        ->type_name("N")
-        ->group(masks);
-    cmd->add_option("--mask-keep", c.mask.random_keep, "random: P, the chance that a key may be attended")
-        ->default_val(0.5)
-        ->transform(number())
-        ->type_name("P")
-        ->group(masks);
+        ->type_name("N,N,...");
+    add_size(cmd, "--window", o.window, "window: query i may attend keys j with |i - j| <= W")->type_name("W");
+    add_seed(cmd, "--mask-seed", o.cfg.mask.random_seed, "random: torch.manual_seed(N); torch.rand(B,1,Sq,Sk) < P");
+    add_probability(cmd, "--mask-keep", o.cfg.mask.random_keep, "random: P, the chance that a key may be attended")
+        ->default_val(0.5);
     cmd->add_option("--fill", o.fill,
                     "value where the mask is false: -inf, which gives a row with no allowed key "
                     "NaN weights as in PyTorch, or a number such as -1e9, which gives it uniform weights")
         ->type_name("V")
-        ->default_val("-inf")
-        ->group(masks);
+        ->default_val("-inf");
     cmd->add_flag("--safe-softmax", o.safe_softmax,
                   "a row with no allowed key gets 0 weights instead of NaN or uniform ones, as "
-                  "F.scaled_dot_product_attention does in recent PyTorch (2.5 and later); other rows are unchanged")
-        ->group(masks);
+                  "F.scaled_dot_product_attention does in recent PyTorch (2.5 and later); other rows are unchanged");
     cmd->add_option("--mask-file", f.mask,
                     "an explicit mask [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] (.json, .npy or .npz), "
                     "true/1 = may attend unless --mask-convention says otherwise; combined with --mask by AND")
-        ->type_name("FILE")
-        ->group(masks);
+        ->type_name("FILE");
     cmd->add_option("--key-padding-mask", f.key_padding_mask,
                     "[B,Sk], true/1 = padded key, as nn.MultiheadAttention's key_padding_mask (with "
                     "--mask-convention keep: 1 = real token, as a padding mask of 1s and 0s)")
-        ->type_name("FILE")
-        ->group(masks);
+        ->type_name("FILE");
     cmd->add_option("--mask-convention", o.mask_convention,
                     "how the mask files read: keep (true = may attend, as F.scaled_dot_product_attention), "
                     "mha (true = NOT allowed, as nn.MultiheadAttention's attn_mask and key_padding_mask, "
                     "torch.triu(..., 1).bool()) or additive (0 = may attend, -inf or <= -1e4 = may not)")
         ->transform(one_of({"keep", "mha", "additive"}))
         ->default_str("keep for --mask-file, mha for --key-padding-mask")
-        ->type_name("HOW")
-        ->group(masks);
-}
-
-void add_dropout_flags(CLI::App* cmd, run_options& o) {
-    attn::config& c = o.cfg;
-    const std::string dropout = "Dropout";
-    cmd->add_option("--dropout", c.dropout.p,
-                    "P, nn.Dropout(p) on the weights; it acts only with --train, as eval mode is the identity")
-        ->default_val(0.0)
-        ->transform(number())
-        ->type_name("P")
-        ->group(dropout);
-    cmd->add_flag("--train", c.dropout.train, "training mode: adds stage 11, dropout.weights = weights·keep/(1-P)")
-        ->group(dropout);
-    cmd->add_option("--dropout-seed", c.dropout.seed,
-                    "torch.manual_seed(N); keep = torch.rand(B,H,Sq,Sk) < 1-P. PyTorch's own "
-                    "dropout draws with bernoulli_, whose numbers depend on how PyTorch was "
-                    "built, so these are reproducible but not PyTorch's nn.Dropout numbers")
-        ->default_val(0)
-        ->transform(seed_number())
-        ->type_name("N")
-        ->group(dropout);
-}
-
-}  // namespace attn_app
-
-namespace attn_app {
-
-void add_mistake_flag(CLI::App* cmd, run_options& o) {
-    std::vector<std::string> ids{"none"};
-    for (attn::mistake m : attn::all_mistakes()) ids.emplace_back(attn::mistake_id(m));
-    cmd->add_option("--mistake", o.mistake,
-                    "make a common mistake on purpose, at the stage where students make it, so every later "
-                    "stage shows what it does (a warning says so): softmax_axis (dim=-2), missing_scale, "
-                    "wrong_scale (/ √D), mask_inverted, fill_value (0 instead of the fill; -inf when the fill is 0), "
-                    "split_without_transpose (q.view(B,H,S,dk)), merge_without_transpose (context.view(B,Sq,D)), "
-                    "weight_not_transposed (x·W; needs Din == D), q_k_swapped (K·Qᵀ; needs Sq == Sk), "
-                    "missing_bias (Q, K, V without bias). attn check names the same ids")
-        ->transform(one_of(ids))
-        ->type_name("ID")
-        ->default_val("none")
-        ->group("Mistakes, on purpose");
+        ->type_name("HOW");
 }
 
 }  // namespace attn_app

@@ -1,8 +1,6 @@
 #pragma once
-// The flags that say which run to compute, shared by every command that computes
-// one (trace now; mask, check and exercise next): shapes, tensors from files,
-// parameters, masks and dropout. They become a config and loaded inputs here;
-// each command adds its own output flags.
+// The flags that say which run to compute (shapes, tensors from files, parameters, masks,
+// dropout), shared by the commands that compute one; here they become a config and inputs.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -31,24 +29,19 @@ struct run_options {
     bool safe_softmax = false;
     std::string mask_convention;  // empty: each file's own PyTorch convention
     bool cross = false;
-    std::string seed = "0";
     std::string mistake = "none";  // --mistake ID
 };
 
 /// Whether a flag ("--seq") was given on the command line (not a default).
 using flag_given = std::function<bool(const char*)>;
 
-/// Adds the groups Shapes, Tensors from files, Parameters, Masks and Dropout to `cmd`,
-/// writing into `o` (which must outlive parsing).
+/// Adds the groups Shapes, Tensors from files, Parameters, Masks, Dropout and Mistakes
+/// to `cmd`, writing into `o` (which must outlive parsing).
 void add_run_flags(CLI::App* cmd, run_options& o);
 
-/// One group each, for a command that needs only some of them (attn mask: shapes and masks).
+/// The groups Shapes and Masks alone, for attn mask.
 void add_shape_flags(CLI::App* cmd, run_options& o);
-void add_file_flags(CLI::App* cmd, run_options& o);
-void add_parameter_flags(CLI::App* cmd, run_options& o);
 void add_mask_flags(CLI::App* cmd, run_options& o);
-void add_dropout_flags(CLI::App* cmd, run_options& o);
-void add_mistake_flag(CLI::App* cmd, run_options& o);
 
 /// The run the flags describe: the files read, the sizes resolved and validated; with
 /// --from, the dump's config and tensors with the flags given on top.

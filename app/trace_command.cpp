@@ -1,15 +1,13 @@
 // `attn trace`: the run flags (run_flags.hpp) and trace's output flags, turned
 // into a config and render options; then one pass of the library.
-#include "trace_command.hpp"
+#include "commands.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +15,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "attn/compute/attention.hpp"
 #include "attn/compute/config.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
@@ -184,10 +181,6 @@ attn::sci_mode parse_sci_mode(const std::string& text) {
     return text == "on" ? attn::sci_mode::on : text == "off" ? attn::sci_mode::off : attn::sci_mode::automatic;
 }
 
-void warn(const attn::warning_list& warnings) {
-    for (const auto& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
-}
-
 /// A sink that tells the progress line which stages are complete, and hands everything
 /// on to `next`.
 class progress_sink : public attn::stage_sink {
@@ -348,14 +341,11 @@ std::vector<progress_step> work_steps(const attn::config& c, const attn::stage_p
 /// For a run that will take long, says so before it starts: "attn trace: this run
 /// computes for about 40 s on this machine (--quiet: not said)".
 void say_if_long(const std::vector<progress_step>& steps) {
-    if (steps.empty()) return;
     double seconds = 0;
-    const progress_step* largest = &steps.front();
-    for (const progress_step& s : steps) {
-        seconds += s.cost;
-        if (s.cost > largest->cost) largest = &s;
-    }
+    for (const progress_step& s : steps) seconds += s.cost;
     if (seconds < 10) return;
+    const auto largest = std::max_element(steps.begin(), steps.end(),
+                                          [](const progress_step& a, const progress_step& b) { return a.cost < b.cost; });
     std::cerr << "attn trace: this run computes for about " << static_cast<long long>(seconds + 0.5)
               << " s on this machine, most of it in " << largest->name << "\n";
 }
@@ -405,7 +395,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if (file) file->commit();
     else std::cout.flush();  // standard_output.hpp: a write error throws
     progress.finish();
-    warn(warnings);
+    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
 }
 
 /// The stages by number and name, from stage_table, for trace's --help: three rows,
@@ -464,64 +454,47 @@ void setup_trace(CLI::App& app) {
 
     add_run_flags(cmd, o->run);
 
-    const std::string output = "Output";
-    cmd->add_option("--format", o->format,
-                    "table (for reading), json (one document), jsonl (one stage per line, as "
-                    "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "
-                    "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
-                    "under '# stage.tensor'), heatmap (the attention weights, or the --stage "
-                    "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal), svg and png (the "
-                    "same, drawn for slides: a titled panel per batch item and head), html (one "
-                    "self-contained page: every stage explained, its tensors as tables and heatmaps); svg, "
-                    "png and html need --out or a redirected stdout")
-        ->transform(one_of(format_names()))
-        ->type_name("FORMAT")
-        ->default_val("table")
-        ->group(output);
+    cmd->option_defaults()->group("Output");
+    add_choice(cmd, "--format", o->format, format_names(), "FORMAT",
+               "table (for reading), json (one document), jsonl (one stage per line, as "
+               "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "
+               "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
+               "under '# stage.tensor'), heatmap (the attention weights, or the --stage "
+               "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal), svg and png (the "
+               "same, drawn for slides: a titled panel per batch item and head), html (one "
+               "self-contained page: every stage explained, its tensors as tables and heatmaps); svg, "
+               "png and html need --out or a redirected stdout");
     cmd->add_option("--stage", o->stages,
                     "only these stages, by name or number (see below), comma-separated: "
                     "masked,softmax or 9,10 or 9-10; heatmap, svg and png draw softmax unless given")
         ->default_str("all")
-        ->type_name("STAGES")
-        ->group(output);
+        ->type_name("STAGES");
     cmd->add_option("--out", o->out,
                     "write to FILE instead of stdout: a file is replaced whole or not at all (keeping its "
                     "permissions; a read-only one is refused), a symlink is written through, a device or FIFO "
                     "is written to directly, /dev/stdout and /dev/fd/N are that descriptor")
-        ->type_name("FILE")
-        ->group(output);
+        ->type_name("FILE");
     cmd->add_option("--precision", o->precision, "digits after the decimal point (table, torch)")
         ->default_val(4)
         ->transform(whole_number(0, 12))
-        ->type_name("N")
-        ->group(output);
-    cmd->add_option("--sci-mode", o->sci_mode,
-                    "scientific notation: auto, on or off, as torch.set_printoptions(sci_mode=None, True or False)")
-        ->transform(one_of({"auto", "on", "off"}))
-        ->type_name("WHEN")
-        ->default_val("auto")
-        ->group(output);
+        ->type_name("N");
+    add_choice(cmd, "--sci-mode", o->sci_mode, {"auto", "on", "off"}, "WHEN",
+               "scientific notation: auto, on or off, as torch.set_printoptions(sci_mode=None, True or False)");
     cmd->add_flag("--full", o->full, "print every element; by default tensors over 1000 elements "
-                                     "show their first and last 3 along each axis, as PyTorch does")
-        ->group(output);
-    cmd->add_option("--color", o->color, "auto (only on a terminal, never with NO_COLOR), always, never")
-        ->transform(one_of({"auto", "always", "never"}))
-        ->type_name("WHEN")
-        ->default_val("auto")
-        ->group(output);
+                                     "show their first and last 3 along each axis, as PyTorch does");
+    add_choice(cmd, "--color", o->color, {"auto", "always", "never"}, "WHEN",
+               "auto (only on a terminal, never with NO_COLOR), always, never");
     cmd->add_flag("--explain", o->explain,
                   "explain every stage: what it computes in words, its shapes with this run's numbers, the "
                   "einsum, the line of PyTorch, whether memory is copied, and why the step exists (table, "
-                  "json, jsonl)")
-        ->group(output);
+                  "json, jsonl)");
     cmd->add_option("--max-memory", o->max_memory,
                     "refuse sizes whose stages need more than SIZE, e.g. 4GiB, before anything is read or "
                     "computed (files too: a file or .npz member larger than SIZE is not read); the message "
                     "names the largest stages. 0 or none: no limit")
         ->default_str("80% of RAM")
         ->transform(byte_size_or_none())
-        ->type_name("SIZE")
-        ->group(output);
+        ->type_name("SIZE");
     cmd->add_option("--threads", o->threads,
                     "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the small per-head products; "
                     "the results are the same bits for any N. Large products run on OpenBLAS's own threads, "
@@ -530,8 +503,7 @@ void setup_trace(CLI::App& app) {
                     "attn does not take cores from other programs between stages")
         ->default_str("$ATTN_THREADS, else every core")
         ->transform(whole_number(1, 4096))
-        ->type_name("N")
-        ->group(output);
+        ->type_name("N");
     cmd->add_option("--block-rows", o->block_rows,
                     "compute the [B,H,Sq,Sk] stages in blocks of N query rows (json, jsonl, npz; for tests)")
         ->transform(whole_number(1, std::numeric_limits<std::int64_t>::max()))
@@ -540,27 +512,22 @@ void setup_trace(CLI::App& app) {
                     "show only batch item I of every tensor with a batch axis (0 is the first); json, jsonl and "
                     "npz keep the axis with size 1, as t[1:2] does, and torch prints t[1:2]")
         ->transform(whole_number())
-        ->type_name("I")
-        ->group(output);
+        ->type_name("I");
     cmd->add_option("--head", o->views.head,
                     "show only head H of every tensor with a head axis (the mask, the same for every head, stays "
                     "whole); kept with size 1 like --batch-index")
         ->transform(whole_number())
-        ->type_name("H")
-        ->group(output);
+        ->type_name("H");
     cmd->add_option("--row", o->views.row,
                     "one query: the table draws query Q's softmax weights over the keys as bars, its top keys "
                     "named (--stage scores, scaled, masked or dropout for those); json, jsonl, npz and torch keep "
                     "query Q of every tensor with a query axis (query, or seq on the query side)")
         ->transform(whole_number())
-        ->type_name("Q")
-        ->group(output);
-
+        ->type_name("Q");
     cmd->add_flag("--quiet", o->quiet,
                   "no progress line and no estimate: runs longer than a second show one on stderr (stage, share of "
                   "the work done, time left) when stderr is a terminal and CI is not set, and runs of 10 s or "
-                  "more say so before they start")
-        ->group(output);
+                  "more say so before they start");
 
     cmd->callback([o, cmd] { run_trace(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
 }

@@ -51,14 +51,6 @@ comparison compare(const xt::xarray<float>& answer, const xt::xarray<float>& exp
 
 shape_t shape_of(const xt::xarray<float>& t) { return {t.shape().begin(), t.shape().end()}; }
 
-/// Why a run of `c` has no stage `name` (stage_in_run says so).
-std::string absent_because(std::string_view name) {
-    if (name == "output") return "it is off with --no-out-proj";
-    if (name == "dropout") return "it needs --dropout P with P > 0 and --train";
-    if (name == "input" || name == "params") return "the run starts at the projections, with --q --k --v";
-    return "it needs --mask, --mask-file or --key-padding-mask";
-}
-
 /// The stage called or numbered `name`; usage_error when there is none or the run lacks it.
 const stage_info& stage_asked(const config& c, std::string_view name) {
     const bool number = !name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos;
@@ -70,7 +62,7 @@ const stage_info& stage_asked(const config& c, std::string_view name) {
                           std::to_string(stage_table.size()) + ")");
     if (!stage_in_run(c, info->name))
         throw usage_error("--stage " + std::string(name) + ": this run has no " + std::string(info->name) +
-                          " stage (" + absent_because(info->name) + ")");
+                          " stage (" + std::string(absent_because(info->id)) + ")");
     return *info;
 }
 

@@ -3,11 +3,29 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <functional>
+#include <numeric>
+
+#include "attn/io/tensor_file.hpp"
 
 namespace attn {
 namespace {
 
 using shape_t = std::vector<std::size_t>;
+
+/// The letter of a dimension name: batch B, head H, seq and query Sq, kv_seq and key Sk,
+/// head_dim dk, d_model D, d_in Din, d_kv_in Dkv.
+std::string_view dim_letter(std::string_view name) {
+    if (name == "batch") return "B";
+    if (name == "head") return "H";
+    if (name == "seq" || name == "query") return "Sq";
+    if (name == "kv_seq" || name == "key") return "Sk";
+    if (name == "head_dim") return "dk";
+    if (name == "d_model") return "D";
+    if (name == "d_in") return "Din";
+    if (name == "d_kv_in") return "Dkv";
+    return name;
+}
 
 /// What an answer with another stage's shape is missing (or has too much), for the
 /// stages whose shapes students mix up.
@@ -26,12 +44,6 @@ constexpr std::array<shape_hint, 9> shape_hints{{
     {"concat", "merge", "the heads are not joined: .contiguous().view(B, Sq, D)"},
     {"output", "context", "the heads are not merged before the output projection"},
 }};
-
-std::string numbers(const shape_t& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
-    return text + "]";
-}
 
 shape_t shape_of(const tensor& t) { return {t.values.shape().begin(), t.values.shape().end()}; }
 
@@ -129,24 +141,10 @@ std::string permuted_note(const tensor& expected, const shape_t& want, const sha
 }
 
 std::size_t elements(const shape_t& shape) {
-    std::size_t n = 1;
-    for (std::size_t s : shape) n *= s;
-    return n;
+    return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
 }
 
 }  // namespace
-
-std::string_view dim_letter(std::string_view name) {
-    if (name == "batch") return "B";
-    if (name == "head") return "H";
-    if (name == "seq" || name == "query") return "Sq";
-    if (name == "kv_seq" || name == "key") return "Sk";
-    if (name == "head_dim") return "dk";
-    if (name == "d_model") return "D";
-    if (name == "d_in") return "Din";
-    if (name == "d_kv_in") return "Dkv";
-    return name;
-}
 
 std::string dims_text(const std::vector<std::string>& dim_names) {
     std::string text = "[";
@@ -165,7 +163,7 @@ std::string shape_note(const trace& right, const stage& checked, const tensor& e
         return "the same " + std::to_string(elements(want)) + " elements in another shape (a view or reshape with "
                "other sizes?)";
     return std::to_string(elements(answer)) + " elements instead of " + std::to_string(elements(want)) + " " +
-           dims_text(expected.dims) + " = " + numbers(want);
+           dims_text(expected.dims) + " = " + tensor_index_text(want);
 }
 
 }  // namespace attn

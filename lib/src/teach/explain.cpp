@@ -1,13 +1,7 @@
-// --explain: every stage in words, shapes, einsum, PyTorch, memory and purpose,
-// with this run's numbers. One function per stage, in CLI.md's order, then the
-// opening paragraphs and the closing summary. The sentences are those of
-// share/attn/text/explain.md; here the values they name and which of them a run reads.
-//
-// The PyTorch lines are the notebook's (seed notebook 000): q = w_q(x),
-// q = q.view(B, Sq, H, dk), q = q.transpose(1, 2), scores = q @ k.transpose(-2, -1), ...
-// Constructors (torch.randn, nn.Linear, torch.tril) carry this run's numbers, so
-// that they can be pasted; reshapes carry the letters, as a notebook's variables.
-// The memory texts are PyTorch's, from the strides of each step (tensor.hpp's layout rules).
+// --explain (explain.hpp): one function per stage, in CLI.md's order, then the opening and
+// the summary. The sentences are share/attn/text/explain.md's; here the values they name.
+// The PyTorch lines are seed notebook 000's: constructors carry this run's numbers (to be
+// pasted), reshapes the letters; the memory texts follow each step's strides (tensor.hpp).
 #include "attn/teach/explain.hpp"
 
 #include <algorithm>
@@ -15,6 +9,7 @@
 #include <cstdio>
 
 #include "attn/compute/trace.hpp"
+#include "attn/io/tensor_file.hpp"
 #include "attn/teach/prose.hpp"
 #include "attn/teach/stage_text.hpp"
 
@@ -26,27 +21,13 @@ using layout = tensor_layout;
 std::string str(std::int64_t n) { return std::to_string(n); }
 
 /// "[2,5,4,2]", as attn writes shapes.
-std::string shape_text(const tensor_shape& shape) {
-    std::string text = "[";
-    for (std::size_t a = 0; a < shape.size(); ++a) text += (a ? "," : "") + str(shape[a]);
-    return text + "]";
-}
+std::string shape_text(const tensor_shape& shape) { return tensor_index_text(shape); }
 
 /// "(40, 8, 2, 1)", as PyTorch prints t.stride().
 std::string stride_text(const layout& t) {
     std::string text = "(";
     for (std::size_t a = 0; a < t.strides.size(); ++a) text += (a ? ", " : "") + str(t.strides[a]);
     return text + (t.strides.size() == 1 ? ",)" : ")");
-}
-
-/// %g-like with up to four decimals and no trailing zeros: 1.4142, 2, 0.9.
-std::string decimal(double v) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.4f", v);
-    std::string s = text;
-    s.erase(s.find_last_not_of('0') + 1);
-    if (s.back() == '.') s.pop_back();
-    return s;
 }
 
 /// The run's sizes under their letters (CLI.md), and the layouts PyTorch gives
@@ -154,7 +135,7 @@ stage_explanation explain_input(const config& c, const run_shapes& r) {
     } else if (r.cross) {
         e.torch += "; x_kv = " + randn(r.B, r.Sk, r.Dkv);
     }
-    for (std::size_t i = 0; i < comments.size(); ++i) e.torch += (i ? "; " : "  # ") + comments[i];
+    if (!comments.empty()) e.torch += "  # " + join(comments, "; ");
     const layout x = contiguous_layout({r.B, r.Sq, r.Din});
     e.memory = say(r, "input.memory", {{"strides_x", strides_explained(r, "x", x, "bsi")}});
     if (r.cross)
@@ -193,7 +174,7 @@ stage_explanation explain_params(const config& c, const run_shapes& r) {
         if (r.Dkv != r.Din) ins.push_back(r.Dkv);
         if (c.out_proj && r.D != r.Din && r.D != r.Dkv) ins.push_back(r.D);
         for (std::size_t in : ins)
-            bounds += (bounds.empty() ? "" : ", ") + std::string("±") + decimal(1.0 / std::sqrt(double(in))) +
+            bounds += (bounds.empty() ? "" : ", ") + std::string("±") + short_number(1.0 / std::sqrt(double(in))) +
                       " for in = " + str(in);
         e.why = say(r, "params.why.drawn", {{"seed", c.seed}, {"bounds", bounds}});
     }
@@ -317,7 +298,7 @@ stage_explanation explain_scores(const config&, const run_shapes& r) {
 
 stage_explanation explain_scaled(const config&, const run_shapes& r) {
     stage_explanation e;
-    const std::string root = decimal(std::sqrt(static_cast<float>(r.dk)));
+    const std::string root = short_number(std::sqrt(static_cast<float>(r.dk)));
     e.words = say(r, "scaled.words", {{"root", root}});
     e.shapes = r.plane() + " / " + root + " -> " + r.plane();
     e.torch = "scaled = scores / math.sqrt(dk)";
@@ -336,18 +317,15 @@ std::vector<std::string> mask_torch_terms(const config& c, const run_shapes& r) 
         terms.push_back("torch.tril(torch.ones(" + str(r.Sq) + ", " + str(r.Sk) + ", dtype=torch.bool)" +
                         (shifted ? ", diagonal=" + std::to_string(diagonal) : "") + ")");
     }
-    if (m.padding) {
-        std::string lengths;
-        for (std::int64_t n : m.lengths) lengths += (lengths.empty() ? "" : ", ") + str(n);
-        terms.push_back("(torch.arange(" + str(r.Sk) + ") < torch.tensor([" + lengths + "]).view(" + str(r.B) +
-                        ", 1, 1, 1))");
-    }
+    if (m.padding)
+        terms.push_back("(torch.arange(" + str(r.Sk) + ") < torch.tensor([" + join(m.lengths, ", ") + "]).view(" +
+                        str(r.B) + ", 1, 1, 1))");
     if (m.window)
         terms.push_back("((torch.arange(" + str(r.Sq) + ")[:, None] - torch.arange(" + str(r.Sk) +
                         ")).abs() <= " + (m.window_size ? str(*m.window_size) : "W") + ")");
     if (m.random)
         terms.push_back("(torch.rand(" + str(r.B) + ", 1, " + str(r.Sq) + ", " + str(r.Sk) + ") < " +
-                        decimal(m.random_keep) + ")");
+                        short_number(m.random_keep) + ")");
     if (m.from_file) {
         // [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] as [B or 1, 1, Sq, Sk], so that it broadcasts over the heads
         const std::string file_view = ".view(-1, 1, " + str(r.Sq) + ", " + str(r.Sk) + ")";
@@ -384,27 +362,19 @@ stage_explanation explain_mask(const config& c, const run_shapes& r) {
             {{"shift", r.Sk > r.Sq ? "+ " + str(r.Sk - r.Sq) : "- " + str(r.Sq - r.Sk)}});
     else if (m.causal)
         add(r.Sq != r.Sk ? "causal.unequal" : "causal", "causal");
-    if (m.padding) {
-        std::string lengths;
-        for (std::int64_t n : m.lengths) lengths += (lengths.empty() ? "" : ",") + str(n);
-        add("padding", "padding", {{"lengths", lengths}});
-    }
+    if (m.padding) add("padding", "padding", {{"lengths", join(m.lengths, ",")}});
     if (m.window) add("window", "window", {{"W", m.window_size ? str(*m.window_size) : "W"}});
-    if (m.random) add("random", "random", {{"keep", decimal(m.random_keep)}, {"seed", m.random_seed}});
+    if (m.random) add("random", "random", {{"keep", short_number(m.random_keep)}, {"seed", m.random_seed}});
     if (m.from_file) add("mask_file." + std::string(mask_convention_name(m.file_convention)), "mask_file");
     if (m.key_padding)
         add("key_padding." + std::string(mask_convention_name(m.key_padding_convention)), "key_padding");
-    std::string joined_rules, joined_reasons;
-    for (const auto& rule : rules) joined_rules += (joined_rules.empty() ? "" : "; ") + rule;
-    for (const auto& reason : reasons) joined_reasons += (joined_reasons.empty() ? "" : "; ") + reason;
-    e.words = say(r, rules.size() > 1 ? "mask.words.several" : "mask.words", {{"rules", joined_rules}});
+    e.words = say(r, rules.size() > 1 ? "mask.words.several" : "mask.words", {{"rules", join(rules, "; ")}});
     e.shapes = say(r, "mask.shapes",
                    {{"mask_shape", shape_text({r.B, 1, r.Sq, r.Sk})}, {"matrix", shape_text({r.Sq, r.Sk})}});
-    std::string expression;
-    for (const auto& term : mask_torch_terms(c, r)) expression += (expression.empty() ? "" : " & ") + term;
-    e.torch = (m.random ? "torch.manual_seed(" + str(m.random_seed) + "); " : std::string()) + "mask = " + expression;
+    e.torch = (m.random ? "torch.manual_seed(" + str(m.random_seed) + "); " : std::string()) + "mask = " +
+              join(mask_torch_terms(c, r), " & ");
     e.memory = say(r, "mask.memory");
-    e.why = say(r, "mask.why", {{"reasons", joined_reasons}});
+    e.why = say(r, "mask.why", {{"reasons", join(reasons, "; ")}});
     return e;
 }
 
@@ -437,17 +407,17 @@ stage_explanation explain_softmax(const config& c, const run_shapes& r) {
 stage_explanation explain_dropout(const config& c, const run_shapes& r) {
     stage_explanation e;
     const double p = c.dropout.p;
-    const std::string keep_p = decimal(1.0 - p);
+    const std::string keep_p = short_number(1.0 - p);
     if (p >= 1.0)
         e.words = say(r, "dropout.words.all");
     else
         e.words = say(r, "dropout.words",
                       {{"keep_p", keep_p},
-                       {"scale", decimal(1.0 / (1.0 - p))},
-                       {"p", decimal(p)},
+                       {"scale", short_number(1.0 / (1.0 - p))},
+                       {"p", short_number(p)},
                        {"seed", c.dropout.seed}});
     e.shapes = r.plane() + " · keep " + r.plane() + " / " + keep_p + " -> " + r.plane();
-    e.torch = "weights = nn.Dropout(p=" + decimal(p) + ")(weights)  # in training mode (model.train())";
+    e.torch = "weights = nn.Dropout(p=" + short_number(p) + ")(weights)  # in training mode (model.train())";
     e.memory = say(r, "dropout.memory");
     e.why = say(r, "dropout.why");
     return e;

@@ -3,11 +3,13 @@
 // means, and who uses it, is share/attn/text/masks.md's.
 #include "attn/teach/mask_conventions.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 
 #include "attn/teach/prose.hpp"
+#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
@@ -36,21 +38,12 @@ std::string shortest(double value) {
     return s.substr(0, e + 1) + (negative ? "-" : "") + exponent;
 }
 
-std::string join(const std::vector<std::string>& parts, const std::string& separator) {
-    std::string text;
-    for (const auto& part : parts) text += (text.empty() ? "" : separator) + part;
-    return text;
-}
-
-/// ", diagonal=Sk - Sq" for a lower-right causal mask, else nothing (torch.tril's default 0).
-std::string tril_diagonal(const config& c) {
-    return c.mask.causal_align == causal_alignment::lower_right ? ", diagonal=Sk - Sq" : "";
-}
-
-/// The causal term: torch.tril for keep, torch.triu one diagonal up for mha (as notebook 003).
+/// The causal term: torch.tril for keep, torch.triu one diagonal up for mha (as notebook 003);
+/// lower-right moves both by Sk - Sq (torch.tril's diagonal is 0 by default).
 term causal_term(const config& c) {
     const bool lower_right = c.mask.causal_align == causal_alignment::lower_right;
-    return {"torch.tril(torch.ones(Sq, Sk, dtype=torch.bool)" + tril_diagonal(c) + ")",
+    const std::string tril_diagonal = lower_right ? ", diagonal=Sk - Sq" : "";
+    return {"torch.tril(torch.ones(Sq, Sk, dtype=torch.bool)" + tril_diagonal + ")",
             std::string("torch.triu(torch.ones(Sq, Sk), diagonal=") + (lower_right ? "Sk - Sq + 1" : "1") + ").bool()",
             term::square, false};
 }
@@ -89,9 +82,7 @@ std::string combine(const std::vector<term>& terms, bool allowed, const std::str
 }
 
 bool any_shape(const std::vector<term>& terms, term::shape_kind shape) {
-    for (const term& t : terms)
-        if (t.shape == shape) return true;
-    return false;
+    return std::any_of(terms.begin(), terms.end(), [shape](const term& t) { return t.shape == shape; });
 }
 
 /// "torch.tensor([[[1, 0], [1, 1]]], dtype=torch.bool)": keep [B,1,Sq,Sk] as [B,Sq,Sk].
@@ -114,15 +105,10 @@ std::string bool_literal(const xt::xarray<bool>& keep) {
 std::string setup_lines(const config& c, const xt::xarray<bool>& files, bool heads) {
     const mask_spec& m = c.mask;
     std::vector<std::string> lines;
-    lines.push_back(heads ? "B, H, Sq, Sk = " + std::to_string(c.batch) + ", " + std::to_string(c.heads) + ", " +
-                                std::to_string(c.seq) + ", " + std::to_string(c.kv_seq)
-                          : "B, Sq, Sk = " + std::to_string(c.batch) + ", " + std::to_string(c.seq) + ", " +
-                                std::to_string(c.kv_seq));
-    if (m.padding) {
-        std::vector<std::string> lengths;
-        for (const std::int64_t n : m.lengths) lengths.push_back(std::to_string(n));
-        lines.push_back("lengths = torch.tensor([" + join(lengths, ", ") + "])  # valid keys per batch item");
-    }
+    lines.push_back(heads ? "B, H, Sq, Sk = " + join({c.batch, c.heads, c.seq, c.kv_seq}, ", ")
+                          : "B, Sq, Sk = " + join({c.batch, c.seq, c.kv_seq}, ", "));
+    if (m.padding)
+        lines.push_back("lengths = torch.tensor([" + join(m.lengths, ", ") + "])  # valid keys per batch item");
     if (m.window) lines.push_back("W = " + std::to_string(m.window_size.value_or(0)));
     if (m.random)
         lines.push_back("rand = torch.rand(B, Sq, Sk, generator=torch.Generator().manual_seed(" +

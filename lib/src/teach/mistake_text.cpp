@@ -24,17 +24,6 @@ std::string wrong_divisor(const config& c) {
     return "dk = " + std::to_string(c.head_dim());
 }
 
-/// "Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v", with or without ᵀ and the biases.
-std::string projections_formula(const config& c, bool transposed, bool bias) {
-    const std::string x_kv = c.cross() ? "X_kv" : "X";
-    const auto one = [&](const char* out, const std::string& x, const char* letter) {
-        std::string f = std::string(out) + " = " + x + "·W_" + letter + (transposed ? "ᵀ" : "");
-        if (bias && c.qkv_bias) f += std::string(" + b_") + letter;
-        return f;
-    };
-    return one("Q", "X", "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
-}
-
 /// The values mistakes.md's sections name, for this run.
 std::vector<prose_arg> mistake_values(const config& c) {
     const float wrong = mistaken_fill(c, c.mistake_variant);

@@ -24,17 +24,6 @@ std::string params_formula(const config& c) {
     return prose(c.out_proj ? "stages.formula.params.no_bias" : "stages.formula.params.no_bias_no_out_proj");
 }
 
-std::string projections_formula(const config& c) {
-    if (c.from_projections) return prose("stages.formula.projections.given");
-    const std::string x_kv = c.cross() ? "X_kv" : "X";
-    const auto one = [&](const char* out, const std::string& x, const char* letter) {
-        std::string f = std::string(out) + " = " + x + "·W_" + letter + "ᵀ";
-        if (c.qkv_bias) f += std::string(" + b_") + letter;
-        return f;
-    };
-    return one("Q", "X", "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
-}
-
 /// "(j <= i)"; when Sq != Sk the alignment too: "(j <= i, upper-left)" or
 /// "(j <= i + Sk - Sq = i + 2)" (lower-right, torch.tril's diagonal Sk - Sq).
 std::string causal_term(const config& c) {
@@ -67,12 +56,6 @@ std::string softmax_formula(const config& c) {
     if (!c.safe_softmax) return prose("stages.formula.softmax", {{"logits", logits}});
     return prose("stages.formula.softmax.safe",
                  {{"logits", logits}, {"unsafe", std::isinf(c.fill) || !c.mask.any() ? "NaN" : "uniform"}});
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-    std::string text;
-    for (const auto& part : parts) text += (text.empty() ? "" : std::string(separator)) + part;
-    return text;
 }
 
 /// "self-attention: Q, K, V from x; seed 24; no output projection".
@@ -115,11 +98,7 @@ std::string mask_text(const config& c) {
     if (!m.any()) return prose("stages.run.mask.none");
     std::vector<std::string> details;
     if (m.causal && m.causal_align == causal_alignment::lower_right) details.push_back("lower-right");
-    if (m.padding) {
-        std::vector<std::string> lengths;
-        for (std::int64_t n : m.lengths) lengths.push_back(std::to_string(n));
-        details.push_back("lengths " + join(lengths, ","));
-    }
+    if (m.padding) details.push_back("lengths " + join(m.lengths, ","));
     if (m.window) details.push_back("window " + (m.window_size ? std::to_string(*m.window_size) : std::string("W")));
     if (m.random) details.push_back("mask-seed " + std::to_string(m.random_seed) + ", keep " + short_number(m.random_keep));
     std::vector<std::string> masks;
@@ -153,6 +132,27 @@ std::string short_number(double v) {
     return s;
 }
 
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+    std::string text;
+    for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? std::string(separator) : "") + parts[i];
+    return text;
+}
+
+std::string join(const std::vector<std::int64_t>& numbers, std::string_view separator) {
+    std::vector<std::string> parts;
+    for (std::int64_t n : numbers) parts.push_back(std::to_string(n));
+    return join(parts, separator);
+}
+
+std::string projections_formula(const config& c, bool transposed, bool bias) {
+    const std::string x_kv = c.cross() ? "X_kv" : "X";
+    const auto one = [&](const char* out, const std::string& x, const char* letter) {
+        std::string f = std::string(out) + " = " + x + "·W_" + letter + (transposed ? "ᵀ" : "");
+        if (bias && c.qkv_bias) f += std::string(" + b_") + letter;
+        return f;
+    };
+    return one("Q", "X", "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
+}
 
 std::vector<run_line> run_summary(const config& c) {
     std::vector<run_line> lines{{"run", run_text(c)}, {"sizes", sizes_text(c)}, {"mask", mask_text(c)}};
@@ -164,7 +164,8 @@ std::string stage_formula(const config& c, std::string_view name) {
     if (std::string made = mistake_formula(c, name); !made.empty()) return made;  // --mistake ID, on purpose
     if (name == "input") return input_formula(c);
     if (name == "params") return params_formula(c);
-    if (name == "projections") return projections_formula(c);
+    if (name == "projections")
+        return c.from_projections ? prose("stages.formula.projections.given") : projections_formula(c);
     if (name == "mask") return mask_formula(c);
     if (name == "masked") return prose("stages.formula.masked", {{"fill", fill_text(c)}});
     if (name == "softmax") return softmax_formula(c);

@@ -3,18 +3,13 @@
 // suggests went wrong (a missing transpose, a transposed plane, a lost axis, ...).
 #include <cstddef>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "attn/compute/trace.hpp"
 
 namespace attn {
 
-/// The letter of a dimension name, as CLI.md writes shapes: batch B, head H,
-/// seq and query Sq, kv_seq and key Sk, head_dim dk, d_model D, d_in Din, d_kv_in Dkv.
-std::string_view dim_letter(std::string_view dim_name);
-
-/// "[B,H,Sq,dk]": a tensor's dimension names as letters.
+/// "[B,H,Sq,dk]": a tensor's dimension names as letters, as CLI.md writes shapes.
 std::string dims_text(const std::vector<std::string>& dim_names);
 
 /// What `answer_shape` suggests when stage `checked`'s tensor `expected` (of the

@@ -1,10 +1,6 @@
 #pragma once
-// --explain: what each stage computes, in words and symbols, with this run's
-// shapes, and why it exists. The one place these texts live (next to
-// stage_table and stage_text), read by the table, JSON and HTML renderers.
-//
-// The memory texts say what PyTorch does at each step (views share memory,
-// .contiguous() copies), computed from this run's strides (tensor.hpp's layout rules).
+// --explain: what each stage computes, in words and symbols, with this run's shapes, what
+// PyTorch does to memory there (from the strides), and why the step exists.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,13 +1,7 @@
 #pragma once
-// The teaching texts' prose (--explain, the stage formulas and the run summary, the
-// mistakes, the advice, attn mask's conventions): it lives in share/attn/text/*.md,
-// embedded in the library at build time, so that a teacher or a translator edits a
-// paragraph as a paragraph. The C++ picks a section and fills its values.
-//
-// A file is split into sections, each opened by a line "## NAME"; what comes before
-// the first one describes the file. A section's lines are joined by one space, so a
-// long paragraph may be wrapped. Its placeholders are libfmt's named arguments, {B} or
-// {shape_q}, filled with fmt::format's rules: a brace of the text itself is written {{ or }}.
+// The teaching texts: share/attn/text/*.md (its README.md says how they are written),
+// embedded in the library at build time. A file's sections open with "## NAME"; the C++
+// picks a section and fills its placeholders, libfmt's named arguments ({B}, {shape_q}).
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -2,6 +2,7 @@
 // What each stage says about itself in this run: stage_table's formula,
 // rewritten so that it is true of the run (a file instead of torch.randn,
 // no "+ b_q" without the bias, the fill the user typed, ...).
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,9 +14,19 @@ namespace attn {
 /// A number as the texts write it: up to four decimals, no trailing zeros (1.4142, 2, 0.5).
 std::string short_number(double v);
 
+/// `parts` joined by `separator`: join({"a", "b"}, ", ") is "a, b".
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+/// The numbers joined by `separator`: join({3, 5}, ", ") is "3, 5".
+std::string join(const std::vector<std::int64_t>& numbers, std::string_view separator);
+
 /// The formula line of stage `name` for a run of `c`, e.g. for masked with
 /// --fill -1e9: "masked = scaled.masked_fill(mask == false, -1e9)".
 std::string stage_formula(const config& c, std::string_view name);
+
+/// "Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v" (the biases only with
+/// c.qkv_bias); without the ᵀ or the biases, as the mistakes that leave them out.
+std::string projections_formula(const config& c, bool transposed = true, bool bias = true);
 
 /// One line of a run's description: a label ("sizes") and its text.
 struct run_line {

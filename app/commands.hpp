@@ -1,0 +1,30 @@
+#pragma once
+// attn's commands. Each setup_NAME adds the subcommand NAME to `app`; it runs when
+// parsing selects it. Wiring only: flags in, a run of the library, a renderer out.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "attn/compute/config.hpp"
+
+namespace attn_app {
+
+/// `attn trace`: flags -> config -> inputs -> trace -> a renderer.
+void setup_trace(CLI::App& app);
+
+/// `attn mask`: the shape and mask flags -> one mask in PyTorch's four conventions.
+void setup_mask(CLI::App& app);
+
+/// `attn check`: a student's answer against one stage of the run trace's flags describe;
+/// on a mismatch, which common mistake it makes (exit_status{1} after the report).
+void setup_check(CLI::App& app);
+
+/// `attn exercise list|show|check`: classroom exercises, a variant per student.
+void setup_exercise(CLI::App& app);
+
+/// --stage's text as trace reads it (names, numbers, ranges such as 6-10, joined by
+/// commas; each must be in the run `c`): the stage names. Throws usage_error naming --stage.
+std::vector<std::string> stage_names_from_flag(const std::string& text, const attn::config& c);
+
+}  // namespace attn_app
