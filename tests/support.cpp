@@ -94,6 +94,10 @@ std::uint32_t bits(float f) {
     return b;
 }
 
+std::vector<float> values_of(const attn::loaded_tensor& t) {
+    return std::vector<float>(t.values.data(), t.values.data() + t.values.size());
+}
+
 attn::loaded_tensor answer_of(xt::xarray<float> values) {
     attn::loaded_tensor t;
     t.shape.assign(values.shape().begin(), values.shape().end());

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,9 @@
 
 /// tests/reference/<name>: what the scripts there made with PyTorch and NumPy.
 std::string reference_path(const std::string& name);
+
+/// tests/reference/io/: the reader fixtures (make_io_fixtures.py).
+inline const std::string io_dir = reference_path("io/");
 
 /// The bytes of the file at `path`, which must exist.
 std::string file_bytes(const std::string& path);
@@ -76,8 +80,17 @@ attn::stage make_stage(std::string_view name, std::vector<attn::tensor> tensors)
 
 // --- tensors ---------------------------------------------------------------------------------
 
+constexpr float inf = std::numeric_limits<float>::infinity();
+constexpr float not_a_number = std::numeric_limits<float>::quiet_NaN();
+
+/// The dimensions of a [batch, head, query, key] tensor (scores, weights, the mask).
+inline const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
+
 /// The float's bits, to compare values exactly (NaN payloads, -0).
 std::uint32_t bits(float f);
+
+/// The values of `t` in row-major order.
+std::vector<float> values_of(const attn::loaded_tensor& t);
 
 /// `values` as a tensor read from a file, as an answer to check.
 attn::loaded_tensor answer_of(xt::xarray<float> values);

@@ -30,7 +30,6 @@
 
 namespace {
 
-constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float r = 0.70710678f;    // 1/√2
 constexpr float hi = 0.66976155f;   // e^(1/√2) / (e^(1/√2) + 1)
 constexpr float lo = 0.33023845f;   // 1 / (e^(1/√2) + 1)

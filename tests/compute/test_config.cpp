@@ -9,10 +9,9 @@
 
 #include "attn/compute/config.hpp"
 #include "attn/compute/error.hpp"
+#include "support.hpp"
 
 namespace {
-
-constexpr float inf = std::numeric_limits<float>::infinity();
 
 /// The defaults of `attn trace`: B=1, Sq=Sk=4, D=8, H=2, Din=Dkv=8, no mask.
 attn::config defaults() { return attn::config{}; }

@@ -46,7 +46,7 @@ extern "C" char* openblas_get_corename(void);  // the kernel OpenBLAS runs in th
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;  // keeps the stages in the fixture's (CLI.md's) order
+using ordered_json = nlohmann::ordered_json;  // keeps the stages in the fixture's (CLI.md's) order
 
 constexpr double abs_tol = 1e-5;
 constexpr double rel_tol = 1e-5;  // for values much larger than 1, e.g. a -1e9 fill
@@ -106,7 +106,7 @@ std::vector<fs::path> fixture_paths() {
 }
 
 /// "-inf", "inf", "nan" or a number.
-double number_from_json(const json& v) {
+double number_from_json(const ordered_json& v) {
     if (v.is_string()) {
         const auto s = v.get<std::string>();
         if (s == "-inf") return -std::numeric_limits<double>::infinity();
@@ -120,7 +120,7 @@ double number_from_json(const json& v) {
 
 /// The fixture's "config" object as an attn::config (the C++ defaults fill nothing in:
 /// the fixture names every field it needs).
-attn::config config_from_json(const json& j) {
+attn::config config_from_json(const ordered_json& j) {
     attn::config c;
     c.batch = j.at("batch").get<std::int64_t>();
     c.seq = j.at("seq").get<std::int64_t>();
@@ -190,9 +190,9 @@ bool value_matches(double e, double a) {
 /// Compares one tensor with its reference, like llm.c's check_tensor: the shape, the element
 /// type and every value; on a mismatch the message names the tensor, the first few flat
 /// indices with expected and actual values, the number of mismatches and the max |diff|.
-void check_tensor(const attn::tensor& actual, const json& expected, const std::string& label) {
+void check_tensor(const attn::tensor& actual, const ordered_json& expected, const std::string& label) {
     const auto shape = expected.at("shape").get<std::vector<std::size_t>>();
-    const json& data = expected.at("data");
+    const ordered_json& data = expected.at("data");
     const std::vector<std::size_t> actual_shape(actual.values.shape().begin(),
                                                 actual.values.shape().end());
 
@@ -245,12 +245,12 @@ void check_tensor(const attn::tensor& actual, const json& expected, const std::s
 }
 
 /// Every stage and tensor of one fixture against the trace, and nothing more in the trace.
-void check_stages(const std::string& name, const json& doc, const attn::trace& tr) {
-    const json& stages = doc.at("stages");
+void check_stages(const std::string& name, const ordered_json& doc, const attn::trace& tr) {
+    const ordered_json& stages = doc.at("stages");
 
     for (const auto& item : stages.items()) {
         const std::string stage_name = item.key();  // not a structured binding: doctest's
-        const json& tensors = item.value();         // messages capture it in a lambda (clang)
+        const ordered_json& tensors = item.value();  // messages capture it in a lambda (clang)
         const attn::stage* st = tr.find(stage_name);
         CHECK_MESSAGE(st != nullptr, name << ": stage \"" << stage_name << "\" is missing");
         if (st == nullptr) continue;
@@ -278,7 +278,7 @@ void check_stages(const std::string& name, const json& doc, const attn::trace& t
         CHECK_MESSAGE(got_order == want_order, name << ": stages are out of CLI.md's order");
 }
 
-void check_fixture(const std::string& name, const json& doc) {
+void check_fixture(const std::string& name, const ordered_json& doc) {
     attn::trace tr;
     try {
         tr = run(config_from_json(doc.at("config")));
@@ -292,7 +292,7 @@ void check_fixture(const std::string& name, const json& doc) {
 /// A case of file_inputs/: the files named in "files", the size flags of "size_flags" (only
 /// sizes no file implies), the other settings of "config"; the sizes must come out of the
 /// files as the fixture's config says.
-void check_file_case(const fs::path& dir, const json& doc) {
+void check_file_case(const fs::path& dir, const ordered_json& doc) {
     const std::string name = dir.filename().string();
     const attn::config want = config_from_json(doc.at("config"));
     attn::input_paths paths;
@@ -313,7 +313,7 @@ void check_file_case(const fs::path& dir, const json& doc) {
     attn::loaded_inputs loaded;
     try {
         attn::size_flags flags;
-        const json& given_sizes = doc.at("size_flags");
+        const ordered_json& given_sizes = doc.at("size_flags");
         if (given_sizes.contains("batch")) flags.batch = given_sizes.at("batch").get<std::int64_t>();
         if (given_sizes.contains("seq")) flags.seq = given_sizes.at("seq").get<std::int64_t>();
         loaded = attn::load_inputs(base, flags, paths);
@@ -376,7 +376,7 @@ TEST_CASE("every stage of every PyTorch fixture matches, and no stage is extra")
     for (const auto& path : paths) {
         const std::string name = path.stem().string();
         const fs::path file = running_set().file("fixtures/" + name + ".json");
-        json doc;
+        ordered_json doc;
         try {
             doc = read_ordered_json(file.string());
         } catch (const std::exception& e) {

@@ -34,14 +34,14 @@ std::string to_text(const matrix& m) {
 }
 
 /// mask[b,0,:,:] as a literal-style matrix.
-matrix plane(const xt::xarray<bool>& mask, std::size_t b) {
+matrix mask_plane(const xt::xarray<bool>& mask, std::size_t b) {
     matrix m(mask.shape()[2], std::vector<int>(mask.shape()[3]));
     for (std::size_t i = 0; i < m.size(); ++i)
         for (std::size_t j = 0; j < m[i].size(); ++j) m[i][j] = mask(b, 0, i, j) ? 1 : 0;
     return m;
 }
 
-std::vector<std::size_t> shape_of(const xt::xarray<bool>& mask) {
+std::vector<std::size_t> mask_shape(const xt::xarray<bool>& mask) {
     return {mask.shape().begin(), mask.shape().end()};
 }
 
@@ -52,7 +52,7 @@ void check_mask(const xt::xarray<bool>& mask, const std::vector<matrix>& expecte
     CHECK(mask.shape()[1] == 1);
     for (std::size_t b = 0; b < expected.size(); ++b) {
         CAPTURE(b);
-        CHECK(to_text(plane(mask, b)) == to_text(expected[b]));
+        CHECK(to_text(mask_plane(mask, b)) == to_text(expected[b]));
     }
 }
 
@@ -108,7 +108,7 @@ TEST_SUITE("mask") {
 TEST_CASE("causal: query i may attend keys j <= i") {
     SUBCASE("Sq == Sk") {
         const auto mask = mask_causal(2, 4, 4);
-        CHECK(shape_of(mask) == std::vector<std::size_t>{2, 1, 4, 4});
+        CHECK(mask_shape(mask) == std::vector<std::size_t>{2, 1, 4, 4});
         check_mask(mask, matrix{{1, 0, 0, 0},
                                 {1, 1, 0, 0},
                                 {1, 1, 1, 0},
@@ -116,13 +116,13 @@ TEST_CASE("causal: query i may attend keys j <= i") {
     }
     SUBCASE("Sq < Sk (as torch.tril(ones(2, 4)))") {
         const auto mask = mask_causal(3, 2, 4);
-        CHECK(shape_of(mask) == std::vector<std::size_t>{3, 1, 2, 4});
+        CHECK(mask_shape(mask) == std::vector<std::size_t>{3, 1, 2, 4});
         check_mask(mask, matrix{{1, 0, 0, 0},
                                 {1, 1, 0, 0}});
     }
     SUBCASE("Sq > Sk (as torch.tril(ones(4, 2)))") {
         const auto mask = mask_causal(1, 4, 2);
-        CHECK(shape_of(mask) == std::vector<std::size_t>{1, 1, 4, 2});
+        CHECK(mask_shape(mask) == std::vector<std::size_t>{1, 1, 4, 2});
         check_mask(mask, matrix{{1, 0},
                                 {1, 1},
                                 {1, 1},
@@ -167,7 +167,7 @@ TEST_CASE("causal aligned lower-right: query i may attend keys j <= i + Sk - Sq"
 
 TEST_CASE("padding: batch item b may attend keys j < lengths[b]") {
     const auto mask = mask_padding({3, 0, 4}, 2, 4);
-    CHECK(shape_of(mask) == std::vector<std::size_t>{3, 1, 2, 4});
+    CHECK(mask_shape(mask) == std::vector<std::size_t>{3, 1, 2, 4});
     check_mask(mask, std::vector<matrix>{
                          {{1, 1, 1, 0},
                           {1, 1, 1, 0}},
@@ -181,7 +181,7 @@ TEST_CASE("padding: batch item b may attend keys j < lengths[b]") {
 TEST_CASE("window: query i may attend keys j with |i - j| <= W") {
     SUBCASE("W = 0: only the diagonal") {
         const auto mask = mask_window(2, 5, 5, 0);
-        CHECK(shape_of(mask) == std::vector<std::size_t>{2, 1, 5, 5});
+        CHECK(mask_shape(mask) == std::vector<std::size_t>{2, 1, 5, 5});
         check_mask(mask, matrix{{1, 0, 0, 0, 0},
                                 {0, 1, 0, 0, 0},
                                 {0, 0, 1, 0, 0},
@@ -212,7 +212,7 @@ TEST_CASE("random: torch.manual_seed(seed); torch.rand(B,1,Sq,Sk) < keep") {
         CHECK(draws[3] == doctest::Approx(0.13203049).epsilon(1e-7));
 
         const auto mask = attn::mask_random(1, 2, 2, 0, 0.5);
-        CHECK(shape_of(mask) == std::vector<std::size_t>{1, 1, 2, 2});
+        CHECK(mask_shape(mask) == std::vector<std::size_t>{1, 1, 2, 2});
         check_mask(mask, matrix{{1, 0},
                                 {1, 1}});
     }
@@ -223,17 +223,17 @@ TEST_CASE("random: torch.manual_seed(seed); torch.rand(B,1,Sq,Sk) < keep") {
     SUBCASE("the same seed gives the same mask") {
         const auto a = attn::mask_random(2, 8, 8, 1234, 0.5);
         const auto b = attn::mask_random(2, 8, 8, 1234, 0.5);
-        CHECK(to_text(plane(a, 0)) == to_text(plane(b, 0)));
-        CHECK(to_text(plane(a, 1)) == to_text(plane(b, 1)));
+        CHECK(to_text(mask_plane(a, 0)) == to_text(mask_plane(b, 0)));
+        CHECK(to_text(mask_plane(a, 1)) == to_text(mask_plane(b, 1)));
     }
     SUBCASE("different seeds give different masks") {
         const auto a = attn::mask_random(2, 8, 8, 0, 0.5);
         const auto b = attn::mask_random(2, 8, 8, 1, 0.5);
-        CHECK(to_text(plane(a, 0)) + to_text(plane(a, 1)) != to_text(plane(b, 0)) + to_text(plane(b, 1)));
+        CHECK(to_text(mask_plane(a, 0)) + to_text(mask_plane(a, 1)) != to_text(mask_plane(b, 0)) + to_text(mask_plane(b, 1)));
     }
     SUBCASE("keep = 0: nothing may be attended") {
         const auto mask = attn::mask_random(2, 6, 7, 5, 0.0);
-        CHECK(shape_of(mask) == std::vector<std::size_t>{2, 1, 6, 7});
+        CHECK(mask_shape(mask) == std::vector<std::size_t>{2, 1, 6, 7});
         CHECK(count_true(mask) == 0);
     }
     SUBCASE("keep = 1: everything may be attended") {
@@ -256,7 +256,7 @@ TEST_CASE("build_mask: the AND of every kind asked for, shaped [B,1,Sq,Sk]") {
         c.mask.causal = c.mask.padding = true;
         c.mask.lengths = {2, 3};
         const auto mask = attn::build_mask(c);
-        CHECK(shape_of(mask) == std::vector<std::size_t>{2, 1, 3, 3});
+        CHECK(mask_shape(mask) == std::vector<std::size_t>{2, 1, 3, 3});
         check_mask(mask, std::vector<matrix>{
                              {{1, 0, 0},
                               {1, 1, 0},
@@ -271,7 +271,7 @@ TEST_CASE("build_mask: the AND of every kind asked for, shaped [B,1,Sq,Sk]") {
         c.mask.causal = c.mask.window = true;
         c.mask.window_size = 1;
         const auto mask = attn::build_mask(c);
-        CHECK(shape_of(mask) == std::vector<std::size_t>{2, 1, 3, 4});
+        CHECK(mask_shape(mask) == std::vector<std::size_t>{2, 1, 3, 4});
         check_mask(mask, matrix{{1, 0, 0, 0},
                                 {1, 1, 0, 0},
                                 {0, 1, 1, 0}});

@@ -113,7 +113,7 @@ const std::vector<float> notebook_concat = {
 };
 
 /// The notebook's run: seed 24, batch 2, seq 5, d_model 8, heads 4, causal, no output projection.
-attn::config notebook_config() {
+attn::config notebook_run_config() {
     attn::config c;
     c.seed = 24;
     c.batch = 2;
@@ -170,7 +170,7 @@ void check_printed(const attn::trace& tr, const char* stage_name, const char* te
 TEST_SUITE("notebook_000") {
 
 TEST_CASE("seed 24, 2x5x8, 4 heads, causal: attn prints what notebook 000 printed") {
-    const attn::config c = notebook_config();
+    const attn::config c = notebook_run_config();
     attn::validate(c);
     const attn::trace tr = attn::compute_trace(c, attn::draw_inputs(c));
 

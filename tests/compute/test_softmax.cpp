@@ -20,10 +20,9 @@
 
 namespace {
 
-constexpr float inf = std::numeric_limits<float>::infinity();
 
 /// Every element of `actual` is within 1e-6 of `expected` (same shape).
-void check_values(const xt::xarray<float>& actual, const xt::xarray<float>& expected) {
+void check_near(const xt::xarray<float>& actual, const xt::xarray<float>& expected) {
     REQUIRE(std::vector<std::size_t>(actual.shape().begin(), actual.shape().end()) ==
             std::vector<std::size_t>(expected.shape().begin(), expected.shape().end()));
     for (std::size_t i = 0; i < actual.size(); ++i) {
@@ -79,11 +78,11 @@ TEST_CASE("softmax_last_axis: hand-worked rows") {
     }
     SUBCASE("[1, 2, 3]: e^(x - 3) / (e^-2 + e^-1 + 1)") {
         // e^-2 = 0.135335283, e^-1 = 0.367879441, sum 1.503214724
-        check_values(softmax(xt::xarray<float>{1.0f, 2.0f, 3.0f}),
+        check_near(softmax(xt::xarray<float>{1.0f, 2.0f, 3.0f}),
                      xt::xarray<float>{0.0900305732f, 0.2447284711f, 0.6652409558f});
     }
     SUBCASE("each row of a matrix on its own") {
-        check_values(softmax(xt::xarray<float>{{1.0f, 2.0f, 3.0f}, {0.0f, 0.0f, 0.0f}, {3.0f, 2.0f, 1.0f}}),
+        check_near(softmax(xt::xarray<float>{{1.0f, 2.0f, 3.0f}, {0.0f, 0.0f, 0.0f}, {3.0f, 2.0f, 1.0f}}),
                      xt::xarray<float>{{0.0900305732f, 0.2447284711f, 0.6652409558f},
                                        {1.0f / 3, 1.0f / 3, 1.0f / 3},
                                        {0.6652409558f, 0.2447284711f, 0.0900305732f}});
@@ -119,8 +118,8 @@ TEST_CASE("softmax_last_axis: hand-worked rows") {
         CHECK(w(2) == 0.5f);
     }
     SUBCASE("large values do not overflow: [1000, 1001] = [1/(1+e), e/(1+e)]") {
-        check_values(softmax(xt::xarray<float>{1000.0f, 1001.0f}), xt::xarray<float>{0.2689414214f, 0.7310585786f});
-        check_values(softmax(xt::xarray<float>{-1000.0f, -1001.0f}), xt::xarray<float>{0.7310585786f, 0.2689414214f});
+        check_near(softmax(xt::xarray<float>{1000.0f, 1001.0f}), xt::xarray<float>{0.2689414214f, 0.7310585786f});
+        check_near(softmax(xt::xarray<float>{-1000.0f, -1001.0f}), xt::xarray<float>{0.7310585786f, 0.2689414214f});
     }
     SUBCASE("a single key gets weight 1") {
         xt::xarray<float> x = xt::xarray<float>::from_shape({2, 1});
@@ -233,19 +232,19 @@ TEST_CASE("linear: y = x·wᵀ + bias, as nn.Linear") {
     const xt::xarray<float> w{{1, 0, -1}, {0.5f, 0.5f, 0.5f}};
     const xt::xarray<float> bias{10, 20};
     SUBCASE("with a bias") {
-        check_values(attn::linear(x, w, &bias), xt::xarray<float>{{8, 23}, {8, 27.5f}});
+        check_near(attn::linear(x, w, &bias), xt::xarray<float>{{8, 23}, {8, 27.5f}});
     }
     SUBCASE("a null bias adds nothing") {
-        check_values(attn::linear(x, w, nullptr), xt::xarray<float>{{-2, 3}, {-2, 7.5f}});
+        check_near(attn::linear(x, w, nullptr), xt::xarray<float>{{-2, 3}, {-2, 7.5f}});
     }
     SUBCASE("leading axes are kept: [1,2,3] -> [1,2,2]") {
         xt::xarray<float> x3 = x;
         x3.reshape({1, 2, 3});
-        check_values(attn::linear(x3, w, &bias), xt::xarray<float>{{{8, 23}, {8, 27.5f}}});
+        check_near(attn::linear(x3, w, &bias), xt::xarray<float>{{{8, 23}, {8, 27.5f}}});
     }
     SUBCASE("out != in: w [3 out, 3 in] = identity rows reordered") {
         const xt::xarray<float> perm{{0, 0, 1}, {1, 0, 0}, {0, 1, 0}};
-        check_values(attn::linear(x, perm, nullptr), xt::xarray<float>{{3, 1, 2}, {6, 4, 5}});
+        check_near(attn::linear(x, perm, nullptr), xt::xarray<float>{{3, 1, 2}, {6, 4, 5}});
     }
 }
 

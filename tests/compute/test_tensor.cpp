@@ -24,14 +24,14 @@ using shape_t = attn::tensor_shape;
 using strides_t = attn::tensor_strides;
 
 /// 0, 1, 2, ... in a tensor of `shape` that owns its storage.
-attn::tensor counting(const shape_t& shape) {
+attn::tensor owned_counting(const shape_t& shape) {
     auto values = xt::xarray<float>::from_shape(shape);
     for (std::size_t i = 0; i < values.size(); ++i) values.data()[i] = static_cast<float>(i);
     return attn::tensor("x", {}, std::move(values));
 }
 
 /// `x` read with another shape and strides: a view named after "stage.x".
-attn::tensor view(const attn::tensor& x, const shape_t& shape, const strides_t& strides) {
+attn::tensor strided(const attn::tensor& x, const shape_t& shape, const strides_t& strides) {
     return attn::as_strided(x, "stage.x", "y", {}, shape, strides);
 }
 
@@ -56,7 +56,7 @@ TEST_CASE("contiguous_strides: each axis steps over the product of the sizes aft
 }
 
 TEST_CASE("a tensor made from values owns fresh, contiguous storage") {
-    const attn::tensor x = counting({2, 3, 4});
+    const attn::tensor x = owned_counting({2, 3, 4});
     CHECK(x.strides == strides_t{12, 4, 1});
     CHECK(x.contiguous());
     CHECK_FALSE(x.is_view());
@@ -69,9 +69,9 @@ TEST_CASE("a tensor made from values owns fresh, contiguous storage") {
 }
 
 TEST_CASE("as_strided reads the same memory through other strides; nothing is copied") {
-    const attn::tensor x = counting({2, 3});  // [[0,1,2],[3,4,5]]
+    const attn::tensor x = owned_counting({2, 3});  // [[0,1,2],[3,4,5]]
     SUBCASE("x.t(): [3,2], strides [1,3]") {
-        const attn::tensor t = view(x, {3, 2}, {1, 3});
+        const attn::tensor t = strided(x, {3, 2}, {1, 3});
         CHECK(t.storage == x.storage);
         CHECK(&t.values(2, 1) == &x.values(1, 2));
         const std::vector<float> row_major(t.values.begin(), t.values.end());  // t.flatten()
@@ -81,7 +81,7 @@ TEST_CASE("as_strided reads the same memory through other strides; nothing is co
         CHECK(t.is_view());
     }
     SUBCASE("a view of a view names the tensor that owns the storage (PyTorch's _base)") {
-        const attn::tensor t = view(x, {3, 2}, {1, 3});
+        const attn::tensor t = strided(x, {3, 2}, {1, 3});
         const attn::tensor back = attn::as_strided(t, "later.y", "z", {}, {2, 3}, {3, 1});
         CHECK(back.view_of == "stage.x");
         CHECK(back.storage == x.storage);
@@ -89,45 +89,45 @@ TEST_CASE("as_strided reads the same memory through other strides; nothing is co
     SUBCASE("the view keeps the storage alive after the tensor it came from is gone") {
         attn::tensor t;
         {
-            const attn::tensor owner = counting({2, 3});
-            t = view(owner, {3, 2}, {1, 3});
+            const attn::tensor owner = owned_counting({2, 3});
+            t = strided(owner, {3, 2}, {1, 3});
         }
         CHECK(t.values(2, 1) == 5.0f);
     }
 }
 
 TEST_CASE("row_major_copy: the elements in row-major order, as .contiguous() makes them") {
-    const attn::tensor x = counting({2, 3, 4});  // 0..23
+    const attn::tensor x = owned_counting({2, 3, 4});  // 0..23
     SUBCASE("transpose(1,2) of [2,3,4]: [2,4,3], strides [12,1,4], the last axis not contiguous") {
-        const attn::tensor t = view(x, {2, 4, 3}, {12, 1, 4});
+        const attn::tensor t = strided(x, {2, 4, 3}, {12, 1, 4});
         CHECK(attn::row_major_copy(t) == xt::xarray<float>{{{0, 4, 8}, {1, 5, 9}, {2, 6, 10}, {3, 7, 11}},
                                                             {{12, 16, 20}, {13, 17, 21}, {14, 18, 22}, {15, 19, 23}}});
     }
     SUBCASE("a head-split transpose: [2,3,2,2] -> [2,2,3,2], strides [12,2,4,1], runs of 2") {
-        const attn::tensor t = view(x, {2, 2, 3, 2}, {12, 2, 4, 1});
+        const attn::tensor t = strided(x, {2, 2, 3, 2}, {12, 2, 4, 1});
         const xt::xarray<float> want = xt::xarray<float>(t.values);  // xtensor's element-wise copy
         CHECK(attn::row_major_copy(t) == want);
         CHECK(want(0, 1, 2, 1) == 11.0f);
     }
     SUBCASE("a view from an offset, a contiguous tensor, one element") {
-        const attn::tensor shifted = attn::as_strided(view(x, {23}, {1}), "stage.x", "s", {}, {1, 2}, {0, 1});
+        const attn::tensor shifted = attn::as_strided(strided(x, {23}, {1}), "stage.x", "s", {}, {1, 2}, {0, 1});
         CHECK(attn::row_major_copy(x) == xt::xarray<float>(x.values));
         CHECK(attn::row_major_copy(shifted).size() == 2);
-        CHECK(attn::row_major_copy(view(x, {1}, {1})) == xt::xarray<float>{0});
+        CHECK(attn::row_major_copy(strided(x, {1}, {1})) == xt::xarray<float>{0});
     }
 }
 
 TEST_CASE("contiguous(): PyTorch's is_contiguous, where axes of size 1 do not count") {
-    const attn::tensor x = counting({2, 3, 4});
-    CHECK(view(x, {2, 3, 4}, {12, 4, 1}).contiguous());
-    CHECK_FALSE(view(x, {2, 4, 3}, {12, 1, 4}).contiguous());  // x.transpose(1, 2)
-    CHECK(view(x, {2, 3, 2, 2}, {12, 4, 2, 1}).contiguous());  // x.view(2, 3, 2, 2)
-    CHECK_FALSE(view(x, {2, 2, 3, 2}, {12, 2, 4, 1}).contiguous());  // ... .transpose(1, 2)
+    const attn::tensor x = owned_counting({2, 3, 4});
+    CHECK(strided(x, {2, 3, 4}, {12, 4, 1}).contiguous());
+    CHECK_FALSE(strided(x, {2, 4, 3}, {12, 1, 4}).contiguous());  // x.transpose(1, 2)
+    CHECK(strided(x, {2, 3, 2, 2}, {12, 4, 2, 1}).contiguous());  // x.view(2, 3, 2, 2)
+    CHECK_FALSE(strided(x, {2, 2, 3, 2}, {12, 2, 4, 1}).contiguous());  // ... .transpose(1, 2)
     // one head: [B,1,S,dk] with strides [S*D, dk, D, 1] is contiguous all the same
-    CHECK(view(x, {2, 1, 3, 4}, {12, 4, 4, 1}).contiguous());
-    CHECK(view(x, {1, 3, 4}, {99, 4, 1}).contiguous());        // any stride on an axis of size 1
-    CHECK(view(x, {0, 3}, {1, 7}).contiguous());                // no elements
-    CHECK_FALSE(view(x, {3, 4}, {8, 1}).contiguous());          // rows with gaps between them
+    CHECK(strided(x, {2, 1, 3, 4}, {12, 4, 4, 1}).contiguous());
+    CHECK(strided(x, {1, 3, 4}, {99, 4, 1}).contiguous());        // any stride on an axis of size 1
+    CHECK(strided(x, {0, 3}, {1, 7}).contiguous());                // no elements
+    CHECK_FALSE(strided(x, {3, 4}, {8, 1}).contiguous());          // rows with gaps between them
 }
 
 TEST_CASE("layout rules: transpose swaps strides, view splits a contiguous axis, merging transposed axes copies") {
@@ -151,8 +151,8 @@ TEST_CASE("a zero-length axis, as PyTorch has it: no elements is contiguous, any
     CHECK(attn::viewed(empty, {3, 0, 2})->strides == strides_t{2, 2, 1});
     // the same shape keeps its strides: .transpose(0, 2).view(3, 0, 2).stride() is (1, 3, 3)
     CHECK(attn::viewed(attn::transposed(empty, 0, 2), {3, 0, 2})->strides == strides_t{1, 3, 3});
-    const attn::tensor x = counting({2, 3});
-    CHECK(view(x, {0, 3}, {6, 2}).contiguous());  // a tensor follows the same rule
+    const attn::tensor x = owned_counting({2, 3});
+    CHECK(strided(x, {0, 3}, {6, 2}).contiguous());  // a tensor follows the same rule
 }
 
 TEST_CASE("every step of the notebook's lines, as PyTorch 1.13 reports it") {

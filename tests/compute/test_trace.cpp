@@ -16,13 +16,13 @@ namespace {
 
 using names = std::vector<std::string>;
 
-names stage_names(const std::vector<const attn::stage_info*>& infos) {
+names info_stage_names(const std::vector<const attn::stage_info*>& infos) {
     names out;
     for (const attn::stage_info* info : infos) out.emplace_back(info->name);
     return out;
 }
 
-names tensor_names(const attn::stage_info& entry) {
+names info_tensor_names(const attn::stage_info& entry) {
     names out;
     for (std::string_view name : entry.tensors)
         if (!name.empty()) out.emplace_back(name);
@@ -60,31 +60,31 @@ TEST_CASE("stage_table: each row's id is its place, every stage holds a tensor")
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
-    CHECK(tensor_names(attn::stage_table[0]) == names{"x", "x_kv"});
-    CHECK(tensor_names(attn::stage_table[1]) == names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"});
-    CHECK(tensor_names(attn::stage_table[2]) == names{"q", "k", "v"});
-    CHECK(tensor_names(attn::stage_table[3]) == names{"q", "k", "v"});
-    CHECK(tensor_names(attn::stage_table[4]) == names{"q", "k", "v"});
-    CHECK(tensor_names(attn::stage_table[5]) == names{"scores"});
-    CHECK(tensor_names(attn::stage_table[6]) == names{"scaled"});
-    CHECK(tensor_names(attn::stage_table[7]) == names{"mask"});
-    CHECK(tensor_names(attn::stage_table[8]) == names{"masked"});
-    CHECK(tensor_names(attn::stage_table[9]) == names{"weights"});
-    CHECK(tensor_names(attn::stage_table[10]) == names{"weights", "keep"});
-    CHECK(tensor_names(attn::stage_table[11]) == names{"context"});
-    CHECK(tensor_names(attn::stage_table[12]) == names{"context"});
-    CHECK(tensor_names(attn::stage_table[13]) == names{"concat"});
-    CHECK(tensor_names(attn::stage_table[14]) == names{"out"});
+    CHECK(info_tensor_names(attn::stage_table[0]) == names{"x", "x_kv"});
+    CHECK(info_tensor_names(attn::stage_table[1]) == names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"});
+    CHECK(info_tensor_names(attn::stage_table[2]) == names{"q", "k", "v"});
+    CHECK(info_tensor_names(attn::stage_table[3]) == names{"q", "k", "v"});
+    CHECK(info_tensor_names(attn::stage_table[4]) == names{"q", "k", "v"});
+    CHECK(info_tensor_names(attn::stage_table[5]) == names{"scores"});
+    CHECK(info_tensor_names(attn::stage_table[6]) == names{"scaled"});
+    CHECK(info_tensor_names(attn::stage_table[7]) == names{"mask"});
+    CHECK(info_tensor_names(attn::stage_table[8]) == names{"masked"});
+    CHECK(info_tensor_names(attn::stage_table[9]) == names{"weights"});
+    CHECK(info_tensor_names(attn::stage_table[10]) == names{"weights", "keep"});
+    CHECK(info_tensor_names(attn::stage_table[11]) == names{"context"});
+    CHECK(info_tensor_names(attn::stage_table[12]) == names{"context"});
+    CHECK(info_tensor_names(attn::stage_table[13]) == names{"concat"});
+    CHECK(info_tensor_names(attn::stage_table[14]) == names{"out"});
 }
 
 TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
-    CHECK(stage_names(attn::stages_holding("weights")) == names{"softmax", "dropout"});
-    CHECK(stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose"});
-    CHECK(stage_names(attn::stages_holding("context")) == names{"context", "merge"});
-    CHECK(stage_names(attn::stages_holding("keep")) == names{"dropout"});
-    CHECK(stage_names(attn::stages_holding("x_kv")) == names{"input"});
-    CHECK(stage_names(attn::stages_holding("b_o")) == names{"params"});
-    CHECK(stage_names(attn::stages_holding("out")) == names{"output"});
+    CHECK(info_stage_names(attn::stages_holding("weights")) == names{"softmax", "dropout"});
+    CHECK(info_stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose"});
+    CHECK(info_stage_names(attn::stages_holding("context")) == names{"context", "merge"});
+    CHECK(info_stage_names(attn::stages_holding("keep")) == names{"dropout"});
+    CHECK(info_stage_names(attn::stages_holding("x_kv")) == names{"input"});
+    CHECK(info_stage_names(attn::stages_holding("b_o")) == names{"params"});
+    CHECK(info_stage_names(attn::stages_holding("out")) == names{"output"});
     SUBCASE("a name no stage holds, or none") {
         CHECK(attn::stages_holding("softmax").empty());
         CHECK(attn::stages_holding("Weights").empty());
@@ -111,7 +111,7 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
         CAPTURE(s.name());
         names held;
         for (const auto& tensor : s.tensors) held.push_back(tensor.name);
-        CHECK(held == tensor_names(attn::stage_table[i]));
+        CHECK(held == info_tensor_names(attn::stage_table[i]));
     }
 }
 

@@ -28,7 +28,7 @@ attn::work of(const std::vector<attn::stage_work>& list, attn::stage_id id) {
     return {};
 }
 
-bool listed(const std::vector<attn::stage_work>& list, attn::stage_id id) {
+bool in_list(const std::vector<attn::stage_work>& list, attn::stage_id id) {
     for (const attn::stage_work& w : list)
         if (w.id == id) return true;
     return false;
@@ -49,8 +49,8 @@ TEST_SUITE("work") {
         CHECK(of(list, attn::stage_id::softmax).elements == 6 * 5 * 4);
         CHECK(of(list, attn::stage_id::context).flops == 2 * 6 * 5 * 4 * 4);  // [6,5] · [5,4] per plane
         CHECK(of(list, attn::stage_id::output).flops == 2 * 12 * 8 * 8);
-        CHECK_FALSE(listed(list, attn::stage_id::mask));  // no mask, no dropout: not in the run
-        CHECK_FALSE(listed(list, attn::stage_id::dropout));
+        CHECK_FALSE(in_list(list, attn::stage_id::mask));  // no mask, no dropout: not in the run
+        CHECK_FALSE(in_list(list, attn::stage_id::dropout));
     }
 
     TEST_CASE("in rows, only the rows shown count, and a shown stage is a pass from the scores") {
@@ -65,7 +65,7 @@ TEST_SUITE("work") {
         // softmax's pass: the scores of 2 rows of 2 planes ([2,4] · [4,5]), then scaled and softmax
         CHECK(of(list, attn::stage_id::softmax).flops == 2 * 2 * 5 * 4 * 2);
         CHECK(of(list, attn::stage_id::softmax).elements == 2 * (2 * 5) * 2);
-        CHECK_FALSE(listed(list, attn::stage_id::output));  // nothing after softmax is computed
+        CHECK_FALSE(in_list(list, attn::stage_id::output));  // nothing after softmax is computed
         // x is drawn whether input is shown or not
         CHECK(of(list, attn::stage_id::input).draws > 0);
     }
@@ -74,7 +74,7 @@ TEST_SUITE("work") {
         attn::config c = cross_config();
         c.from_projections = true;
         const auto list = attn::estimate_work(c, attn::stage_plan::every_stage());
-        CHECK_FALSE(listed(list, attn::stage_id::input));
+        CHECK_FALSE(in_list(list, attn::stage_id::input));
         CHECK(of(list, attn::stage_id::projections).flops == 0);
         CHECK(attn::seconds_of({10, 20, 30}, {10, 10, 10}) == doctest::Approx(6));
     }

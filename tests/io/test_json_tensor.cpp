@@ -18,15 +18,10 @@
 
 namespace {
 
-const std::string io_dir = reference_path("io/");
-constexpr float inf = std::numeric_limits<float>::infinity();
 
 attn::loaded_tensor json(const std::string& text) { return attn::parse_json_tensor(text, "--q q.json"); }
 
 
-std::vector<float> values_of(const attn::loaded_tensor& t) {
-    return std::vector<float>(t.values.data(), t.values.data() + t.values.size());
-}
 
 }  // namespace
 

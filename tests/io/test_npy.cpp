@@ -19,14 +19,11 @@
 
 namespace {
 
-const std::string io_dir = reference_path("io/");
-constexpr float inf = std::numeric_limits<float>::infinity();
-const float nan_f = std::numeric_limits<float>::quiet_NaN();
 
 attn::loaded_tensor read(const std::string& name) { return attn::read_npy_file(io_dir + name, "--input " + name); }
 
 /// Every value equals `expected` exactly (NaN where NaN is expected, and the sign of zero).
-void check_values(const attn::loaded_tensor& t, const std::vector<float>& expected) {
+void check_exact(const attn::loaded_tensor& t, const std::vector<float>& expected) {
     REQUIRE(t.values.size() == expected.size());
     for (std::size_t e = 0; e < expected.size(); ++e) {
         CAPTURE(e);
@@ -67,45 +64,45 @@ TEST_SUITE("npy") {
             const auto t = read("f4.npy");
             CHECK(t.shape == std::vector<std::size_t>{2, 3});
             CHECK_FALSE(t.boolean);
-            check_values(t, {0.0f, 1.5f, -2.25f, nan_f, inf, -inf});
+            check_exact(t, {0.0f, 1.5f, -2.25f, not_a_number, inf, -inf});
             CHECK(t.non_finite == 3);
             CHECK(t.first_non_finite == std::vector<std::size_t>{1, 0});
         }
         SUBCASE("<f8: rounded to nearest, ±inf from the halfway point above FLT_MAX") {
             const auto t = read("f8.npy");
             CHECK(t.shape == std::vector<std::size_t>{6});
-            check_values(t, {0.1f, -inf, 0.0f, std::numeric_limits<float>::max(), inf, nan_f});
+            check_exact(t, {0.1f, -inf, 0.0f, std::numeric_limits<float>::max(), inf, not_a_number});
             CHECK(t.non_finite == 3);
             CHECK(t.first_non_finite == std::vector<std::size_t>{1});
         }
         SUBCASE("<f2: normal, largest, inf, nan_f, smallest subnormal, -0") {
-            check_values(read("f2.npy"), {1.0f, -0.5f, 65504.0f, inf, nan_f, 0x1p-24f, -0.0f});
+            check_exact(read("f2.npy"), {1.0f, -0.5f, 65504.0f, inf, not_a_number, 0x1p-24f, -0.0f});
         }
         SUBCASE("|b1 is boolean, as 0/1") {
             const auto t = read("b1.npy");
             CHECK(t.boolean);
             CHECK(t.shape == std::vector<std::size_t>{2, 3});
-            check_values(t, {1, 0, 1, 0, 0, 1});
+            check_exact(t, {1, 0, 1, 0, 0, 1});
             CHECK(t.non_finite == 0);
             CHECK(t.first_non_finite.empty());
         }
         SUBCASE("signed integers: extremes, and 16777217 rounds to 16777216") {
-            check_values(read("i1.npy"), {-128, 127, 0});
-            check_values(read("i2.npy"), {-32768, 32767, 1});
-            check_values(read("i4.npy"), {-2147483648.0f, 2147483648.0f, 16777216.0f});
-            check_values(read("i8.npy"), {-0x1p63f, 0x1p63f, 16777216.0f});
+            check_exact(read("i1.npy"), {-128, 127, 0});
+            check_exact(read("i2.npy"), {-32768, 32767, 1});
+            check_exact(read("i4.npy"), {-2147483648.0f, 2147483648.0f, 16777216.0f});
+            check_exact(read("i8.npy"), {-0x1p63f, 0x1p63f, 16777216.0f});
             CHECK_FALSE(read("i8.npy").boolean);
         }
         SUBCASE("unsigned integers: extremes") {
-            check_values(read("u1.npy"), {0, 255, 7});
-            check_values(read("u2.npy"), {0, 65535, 7});
-            check_values(read("u4.npy"), {0, 4294967296.0f, 7});
-            check_values(read("u8.npy"), {0, 0x1p64f, 7});
+            check_exact(read("u1.npy"), {0, 255, 7});
+            check_exact(read("u2.npy"), {0, 65535, 7});
+            check_exact(read("u4.npy"), {0, 4294967296.0f, 7});
+            check_exact(read("u8.npy"), {0, 0x1p64f, 7});
         }
         SUBCASE("a 0-d array has shape [] and one value") {
             const auto t = read("scalar.npy");
             CHECK(t.shape.empty());
-            check_values(t, {2.5f});
+            check_exact(t, {2.5f});
         }
     }
 
@@ -114,7 +111,7 @@ TEST_SUITE("npy") {
             CAPTURE(name);
             const auto t = read(name);
             CHECK(t.shape == std::vector<std::size_t>{2, 3});
-            check_values(t, {0, 1, 2, 3, 4, 5});
+            check_exact(t, {0, 1, 2, 3, 4, 5});
         }
         CHECK(file_bytes(io_dir + "v2.npy")[6] == 2);
         CHECK(file_bytes(io_dir + "v3.npy")[6] == 3);
@@ -226,7 +223,7 @@ TEST_SUITE("npy") {
 
     TEST_CASE("write_npy writes what np.save writes, byte for byte") {
         SUBCASE("<f4 [2,3]") {
-            CHECK(written({0.0f, 1.5f, -2.25f, nan_f, inf, -inf}, {2, 3}, false) == file_bytes(io_dir + "f4.npy"));
+            CHECK(written({0.0f, 1.5f, -2.25f, not_a_number, inf, -inf}, {2, 3}, false) == file_bytes(io_dir + "f4.npy"));
         }
         SUBCASE("|b1 [2,3]: 1 wherever the value is not 0") {
             CHECK(written({1, 0, 0.5f, 0, -0.0f, -3}, {2, 3}, true) == file_bytes(io_dir + "b1.npy"));

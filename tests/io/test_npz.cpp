@@ -33,14 +33,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string io_dir = reference_path("io/");
-constexpr float inf = std::numeric_limits<float>::infinity();
-const float nan_f = std::numeric_limits<float>::quiet_NaN();
 const std::string config_text = R"({"format": "attn.trace/1", "heads": 2, "note": "café ≤ 𝑥"})";
 
-std::vector<float> values_of(const attn::loaded_tensor& t) {
-    return std::vector<float>(t.values.data(), t.values.data() + t.values.size());
-}
 
 std::string npy_bytes(const std::vector<float>& values, const std::vector<std::size_t>& shape, bool boolean) {
     std::string out;
@@ -87,7 +81,7 @@ TEST_SUITE("npz") {
         CHECK(texts == std::map<std::string, std::string>{{"config", config_text}});
         const auto& weights = tensors.at("softmax.weights");
         CHECK(weights.shape == std::vector<std::size_t>{2, 3});
-        check_equal(values_of(weights), {0.25f, 0.75f, 1.0f, 0.5f, nan_f, -inf});
+        check_equal(values_of(weights), {0.25f, 0.75f, 1.0f, 0.5f, not_a_number, -inf});
         CHECK(weights.non_finite == 2);
         CHECK(weights.first_non_finite == std::vector<std::size_t>{1, 1});
         CHECK(tensors.at("mask").boolean);
@@ -150,7 +144,7 @@ TEST_SUITE("npz") {
 
     TEST_CASE("write_npz then read_npz gives the same arrays") {
         scratch_dir dir("npz");
-        const std::vector<float> weights{0.25f, 0.75f, 1.0f, 0.5f, nan_f, -inf};
+        const std::vector<float> weights{0.25f, 0.75f, 1.0f, 0.5f, not_a_number, -inf};
         const std::vector<float> mask{1, 0, 1, 1};
         const std::vector<float> scalar{-3.5f};
         const std::vector<attn::npz_member> members{

@@ -31,9 +31,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 
-constexpr float inf = std::numeric_limits<float>::infinity();
 
 /// Writes `t` as `path` (.json or .npz), only `stages` when given, as --format json/npz do.
 void write_dump(const attn::trace& t, const std::string& path, std::vector<std::string> stages = {}) {
@@ -154,7 +152,7 @@ TEST_SUITE("replay") {
     }
 
     TEST_CASE("config_from_json: one line naming the key") {
-        json j = attn::config_to_json(attn::config{});
+        nlohmann::json j = attn::config_to_json(attn::config{});
         const auto refuse = [&] { (void)attn::config_from_json(j, "--from t.json"); };
         SUBCASE("a missing key") {
             j.erase("seq");
@@ -216,7 +214,7 @@ TEST_SUITE("replay") {
             }
         }
         SUBCASE("not an object") {
-            j = json::array({1, 2});
+            j = nlohmann::json::array({1, 2});
             CHECK_THROWS_WITH_AS(refuse(), "--from t.json: config is [1,2]; expected a JSON object", attn::error);
         }
     }

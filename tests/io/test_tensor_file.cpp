@@ -13,8 +13,6 @@
 
 namespace {
 
-const std::string io_dir = reference_path("io/");
-constexpr float inf = std::numeric_limits<float>::infinity();
 
 
 }  // namespace

@@ -16,14 +16,11 @@ namespace {
 
 using attn::heatmap::cell_kind;
 
-constexpr float inf = std::numeric_limits<float>::infinity();
-constexpr float not_a_number = std::numeric_limits<float>::quiet_NaN();
-const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
 
 /// v[b,h,i,j] = 0.25·(3i + j) + h: exact in float, 0 .. 3 across the heads.
 float value(std::size_t h, std::size_t i, std::size_t j) { return 0.25f * static_cast<float>(3 * i + j) + h; }
 
-attn::trace make_trace() {
+attn::trace panel_trace() {
     attn::trace t;
     t.cfg.batch = 2;
     t.cfg.heads = 2;
@@ -63,7 +60,7 @@ const attn::heatmap::tensor_heatmap& find(const std::vector<attn::heatmap::tenso
 
 TEST_SUITE("heatmap panels") {
     TEST_CASE("every [B,H,Sq,Sk] tensor of the shown stages, in stage order; nothing else") {
-        const attn::trace t = make_trace();
+        const attn::trace t = panel_trace();
         const auto all = attn::heatmap::collect(t, {}, 64);
         REQUIRE(all.size() == 4);
         CHECK(all[0].name() == "scores.scores");
@@ -80,7 +77,7 @@ TEST_SUITE("heatmap panels") {
     }
 
     TEST_CASE("one panel per batch item and head; the mask one per batch item, for every head") {
-        const attn::trace t = make_trace();
+        const attn::trace t = panel_trace();
         const auto hs = attn::heatmap::collect(t, {}, 64);
         const auto& masked = find(hs, "masked.masked");
         REQUIRE(masked.panels.size() == 4);
@@ -97,7 +94,7 @@ TEST_SUITE("heatmap panels") {
     }
 
     TEST_CASE("cells: masked where the mask is false (from the mask stage on), NaN before masked, ±inf") {
-        const attn::trace t = make_trace();
+        const attn::trace t = panel_trace();
         const auto hs = attn::heatmap::collect(t, {}, 64);
         const auto& scores = find(hs, "scores.scores");  // before the mask: nothing is masked yet
         const auto& p00 = scores.panels[0];
@@ -124,7 +121,7 @@ TEST_SUITE("heatmap panels") {
     }
 
     TEST_CASE("one scale per tensor over its drawn finite values that are not masked; weights on 0 .. 1") {
-        const attn::trace t = make_trace();
+        const attn::trace t = panel_trace();
         const auto hs = attn::heatmap::collect(t, {}, 64);
         const auto& masked = find(hs, "masked.masked");  // the -1e9 fill is left out
         CHECK(masked.scale.lo == 0.0f);
@@ -141,7 +138,7 @@ TEST_SUITE("heatmap panels") {
     }
 
     TEST_CASE("--batch-index and --head keep that item and head; the mask ignores --head") {
-        const attn::trace t = make_trace();
+        const attn::trace t = panel_trace();
         attn::render_options view;
         view.head = 1;
         auto hs = attn::heatmap::collect(t, view, 64);
@@ -162,7 +159,7 @@ TEST_SUITE("heatmap panels") {
     }
 
     TEST_CASE("a --batch-index, --head or --row beyond the run is a usage error") {
-        const attn::trace t = make_trace();
+        const attn::trace t = panel_trace();
         attn::render_options view;
         view.head = 2;
         CHECK_THROWS_WITH_AS(attn::heatmap::collect(t, view, 64), "--head 2: this run has heads 0 to 1",
@@ -178,7 +175,7 @@ TEST_SUITE("heatmap panels") {
     }
 
     TEST_CASE("large planes are cut to their first max_side queries and keys, unless full; --row keeps one query") {
-        const attn::trace t = make_trace();
+        const attn::trace t = panel_trace();
         auto hs = attn::heatmap::collect(t, {}, 2);
         const auto& w = find(hs, "softmax.weights");
         CHECK(w.panels[0].queries == std::vector<std::size_t>{0, 1});
@@ -201,7 +198,7 @@ TEST_SUITE("heatmap panels") {
     }
 
     TEST_CASE("max_panels keeps the first panels of a tensor, and says how many were in view") {
-        const attn::trace t = make_trace();
+        const attn::trace t = panel_trace();
         auto hs = attn::heatmap::collect(t, {}, 64, 3);
         const auto& masked = find(hs, "masked.masked");
         REQUIRE(masked.panels.size() == 3);

@@ -10,7 +10,6 @@
 
 namespace {
 
-const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
 
 attn::trace causal_trace() {
     attn::trace t;
@@ -24,7 +23,7 @@ attn::trace causal_trace() {
     return t;
 }
 
-std::string render(const attn::trace& t, const attn::render_options& options) {
+std::string render_terminal(const attn::trace& t, const attn::render_options& options) {
     std::ostringstream out;
     attn::render_heatmap_terminal(t, options, out, 80);
     return out.str();
@@ -36,7 +35,7 @@ TEST_SUITE("heatmap terminal") {
     TEST_CASE("without colour: a shade per cell, ' ·' where masked, key numbers over the columns, a legend") {
         attn::render_options options;
         options.stages = {"softmax"};
-        const std::string text = render(causal_trace(), options);
+        const std::string text = render_terminal(causal_trace(), options);
         // Weights are drawn on 0 .. 1 whatever the run's range: 1 is the top shade, 0.5 the
         // middle one, 0.25 the first above the blank (which only 0 itself would get).
         const std::string expected =
@@ -58,7 +57,7 @@ TEST_SUITE("heatmap terminal") {
     TEST_CASE("the mask: true cells at the top of the map, false ones masked") {
         attn::render_options options;
         options.stages = {"mask"};
-        const std::string text = render(causal_trace(), options);
+        const std::string text = render_terminal(causal_trace(), options);
         CHECK(text.find("  batch 0 (every head)\n"
                         "      key  0 1 2\n"
                         "  query 0 ██ · ·\n"
@@ -71,7 +70,7 @@ TEST_SUITE("heatmap terminal") {
         attn::render_options options;
         options.stages = {"softmax"};
         options.color = true;
-        const std::string text = render(causal_trace(), options);
+        const std::string text = render_terminal(causal_trace(), options);
         CHECK(text.find("\x1b[48;2;253;231;37m  \x1b[0m") != std::string::npos);   // weight 1: the top
         CHECK(text.find("\x1b[48;2;68;1;84m  \x1b[0m") != std::string::npos);      // the legend's 0: the bottom, #440154
         CHECK(text.find("\x1b[38;2;128;128;128m ·\x1b[0m") != std::string::npos);  // masked, grey
@@ -85,7 +84,7 @@ TEST_SUITE("heatmap terminal") {
         t.cfg.heads = 1;
         xt::xarray<float> w = xt::zeros<float>({1, 1, 1, 12});
         t.stages.push_back(make_stage("softmax", {{"weights", bhqk, w}}));
-        const std::string text = render(t, {});
+        const std::string text = render_terminal(t, {});
         CHECK(text.find("                               1\n"
                         "      key  0 1 2 3 4 5 6 7 8 9 0 1\n") != std::string::npos);
     }

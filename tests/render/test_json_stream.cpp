@@ -13,7 +13,7 @@
 
 namespace {
 
-attn::config small_config() {
+attn::config stream_config() {
     attn::config c;
     c.batch = 2;
     c.seq = c.kv_seq = 5;
@@ -44,7 +44,7 @@ std::string streamed(const attn::config& c, const attn::inputs& in, const attn::
 
 TEST_SUITE("json_stream") {
     TEST_CASE("the streamed document is render_json's, whole or in rows of any size") {
-        const attn::config c = small_config();
+        const attn::config c = stream_config();
         const attn::inputs in = attn::draw_inputs(c);
         const attn::trace t = attn::compute_trace(c, in);
         attn::render_options view;
@@ -72,7 +72,7 @@ TEST_SUITE("json_stream") {
     }
 
     TEST_CASE("json lines: one stage a line, render_json_line's") {
-        const attn::config c = small_config();
+        const attn::config c = stream_config();
         const attn::inputs in = attn::draw_inputs(c);
         const attn::trace t = attn::compute_trace(c, in);
         std::ostringstream expected;

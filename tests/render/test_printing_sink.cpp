@@ -17,7 +17,7 @@
 
 namespace {
 
-attn::config sizes(std::int64_t batch, std::int64_t seq, std::int64_t kv_seq, std::int64_t heads) {
+attn::config sized_config(std::int64_t batch, std::int64_t seq, std::int64_t kv_seq, std::int64_t heads) {
     attn::config c;
     c.batch = batch;
     c.seq = seq;
@@ -30,14 +30,14 @@ attn::config sizes(std::int64_t batch, std::int64_t seq, std::int64_t kv_seq, st
 }
 
 std::vector<attn::config> configs() {
-    attn::config causal_dropout = sizes(2, 40, 40, 3);  // planes of 9600 elements: summarised
+    attn::config causal_dropout = sized_config(2, 40, 40, 3);  // planes of 9600 elements: summarised
     causal_dropout.mask.causal = true;
     causal_dropout.dropout.p = 0.25;
     causal_dropout.dropout.train = true;
     causal_dropout.dropout.seed = 4;
-    attn::config cross = sizes(1, 37, 29, 8);  // 8 heads: the head axis summarised too
+    attn::config cross = sized_config(1, 37, 29, 8);  // 8 heads: the head axis summarised too
     cross.mask.causal = true;
-    std::vector<attn::config> all{causal_dropout, cross, sizes(3, 9, 9, 2)};  // the last: 486, not summarised
+    std::vector<attn::config> all{causal_dropout, cross, sized_config(3, 9, 9, 2)};  // the last: 486, not summarised
     for (attn::config& c : all) attn::validate(c);
     return all;
 }
@@ -63,7 +63,7 @@ std::string text(const attn::trace& t, const attn::render_options& view, bool to
 }
 
 /// What the table or torch prints of a run of `plan`, stage by stage as it is computed.
-std::string streamed(const attn::config& c, const attn::inputs& in, const attn::stage_plan& plan,
+std::string printed(const attn::config& c, const attn::inputs& in, const attn::stage_plan& plan,
                      const attn::render_options& view, bool torch) {
     std::ostringstream out;
     if (torch) {
@@ -117,7 +117,7 @@ TEST_SUITE("printing_sink") {
                         CAPTURE(block_rows);
                         CAPTURE(torch);
                         CAPTURE(view.full);
-                        CHECK(streamed(c, in, plan, view, torch) == text(whole, view, torch));
+                        CHECK(printed(c, in, plan, view, torch) == text(whole, view, torch));
                     }
                 }
             }
@@ -125,7 +125,7 @@ TEST_SUITE("printing_sink") {
     }
 
     TEST_CASE("only the printed rows are computed (show_printed_rows_only): the same text") {
-        attn::config few_products = sizes(2, 40, 40, 8);  // planes summarised, products small enough for aten's loop
+        attn::config few_products = sized_config(2, 40, 40, 8);  // planes summarised, products small enough for aten's loop
         few_products.mask.causal = true;
         few_products.fill = -1e9f;
         attn::validate(few_products);
@@ -156,7 +156,7 @@ TEST_SUITE("printing_sink") {
                         CAPTURE(stages.size());
                         CAPTURE(torch);
                         CAPTURE(view.full);
-                        CHECK(streamed(c, in, plan, view, torch) == text(whole, view, torch));
+                        CHECK(printed(c, in, plan, view, torch) == text(whole, view, torch));
                     }
                 }
             }
@@ -164,7 +164,7 @@ TEST_SUITE("printing_sink") {
     }
 
     TEST_CASE("show_printed_rows_only: the first and last 3 of each summarised axis, none when printed whole") {
-        attn::config c = sizes(1, 40, 40, 8);
+        attn::config c = sized_config(1, 40, 40, 8);
         attn::validate(c);
         attn::stage_plan plan = attn::stage_plan::of({"softmax", "output"});
         attn::show_printed_rows_only(c, attn::render_options{}, plan);
@@ -182,7 +182,7 @@ TEST_SUITE("printing_sink") {
     }
 
     TEST_CASE("a stage in rows is kept in the rows printed, and no others") {
-        attn::config c = sizes(1, 40, 40, 8);
+        attn::config c = sized_config(1, 40, 40, 8);
         attn::validate(c);
         const attn::inputs in = attn::draw_inputs(c);
         const attn::trace whole = attn::compute_trace(c, in);

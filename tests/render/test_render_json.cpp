@@ -26,21 +26,20 @@
 
 namespace {
 
-using json = nlohmann::ordered_json;  // keeps the document's key order
+using ordered_json = nlohmann::ordered_json;  // keeps the document's key order
 
-constexpr float inf = std::numeric_limits<float>::infinity();
 
-std::string render(const attn::trace& t, const attn::render_options& options = {}) {
+std::string render_json_text(const attn::trace& t, const attn::render_options& options = {}) {
     std::ostringstream out;
     attn::render_json(t, options, out);
     return out.str();
 }
 
-json render_parsed(const attn::trace& t, const attn::render_options& options = {}) {
-    return parse_ordered_json(render(t, options));
+ordered_json render_parsed(const attn::trace& t, const attn::render_options& options = {}) {
+    return parse_ordered_json(render_json_text(t, options));
 }
 
-names keys(const json& object) {
+names keys(const ordered_json& object) {
     names k;
     for (const auto& item : object.items()) k.push_back(item.key());
     return k;
@@ -66,7 +65,7 @@ class data_checker {
 public:
     explicit data_checker(const attn::tensor& t) : t_(t), row_major_(t.values.begin(), t.values.end()) {}
 
-    void check(const json& data) {
+    void check(const ordered_json& data) {
         next_ = 0;
         walk(data, 0);
         CHECK(next_ == t_.values.size());
@@ -75,7 +74,7 @@ public:
     std::size_t mismatches = 0;
 
 private:
-    void walk(const json& node, std::size_t axis) {
+    void walk(const ordered_json& node, std::size_t axis) {
         if (axis == t_.values.dimension()) {
             leaf(node, row_major_[next_++]);
             return;
@@ -85,7 +84,7 @@ private:
         for (const auto& child : node) walk(child, axis + 1);
     }
 
-    void leaf(const json& node, float v) {
+    void leaf(const ordered_json& node, float v) {
         bool ok;
         if (t_.type == attn::element_type::boolean)
             ok = node.is_boolean() && node.get<bool>() == (v != 0.0f);
@@ -111,12 +110,12 @@ private:
 };
 
 /// Every tensor of every shown stage of `t` is in `doc` with its shape, dims, dtype and data.
-void check_document_matches(const json& doc, const attn::trace& t) {
-    const json& stages = doc.at("stages");
+void check_document_matches(const ordered_json& doc, const attn::trace& t) {
+    const ordered_json& stages = doc.at("stages");
     for (const auto& s : t.stages) {
         if (!stages.contains(s.name())) continue;
         CAPTURE(s.name());
-        const json& js = stages.at(std::string(s.name()));
+        const ordered_json& js = stages.at(std::string(s.name()));
         if (t.warnings_of(s.name()).empty())
             CHECK(keys(js) == names{"step", "title", "formula", "tensors"});
         else
@@ -129,7 +128,7 @@ void check_document_matches(const json& doc, const attn::trace& t) {
         CHECK(keys(js.at("tensors")) == tensor_names);
         for (const auto& tensor : s.tensors) {
             CAPTURE(tensor.name);
-            const json& jt = js.at("tensors").at(tensor.name);
+            const ordered_json& jt = js.at("tensors").at(tensor.name);
             CHECK(keys(jt) == names{"shape", "dims", "dtype", "strides", "contiguous", "data"});
             CHECK(jt.at("shape").get<std::vector<std::size_t>>() ==
                   std::vector<std::size_t>(tensor.values.shape().begin(), tensor.values.shape().end()));
@@ -150,11 +149,11 @@ TEST_SUITE("render_json") {
 
 TEST_CASE("a small trace renders as one JSON document that parses back to the trace") {
     const attn::trace t = run(masked_config());
-    const std::string text = render(t);
+    const std::string text = render_json_text(t);
     REQUIRE(!text.empty());
     CHECK(text.back() == '\n');
     CHECK(text.find('\n') == text.size() - 1);  // one line
-    json doc;
+    ordered_json doc;
     REQUIRE_NOTHROW(doc = parse_ordered_json(text));
     CHECK(keys(doc) == names{"format", "config", "stages", "warnings"});
     CHECK(doc.at("format") == "attn.trace/1");
@@ -169,7 +168,7 @@ TEST_CASE("stages keep CLI.md's order and options.stages filters them") {
     SUBCASE("a subset, asked for out of order, comes out in stage order") {
         attn::render_options options;
         options.stages = {"softmax", "scores", "mask"};
-        const json doc = render_parsed(t, options);
+        const ordered_json doc = render_parsed(t, options);
         CHECK(keys(doc.at("stages")) == names{"scores", "mask", "softmax"});
         CHECK(keys(doc) == names{"format", "config", "stages", "warnings"});  // the rest is still there
         check_document_matches(doc, t);
@@ -182,7 +181,7 @@ TEST_CASE("stages keep CLI.md's order and options.stages filters them") {
     SUBCASE("a stage absent from this run gives an empty stages object") {
         attn::render_options options;
         options.stages = {"dropout"};
-        const json doc = render_parsed(t, options);
+        const ordered_json doc = render_parsed(t, options);
         CHECK(doc.at("stages").is_object());
         CHECK(doc.at("stages").empty());
     }
@@ -190,11 +189,11 @@ TEST_CASE("stages keep CLI.md's order and options.stages filters them") {
 
 TEST_CASE("data nests like tensor.tolist(), with the shape") {
     const attn::trace t = run(masked_config());
-    const json doc = render_parsed(t);
-    const json& x = doc.at("stages").at("input").at("tensors").at("x");
-    CHECK(x.at("shape") == json::array({2, 3, 4}));
-    CHECK(x.at("dims") == json::array({"batch", "seq", "d_in"}));
-    const json& data = x.at("data");
+    const ordered_json doc = render_parsed(t);
+    const ordered_json& x = doc.at("stages").at("input").at("tensors").at("x");
+    CHECK(x.at("shape") == ordered_json::array({2, 3, 4}));
+    CHECK(x.at("dims") == ordered_json::array({"batch", "seq", "d_in"}));
+    const ordered_json& data = x.at("data");
     REQUIRE(data.size() == 2);
     REQUIRE(data[1].size() == 3);
     REQUIRE(data[1][2].size() == 4);
@@ -202,27 +201,27 @@ TEST_CASE("data nests like tensor.tolist(), with the shape") {
     CHECK(static_cast<float>(data[1][2][3].get<double>()) == values(1, 2, 3));
     CHECK(static_cast<float>(data[0][1][2].get<double>()) == values(0, 1, 2));
 
-    const json& b_q = doc.at("stages").at("params").at("tensors").at("b_q");
-    CHECK(b_q.at("shape") == json::array({4}));
+    const ordered_json& b_q = doc.at("stages").at("params").at("tensors").at("b_q");
+    CHECK(b_q.at("shape") == ordered_json::array({4}));
     REQUIRE(b_q.at("data").size() == 4);
     CHECK(b_q.at("data")[0].is_number());  // a 1-D tensor is a flat list
 
-    const json& weights = doc.at("stages").at("softmax").at("tensors").at("weights");
-    CHECK(weights.at("shape") == json::array({2, 2, 3, 3}));
+    const ordered_json& weights = doc.at("stages").at("softmax").at("tensors").at("weights");
+    CHECK(weights.at("shape") == ordered_json::array({2, 2, 3, 3}));
     CHECK(weights.at("data")[1][1][2].size() == 3);
 }
 
 TEST_CASE("-inf, inf and nan are strings; masks are true/false") {
     SUBCASE("from a computed trace") {
-        const json doc = render_parsed(run(masked_config()));
-        const json& masked = doc.at("stages").at("masked").at("tensors").at("masked").at("data");
+        const ordered_json doc = render_parsed(run(masked_config()));
+        const ordered_json& masked = doc.at("stages").at("masked").at("tensors").at("masked").at("data");
         CHECK(masked[0][0][0][1] == "-inf");  // causal: query 0 may not see key 1
         CHECK(masked[0][0][0][0].is_number());
         CHECK(masked[1][1][2][0] == "-inf");  // padding 0: batch item 1 sees nothing
-        const json& weights = doc.at("stages").at("softmax").at("tensors").at("weights").at("data");
+        const ordered_json& weights = doc.at("stages").at("softmax").at("tensors").at("weights").at("data");
         CHECK(weights[1][0][0][0] == "nan");
         CHECK(weights[0][0][0][1] == 0);
-        const json& mask = doc.at("stages").at("mask").at("tensors").at("mask");
+        const ordered_json& mask = doc.at("stages").at("mask").at("tensors").at("mask");
         CHECK(mask.at("dtype") == "bool");
         CHECK(mask.at("data") == parse_ordered_json("[[[[true,false,false],[true,true,false],[true,true,true]]],"
                                              "[[[false,false,false],[false,false,false],[false,false,false]]]]"));
@@ -231,9 +230,9 @@ TEST_CASE("-inf, inf and nan are strings; masks are true/false") {
         attn::trace t;
         xt::xarray<float> v{{-inf, inf}, {std::numeric_limits<float>::quiet_NaN(), 1.5f}};
         t.stages.push_back(make_stage("scores", {attn::tensor{"scores", {"query", "key"}, v}}));
-        const std::string text = render(t);
+        const std::string text = render_json_text(t);
         CHECK(text.find(R"("data":[["-inf","inf"],["nan",1.5]])") != std::string::npos);
-        const json doc = parse_ordered_json(text);
+        const ordered_json doc = parse_ordered_json(text);
         CHECK(doc.at("stages").at("scores").at("tensors").at("scores").at("data") ==
               parse_ordered_json(R"([["-inf","inf"],["nan",1.5]])"));
     }
@@ -250,11 +249,11 @@ TEST_CASE("numbers are the shortest text that reads back to the same float32") {
         attn::trace t;
         xt::xarray<float> v{0.1f, 1.0f, -2.5f, 1e-8f, 3.4028235e38f, 1e-45f, 16777217.0f, 0.0f};
         t.stages.push_back(make_stage("concat", {attn::tensor{"concat", {"d_model"}, v}}));
-        const std::string text = render(t);
+        const std::string text = render_json_text(t);
         // shortest round-trip forms: 0.1f is "0.1", not 0.100000001490116
         CHECK(text.find(R"("data":[0.1,1,-2.5,1e-08,3.4028235e+38,1e-45,16777216,0])") != std::string::npos);
-        const json doc = parse_ordered_json(text);
-        const json& data = doc.at("stages").at("concat").at("tensors").at("concat").at("data");
+        const ordered_json doc = parse_ordered_json(text);
+        const ordered_json& data = doc.at("stages").at("concat").at("tensors").at("concat").at("data");
         REQUIRE(data.size() == v.size());
         for (std::size_t i = 0; i < v.size(); ++i) {
             CAPTURE(i);
@@ -276,9 +275,9 @@ TEST_CASE("tensors larger than the writer's 64 KiB block come out whole and exac
     t.stages.push_back(make_stage("masked", {attn::tensor{"masked", {"batch", "query", "key"}, v}}));
     t.stages.push_back(
         make_stage("mask", {attn::tensor{"mask", {"batch", "head", "query", "key"}, m, attn::element_type::boolean}}));
-    const std::string text = render(t);
+    const std::string text = render_json_text(t);
     CHECK(text.size() > 4 * 64 * 1024);
-    json doc;
+    ordered_json doc;
     REQUIRE_NOTHROW(doc = parse_ordered_json(text));
     check_document_matches(doc, t);
 
@@ -293,8 +292,8 @@ TEST_CASE("tensors larger than the writer's 64 KiB block come out whole and exac
 TEST_CASE("the config block") {
     attn::config c;
     SUBCASE("no mask: the fixed keys, in order") {
-        const json doc = render_parsed(run(c));
-        const json& cfg = doc.at("config");
+        const ordered_json doc = render_parsed(run(c));
+        const ordered_json& cfg = doc.at("config");
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "fill"});
         CHECK(cfg == parse_ordered_json(R"({"batch":1,"seq":4,"kv_seq":4,"d_model":8,"heads":2,"head_dim":4,"d_in":8,
@@ -310,7 +309,7 @@ TEST_CASE("the config block") {
         c.seed = 7;
         c.mask.causal = true;
         c.fill = -1e9f;
-        const json cfg = render_parsed(run(c)).at("config");
+        const ordered_json cfg = render_parsed(run(c)).at("config");
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "fill"});
         CHECK(cfg == parse_ordered_json(R"({"batch":2,"seq":4,"kv_seq":6,"d_model":8,"heads":2,"head_dim":4,"d_in":8,
@@ -320,7 +319,7 @@ TEST_CASE("the config block") {
     SUBCASE("a finite fill reads back as the same float32") {
         c.mask.causal = true;
         c.fill = -0.1f;
-        const json cfg = render_parsed(run(c)).at("config");
+        const ordered_json cfg = render_parsed(run(c)).at("config");
         REQUIRE(cfg.at("fill").is_number());
         CHECK(bits(static_cast<float>(cfg.at("fill").get<double>())) == bits(-0.1f));
         CHECK(json_text(cfg.at("fill")) == "-0.1");  // its shortest form, not -0.10000000149011612
@@ -332,12 +331,12 @@ TEST_CASE("the config block") {
         c.mask.window_size = 1;
         c.mask.random_seed = 5;
         c.mask.random_keep = 0.75;
-        const json cfg = render_parsed(run(c)).at("config");
+        const ordered_json cfg = render_parsed(run(c)).at("config");
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "lengths", "window", "mask_seed", "mask_keep",
                                  "fill"});
         CHECK(cfg.at("mask") == "padding+window+random");
-        CHECK(cfg.at("lengths") == json::array({4, 2}));
+        CHECK(cfg.at("lengths") == ordered_json::array({4, 2}));
         CHECK(cfg.at("window") == 1);
         CHECK(cfg.at("mask_seed") == 5);
         CHECK(cfg.at("mask_keep") == 0.75);
@@ -345,7 +344,7 @@ TEST_CASE("the config block") {
     SUBCASE("only padding: lengths but no window or random keys") {
         c.mask.padding = true;
         c.mask.lengths = {3};
-        const json cfg = render_parsed(run(c)).at("config");
+        const ordered_json cfg = render_parsed(run(c)).at("config");
         CHECK(cfg.contains("lengths"));
         CHECK_FALSE(cfg.contains("window"));
         CHECK_FALSE(cfg.contains("mask_seed"));
@@ -359,7 +358,7 @@ TEST_CASE("the config block") {
         c.fill = -1e9f;
         c.fill_text = "-1e9";
         c.x_from_file = c.x_kv_from_file = c.params_from_file = true;
-        const json cfg = attn::config_to_json(c);
+        const ordered_json cfg = attn::config_to_json(c);
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "mask_file", "mask_convention", "key_padding",
                                  "key_padding_convention",
@@ -387,15 +386,15 @@ TEST_CASE("the config block") {
 
 TEST_CASE("warnings is an array of the trace's warnings") {
     SUBCASE("none") {
-        const json doc = render_parsed(run(attn::config{}));
+        const ordered_json doc = render_parsed(run(attn::config{}));
         CHECK(doc.at("warnings").is_array());
         CHECK(doc.at("warnings").empty());
     }
     SUBCASE("rows with no allowed key") {
         const attn::trace t = run(masked_config());
         REQUIRE(t.warnings.size() == 3);  // one per row of batch 1
-        const json doc = render_parsed(t);
-        CHECK(doc.at("warnings") == json::array({t.warnings[0].text, t.warnings[1].text, t.warnings[2].text}));
+        const ordered_json doc = render_parsed(t);
+        CHECK(doc.at("warnings") == ordered_json::array({t.warnings[0].text, t.warnings[1].text, t.warnings[2].text}));
         CHECK(doc.at("warnings")[0] == "batch 1, query 0: no key may be attended, so its weights are NaN (fill -inf)");
         SUBCASE("and next to the stage it concerns") {
             CHECK(t.warnings[0].stage == "softmax");
@@ -416,7 +415,7 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
         CHECK(line.back() == '\n');
         CHECK(line.find('\n') == line.size() - 1);
         CHECK(line.rfind("{\"name\":\"" + std::string(s.name()) + "\",", 0) == 0);
-        const json j = parse_ordered_json(line);
+        const ordered_json j = parse_ordered_json(line);
         if (s.name() == "softmax")
             CHECK(keys(j) == names{"name", "step", "title", "formula", "warnings", "tensors"});
         else
@@ -424,7 +423,7 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
         CHECK(j.at("name") == std::string(s.name()));
         CHECK(j.at("step") == s.info->step);
         // the same stage object as in the whole document, plus its name
-        json without_name = j;
+        ordered_json without_name = j;
         without_name.erase("name");
         attn::render_options only;
         only.stages = {std::string(s.name())};

@@ -23,9 +23,7 @@ using attn::stage;
 using attn::tensor;
 using attn::trace;
 
-constexpr float not_a_number = std::numeric_limits<float>::quiet_NaN();
 
-const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
 
 /// `n` full blocks.
 std::string blocks(std::size_t n) {
@@ -39,7 +37,7 @@ std::string bar(std::size_t n, std::string_view partial = "") {
     return blocks(n) + std::string(partial) + std::string(40 - n - (partial.empty() ? 0 : 1), ' ');
 }
 
-std::string render(const trace& t, const render_options& options) {
+std::string render_row_text(const trace& t, const render_options& options) {
     std::ostringstream out;
     attn::render_row(t, options, out);
     return out.str();
@@ -47,7 +45,7 @@ std::string render(const trace& t, const render_options& options) {
 
 /// The charts: everything from the first chart title (after the run header and the heading).
 std::string charts(const trace& t, render_options options, std::string_view title_start = "weights[") {
-    const std::string text = render(t, options);
+    const std::string text = render_row_text(t, options);
     const std::size_t at = text.find(std::string("\n") + std::string(title_start));
     REQUIRE(at != std::string::npos);
     return text.substr(at + 1);
@@ -93,7 +91,7 @@ TEST_CASE("a row of weights: bars from 0 (40 columns = 1), values, the top 3 mar
 TEST_CASE("the run header and the stage's heading come first, as in the table") {
     trace t = masked_weights({{{{1.0f, 0.0f, 0.0f, 0.0f}, {0.5f, 0.125f, 0.375f, 0.0f}}}}, {{{{1, 0, 0, 0}, {1, 1, 1, 0}}}});
     t.warnings.push_back({"softmax", "a warning about the weights"});
-    const std::string text = render(t, row(1));
+    const std::string text = render_row_text(t, row(1));
     CHECK(text.rfind("run    self-attention", 0) == 0);
     CHECK(text.find("\n── 10 · softmax ── attention weights: softmax over the key axis (last)\n"
                     "   " + attn::stage_formula(t.cfg, "softmax") + "\n"
@@ -209,13 +207,13 @@ TEST_CASE("dropout: dropped keys marked, bars scaled to the largest weight when 
           "  key 1  " + bar(0) + "  0.0000  dropped\n"
           "  key 2  " + bar(0) + "  0.0000  ◀ 2nd\n"
           "  after dropout, query 0 attends most to key 0 (1.5000), key 2 (0.0000)\n");
-    CHECK(render(t, o).find("── 10 · softmax") == std::string::npos);
+    CHECK(render_row_text(t, o).find("── 10 · softmax") == std::string::npos);
 }
 
 TEST_CASE("one chart per selected batch item and head") {
     const trace t = weights_only(xt::ones<float>({2, 3, 1, 2}) * 0.5f);
     const auto titles = [&](render_options o) {
-        std::string text = render(t, o), found;
+        std::string text = render_row_text(t, o), found;
         for (std::size_t at = text.find("\nweights["); at != std::string::npos; at = text.find("\nweights[", at + 1))
             found += text.substr(at + 1, text.find('\n', at + 1) - at - 1) + ";";
         return found;
@@ -229,7 +227,7 @@ TEST_CASE("one chart per selected batch item and head") {
     o.head = 2;
     CHECK(titles(o) == "weights[batch=1, head=2, query=0];");
     o.head = 3;
-    CHECK_THROWS_AS(render(t, o), attn::error);
+    CHECK_THROWS_AS(render_row_text(t, o), attn::error);
 }
 
 TEST_CASE("a row of more than 40 keys shows its 10 largest, unless --full") {
@@ -260,7 +258,7 @@ TEST_CASE("softmax by default; options.stages picks the stages with a row to dra
     t.stages.push_back(make_stage("softmax", {{"weights", bhqk, xt::xarray<float>{{{{0.75f, 0.25f}}}}}}));
     t.stages.push_back(make_stage("context", {{"context", {"batch", "head", "seq", "head_dim"}, xt::xarray<float>(xt::ones<float>({1, 1, 1, 1}))}}));
     const auto headings = [&](render_options o) {
-        std::string text = render(t, o), found;
+        std::string text = render_row_text(t, o), found;
         for (std::size_t at = text.find("── "); at != std::string::npos; at = text.find("── ", text.find('\n', at)))
             found += text.substr(at, text.find(" ──", at + 4) - at) + ";";
         return found;
@@ -279,9 +277,9 @@ TEST_CASE("colour only with options.color") {
     const trace t = masked_weights({{{{1.0f, 0.0f, 0.0f, 0.0f}, {0.5f, 0.125f, 0.375f, 0.0f}}}},
                                    {{{{1, 0, 0, 0}, {1, 1, 1, 0}}}});
     render_options o = row(1);
-    CHECK(render(t, o).find('\x1b') == std::string::npos);
+    CHECK(render_row_text(t, o).find('\x1b') == std::string::npos);
     o.color = true;
-    const std::string text = render(t, o);
+    const std::string text = render_row_text(t, o);
     CHECK(text.find("\x1b[36m" + bar(20) + "\x1b[0m") != std::string::npos);  // the bar
     CHECK(text.find("\x1b[1m◀ 1st\x1b[0m") != std::string::npos);             // the top key's mark
     CHECK(text.find("\x1b[2mmasked\x1b[0m") != std::string::npos);            // a masked key, faint

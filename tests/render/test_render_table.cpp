@@ -22,9 +22,7 @@ using attn::stage;
 using attn::tensor;
 using attn::trace;
 
-constexpr float inf = std::numeric_limits<float>::infinity();
 
-const std::vector<std::string> bhqk = {"batch", "head", "query", "key"};
 
 trace make_trace(std::vector<stage> stages) {
     trace t;

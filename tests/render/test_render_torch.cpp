@@ -24,9 +24,7 @@ using attn::element_type;
 using attn::render_options;
 using attn::sci_mode;
 using attn::tensor;
-using json = nlohmann::json;
 
-constexpr float inf = std::numeric_limits<float>::infinity();
 
 std::string print(const xt::xarray<float>& values, const render_options& options = {}) {
     return attn::format_torch({"t", {}, values}, options);
@@ -36,7 +34,7 @@ std::string print(const xt::xarray<float>& values, const render_options& options
 // reading the fixture
 
 /// "-inf", "inf", "nan", a number or a boolean, as the float attn stores.
-float value_from_json(const json& v) {
+float value_from_json(const nlohmann::json& v) {
     if (v.is_boolean()) return v.get<bool>() ? 1.0f : 0.0f;
     if (v.is_string()) {
         const auto s = v.get<std::string>();
@@ -48,21 +46,21 @@ float value_from_json(const json& v) {
     return static_cast<float>(v.get<double>());  // the exact float32 value, written as a double
 }
 
-tensor tensor_from_json(const json& c) {
+tensor tensor_from_json(const nlohmann::json& c) {
     const auto name = c.at("name").get<std::string>();
     const auto type = c.at("dtype") == "bool" ? element_type::boolean : element_type::float32;
     auto data = xt::xarray<float>::from_shape(c.at("shape").get<std::vector<std::size_t>>());
-    const json& values = c.at("values");
+    const nlohmann::json& values = c.at("values");
     if (values.size() != data.size()) throw std::runtime_error(name + ": wrong number of values");
     for (std::size_t i = 0; i < values.size(); ++i) data.data()[i] = value_from_json(values[i]);
     return tensor(name, {}, std::move(data), type);
 }
 
-render_options options_from_json(const json& o) {
+render_options options_from_json(const nlohmann::json& o) {
     render_options options;
     options.precision = o.at("precision").get<int>();
     options.full = o.at("full").get<bool>();
-    const json& sci = o.at("sci_mode");
+    const nlohmann::json& sci = o.at("sci_mode");
     options.notation = sci.is_null() ? sci_mode::automatic : sci.get<bool>() ? sci_mode::on : sci_mode::off;
     return options;
 }
@@ -183,9 +181,9 @@ TEST_CASE("render_torch: a header per tensor, only the stages asked for") {
 }
 
 TEST_CASE("every case of torch_print.json prints as torch printed it") {
-    const json cases = read_json(reference_path("torch_print.json"));
+    const nlohmann::json cases = read_json(reference_path("torch_print.json"));
     CHECK(cases.size() >= 60);
-    for (const json& c : cases) {
+    for (const nlohmann::json& c : cases) {
         const std::string name = c.at("name").get<std::string>();
         const std::string expected = c.at("text").get<std::string>();
         std::string actual;

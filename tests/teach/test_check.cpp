@@ -21,7 +21,7 @@
 
 namespace {
 
-attn::config seed24() {
+attn::config checked_seed24() {
     attn::config c;
     c.seed = 24, c.batch = 2, c.seq = c.kv_seq = 5, c.d_model = c.d_in = c.d_kv_in = 8, c.heads = 4;
     c.mask.causal = true;
@@ -67,7 +67,7 @@ TEST_SUITE("check") {
     }
 
     TEST_CASE("a mismatch reports the largest error, where, both values and how many elements differ") {
-        const attn::config c = seed24();
+        const attn::config c = checked_seed24();
         xt::xarray<float> answer = right_tensor(c, "softmax", "weights");  // [2,4,5,5]
         const float was = answer(1, 2, 3, 1);
         answer(1, 2, 3, 1) += 0.25f;
@@ -87,7 +87,7 @@ TEST_SUITE("check") {
     }
 
     TEST_CASE("within the tolerance is a match; the tolerance can be widened") {
-        const attn::config c = seed24();
+        const attn::config c = checked_seed24();
         xt::xarray<float> answer = right_tensor(c, "context", "context");
         answer(0, 1, 2, 0) += 5e-6f;
         CHECK(check(c, "context", "", answer).match);
@@ -108,7 +108,7 @@ TEST_SUITE("check") {
     }
 
     TEST_CASE("a wrong shape: what it suggests") {
-        const attn::config c = seed24();  // B=2 Sq=5 D=8 H=4 dk=2
+        const attn::config c = checked_seed24();  // B=2 Sq=5 D=8 H=4 dk=2
         SUBCASE("transpose answered with the view stage's [B,Sq,H,dk]") {
             const attn::check_report r = check(c, "transpose", "k", right_tensor(c, "view", "k"));
             CHECK(r.answer_shape == std::vector<std::size_t>{2, 5, 4, 2});
@@ -168,7 +168,7 @@ TEST_SUITE("check") {
     }
 
     TEST_CASE("the stage by number; a stage or tensor the run lacks is a usage error") {
-        const attn::config c = seed24();
+        const attn::config c = checked_seed24();
         const xt::xarray<float> w = right_tensor(c, "softmax", "weights");
         CHECK(check(c, "10", "", w).match);
         CHECK_THROWS_WITH_AS(check(c, "dropout", "", w),
@@ -181,7 +181,7 @@ TEST_SUITE("check") {
     }
 
     TEST_CASE("the run checked against is the right one, whatever config::mistake says") {
-        attn::config c = seed24();
+        attn::config c = checked_seed24();
         const xt::xarray<float> w = right_tensor(c, "softmax", "weights");
         c.mistake = attn::mistake::softmax_axis;
         CHECK(check(c, "softmax", "", w).match);

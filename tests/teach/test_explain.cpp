@@ -57,7 +57,7 @@ attn::trace traced(const attn::config& c) {
     return run(c, std::move(given));
 }
 
-sizes shape_of(const attn::tensor& t) { return {t.values.shape().begin(), t.values.shape().end()}; }
+sizes sizes_of(const attn::tensor& t) { return {t.values.shape().begin(), t.values.shape().end()}; }
 
 const attn::tensor& tensor_of(const attn::trace& t, std::string_view stage, std::string_view name) {
     const attn::stage* s = t.find(stage);
@@ -107,24 +107,24 @@ void check_einsums(const attn::config& c, const attn::trace& t) {
         REQUIRE(parts.size() == 2);
         REQUIRE(parts[0].rfind("q: ", 0) == 0);
         const attn::tensor& x_kv = c.cross() ? tensor_of(t, "input", "x_kv") : tensor_of(t, "input", "x");
-        check_einsum(parts[0].substr(3), {shape_of(tensor_of(t, "input", "x")), shape_of(tensor_of(t, "params", "w_q"))},
-                     shape_of(tensor_of(t, "projections", "q")));
-        check_einsum(parts[1], {shape_of(x_kv), shape_of(tensor_of(t, "params", "w_k"))},
-                     shape_of(tensor_of(t, "projections", "k")));
+        check_einsum(parts[0].substr(3), {sizes_of(tensor_of(t, "input", "x")), sizes_of(tensor_of(t, "params", "w_q"))},
+                     sizes_of(tensor_of(t, "projections", "q")));
+        check_einsum(parts[1], {sizes_of(x_kv), sizes_of(tensor_of(t, "params", "w_k"))},
+                     sizes_of(tensor_of(t, "projections", "k")));
     } else {
         CHECK(spec("projections").empty());
     }
     for (const char* name : {"q", "k", "v"})
-        check_einsum(spec("transpose"), {shape_of(tensor_of(t, "view", name))}, shape_of(tensor_of(t, "transpose", name)));
-    check_einsum(spec("scores"), {shape_of(tensor_of(t, "transpose", "q")), shape_of(tensor_of(t, "transpose", "k"))},
-                 shape_of(tensor_of(t, "scores", "scores")));
+        check_einsum(spec("transpose"), {sizes_of(tensor_of(t, "view", name))}, sizes_of(tensor_of(t, "transpose", name)));
+    check_einsum(spec("scores"), {sizes_of(tensor_of(t, "transpose", "q")), sizes_of(tensor_of(t, "transpose", "k"))},
+                 sizes_of(tensor_of(t, "scores", "scores")));
     check_einsum(spec("context"),
-                 {shape_of(tensor_of(t, "softmax", "weights")), shape_of(tensor_of(t, "transpose", "v"))},
-                 shape_of(tensor_of(t, "context", "context")));
-    check_einsum(spec("merge"), {shape_of(tensor_of(t, "context", "context"))}, shape_of(tensor_of(t, "merge", "context")));
+                 {sizes_of(tensor_of(t, "softmax", "weights")), sizes_of(tensor_of(t, "transpose", "v"))},
+                 sizes_of(tensor_of(t, "context", "context")));
+    check_einsum(spec("merge"), {sizes_of(tensor_of(t, "context", "context"))}, sizes_of(tensor_of(t, "merge", "context")));
     if (c.out_proj && !c.from_projections)
-        check_einsum(spec("output"), {shape_of(tensor_of(t, "concat", "concat")), shape_of(tensor_of(t, "params", "w_o"))},
-                     shape_of(tensor_of(t, "output", "out")));
+        check_einsum(spec("output"), {sizes_of(tensor_of(t, "concat", "concat")), sizes_of(tensor_of(t, "params", "w_o"))},
+                     sizes_of(tensor_of(t, "output", "out")));
 }
 
 /// Every tensor a stage holds is named with its shape in the stage's shape line.
@@ -135,7 +135,7 @@ void check_shapes_named(const attn::config& c, const attn::trace& t) {
             CAPTURE(s.name());
             CAPTURE(x.name);
             CAPTURE(shapes);
-            CHECK(has(shapes, listed(shape_of(x), "[", ",", "]")));
+            CHECK(has(shapes, listed(sizes_of(x), "[", ",", "]")));
         }
     }
 }

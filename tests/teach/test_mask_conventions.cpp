@@ -24,7 +24,7 @@ const attn::mask_view& view(const attn::mask_views& v, const std::string& name) 
     return v.views.front();
 }
 
-std::vector<std::string> names(const attn::mask_views& v) {
+std::vector<std::string> view_names(const attn::mask_views& v) {
     std::vector<std::string> n;
     for (const attn::mask_view& one : v.views) n.push_back(one.name);
     return n;
@@ -39,7 +39,7 @@ TEST_CASE("causal alone: tril for keep and sdpa, triu(diagonal=1).bool() for mha
     c.seq = c.kv_seq = 3;
     c.mask.causal = true;
     const attn::mask_views v = describe(c);
-    CHECK(names(v) == std::vector<std::string>{"keep", "mha", "sdpa", "additive"});
+    CHECK(view_names(v) == std::vector<std::string>{"keep", "mha", "sdpa", "additive"});
     CHECK(v.setup == "B, Sq, Sk = 1, 3, 3");
     CHECK_FALSE(v.per_batch);
     CHECK(view(v, "keep").build == "torch.tril(torch.ones(Sq, Sk, dtype=torch.bool))");

@@ -21,13 +21,13 @@
 
 namespace {
 
-const char* const stage_names[] = {"input",   "params",  "projections", "view",    "transpose",
-                                   "scores",  "scaled",  "mask",        "masked",  "softmax",
-                                   "dropout", "context", "merge",       "concat",  "output"};
+const char* const every_stage_name[] = {"input",   "params",  "projections", "view",    "transpose",
+                                        "scores",  "scaled",  "mask",        "masked",  "softmax",
+                                        "dropout", "context", "merge",       "concat",  "output"};
 
 /// Every text attn writes about a run of `c`.
 void say_everything(const attn::config& c) {
-    for (const char* name : stage_names) {
+    for (const char* name : every_stage_name) {
         for (const auto& line : attn::explanation_lines(attn::explain_stage(c, name))) CHECK(!line.text.empty());
         (void)attn::stage_absence(c, name);
         (void)attn::mistake_formula(c, name);
