@@ -54,14 +54,13 @@ void npz_stream::rows(std::size_t index, std::size_t first_row, std::size_t coun
     if (!open_) return;
     start_array(index);
     const tensor& head = heads_[index];
-    const std::vector<std::size_t> shape(head.values.shape().begin(), head.values.shape().end());
-    const std::size_t width = shape.back();
+    const tensor_shape shape(head.values.shape().begin(), head.values.shape().end());
     if (selection_.whole()) {
-        zip_.write(rows, count * width);
+        zip_.write(rows, count * shape.back());
         return;
     }
-    for (std::size_t r = 0; r < count; ++r)
-        if (keeps_row(shape, selection_, first_row + r)) zip_.write(rows + r * width, width);
+    const std::vector<float> kept = kept_rows(shape, selection_, first_row, count, rows);
+    zip_.write(kept.data(), kept.size());
 }
 
 void npz_stream::end(const trace&, const stage&) {
