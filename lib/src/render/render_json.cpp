@@ -33,8 +33,7 @@ void write_tensor_head(const tensor& t, const tensor_selection& selection, std::
 void write_tensor(const tensor& t, const render_options& options, std::ostream& out) {
     const tensor_selection selection = select_in(t, options);
     write_tensor_head(t, selection, out);
-    const tensor part = selection.whole() ? tensor{} : selected_part(t, selection);
-    const tensor& shown = selection.whole() ? t : part;
+    const tensor shown = selected_part(t, selection);  // t itself when whole
     write_json_data(shown.values.data(), tensor_shape(shown.values.shape().begin(), shown.values.shape().end()),
                     shown.strides, shown.type == element_type::boolean, out);
     out.put('}');

@@ -1,14 +1,9 @@
 #pragma once
-// --format svg and png: the heatmaps (heatmap_panels.hpp) drawn for slides with
-// cairo, one code path for both: each panel a card titled "softmax.weights — batch 0,
-// head 1", queries down ("query i") and keys across ("key j"), a colour bar with the
-// min and max, the values written in the cells when they fit, masked cells hatched
-// grey, NaN cells cross-hatched red, ±inf written as ±∞. A tensor's panels stand in
-// rows of up to four, each batch item starting a new row; tensors follow each other.
-//
-// The SVG is one <svg> holding a nested <svg class="panel" id="softmax-weights-b0-h1">
-// per panel (each drawn on its own cairo SVG surface); the PNG is the same page
-// drawn on one image surface at png_scale pixels per point.
+// --format svg and png: the heatmaps (heatmap_panels.hpp) drawn for slides with cairo,
+// one code path for both (a panel is drawn in heatmap_cairo.cpp). A tensor's panels stand
+// in rows of up to four, each batch item starting a new row; tensors follow each other.
+// The SVG nests an <svg class="panel" id="softmax-weights-b0-h1"> per panel; the PNG is
+// the same page on one image surface at png_scale pixels per point.
 #include <map>
 #include <ostream>
 #include <string>

@@ -1,14 +1,8 @@
 #pragma once
 // The "data" of a JSON tensor: its elements as nested arrays, as tensor.tolist() nests
-// them, each float32 with the fewest digits that read back as the same float
-// (std::to_chars's shortest form), "nan", "inf" and "-inf" as strings, booleans as
-// true/false.
-//
-// Most of a large JSON run is this text (docs/speed.md), so it is written row by row
-// ([.., width] -> one "[a,b,...]" each), blocks of rows formatted on every core, each
-// thread into its own buffer, and written in order, one thread writing while the others
-// format their next blocks: the same bytes whatever the thread count. A write error
-// stops the blocks not yet written and is thrown.
+// them. Most of a large JSON run is this text (docs/speed.md), so blocks of rows are
+// formatted on every core and written in order: the same bytes whatever the thread
+// count. A write error stops the blocks not yet written and is thrown.
 #include <cstddef>
 #include <ostream>
 
