@@ -554,6 +554,12 @@ std::string panel_document(const tensor_heatmap& h, const panel& p, const panel_
     return document;
 }
 
+/// "softmax-weights-b0-h1": an id for a panel, from its tensor and place.
+std::string panel_id(const tensor_heatmap& h, const panel& p) {
+    std::string id = std::string(h.from->name()) + "-" + h.values->name + "-b" + std::to_string(p.batch);
+    return p.head ? id + "-h" + std::to_string(*p.head) : id;
+}
+
 /// cairo's document as an element of a page: its root tag replaced by `root`, the XML
 /// declaration dropped, and its ids ("glyph0-1", "clip1") prefixed with the panel's id,
 /// since every panel's cairo numbers them from the start; its glyphs moved to `glyphs`.
@@ -564,7 +570,7 @@ std::string panel_element(const tensor_heatmap& h, const panel& p, const panel_l
     const std::size_t close = document.find('>', open);
     if (open == std::string::npos || close == std::string::npos) throw error("cannot draw the picture: no SVG from cairo");
     std::string body = document.substr(close + 1);
-    const std::string id_prefix = heatmap::panel_id(h, p) + "-";
+    const std::string id_prefix = panel_id(h, p) + "-";
     replace_all(body, "id=\"", "id=\"" + id_prefix);
     replace_all(body, "href=\"#", "href=\"#" + id_prefix);
     replace_all(body, "url(#", "url(#" + id_prefix);
@@ -614,11 +620,6 @@ void glyph_library::take_from(std::string& svg) {
     for (const auto& [local, shared] : renamed) replace_all(svg, "href=\"#" + local + "\"", "href=\"#" + shared + "\"");
 }
 
-std::string panel_id(const tensor_heatmap& h, const panel& p) {
-    std::string id = std::string(h.from->name()) + "-" + h.values->name + "-b" + std::to_string(p.batch);
-    return p.head ? id + "-h" + std::to_string(*p.head) : id;
-}
-
 std::vector<svg_panel> draw_svg_panels(const tensor_heatmap& h, const render_options& options, glyph_library& glyphs) {
     surface_ptr scratch(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1));
     const panel_layout L = lay_out(make_context(scratch.get()).get(), h, options);
@@ -643,7 +644,7 @@ void render_svg(const trace& t, const render_options& options, std::ostream& out
         const tensor_heatmap& h = heatmaps[at.tensor];
         const panel& p = h.panels[at.panel];
         const panel_layout& L = pg.layouts[at.tensor];
-        const std::string root = "<svg class=\"panel\" id=\"" + heatmap::panel_id(h, p) + "\" x=\"" + number(at.x) +
+        const std::string root = "<svg class=\"panel\" id=\"" + panel_id(h, p) + "\" x=\"" + number(at.x) +
                                  "\" y=\"" + number(at.y) + "\" " + size_attributes(L) + ">\n<title>" +
                                  heatmap::xml_escape(heatmap::title(h, p)) + "</title>";
         panels += panel_element(h, p, L, options, root, glyphs);

@@ -27,6 +27,8 @@ namespace {
 using heatmap::cell_kind;
 
 constexpr std::size_t panel_gap = 2;  // columns between panels side by side
+constexpr const char* shade_ramp[] = {" ", "░", "▒", "▓", "█"};  // the colourless cells, low to high
+constexpr int shade_levels = 5;
 const std::string reset = "\x1b[0m";
 
 /// One line of output and how many columns it takes (escape codes take none).

@@ -253,15 +253,9 @@ private:
 
     std::string cell(float v) const {
         char buf[number_buffer_size];
-        std::string text;
-        if (format_.kind != number_kind::boolean && numbers_.fill_as_text && v == *numbers_.fill)
-            text = numbers_.fill_text;
-        else
-            text = std::string(format_number(v, format_, buf));
-        const bool faint = format_.kind == number_kind::boolean ? v == 0.0f
-                                                                : (numbers_.fill && v == *numbers_.fill) || text == "-inf";
+        const bool faint = table::faint_value(v, format_, numbers_);
         const char* cls = std::isnan(v) ? " class=\"nan\"" : faint ? " class=\"faint\"" : "";
-        return "<td" + std::string(cls) + ">" + heatmap::xml_escape(text) + "</td>";
+        return "<td" + std::string(cls) + ">" + heatmap::xml_escape(table::value_text(v, format_, numbers_, buf)) + "</td>";
     }
 
     void write_slice(std::ostream& out, const std::vector<std::size_t>& index, std::ptrdiff_t base) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <numeric>
 
 #include <xtensor/xstrided_view.hpp>
 
@@ -28,9 +30,7 @@ std::optional<std::size_t> wanted_index(const tensor& t, std::size_t axis, const
 }  // namespace
 
 std::size_t tensor_selection::size() const {
-    std::size_t n = 1;
-    for (const std::size_t s : shape) n *= s;
-    return n;
+    return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
 }
 
 bool has_view(const render_options& options) {

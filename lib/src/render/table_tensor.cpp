@@ -94,7 +94,7 @@ bool tensor_printer::labelled(std::size_t axis) const {
 void tensor_printer::measure() {
     char buf[number_buffer_size];
     std::size_t& value = widths_.value;
-    for_each_shown(grid_, [&](float v) { value = std::max(value, text_width(text_of(v, buf))); });
+    for_each_shown(grid_, [&](float v) { value = std::max(value, text_width(value_text(v, format_, numbers_, buf))); });
     if (rank() == 0) return;
     const std::size_t cols = rank() - 1;
     value = std::max(value, ellipsis.size());
@@ -240,10 +240,15 @@ void tensor_printer::print_row(std::ostream& out, std::string_view label, std::p
     out << '\n';
 }
 
-/// The text of one value: the stage's notation, True/False, or the fill as typed.
-std::string_view tensor_printer::text_of(float v, char* buf) const {
-    if (format_.kind != number_kind::boolean && numbers_.fill_as_text && v == *numbers_.fill) return numbers_.fill_text;
-    return format_number(v, format_, buf);
+std::string_view value_text(float v, const number_format& f, const stage_numbers& n, char* buf) {
+    if (f.kind != number_kind::boolean && n.fill_as_text && v == *n.fill) return n.fill_text;
+    return format_number(v, f, buf);
+}
+
+bool faint_value(float v, const number_format& f, const stage_numbers& n) {
+    if (f.kind == number_kind::boolean) return v == 0.0f;
+    if (v == -std::numeric_limits<float>::infinity()) return true;
+    return n.fill && v == *n.fill;
 }
 
 /// One value, right-aligned in `width`; -inf and masked-out entries dim, nan red.
@@ -252,17 +257,9 @@ void tensor_printer::print_value(std::ostream& out, float v, std::size_t width) 
     std::string_view colour;
     if (std::isnan(v))
         colour = p_.red;
-    else if (faint(v))
+    else if (faint_value(v, format_, numbers_))
         colour = p_.dim;
-    write_right(out, text_of(v, buf), width, colour, p_);
-}
-
-/// Entries that carry no information for attention: False in a mask, -inf,
-/// and the fill value where the mask removed a key.
-bool tensor_printer::faint(float v) const {
-    if (format_.kind == number_kind::boolean) return v == 0.0f;
-    if (v == -std::numeric_limits<float>::infinity()) return true;
-    return numbers_.fill && v == *numbers_.fill;
+    write_right(out, value_text(v, format_, numbers_, buf), width, colour, p_);
 }
 
 }  // namespace attn::table

@@ -51,7 +51,7 @@ private:
 };
 
 /// One panel as an <svg> element to inline in a page (no XML declaration), every id
-/// in it prefixed with its panel_id so that many panels can share a page, its glyphs
+/// in it prefixed with the panel's id ("softmax-weights-b0-h1") so that many panels can share a page, its glyphs
 /// in `glyphs` (the page must hold glyphs.symbols() in a <defs>). Its size is in CSS pixels, one per point.
 struct svg_panel {
     std::string svg;
@@ -60,9 +60,6 @@ struct svg_panel {
 
 /// The panels of `h`, in order, each drawn as an <svg> element.
 std::vector<svg_panel> draw_svg_panels(const tensor_heatmap& h, const render_options& options, glyph_library& glyphs);
-
-/// "softmax-weights-b0-h1": an id for a panel, from its tensor and place.
-std::string panel_id(const tensor_heatmap& h, const panel& p);
 
 /// `text` with & < > " escaped, for an XML (SVG, HTML) attribute or element.
 std::string xml_escape(std::string_view text);

@@ -10,16 +10,9 @@
 
 namespace attn {
 
-/// The room write_json_element needs at `p`.
-constexpr std::size_t json_element_room = 20;
-
-/// One element as the document writes it, at `p`; returns the end of its text: the
-/// shortest text that reads back as the same float32, "nan" "inf" "-inf" as strings,
-/// booleans as true/false.
-char* write_json_element(char* p, float v, bool boolean);
-
 /// Writes the elements of `shape`, element (i0, i1, ...) at first[i0*strides[0] + i1*strides[1] ...],
-/// as nested JSON arrays. `threads` 0: thread_count() (threads.hpp).
+/// as nested JSON arrays: each float32 in the fewest digits that read back as the same float,
+/// "nan", "inf" and "-inf" as strings, booleans as true/false. `threads` 0: thread_count() (threads.hpp).
 void write_json_data(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,
                      std::ostream& out, unsigned threads = 0);
 

@@ -31,12 +31,10 @@ namespace attn {
 /// "full_shape" and "index": {"batch": 1, "head": 2} added where a tensor was cut.
 void render_json(const trace& t, const render_options& options, std::ostream& out);
 
-/// One line of JSON lines: the stage object with its "name" added, then '\n'.
-/// `t` is the trace so far (for the warnings about `s`).
+/// One line of JSON lines: the stage object with its "name" added, then '\n'; `t` is the
+/// trace so far (for the warnings about `s`). With `options`, the tensors are cut to its
+/// view as render_json cuts them, and "explain" comes with options.explain.
 void render_json_line(const trace& t, const stage& s, std::ostream& out);
-
-/// The same, with the tensors cut to options' view as render_json cuts them, and
-/// "explain" with options.explain.
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out);
 
 /// The "selection" block: the views options asks for ({"head": 2}), empty when none.
