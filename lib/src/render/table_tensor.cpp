@@ -30,6 +30,21 @@ bool broadcast_over_heads(const tensor& t) {
     return false;
 }
 
+/// Across the printed columns `shown`: cell(index) for each after the column gap, "..."
+/// before one that follows columns a summary left out; then the line's end.
+template <class Cell>
+void across_columns(std::ostream& out, const std::vector<std::size_t>& shown, const palette& p, Cell&& cell) {
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) {
+            out << column_gap;
+            write_right(out, ellipsis, ellipsis.size(), p.dim, p);
+        }
+        out << column_gap;
+        cell(shown[k]);
+    }
+    out << '\n';
+}
+
 }  // namespace
 
 void write_spaces(std::ostream& out, std::size_t n) {
@@ -211,33 +226,17 @@ void tensor_printer::print_slice(std::ostream& out, const std::vector<std::size_
 /// "          key 0    key 1 ...": one label per printed column.
 void tensor_printer::print_column_labels(std::ostream& out) const {
     const std::size_t cols = rank() - 1;
-    const auto& shown = grid_.shown[cols];
     write_spaces(out, used_.label);
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (gap_before(shown, k)) {
-            out << column_gap;
-            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
-        }
-        out << column_gap;
-        write_right(out, index_label(dim_name(cols), shown[k]), used_.value, p_.dim, p_);
-    }
-    out << '\n';
+    across_columns(out, grid_.shown[cols], p_,
+                   [&](std::size_t c) { write_right(out, index_label(dim_name(cols), c), used_.value, p_.dim, p_); });
 }
 
 /// One row of values along the last axis, starting at element offset `base`.
 void tensor_printer::print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const {
     const std::size_t cols = rank() - 1;
-    const auto& shown = grid_.shown[cols];
     write_left(out, label, used_.label, p_.dim, p_);
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (gap_before(shown, k)) {
-            out << column_gap;
-            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
-        }
-        out << column_gap;
-        print_value(out, grid_.at(base + grid_.step(cols, shown[k])), used_.value);
-    }
-    out << '\n';
+    across_columns(out, grid_.shown[cols], p_,
+                   [&](std::size_t c) { print_value(out, grid_.at(base + grid_.step(cols, c)), used_.value); });
 }
 
 std::string_view value_text(float v, const number_format& f, const stage_numbers& n, char* buf) {
