@@ -1,49 +1,20 @@
 // The folder a student gets (exercise_folder.hpp).
 #include "attn/render/exercise_folder.hpp"
 
-#include <charconv>
-#include <cmath>
 #include <filesystem>
 #include <system_error>
 
 #include "attn/compute/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/output_file.hpp"
+#include "attn/render/json_numbers.hpp"
 #include "attn/render/render_exercise.hpp"
 
 namespace attn {
-namespace {
-
-void write_number(float v, bool boolean, std::ostream& out) {
-    if (boolean) out << (v != 0.0f ? "true" : "false");
-    else if (std::isnan(v)) out << "\"nan\"";
-    else if (std::isinf(v)) out << (v < 0 ? "\"-inf\"" : "\"inf\"");
-    else {
-        char buffer[32];
-        out.write(buffer, std::to_chars(buffer, buffer + sizeof buffer, v).ptr - buffer);
-    }
-}
-
-/// The elements of `values` (row-major) from `first`, axis `axis` and after.
-void write_axis(const xt::xarray<float>& values, std::size_t axis, std::size_t& flat, bool boolean, std::ostream& out) {
-    if (axis == values.dimension()) {
-        write_number(values.flat(flat++), boolean, out);
-        return;
-    }
-    out.put('[');
-    for (std::size_t i = 0; i < values.shape()[axis]; ++i) {
-        if (i != 0) out.put(',');
-        write_axis(values, axis + 1, flat, boolean, out);
-    }
-    out.put(']');
-}
-
-}  // namespace
 
 void write_nested_lists(const tensor& t, std::ostream& out) {
-    const xt::xarray<float> values = t.values;  // row-major, whatever the view's strides
-    std::size_t flat = 0;
-    write_axis(values, 0, flat, t.type == element_type::boolean, out);
+    write_json_data(t.values.data(), {t.values.shape().begin(), t.values.shape().end()}, t.strides,
+                    t.type == element_type::boolean, out);
     out.put('\n');
 }
 

@@ -158,9 +158,7 @@ std::vector<cell_kind> marks_of(const tensor_heatmap& h) {
     return marks;
 }
 
-std::string mark_label(cell_kind k) {
-    return k == cell_kind::masked ? "masked" : k == cell_kind::nan ? "NaN" : k == cell_kind::neg_inf ? "−∞" : "+∞";
-}
+std::string mark_label(cell_kind k) { return k == cell_kind::masked ? "masked" : cell_text(k); }
 
 constexpr double swatch = 10;       // a legend's sample cell
 constexpr double legend_gap = 14;   // between legend entries
@@ -556,18 +554,35 @@ std::string panel_document(const tensor_heatmap& h, const panel& p, const panel_
     return document;
 }
 
+/// "softmax-weights-b0-h1": an id for a panel, from its tensor and place.
+std::string panel_id(const tensor_heatmap& h, const panel& p) {
+    std::string id = std::string(h.from->name()) + "-" + h.values->name + "-b" + std::to_string(p.batch);
+    return p.head ? id + "-h" + std::to_string(*p.head) : id;
+}
+
 /// cairo's document as an element of a page: its root tag replaced by `root`, the XML
-/// declaration dropped, and its ids ("glyph0-1", "clip1") prefixed, since every panel's
-/// cairo numbers them from the start.
-std::string as_element(const std::string& document, const std::string& root, const std::string& id_prefix) {
+/// declaration dropped, and its ids ("glyph0-1", "clip1") prefixed with the panel's id,
+/// since every panel's cairo numbers them from the start; its glyphs moved to `glyphs`.
+std::string panel_element(const tensor_heatmap& h, const panel& p, const panel_layout& L,
+                          const render_options& options, const std::string& root, heatmap::glyph_library& glyphs) {
+    const std::string document = panel_document(h, p, L, options);
     const std::size_t open = document.find("<svg");
     const std::size_t close = document.find('>', open);
     if (open == std::string::npos || close == std::string::npos) throw error("cannot draw the picture: no SVG from cairo");
     std::string body = document.substr(close + 1);
+    const std::string id_prefix = panel_id(h, p) + "-";
     replace_all(body, "id=\"", "id=\"" + id_prefix);
     replace_all(body, "href=\"#", "href=\"#" + id_prefix);
     replace_all(body, "url(#", "url(#" + id_prefix);
-    return root + body;
+    std::string element = root + body;
+    glyphs.take_from(element);
+    return element;
+}
+
+/// width="W" height="H" viewBox="0 0 W H": a panel's size in points.
+std::string size_attributes(const panel_layout& L) {
+    return "width=\"" + number(L.width) + "\" height=\"" + number(L.height) + "\" viewBox=\"0 0 " + number(L.width) + " " +
+           number(L.height) + "\"";
 }
 
 }  // namespace
@@ -605,23 +620,15 @@ void glyph_library::take_from(std::string& svg) {
     for (const auto& [local, shared] : renamed) replace_all(svg, "href=\"#" + local + "\"", "href=\"#" + shared + "\"");
 }
 
-std::string panel_id(const tensor_heatmap& h, const panel& p) {
-    std::string id = std::string(h.from->name()) + "-" + h.values->name + "-b" + std::to_string(p.batch);
-    return p.head ? id + "-h" + std::to_string(*p.head) : id;
-}
-
 std::vector<svg_panel> draw_svg_panels(const tensor_heatmap& h, const render_options& options, glyph_library& glyphs) {
     surface_ptr scratch(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1));
     const panel_layout L = lay_out(make_context(scratch.get()).get(), h, options);
     std::vector<svg_panel> panels;
     for (const panel& p : h.panels) {
-        const std::string id = panel_id(h, p);
         const std::string root = "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
-                                 "class=\"panel\" id=\"" + id + "\" width=\"" + number(L.width) + "\" height=\"" +
-                                 number(L.height) + "\" viewBox=\"0 0 " + number(L.width) + " " + number(L.height) +
-                                 "\" role=\"img\" aria-label=\"" + xml_escape(title(h, p)) + "\">";
-        panels.push_back({as_element(panel_document(h, p, L, options), root, id + "-"), {L.grid_x, L.grid_y, L.cell}});
-        glyphs.take_from(panels.back().svg);
+                                 "class=\"panel\" id=\"" + panel_id(h, p) + "\" " + size_attributes(L) +
+                                 " role=\"img\" aria-label=\"" + xml_escape(title(h, p)) + "\">";
+        panels.push_back({panel_element(h, p, L, options, root, glyphs), {L.grid_x, L.grid_y, L.cell}});
     }
     return panels;
 }
@@ -637,14 +644,10 @@ void render_svg(const trace& t, const render_options& options, std::ostream& out
         const tensor_heatmap& h = heatmaps[at.tensor];
         const panel& p = h.panels[at.panel];
         const panel_layout& L = pg.layouts[at.tensor];
-        const std::string id = heatmap::panel_id(h, p);
-        const std::string root = "<svg class=\"panel\" id=\"" + id + "\" x=\"" + number(at.x) + "\" y=\"" +
-                                 number(at.y) + "\" width=\"" + number(L.width) + "\" height=\"" + number(L.height) +
-                                 "\" viewBox=\"0 0 " + number(L.width) + " " + number(L.height) + "\">\n<title>" +
+        const std::string root = "<svg class=\"panel\" id=\"" + panel_id(h, p) + "\" x=\"" + number(at.x) +
+                                 "\" y=\"" + number(at.y) + "\" " + size_attributes(L) + ">\n<title>" +
                                  heatmap::xml_escape(heatmap::title(h, p)) + "</title>";
-        std::string element = as_element(panel_document(h, p, L, options), root, id + "-");
-        glyphs.take_from(element);
-        panels += element;
+        panels += panel_element(h, p, L, options, root, glyphs);
     }
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         << "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\""

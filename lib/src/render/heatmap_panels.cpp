@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 
 #include "attn/compute/error.hpp"
 
@@ -18,10 +19,16 @@ bool applies_mask(const stage& s, const tensor& x) {
     return x.type == element_type::float32 && (n == "masked" || n == "softmax" || n == "dropout");
 }
 
+/// Whether `x` is [B,H,Sq,Sk]: its dims are batch, head, query, key.
+bool is_query_by_key(const tensor& x) {
+    return x.values.dimension() == 4 && x.dims.size() == 4 && x.dims[0] == "batch" && x.dims[1] == "head" &&
+           x.dims[2] == "query" && x.dims[3] == "key";
+}
+
 /// 0, 1, ..., n-1, cut to the first `limit` unless `full`.
 std::vector<std::size_t> first_indices(std::size_t n, std::size_t limit, bool full) {
     std::vector<std::size_t> indices(full ? n : std::min(n, limit));
-    for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+    std::iota(indices.begin(), indices.end(), 0);
     return indices;
 }
 
@@ -48,16 +55,11 @@ std::vector<panel> panels_of(const tensor& x, const render_options& options, std
     std::vector<panel> panels;
     for (std::size_t b = 0; b < shape[0]; ++b) {
         if (options.batch_index && *options.batch_index != b) continue;
-        if (every_head) {
-            panels.push_back(base);
-            panels.back().batch = b;
-            continue;
-        }
         for (std::size_t h = 0; h < shape[1]; ++h) {
-            if (options.head && *options.head != h) continue;
+            if (!every_head && options.head && *options.head != h) continue;
             panels.push_back(base);
             panels.back().batch = b;
-            panels.back().head = h;
+            if (!every_head) panels.back().head = h;
         }
     }
     return panels;
@@ -103,11 +105,6 @@ std::string axis_note(const std::vector<std::size_t>& shown, std::size_t size, c
 
 bool drawable(std::string_view stage_name) {
     return std::find(drawable_stages.begin(), drawable_stages.end(), stage_name) != drawable_stages.end();
-}
-
-bool is_query_by_key(const tensor& x) {
-    return x.values.dimension() == 4 && x.dims.size() == 4 && x.dims[0] == "batch" && x.dims[1] == "head" &&
-           x.dims[2] == "query" && x.dims[3] == "key";
 }
 
 float tensor_heatmap::at(const panel& p, std::size_t query, std::size_t key) const {

@@ -27,6 +27,8 @@ namespace {
 using heatmap::cell_kind;
 
 constexpr std::size_t panel_gap = 2;  // columns between panels side by side
+constexpr const char* shade_ramp[] = {" ", "░", "▒", "▓", "█"};  // the colourless cells, low to high
+constexpr int shade_levels = 5;
 const std::string reset = "\x1b[0m";
 
 /// One line of output and how many columns it takes (escape codes take none).
@@ -158,13 +160,14 @@ void print_side_by_side(std::ostream& out, const std::vector<std::vector<text_li
     }
     for (std::size_t row = 0; row < height; ++row) {
         text_line joined;
+        std::size_t column = 0;  // where panel k starts
         for (std::size_t k = 0; k < panels.size(); ++k) {
-            const bool last = k + 1 == panels.size();
+            joined.pad_to(column);
             if (row < panels[k].size()) {
                 joined.text += panels[k][row].text;
                 joined.width += panels[k][row].width;
             }
-            if (!last) joined.pad_to(joined.width + (row < panels[k].size() ? widths[k] - panels[k][row].width : widths[k]) + panel_gap);
+            column += widths[k] + panel_gap;
         }
         // Trailing blanks of a colourless line serve nothing.
         std::string& s = joined.text;

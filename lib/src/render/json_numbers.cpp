@@ -21,11 +21,21 @@ constexpr std::size_t longest_element = 16;
 /// About this many elements make one block of rows, formatted by one thread.
 constexpr std::size_t block_elements = std::size_t{1} << 17;
 
-inline char* put_text(char* p, const char* text, std::size_t n) {
+/// The room write_json_element needs at `p`.
+constexpr std::size_t json_element_room = 20;
+
+char* put_text(char* p, const char* text, std::size_t n) {
     std::memcpy(p, text, n);
     return p + n;
 }
 
+/// One element as the document writes it, at `p`; returns the end of its text.
+char* write_json_element(char* p, float v, bool boolean) {
+    if (boolean) return v != 0.0f ? put_text(p, "true", 4) : put_text(p, "false", 5);
+    if (std::isnan(v)) return put_text(p, "\"nan\"", 5);
+    if (std::isinf(v)) return v < 0 ? put_text(p, "\"-inf\"", 6) : put_text(p, "\"inf\"", 5);
+    return std::to_chars(p, p + json_element_room, v).ptr;  // the shortest text that reads back the same
+}
 
 /// Rows [first_row, end_row) of the [rows, width] row view of the tensor, written into
 /// `text`. Row r opens with ',' (r > 0) and a '[' for each outer axis whose index is 0
@@ -155,13 +165,6 @@ void write_axis(const float* first, const tensor_shape& shape, const tensor_stri
 }
 
 }  // namespace
-
-char* write_json_element(char* p, float v, bool boolean) {
-    if (boolean) return v != 0.0f ? put_text(p, "true", 4) : put_text(p, "false", 5);
-    if (std::isnan(v)) return put_text(p, "\"nan\"", 5);
-    if (std::isinf(v)) return v < 0 ? put_text(p, "\"-inf\"", 6) : put_text(p, "\"inf\"", 5);
-    return std::to_chars(p, p + json_element_room, v).ptr;  // the shortest text that reads back the same
-}
 
 void write_json_data(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,
                      std::ostream& out, unsigned threads) {

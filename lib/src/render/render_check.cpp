@@ -2,7 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <numeric>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "attn/compute/config.hpp"
 #include "attn/io/tensor_file.hpp"
@@ -31,9 +35,7 @@ std::string tolerance_text(const check_report& r) {
 }
 
 std::size_t elements(const std::vector<std::size_t>& shape) {
-    std::size_t n = 1;
-    for (std::size_t s : shape) n *= s;
-    return n;
+    return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
 }
 
 void line(std::ostream& out, const char* label, const std::string& text) {
@@ -70,7 +72,7 @@ void render_check_table(const check_report& r, std::ostream& out) {
                           " stage follows from it)");
 }
 
-nlohmann::ordered_json check_to_json(const check_report& r) {
+void render_check_json(const check_report& r, std::ostream& out) {
     const bool same_shape = r.answer_shape == r.expected_shape;
     nlohmann::ordered_json j;
     j["match"] = r.match;
@@ -95,9 +97,7 @@ nlohmann::ordered_json check_to_json(const check_report& r) {
         if (!r.diagnosis_stage.empty()) d["made_at"] = r.diagnosis_stage;
         j["diagnosis"] = d;
     }
-    return j;
+    out << j.dump() << "\n";
 }
-
-void render_check_json(const check_report& r, std::ostream& out) { out << check_to_json(r).dump() << "\n"; }
 
 }  // namespace attn

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/io/tensor_file.hpp"
 #include "attn/render/heatmap_cairo.hpp"
 #include "attn/render/heatmap_panels.hpp"
 #include "attn/render/table_parts.hpp"
@@ -114,12 +115,6 @@ document.querySelectorAll('figure.heatmap').forEach(function (figure) {
 });
 document.documentElement.setAttribute('data-ready', 'yes');
 )js";
-
-std::string shape_text(const tensor& x) {
-    std::string text = "[";
-    for (std::size_t a = 0; a < x.values.dimension(); ++a) text += (a ? "," : "") + std::to_string(x.values.shape()[a]);
-    return text + "]";
-}
 
 std::string dims_text(const tensor& x) {
     std::string text = "(";
@@ -258,15 +253,9 @@ private:
 
     std::string cell(float v) const {
         char buf[number_buffer_size];
-        std::string text;
-        if (format_.kind != number_kind::boolean && numbers_.fill_as_text && v == *numbers_.fill)
-            text = numbers_.fill_text;
-        else
-            text = std::string(format_number(v, format_, buf));
-        const bool faint = format_.kind == number_kind::boolean ? v == 0.0f
-                                                                : (numbers_.fill && v == *numbers_.fill) || text == "-inf";
+        const bool faint = table::faint_value(v, format_, numbers_);
         const char* cls = std::isnan(v) ? " class=\"nan\"" : faint ? " class=\"faint\"" : "";
-        return "<td" + std::string(cls) + ">" + heatmap::xml_escape(text) + "</td>";
+        return "<td" + std::string(cls) + ">" + heatmap::xml_escape(table::value_text(v, format_, numbers_, buf)) + "</td>";
     }
 
     void write_slice(std::ostream& out, const std::vector<std::size_t>& index, std::ptrdiff_t base) {
@@ -330,7 +319,8 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
     for (const tensor& x : s.tensors) printed.push_back(printing_grid(x, options));
     const table::stage_numbers numbers = table::choose_stage_numbers(s, printed, t.cfg, options);
     for (const tensor& x : s.tensors) {
-        out << "<div class=\"tensor\">\n<h3><code>" << heatmap::xml_escape(x.name) << "</code> " << shape_text(x)
+        out << "<div class=\"tensor\">\n<h3><code>" << heatmap::xml_escape(x.name) << "</code> "
+            << tensor_index_text({x.values.shape().begin(), x.values.shape().end()})
             << " <span class=\"dims\">" << heatmap::xml_escape(dims_text(x)) << "</span></h3>\n";
         const heatmap::tensor_heatmap* drawn = nullptr;
         for (const auto& h : heatmaps)

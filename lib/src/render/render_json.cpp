@@ -1,105 +1,20 @@
 #include "attn/render/render_json.hpp"
 
-#include <memory>
 #include <cmath>
 #include <string>
 #include <string_view>
 
 #include "attn/compute/mask.hpp"
 #include "attn/render/json_numbers.hpp"
-#include "attn/render/selection.hpp"
 #include "attn/teach/explain.hpp"
 #include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
 
-/// Buffered JSON numbers and brackets: large stages go to the output in blocks of
-/// 64 KiB, without building a JSON tree.
-class json_numbers {
-public:
-    explicit json_numbers(std::ostream& out) : out_(out) {}
-    // No flush in a destructor: it runs while a write error unwinds, and a second throw
-    // from the stream there is std::terminate. The owner flushes (row_data_writer::finish).
-
-    /// One element as the document writes it (write_json_element).
-    void number(float v, bool boolean) {
-        if (used_ + json_element_room > block) flush();
-        used_ = static_cast<std::size_t>(write_json_element(buffer_ + used_, v, boolean) - buffer_);
-    }
-    void put(char c) {
-        if (used_ == block) flush();
-        buffer_[used_++] = c;
-    }
-    void put(char c, std::size_t times) {
-        for (std::size_t i = 0; i < times; ++i) put(c);
-    }
-    void flush() {
-        out_.write(buffer_, static_cast<std::streamsize>(used_));
-        used_ = 0;
-    }
-
-private:
-    static constexpr std::size_t block = 64 * 1024;
-
-    std::ostream& out_;
-    char buffer_[block];
-    std::size_t used_ = 0;
-};
-
-}  // namespace
-
-/// Writes the nested arrays of a tensor that comes in rows (stage_sink.hpp), as
-/// write_json_data would write it whole: row k of the (selected) tensor opens the axes
-/// whose index it starts and closes the ones the row before ended.
-class row_data_writer {
-public:
-    row_data_writer(std::vector<std::size_t> shape, bool boolean, std::ostream& out)
-        : shape_(std::move(shape)), boolean_(boolean), numbers_(out) {}
-
-    void row(const float* values) {
-        const std::size_t leading = shape_.size() - 1;
-        if (written_ == 0) {
-            numbers_.put('[', leading);
-        } else {
-            std::size_t carried = 0;  // axes, from the last leading one back, whose index wraps to 0
-            for (std::size_t axis = leading, k = written_; axis-- > 0 && k % shape_[axis] == 0; k /= shape_[axis])
-                ++carried;
-            numbers_.put(']', carried);
-            numbers_.put(',');
-            numbers_.put('[', carried);
-        }
-        numbers_.put('[');
-        for (std::size_t j = 0; j < shape_.back(); ++j) {
-            if (j != 0) numbers_.put(',');
-            numbers_.number(values[j], boolean_);
-        }
-        numbers_.put(']');
-        ++written_;
-    }
-    /// Closes the leading axes (or writes the empty nesting of a tensor without rows).
-    void finish() {
-        const std::size_t leading = shape_.size() - 1;
-        if (written_ == 0) {
-            numbers_.put('[', leading);  // a zero-size axis: [[]] as tolist() gives
-        }
-        numbers_.put(']', leading);
-        numbers_.flush();
-    }
-
-private:
-    std::vector<std::size_t> shape_;
-    bool boolean_;
-    json_numbers numbers_;
-    std::size_t written_ = 0;
-};
-
-namespace {
-
-/// A tensor, or the part of it the views select (--batch-index, --head, --row): then
-/// "shape" is the part's, with the selected axes kept at size 1 so jq paths stay as
-/// deep, and "full_shape" and "index" ({"head": 1}) say which part it is.
 /// The tensor's object up to "data": {"shape",...,"contiguous",["full_shape","index",]"data":
+/// With a view, "shape" is the selected part's (selected axes kept at size 1 so jq paths
+/// stay as deep), and "full_shape" and "index" ({"head": 1}) say which part it is.
 void write_tensor_head(const tensor& t, const tensor_selection& selection, std::ostream& out) {
     nlohmann::ordered_json head{{"shape", selection.shape},
                                 {"dims", t.dims},
@@ -118,13 +33,9 @@ void write_tensor_head(const tensor& t, const tensor_selection& selection, std::
 void write_tensor(const tensor& t, const render_options& options, std::ostream& out) {
     const tensor_selection selection = select_in(t, options);
     write_tensor_head(t, selection, out);
-    {
-        const tensor part = selection.whole() ? tensor{} : selected_part(t, selection);
-        const tensor& shown = selection.whole() ? t : part;
-        write_json_data(shown.values.data(), tensor_shape(shown.values.shape().begin(), shown.values.shape().end()),
-                        shown.strides,
-                        shown.type == element_type::boolean, out);
-    }
+    const tensor shown = selected_part(t, selection);  // t itself when whole
+    write_json_data(shown.values.data(), tensor_shape(shown.values.shape().begin(), shown.values.shape().end()),
+                    shown.strides, shown.type == element_type::boolean, out);
     out.put('}');
 }
 
@@ -152,14 +63,13 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
     out << text << ",\"tensors\":{";
 }
 
-void write_stage(const trace& t, const stage& s, const render_options& options, bool with_name, std::ostream& out) {
-    write_stage_head(t, s, options, with_name, out);
+/// "x":{..},"q":{..}: the stage's tensors, whole.
+void write_tensors(const stage& s, const render_options& options, std::ostream& out) {
     for (std::size_t i = 0; i < s.tensors.size(); ++i) {
         if (i != 0) out.put(',');
         out << nlohmann::json(s.tensors[i].name).dump() << ':';
         write_tensor(s.tensors[i], options, out);
     }
-    out << "}}";
 }
 
 }  // namespace
@@ -215,20 +125,12 @@ nlohmann::ordered_json selection_to_json(const render_options& options) {
 }
 
 void render_json(const trace& t, const render_options& options, std::ostream& out) {
-    out << R"({"format":"attn.trace/1","config":)" << config_to_json(t.cfg).dump();
-    if (has_view(options)) out << R"(,"selection":)" << selection_to_json(options).dump();
-    out << R"(,"stages":{)";
-    bool first = true;
+    json_stream json(t.cfg, options, out, false);
     for (const stage& s : t.stages) {
-        if (!options.shows(s.name())) continue;
-        if (!first) out.put(',');
-        first = false;
-        out << '"' << s.name() << "\":";
-        write_stage(t, s, options, false, out);
+        json.begin(t, s);
+        json.end(t, s);
     }
-    nlohmann::json texts = nlohmann::json::array();
-    for (const warning& w : t.warnings) texts.push_back(w.text);
-    out << R"(},"warnings":)" << texts.dump() << "}\n";
+    json.finish(t.warnings);
 }
 
 void render_json_line(const trace& t, const stage& s, std::ostream& out) {
@@ -236,13 +138,10 @@ void render_json_line(const trace& t, const stage& s, std::ostream& out) {
 }
 
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out) {
-    write_stage(t, s, options, true, out);
-    out.put('\n');
+    write_stage_head(t, s, options, true, out);
+    write_tensors(s, options, out);
+    out << "}}\n";
 }
-
-}  // namespace attn
-
-namespace attn {
 
 json_stream::json_stream(const config& c, const render_options& options, std::ostream& out, bool lines)
     : options_(options), out_(out), lines_(lines) {
@@ -252,77 +151,61 @@ json_stream::json_stream(const config& c, const render_options& options, std::os
     out_ << R"(,"stages":{)";
 }
 
-json_stream::~json_stream() = default;
-
-void json_stream::open_stage(const trace& so_far, const stage& s) {
-    if (!lines_) {
-        if (stages_written_ != 0) out_.put(',');
-        out_ << '"' << s.name() << "\":";
-    }
-    ++stages_written_;
-    write_stage_head(so_far, s, options_, lines_, out_);
-    warnings_in_head_ = so_far.warnings_of(s.name()).size();
-}
-
 void json_stream::begin(const trace& so_far, const stage& s) {
-    if (s.in_rows()) {
-        begin_rows(so_far, s);
-        return;
-    }
-    open_ = false;
-    if (!options_.shows(s.name())) return;
-    if (lines_) {
-        render_json_line(so_far, s, options_, out_);
-        out_.flush();
-        return;
-    }
-    if (stages_written_ != 0) out_.put(',');
-    ++stages_written_;
-    out_ << '"' << s.name() << "\":";
-    write_stage(so_far, s, options_, false, out_);
-}
-
-void json_stream::begin_rows(const trace& so_far, const stage& s) {
     open_ = options_.shows(s.name());
     if (!open_) return;
-    open_stage(so_far, s);
-    heads_ = s.tensors;
-    tensor_ = -1;
+    if (!lines_) {
+        if (stages_written_++ != 0) out_.put(',');
+        out_ << '"' << s.name() << "\":";
+    }
+    write_stage_head(so_far, s, options_, lines_, out_);
+    if (s.in_rows()) {  // its tensors come in rows(), and end() closes it
+        warnings_in_head_ = so_far.warnings_of(s.name()).size();
+        heads_ = s.tensors;
+        tensor_ = -1;
+        return;
+    }
+    write_tensors(s, options_, out_);
+    out_ << "}}";
+    end_line();
+    open_ = false;
 }
 
 void json_stream::start_tensor(std::size_t index) {
     while (static_cast<std::ptrdiff_t>(index) > tensor_) {
-        if (writer_) end_tensor();
-        ++tensor_;
-        const tensor& head = heads_[static_cast<std::size_t>(tensor_)];
+        if (tensor_ >= 0) end_tensor();
+        const tensor& head = heads_[static_cast<std::size_t>(++tensor_)];
         selection_ = select_in(head, options_);
         if (tensor_ != 0) out_.put(',');
         out_ << nlohmann::json(head.name).dump() << ':';
         write_tensor_head(head, selection_, out_);
-        writer_ = std::make_unique<row_data_writer>(selection_.shape, head.type == element_type::boolean, out_);
+        rows_written_ = 0;
     }
 }
 
 void json_stream::end_tensor() {
-    if (whole_rows_ == 0) writer_->finish();  // else the last row closed the nesting
-    writer_.reset();
-    whole_rows_ = 0;
+    if (rows_written_ == 0) {  // a tensor without rows: the empty nesting, [[]] as tolist() gives
+        const std::size_t leading = selection_.shape.size() - 1;
+        out_ << std::string(leading, '[') << std::string(leading, ']');
+    }  // else the last row closed the nesting
     out_.put('}');
 }
 
 void json_stream::rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
     if (!open_) return;
-    if (static_cast<std::ptrdiff_t>(index) != tensor_) start_tensor(index);
+    start_tensor(index);
     const tensor& head = heads_[index];
-    const std::vector<std::size_t> shape(head.values.shape().begin(), head.values.shape().end());
-    const std::size_t width = shape.back();
+    const bool boolean = head.type == element_type::boolean;
     if (selection_.whole()) {  // the rows as they are: formatted on every core
-        write_json_rows(rows, first_row, count, selection_.shape, head.type == element_type::boolean, out_);
-        whole_rows_ += count;
+        write_json_rows(rows, first_row, count, selection_.shape, boolean, out_);
+        rows_written_ += count;
         return;
     }
-    for (std::size_t r = 0; r < count; ++r)
-        if (keeps_row(shape, selection_, first_row + r)) writer_->row(rows + r * width);
+    const tensor_shape shape(head.values.shape().begin(), head.values.shape().end());
+    const std::vector<float> kept = kept_rows(shape, selection_, first_row, count, rows);
+    const std::size_t kept_count = kept.size() / shape.back();
+    write_json_rows(kept.data(), rows_written_, kept_count, selection_.shape, boolean, out_);
+    rows_written_ += kept_count;
 }
 
 void json_stream::end(const trace& so_far, const stage& s) {
@@ -339,11 +222,14 @@ void json_stream::end(const trace& so_far, const stage& s) {
         out_ << ",\"warnings\":" << texts.dump();
     }
     out_.put('}');
-    if (lines_) {
-        out_.put('\n');
-        out_.flush();
-    }
+    end_line();
     open_ = false;
+}
+
+void json_stream::end_line() {
+    if (!lines_) return;
+    out_.put('\n');
+    out_.flush();
 }
 
 void json_stream::finish(const warning_list& warnings) {

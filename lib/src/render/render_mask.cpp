@@ -14,22 +14,20 @@
 namespace attn {
 namespace {
 
-/// The (batch, query) rows of keep [B,1,Sq,Sk] in which no key may be attended.
-std::vector<std::pair<std::size_t, std::size_t>> rows_without_key(const xt::xarray<bool>& keep) {
-    const std::size_t batch = keep.shape()[0], sq = keep.shape()[2], sk = keep.shape()[3];
-    std::vector<std::pair<std::size_t, std::size_t>> rows;
-    for (std::size_t b = 0; b < batch; ++b)
-        for (std::size_t i = 0; i < sq; ++i) {
-            const bool* row = keep.data() + (b * sq + i) * sk;
-            if (std::find(row, row + sk, true) == row + sk) rows.emplace_back(b, i);
-        }
-    return rows;
-}
-
+/// Whether no key may be attended in row (b, i) of keep [B,1,Sq,Sk].
 bool row_without_key(const xt::xarray<bool>& keep, std::size_t b, std::size_t i) {
     const std::size_t sq = keep.shape()[2], sk = keep.shape()[3];
     const bool* row = keep.data() + (b * sq + i) * sk;
     return std::find(row, row + sk, true) == row + sk;
+}
+
+/// The (batch, query) rows of keep in which no key may be attended.
+std::vector<std::pair<std::size_t, std::size_t>> rows_without_key(const xt::xarray<bool>& keep) {
+    std::vector<std::pair<std::size_t, std::size_t>> rows;
+    for (std::size_t b = 0; b < keep.shape()[0]; ++b)
+        for (std::size_t i = 0; i < keep.shape()[2]; ++i)
+            if (row_without_key(keep, b, i)) rows.emplace_back(b, i);
+    return rows;
 }
 
 /// Whether every batch item of keep [B,1,Sq,Sk] has the same [Sq,Sk] plane.

@@ -13,32 +13,26 @@ npz_stream::npz_stream(const config& c, const render_options& options, npz_write
     : cfg_(c), options_(options), zip_(zip) {}
 
 void npz_stream::begin(const trace&, const stage& s) {
-    if (s.in_rows()) {
-        begin_rows(s);
+    open_ = options_.shows(s.name()) && s.in_rows();
+    if (open_) {  // its arrays come in rows(), and end() closes them
+        stage_name_ = std::string(s.name());
+        heads_ = s.tensors;
+        array_ = -1;
         return;
     }
-    open_ = false;
     if (!options_.shows(s.name())) return;
     for (const tensor& whole : s.tensors) {
         const tensor_selection selection = select_in(whole, options_);
-        // the tensor itself when whole and contiguous; else a view cut to its part, or a
-        // view that is not contiguous, copied in row-major order
-        const tensor copy = selection.whole() && whole.contiguous() ? tensor{}
-                            : selection.whole() ? tensor{whole.name, whole.dims, row_major_copy(whole), whole.type}
-                                                : selected_part(whole, selection);
-        const tensor& x = selection.whole() && whole.contiguous() ? whole : copy;
+        // the selected part (the tensor itself when whole), a view that is not contiguous
+        // copied in row-major order
+        const tensor x = selection.whole() && !whole.contiguous()
+                             ? tensor{whole.name, whole.dims, row_major_copy(whole), whole.type}
+                             : selected_part(whole, selection);
         zip_.begin_array(std::string(s.name()) + "." + x.name, {x.values.shape().begin(), x.values.shape().end()},
                          x.type == element_type::boolean);
         zip_.write(x.values.data(), x.values.size());
         zip_.end_array();
     }
-}
-
-void npz_stream::begin_rows(const stage& s) {
-    open_ = options_.shows(s.name());
-    stage_name_ = std::string(s.name());
-    heads_ = s.tensors;
-    array_ = -1;
 }
 
 void npz_stream::start_array(std::size_t index) {
@@ -54,14 +48,13 @@ void npz_stream::rows(std::size_t index, std::size_t first_row, std::size_t coun
     if (!open_) return;
     start_array(index);
     const tensor& head = heads_[index];
-    const std::vector<std::size_t> shape(head.values.shape().begin(), head.values.shape().end());
-    const std::size_t width = shape.back();
+    const tensor_shape shape(head.values.shape().begin(), head.values.shape().end());
     if (selection_.whole()) {
-        zip_.write(rows, count * width);
+        zip_.write(rows, count * shape.back());
         return;
     }
-    for (std::size_t r = 0; r < count; ++r)
-        if (keeps_row(shape, selection_, first_row + r)) zip_.write(rows + r * width, width);
+    const std::vector<float> kept = kept_rows(shape, selection_, first_row, count, rows);
+    zip_.write(kept.data(), kept.size());
 }
 
 void npz_stream::end(const trace&, const stage&) {

@@ -1,14 +1,11 @@
-// --row Q with --format table: one query's row as horizontal bars (render_row.hpp).
-//
-// For each stage: the run's heading and warnings as the table prints them, then one
-// chart per selected (batch, head): a title, a line per key (label, bar, value, mark)
-// and a line naming the keys the query attends to most. All the charts of a stage
-// share one notation (the table's rule) and one value width, so they line up.
+// --row Q with --format table: one query's row as horizontal bars (render_row.hpp). The
+// charts of a stage share one notation (the table's rule) and one value width, so they line up.
 #include "attn/render/text_headings.hpp"
 #include "attn/render/render_row.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -31,15 +28,12 @@ constexpr std::string_view full_block = "█";
 constexpr std::string_view right_half = "▐";  // a negative bar's partial column, next to the axis side
 constexpr std::string_view axis_line = "│";
 
-/// ANSI codes, or empty strings when colour is off.
-struct colours {
-    std::string_view bar, bold, dim, red, reset;
+/// The headings' ANSI codes and the bars' (cyan), or empty strings when colour is off.
+struct colours : heading_style {
+    std::string_view bar;
 };
 
-colours make_colours(bool on) {
-    if (!on) return {};
-    return {"\x1b[36m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m"};
-}
+colours make_colours(bool on) { return {make_heading_style(on), on ? "\x1b[36m" : ""}; }
 
 /// Weights are drawn from 0; scores (which may be negative) left or right of an axis.
 enum class row_kind { weights, scores };
@@ -111,7 +105,7 @@ row_chart read_row(const trace& t, const stage& s, const tensor& x, std::size_t 
 std::vector<std::size_t> selected(const std::optional<std::size_t>& index, std::size_t n) {
     if (index) return {*index};
     std::vector<std::size_t> all(n);
-    for (std::size_t i = 0; i < n; ++i) all[i] = i;
+    std::iota(all.begin(), all.end(), 0);
     return all;
 }
 
@@ -280,9 +274,8 @@ void print_chart(std::ostream& out, const row_chart& chart, std::string_view sta
 
 void print_stage(std::ostream& out, const trace& t, const stage& s, const render_options& options,
                  const colours& col) {
-    const heading_style style{col.bold, col.dim, col.red, col.reset};
-    print_stage_heading(out, t.cfg, s, style);
-    print_stage_warnings(out, t, s, style);
+    print_stage_heading(out, t.cfg, s, col);
+    print_stage_warnings(out, t, s, col);
     const std::vector<row_chart> charts = charts_of(t, s, options);
     const chart_numbers numbers = choose_numbers(charts, s, t.cfg, options);
     for (const row_chart& chart : charts) {
@@ -301,7 +294,7 @@ bool row_view_shows(std::string_view stage_name) {
 
 void render_row(const trace& t, const render_options& options, std::ostream& out) {
     const colours col = make_colours(options.color);
-    print_run_header(out, t.cfg, {col.bold, col.dim, col.red, col.reset});
+    print_run_header(out, t.cfg, col);
     for (const stage& s : t.stages) {
         if (!row_view_shows(s.name())) continue;
         if (options.stages.empty() ? s.name() != "softmax" : !options.shows(s.name())) continue;

@@ -1,14 +1,8 @@
-// --format table: every stage as labelled 2-D slices over the last two axes,
-// for reading next to a notebook.
-//
-// First the run in a few lines (run_summary), then each stage: its heading and
-// formula, its warnings, a note on the notation when it is scientific, then its
-// tensors in column widths they share (the params stage: one line per tensor).
-// Where stages 8-9 or 11 are absent between two shown stages, one line says so.
-// With --explain (table_explain.hpp): an opening after the run lines, each stage's
-// explanation block under its heading, and a summary at the end.
-// The parts (table_parts.hpp): one notation per stage (table_numbers.cpp), one
-// tensor's slices and labels (table_tensor.cpp).
+// --format table: the run in a few lines, then each stage: its heading and formula,
+// its warnings, a note on the notation when it is scientific, then its tensors in
+// column widths they share (the params stage: one line per tensor). Where stages 8-9
+// or 11 are absent between two shown stages, one line says so. With --explain
+// (table_explain.hpp): an opening, each stage's explanation, and a summary at the end.
 #include "attn/render/text_headings.hpp"
 #include "attn/render/render_table.hpp"
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <numeric>
 
 #include <xtensor/xstrided_view.hpp>
 
@@ -28,9 +30,7 @@ std::optional<std::size_t> wanted_index(const tensor& t, std::size_t axis, const
 }  // namespace
 
 std::size_t tensor_selection::size() const {
-    std::size_t n = 1;
-    for (const std::size_t s : shape) n *= s;
-    return n;
+    return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
 }
 
 bool has_view(const render_options& options) {
@@ -52,16 +52,22 @@ tensor_selection select_in(const tensor& t, const render_options& options) {
     return s;
 }
 
-bool keeps_row(const std::vector<std::size_t>& shape, const tensor_selection& s, std::size_t row) {
-    if (s.whole()) return true;
-    std::size_t index[8] = {};
-    for (std::size_t axis = shape.size() - 1; axis-- > 0;) {  // the leading axes, last first
-        index[axis] = row % shape[axis];
-        row /= shape[axis];
+std::vector<float> kept_rows(const tensor_shape& shape, const tensor_selection& s, std::size_t first_row,
+                             std::size_t count, const float* data) {
+    const std::size_t width = shape.back();
+    std::vector<float> kept;
+    for (std::size_t r = 0; r < count; ++r) {
+        std::size_t index[8] = {};  // of the row, along the leading axes
+        std::size_t row = first_row + r;
+        for (std::size_t axis = shape.size() - 1; axis-- > 0;) {
+            index[axis] = row % shape[axis];
+            row /= shape[axis];
+        }
+        const auto picked = [&](const axis_pick& p) { return p.axis + 1 == shape.size() || index[p.axis] == p.index; };
+        if (std::all_of(s.picks.begin(), s.picks.end(), picked))
+            kept.insert(kept.end(), data + r * width, data + (r + 1) * width);
     }
-    for (const axis_pick& p : s.picks)
-        if (p.axis + 1 < shape.size() && index[p.axis] != p.index) return false;
-    return true;
+    return kept;
 }
 
 tensor selected_part(const tensor& t, const tensor_selection& s) {

@@ -5,6 +5,7 @@
 namespace attn::table {
 namespace {
 
+constexpr std::size_t explain_width = 100;
 constexpr std::size_t indent = 3;       // as the formula under a heading
 constexpr std::size_t label_width = 8;  // "memory" and two spaces
 constexpr std::size_t short_code = 40;  // columns: code in brackets this short is never broken

@@ -30,6 +30,21 @@ bool broadcast_over_heads(const tensor& t) {
     return false;
 }
 
+/// Across the printed columns `shown`: cell(index) for each after the column gap, "..."
+/// before one that follows columns a summary left out; then the line's end.
+template <class Cell>
+void across_columns(std::ostream& out, const std::vector<std::size_t>& shown, const palette& p, Cell&& cell) {
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        if (gap_before(shown, k)) {
+            out << column_gap;
+            write_right(out, ellipsis, ellipsis.size(), p.dim, p);
+        }
+        out << column_gap;
+        cell(shown[k]);
+    }
+    out << '\n';
+}
+
 }  // namespace
 
 void write_spaces(std::ostream& out, std::size_t n) {
@@ -94,7 +109,7 @@ bool tensor_printer::labelled(std::size_t axis) const {
 void tensor_printer::measure() {
     char buf[number_buffer_size];
     std::size_t& value = widths_.value;
-    for_each_shown(grid_, [&](float v) { value = std::max(value, text_width(text_of(v, buf))); });
+    for_each_shown(grid_, [&](float v) { value = std::max(value, text_width(value_text(v, format_, numbers_, buf))); });
     if (rank() == 0) return;
     const std::size_t cols = rank() - 1;
     value = std::max(value, ellipsis.size());
@@ -211,39 +226,28 @@ void tensor_printer::print_slice(std::ostream& out, const std::vector<std::size_
 /// "          key 0    key 1 ...": one label per printed column.
 void tensor_printer::print_column_labels(std::ostream& out) const {
     const std::size_t cols = rank() - 1;
-    const auto& shown = grid_.shown[cols];
     write_spaces(out, used_.label);
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (gap_before(shown, k)) {
-            out << column_gap;
-            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
-        }
-        out << column_gap;
-        write_right(out, index_label(dim_name(cols), shown[k]), used_.value, p_.dim, p_);
-    }
-    out << '\n';
+    across_columns(out, grid_.shown[cols], p_,
+                   [&](std::size_t c) { write_right(out, index_label(dim_name(cols), c), used_.value, p_.dim, p_); });
 }
 
 /// One row of values along the last axis, starting at element offset `base`.
 void tensor_printer::print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const {
     const std::size_t cols = rank() - 1;
-    const auto& shown = grid_.shown[cols];
     write_left(out, label, used_.label, p_.dim, p_);
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (gap_before(shown, k)) {
-            out << column_gap;
-            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
-        }
-        out << column_gap;
-        print_value(out, grid_.at(base + grid_.step(cols, shown[k])), used_.value);
-    }
-    out << '\n';
+    across_columns(out, grid_.shown[cols], p_,
+                   [&](std::size_t c) { print_value(out, grid_.at(base + grid_.step(cols, c)), used_.value); });
 }
 
-/// The text of one value: the stage's notation, True/False, or the fill as typed.
-std::string_view tensor_printer::text_of(float v, char* buf) const {
-    if (format_.kind != number_kind::boolean && numbers_.fill_as_text && v == *numbers_.fill) return numbers_.fill_text;
-    return format_number(v, format_, buf);
+std::string_view value_text(float v, const number_format& f, const stage_numbers& n, char* buf) {
+    if (f.kind != number_kind::boolean && n.fill_as_text && v == *n.fill) return n.fill_text;
+    return format_number(v, f, buf);
+}
+
+bool faint_value(float v, const number_format& f, const stage_numbers& n) {
+    if (f.kind == number_kind::boolean) return v == 0.0f;
+    if (v == -std::numeric_limits<float>::infinity()) return true;
+    return n.fill && v == *n.fill;
 }
 
 /// One value, right-aligned in `width`; -inf and masked-out entries dim, nan red.
@@ -252,17 +256,9 @@ void tensor_printer::print_value(std::ostream& out, float v, std::size_t width) 
     std::string_view colour;
     if (std::isnan(v))
         colour = p_.red;
-    else if (faint(v))
+    else if (faint_value(v, format_, numbers_))
         colour = p_.dim;
-    write_right(out, text_of(v, buf), width, colour, p_);
-}
-
-/// Entries that carry no information for attention: False in a mask, -inf,
-/// and the fill value where the mask removed a key.
-bool tensor_printer::faint(float v) const {
-    if (format_.kind == number_kind::boolean) return v == 0.0f;
-    if (v == -std::numeric_limits<float>::infinity()) return true;
-    return numbers_.fill && v == *numbers_.fill;
+    write_right(out, value_text(v, format_, numbers_, buf), width, colour, p_);
 }
 
 }  // namespace attn::table

@@ -18,6 +18,21 @@ namespace {
 // More digits than this are never asked for (see number_buffer_size).
 constexpr int max_precision = 40;
 
+constexpr std::size_t edge_items = 3;  // entries a summary keeps at each end of a long axis
+
+/// The indices of one axis that are printed: all of them, or the first and
+/// last edge_items when the tensor is summarised and the axis is longer than 6.
+std::vector<std::size_t> shown_indices(std::size_t size, bool summarise) {
+    std::vector<std::size_t> shown;
+    if (summarise && size > 2 * edge_items) {
+        for (std::size_t i = 0; i < edge_items; ++i) shown.push_back(i);
+        for (std::size_t i = size - edge_items; i < size; ++i) shown.push_back(i);
+    } else {
+        for (std::size_t i = 0; i < size; ++i) shown.push_back(i);
+    }
+    return shown;
+}
+
 /// What _Formatter looks at: the finite nonzero printed values.
 struct value_survey {
     bool any = false;       // at least one finite nonzero value
@@ -66,17 +81,6 @@ std::size_t boolean_width(const value_survey& s) {
 
 bool summarised(const tensor& t, const render_options& options) {
     return !options.full && t.values.size() > summarise_threshold;
-}
-
-std::vector<std::size_t> shown_indices(std::size_t size, bool summarise) {
-    std::vector<std::size_t> shown;
-    if (summarise && size > 2 * edge_items) {
-        for (std::size_t i = 0; i < edge_items; ++i) shown.push_back(i);
-        for (std::size_t i = size - edge_items; i < size; ++i) shown.push_back(i);
-    } else {
-        for (std::size_t i = 0; i < size; ++i) shown.push_back(i);
-    }
-    return shown;
 }
 
 bool gap_before(const std::vector<std::size_t>& shown, std::size_t k) {

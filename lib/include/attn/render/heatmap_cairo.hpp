@@ -1,14 +1,9 @@
 #pragma once
-// --format svg and png: the heatmaps (heatmap_panels.hpp) drawn for slides with
-// cairo, one code path for both: each panel a card titled "softmax.weights — batch 0,
-// head 1", queries down ("query i") and keys across ("key j"), a colour bar with the
-// min and max, the values written in the cells when they fit, masked cells hatched
-// grey, NaN cells cross-hatched red, ±inf written as ±∞. A tensor's panels stand in
-// rows of up to four, each batch item starting a new row; tensors follow each other.
-//
-// The SVG is one <svg> holding a nested <svg class="panel" id="softmax-weights-b0-h1">
-// per panel (each drawn on its own cairo SVG surface); the PNG is the same page
-// drawn on one image surface at png_scale pixels per point.
+// --format svg and png: the heatmaps (heatmap_panels.hpp) drawn for slides with cairo,
+// one code path for both (a panel is drawn in heatmap_cairo.cpp). A tensor's panels stand
+// in rows of up to four, each batch item starting a new row; tensors follow each other.
+// The SVG nests an <svg class="panel" id="softmax-weights-b0-h1"> per panel; the PNG is
+// the same page on one image surface at png_scale pixels per point.
 #include <map>
 #include <ostream>
 #include <string>
@@ -56,7 +51,7 @@ private:
 };
 
 /// One panel as an <svg> element to inline in a page (no XML declaration), every id
-/// in it prefixed with its panel_id so that many panels can share a page, its glyphs
+/// in it prefixed with the panel's id ("softmax-weights-b0-h1") so that many panels can share a page, its glyphs
 /// in `glyphs` (the page must hold glyphs.symbols() in a <defs>). Its size is in CSS pixels, one per point.
 struct svg_panel {
     std::string svg;
@@ -65,9 +60,6 @@ struct svg_panel {
 
 /// The panels of `h`, in order, each drawn as an <svg> element.
 std::vector<svg_panel> draw_svg_panels(const tensor_heatmap& h, const render_options& options, glyph_library& glyphs);
-
-/// "softmax-weights-b0-h1": an id for a panel, from its tensor and place.
-std::string panel_id(const tensor_heatmap& h, const panel& p);
 
 /// `text` with & < > " escaped, for an XML (SVG, HTML) attribute or element.
 std::string xml_escape(std::string_view text);

@@ -27,9 +27,6 @@ inline constexpr std::array<std::string_view, 6> drawable_stages{"scores", "scal
 /// Whether stage `name` has a tensor to draw.
 bool drawable(std::string_view stage_name);
 
-/// Whether `x` is [B,H,Sq,Sk]: its dims are batch, head, query, key.
-bool is_query_by_key(const tensor& x);
-
 enum class cell_kind { value, masked, neg_inf, pos_inf, nan };
 inline constexpr std::size_t cell_kinds = 5;
 

@@ -14,10 +14,6 @@
 
 namespace attn {
 
-/// The shade ramp of the colourless heatmap, from the low end to the high end.
-inline constexpr const char* shade_ramp[] = {" ", "░", "▒", "▓", "█"};
-inline constexpr int shade_levels = 5;
-
 /// Query rows and key columns drawn per axis unless options.full.
 inline constexpr std::size_t terminal_max_side = 32;
 

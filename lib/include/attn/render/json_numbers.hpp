@@ -1,14 +1,8 @@
 #pragma once
 // The "data" of a JSON tensor: its elements as nested arrays, as tensor.tolist() nests
-// them, each float32 with the fewest digits that read back as the same float
-// (std::to_chars's shortest form), "nan", "inf" and "-inf" as strings, booleans as
-// true/false.
-//
-// Most of a large JSON run is this text (docs/speed.md), so it is written row by row
-// ([.., width] -> one "[a,b,...]" each), blocks of rows formatted on every core, each
-// thread into its own buffer, and written in order, one thread writing while the others
-// format their next blocks: the same bytes whatever the thread count. A write error
-// stops the blocks not yet written and is thrown.
+// them. Most of a large JSON run is this text (docs/speed.md), so blocks of rows are
+// formatted on every core and written in order: the same bytes whatever the thread
+// count. A write error stops the blocks not yet written and is thrown.
 #include <cstddef>
 #include <ostream>
 
@@ -16,16 +10,9 @@
 
 namespace attn {
 
-/// The room write_json_element needs at `p`.
-constexpr std::size_t json_element_room = 20;
-
-/// One element as the document writes it, at `p`; returns the end of its text: the
-/// shortest text that reads back as the same float32, "nan" "inf" "-inf" as strings,
-/// booleans as true/false.
-char* write_json_element(char* p, float v, bool boolean);
-
 /// Writes the elements of `shape`, element (i0, i1, ...) at first[i0*strides[0] + i1*strides[1] ...],
-/// as nested JSON arrays. `threads` 0: thread_count() (threads.hpp).
+/// as nested JSON arrays: each float32 in the fewest digits that read back as the same float,
+/// "nan", "inf" and "-inf" as strings, booleans as true/false. `threads` 0: thread_count() (threads.hpp).
 void write_json_data(const float* first, const tensor_shape& shape, const tensor_strides& strides, bool boolean,
                      std::ostream& out, unsigned threads = 0);
 

@@ -18,15 +18,11 @@
 // hold are the strings "inf", "-inf", "nan"; the diagnosis only on a mismatch.
 #include <ostream>
 
-#include <nlohmann/json.hpp>
-
 #include "attn/teach/check.hpp"
 
 namespace attn {
 
 void render_check_table(const check_report& r, std::ostream& out);
-
-nlohmann::ordered_json check_to_json(const check_report& r);
 void render_check_json(const check_report& r, std::ostream& out);
 
 }  // namespace attn

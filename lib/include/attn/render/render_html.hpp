@@ -1,11 +1,9 @@
 #pragma once
-// --format html: one self-contained page that walks through the run, stage by
-// stage: its number, name, title and formula, its explanation (teach/explain.hpp,
-// the fields that are filled in), its warnings, and its tensors: every [.., Sq, Sk]
-// tensor as heatmaps (the SVG panels of heatmap_cairo.hpp, inlined, a cell's value
-// shown on hover), the others as tables of numbers, summarised as the table format
-// does. Nothing is fetched: styles, script and pictures are in the page, which
-// follows the reader's light or dark colour scheme.
+// --format html: one self-contained page that walks through the run stage by stage:
+// heading, formula, explanation, warnings, and the tensors: [.., Sq, Sk] ones as the SVG
+// heatmaps of heatmap_cairo.hpp (a cell's value on hover), the others as tables of
+// numbers summarised as the table format does. Nothing is fetched; the page follows the
+// reader's light or dark colour scheme.
 #include <cstddef>
 #include <ostream>
 

@@ -12,7 +12,6 @@
 // fewest digits that read back to the same float; "-inf", "inf" and "nan" are
 // strings; masks are true/false.
 #include <cstddef>
-#include <memory>
 #include <ostream>
 #include <vector>
 
@@ -32,12 +31,10 @@ namespace attn {
 /// "full_shape" and "index": {"batch": 1, "head": 2} added where a tensor was cut.
 void render_json(const trace& t, const render_options& options, std::ostream& out);
 
-/// One line of JSON lines: the stage object with its "name" added, then '\n'.
-/// `t` is the trace so far (for the warnings about `s`).
+/// One line of JSON lines: the stage object with its "name" added, then '\n'; `t` is the
+/// trace so far (for the warnings about `s`). With `options`, the tensors are cut to its
+/// view as render_json cuts them, and "explain" comes with options.explain.
 void render_json_line(const trace& t, const stage& s, std::ostream& out);
-
-/// The same, with the tensors cut to options' view as render_json cuts them, and
-/// "explain" with options.explain.
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out);
 
 /// The "selection" block: the views options asks for ({"head": 2}), empty when none.
@@ -46,17 +43,14 @@ nlohmann::ordered_json selection_to_json(const render_options& options);
 /// One tensor as the document writes it: {"shape", "dims", "dtype", "strides", "contiguous", "data"}.
 void render_tensor_json(const tensor& t, std::ostream& out);
 
-class row_data_writer;
-
 /// --format json (or jsonl with `lines`) written as the stages come: the document's head
 /// at construction, each stage as soon as it is complete (the [B,H,Sq,Sk] stages row by
-/// row when they come in rows), and the closing "warnings" at finish(). The bytes equal
-/// render_json's (render_json_line's) for the same stages, except that warnings found
-/// while a stage came in rows follow its "tensors" instead of preceding them.
+/// row when they come in rows), and the closing "warnings" at finish(). A stage in rows
+/// gives the bytes it gives whole, except that warnings found while it was computed
+/// follow its "tensors" instead of preceding them.
 class json_stream : public stage_sink {
 public:
     json_stream(const config& c, const render_options& options, std::ostream& out, bool lines);
-    ~json_stream() override;
 
     void begin(const trace& so_far, const stage& s) override;
     void rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) override;
@@ -66,10 +60,9 @@ public:
     void finish(const warning_list& warnings);
 
 private:
-    void begin_rows(const trace& so_far, const stage& s);
-    void open_stage(const trace& so_far, const stage& s);
     void start_tensor(std::size_t index);
     void end_tensor();
+    void end_line();
 
     const render_options& options_;
     std::ostream& out_;
@@ -80,8 +73,7 @@ private:
     std::vector<tensor> heads_;
     std::ptrdiff_t tensor_ = -1;  // the tensor whose rows are being written
     tensor_selection selection_;
-    std::unique_ptr<row_data_writer> writer_;
-    std::size_t whole_rows_ = 0;  // rows of the open tensor written by write_json_rows
+    std::size_t rows_written_ = 0;  // of the open tensor's selected part
     std::size_t warnings_in_head_ = 0;
 };
 

@@ -37,7 +37,6 @@ public:
     void finish();
 
 private:
-    void begin_rows(const stage& s);
     void start_array(std::size_t index);
 
     const config& cfg_;

@@ -51,10 +51,11 @@ tensor_selection select_in(const tensor& t, const render_options& options);
 /// the values PyTorch's t[1:2, 2:3] holds.
 tensor selected_part(const tensor& t, const tensor_selection& s);
 
-/// Whether a selection keeps row `row` of a tensor of `shape` handed on in rows
-/// (stage_sink.hpp): rows count over every axis but the last, in row-major order, and
-/// no view picks the last axis (the keys).
-bool keeps_row(const std::vector<std::size_t>& shape, const tensor_selection& s, std::size_t row);
+/// Of `count` rows from row `first_row` of a tensor of `shape` handed on in rows
+/// (stage_sink.hpp; `data` holds them one after another), the ones `s` keeps, one after
+/// another. Rows count over every axis but the last, which no view picks (the keys).
+std::vector<float> kept_rows(const tensor_shape& shape, const tensor_selection& s, std::size_t first_row,
+                             std::size_t count, const float* data);
 
 /// The PyTorch indexing that takes the selected part: "[1:2, 2:3]", "[:, :, 3:4]"
 /// (trailing whole axes left out); "" for the whole tensor.

@@ -1,6 +1,6 @@
 #pragma once
 // --format table --explain: the explanation texts (teach/explain.hpp) laid out
-// for reading, wrapped to explain_width columns: the opening paragraphs, each
+// for reading, wrapped to 100 columns: the opening paragraphs, each
 // stage's labelled block under its heading, and the closing summary.
 #include <cstddef>
 #include <ostream>
@@ -12,9 +12,6 @@
 #include "attn/render/table_parts.hpp"
 
 namespace attn::table {
-
-/// The width the explanations are wrapped to.
-inline constexpr std::size_t explain_width = 100;
 
 /// `text` broken at spaces into lines of at most `width` columns (a word longer
 /// than that gets a line of its own).

@@ -61,6 +61,13 @@ private:
     double hi_ = 0.0;   // the largest |v| seen
 };
 
+/// The text of one value in `f` (the stage's notation, or True/False), or the fill as typed.
+std::string_view value_text(float v, const number_format& f, const stage_numbers& n, char* buf);
+
+/// Whether a value carries no information for attention (printed faint): False in a mask,
+/// -inf, and the fill where the mask removed a key.
+bool faint_value(float v, const number_format& f, const stage_numbers& n);
+
 /// The stage's notation over every printed value of its float tensors (read through
 /// `grids`, one each), leaving out the fill of a masked stage (printed as typed).
 stage_numbers choose_stage_numbers(const stage& s, const std::vector<element_grid>& grids, const config& c,
@@ -99,9 +106,7 @@ private:
     void print_slice(std::ostream& out, const std::vector<std::size_t>& index, std::ptrdiff_t base) const;
     void print_column_labels(std::ostream& out) const;
     void print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const;
-    std::string_view text_of(float v, char* buf) const;
     void print_value(std::ostream& out, float v, std::size_t width) const;
-    bool faint(float v) const;
 
     const tensor& t_;
     const palette& p_;

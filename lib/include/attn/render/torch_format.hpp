@@ -15,15 +15,10 @@ namespace attn {
 
 // PyTorch's default print options (torch.set_printoptions).
 inline constexpr std::size_t summarise_threshold = 1000;  // more elements than this are summarised
-inline constexpr std::size_t edge_items = 3;              // entries kept at each end of a long axis
 
 /// Whether print(t) summarises: more than 1000 elements, unless options.full
 /// (PyTorch's profile="full", threshold=inf).
 bool summarised(const tensor& t, const render_options& options);
-
-/// The indices of one axis that are printed: all of them, or the first and
-/// last edge_items when the tensor is summarised and the axis is longer than 6.
-std::vector<std::size_t> shown_indices(std::size_t size, bool summarise);
 
 /// True when entries were left out between shown[k - 1] and shown[k] (an ellipsis goes there).
 bool gap_before(const std::vector<std::size_t>& shown, std::size_t k);
