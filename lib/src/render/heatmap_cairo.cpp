@@ -525,7 +525,7 @@ std::vector<tensor_heatmap> collect_or_fail(const trace& t, const render_options
     return heatmaps;
 }
 
-std::string number(double v) {
+std::string svg_number(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
     return buf;
@@ -581,8 +581,8 @@ std::string panel_element(const tensor_heatmap& h, const panel& p, const panel_l
 
 /// width="W" height="H" viewBox="0 0 W H": a panel's size in points.
 std::string size_attributes(const panel_layout& L) {
-    return "width=\"" + number(L.width) + "\" height=\"" + number(L.height) + "\" viewBox=\"0 0 " + number(L.width) + " " +
-           number(L.height) + "\"";
+    return "width=\"" + svg_number(L.width) + "\" height=\"" + svg_number(L.height) + "\" viewBox=\"0 0 " + svg_number(L.width) + " " +
+           svg_number(L.height) + "\"";
 }
 
 }  // namespace
@@ -644,15 +644,15 @@ void render_svg(const trace& t, const render_options& options, std::ostream& out
         const tensor_heatmap& h = heatmaps[at.tensor];
         const panel& p = h.panels[at.panel];
         const panel_layout& L = pg.layouts[at.tensor];
-        const std::string root = "<svg class=\"panel\" id=\"" + panel_id(h, p) + "\" x=\"" + number(at.x) +
-                                 "\" y=\"" + number(at.y) + "\" " + size_attributes(L) + ">\n<title>" +
+        const std::string root = "<svg class=\"panel\" id=\"" + panel_id(h, p) + "\" x=\"" + svg_number(at.x) +
+                                 "\" y=\"" + svg_number(at.y) + "\" " + size_attributes(L) + ">\n<title>" +
                                  heatmap::xml_escape(heatmap::title(h, p)) + "</title>";
         panels += panel_element(h, p, L, options, root, glyphs);
     }
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         << "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\""
-        << number(pg.width) << "pt\" height=\"" << number(pg.height) << "pt\" viewBox=\"0 0 " << number(pg.width) << ' '
-        << number(pg.height) << "\" version=\"1.1\">\n<defs>\n"
+        << svg_number(pg.width) << "pt\" height=\"" << svg_number(pg.height) << "pt\" viewBox=\"0 0 " << svg_number(pg.width) << ' '
+        << svg_number(pg.height) << "\" version=\"1.1\">\n<defs>\n"
         << glyphs.symbols() << "</defs>\n" << panels << "</svg>\n";
 }
 
@@ -662,7 +662,7 @@ void render_png(const trace& t, const render_options& options, std::ostream& out
     const double scale = pg.width * pg.height * png_scale * png_scale <= png_max_pixels ? png_scale : 1.0;
     const double limit = 32767;  // cairo's largest image side
     if (pg.width * scale > limit || pg.height * scale > limit)
-        throw error("the picture would be " + number(pg.width) + " by " + number(pg.height) +
+        throw error("the picture would be " + svg_number(pg.width) + " by " + svg_number(pg.height) +
                     " points, too large for a PNG: draw fewer panels (--stage, --batch-index, --head) or use --format svg");
     surface_ptr surface(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, static_cast<int>(pg.width * scale),
                                                    static_cast<int>(pg.height * scale)));

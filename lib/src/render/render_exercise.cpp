@@ -43,7 +43,7 @@ const tensor& answer_tensor(const exercise_variant& v) {
     return v.run.find(v.ex->answer_stage)->at(v.ex->answer_tensor);
 }
 
-std::string dims_text(const std::vector<std::string>& dims) {
+std::string dim_names_text(const std::vector<std::string>& dims) {
     std::string text;
     for (const std::string& d : dims) text += (text.empty() ? "" : ", ") + d;
     return text;
@@ -138,7 +138,7 @@ void render_exercise_table(const exercise_variant& v, const render_options& opti
     render_table(given_only(v), given_options, out);
     const tensor& answer = answer_tensor(v);
     out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << ", shape "
-        << tensor_index_text(e.answer_shape) << " [" << dims_text(answer.dims) << "]\n";
+        << tensor_index_text(e.answer_shape) << " [" << dim_names_text(answer.dims) << "]\n";
     out << "   save it as .npy (np.save) or .json (nested lists) and check it:\n";
     out << "   " << check_command(v) << "\n\n";
     out << p.bold << "Hints" << p.reset << " (each more explicit than the last)\n";
@@ -190,7 +190,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     out << "\n| files | tensor | shape | dims |\n|---|---|---|---|\n";
     for (const given_tensor& g : v.given)
         out << "| `" << g.name << ".npy`, `" << g.name << ".json` | " << g.key << " | " << shape_of(g.values)
-            << " | " << dims_text(g.values.dims) << " |\n";
+            << " | " << dim_names_text(g.values.dims) << " |\n";
     out << "\n```python\nimport math\n\nimport numpy as np\nimport torch\n\n";
     for (const given_tensor& g : v.given)
         out << g.name << " = torch.from_numpy(np.load(\"" << g.name << ".npy\"))  # " << shape_of(g.values) << '\n';
@@ -198,7 +198,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     out << "np.save(\"answer.npy\", " << e.answer_tensor << ".numpy())  # " << tensor_index_text(e.answer_shape)
         << "\n```\n\n";
     out << "## Your answer\n\n";
-    out << "`" << answer_key(e) << "`, shape " << tensor_index_text(e.answer_shape) << " [" << dims_text(answer.dims)
+    out << "`" << answer_key(e) << "`, shape " << tensor_index_text(e.answer_shape) << " [" << dim_names_text(answer.dims)
         << "], saved as `answer.npy` (or `answer.json`, nested lists). Check it:\n\n";
     out << "    " << check_command(v) << "\n\n";
     out << "## Hints\n\nOpen one at a time.\n";

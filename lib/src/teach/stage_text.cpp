@@ -26,7 +26,7 @@ std::string params_formula(const config& c) {
 
 /// "(j <= i)"; when Sq != Sk the alignment too: "(j <= i, upper-left)" or
 /// "(j <= i + Sk - Sq = i + 2)" (lower-right, torch.tril's diagonal Sk - Sq).
-std::string causal_term(const config& c) {
+std::string causal_condition(const config& c) {
     if (c.seq == c.kv_seq) return "(j <= i)";
     if (c.mask.causal_align == causal_alignment::upper_left) return "(j <= i, upper-left)";
     const std::int64_t d = c.kv_seq - c.seq;
@@ -39,7 +39,7 @@ std::string mask_formula(const config& c) {
     const auto add = [&](bool on, const std::string& term) {
         if (on) terms += (terms.empty() ? "" : " AND ") + term;
     };
-    add(m.causal, causal_term(c));
+    add(m.causal, causal_condition(c));
     add(m.padding, "(j < lengths[b])");
     add(m.window, "(|i - j| <= " + (m.window_size ? std::to_string(*m.window_size) : std::string("W")) + ")");
     add(m.random, "(rand[b,0,i,j] < mask_keep)");
