@@ -29,10 +29,30 @@ struct exercise_options {
     std::string format = "table";
     std::string out;      // show --out DIR
     std::string answer;   // check --answer FILE
+    std::string secret_file;  // --secret FILE; else $ATTN_CLASS_SECRET
     int precision = 4;
 };
 
 std::vector<attn::exercise> all_exercises() { return attn::read_exercises(attn::find_exercise_dir(share_dirs())); }
+
+/// The class secret: --secret FILE's text (without trailing white space), else
+/// $ATTN_CLASS_SECRET; empty when there is none.
+std::string class_secret(const exercise_options& o) {
+    if (o.secret_file.empty()) {
+        const char* env = std::getenv("ATTN_CLASS_SECRET");
+        return env != nullptr ? env : "";
+    }
+    std::string text = attn::read_text_file(o.secret_file, "--secret " + o.secret_file);
+    text.erase(text.find_last_not_of(" \t\r\n") + 1);
+    if (text.empty()) throw attn::error("--secret " + o.secret_file + ": the file is empty; expected the class secret");
+    return text;
+}
+
+/// The exercise as this student gets it, with the class secret if there is one.
+attn::exercise_variant student_variant(const std::vector<attn::exercise>& all, const exercise_options& o) {
+    if (!o.student.empty()) attn::validate_student_id(o.student);
+    return attn::make_variant(attn::find_exercise(all, o.which), o.student, class_secret(o));
+}
 
 void run_list(const exercise_options& o) {
     const std::vector<attn::exercise> all = all_exercises();
@@ -44,9 +64,8 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
     if (!o.out.empty() && cmd.count("--format") > 0)
         throw attn::usage_error("--out " + o.out + " writes files (the tensors, task.md, exercise.json); --format " +
                                 o.format + " is for printing: give one of them");
-    if (!o.student.empty()) attn::validate_student_id(o.student);
     const std::vector<attn::exercise> all = all_exercises();
-    const attn::exercise_variant v = attn::make_variant(attn::find_exercise(all, o.which), o.student);
+    const attn::exercise_variant v = student_variant(all, o);
     if (!o.out.empty()) {
         attn::write_exercise_folder(v, o.out, "--out " + o.out);
         std::cout << o.out << ":";
@@ -62,9 +81,8 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
 }
 
 void run_check(const exercise_options& o) {
-    if (!o.student.empty()) attn::validate_student_id(o.student);
     const std::vector<attn::exercise> all = all_exercises();
-    const attn::exercise_variant v = attn::make_variant(attn::find_exercise(all, o.which), o.student);
+    const attn::exercise_variant v = student_variant(all, o);
     const attn::loaded_tensor answer = attn::read_tensor_file(o.answer, "--answer " + o.answer);
     const attn::check_report r = attn::check_exercise(v, answer);
     if (o.format == "json") attn::render_check_report_json(v, r, std::cout);
@@ -83,6 +101,11 @@ void add_student_flag(CLI::App* cmd, exercise_options& o) {
                     "the student's own variant: the same task with their own numbers, from a seed made of "
                     "the exercise and ID (letters, digits, '.', '_', '-'); without it, the exercise's own numbers")
         ->type_name("ID");
+    cmd->add_option("--secret", o.secret_file,
+                    "a file holding the class secret (else $ATTN_CLASS_SECRET): every student's numbers then "
+                    "come from the secret, the exercise and the ID, and no seed is shown, so only the secret's "
+                    "holder can make the answer again; grade with the same secret")
+        ->type_name("FILE");
 }
 
 void add_format_flag(CLI::App* cmd, exercise_options& o, const std::string& what) {
@@ -109,6 +132,12 @@ void setup_exercise(CLI::App& app) {
              "the seed FNV-1a-64(\"<exercise id>:<student ID>\") XOR the exercise's seed, mod 2^31, so the "
              "same ID always gets the same numbers and each student is graded against their own: "
              "`check N --student ID --answer FILE` (.npy or .json).",
+             help_width) +
+        "\n\n" +
+        wrap("The handout states that seed, so a student can make their own answer with attn trace. For "
+             "graded work, set a class secret (ATTN_CLASS_SECRET, or --secret FILE): the numbers then come "
+             "from FNV-1a-64(\"<secret>\\n<exercise id>:<student ID>\") mod 2^31, no seed is shown, and "
+             "check needs the same secret.",
              help_width) +
         "\n\n"
         "Examples:\n"

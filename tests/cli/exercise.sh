@@ -266,6 +266,39 @@ for file in "$here"/../../share/attn/exercises/*.json; do
   if [ -z "$problems" ]; then ok "the schema describes $(basename "$file")"; else fail "the schema describes $(basename "$file")" "$problems"; fi
 done
 
+# --- a class secret: numbers only the secret's holder can make again ---------------------
+# Exercise 2 asks for scaled = scores / √dk with dk = 4: the answer is the given scores / 2
+# (exact in float32), so the right answer can be made from the hand-out alone.
+ATTN_CLASS_SECRET=s3cret "$attn" exercise show 2 --student ann --format json >"$work/secret.json"
+check "with a secret, the hand-out shows no seed" \
+  test "$(jq -c '[.seed, .config.seed]' "$work/secret.json")" = "[null,null]"
+"$attn" exercise show 2 --student ann --format json >"$work/plain.json"
+check "with a secret, the student's numbers differ from those without" \
+  test "$(jq -c '.given["scores.scores"].data' "$work/secret.json")" != "$(jq -c '.given["scores.scores"].data' "$work/plain.json")"
+ATTN_CLASS_SECRET=other "$attn" exercise show 2 --student ann --format json >"$work/other.json"
+check "another secret gives other numbers" \
+  test "$(jq -c '.given["scores.scores"].data' "$work/secret.json")" != "$(jq -c '.given["scores.scores"].data' "$work/other.json")"
+jq '.given["scores.scores"].data | map(map(map(map(. / 2))))' "$work/secret.json" >"$work/secret-answer.json"
+ATTN_CLASS_SECRET=s3cret run exercise check 2 --student ann --answer "$work/secret-answer.json"
+check "the answer made from the hand-out passes with the secret" test "$rc" -eq 0
+run exercise check 2 --student ann --answer "$work/secret-answer.json"
+check "... and fails without it" test "$rc" -eq 1
+printf 's3cret\n' >"$work/secret.txt"
+run exercise check 2 --student ann --answer "$work/secret-answer.json" --secret "$work/secret.txt"
+check "--secret FILE is the same secret as ATTN_CLASS_SECRET (a trailing newline ignored)" test "$rc" -eq 0
+ATTN_CLASS_SECRET=s3cret run exercise show 2 --student ann
+check "with a secret, the table says where the numbers come from, and no seed" \
+  test "$(grep -c 'numbers from the class secret\|seed from the class secret' "$work/out")" -eq 2 -a "$(grep -c 'seed [0-9]' "$work/out")" -eq 0
+ATTN_CLASS_SECRET=s3cret "$attn" exercise show 2 --student ann --out "$work/secret-handout" >/dev/null
+check "with a secret, no seed in task.md or exercise.json" \
+  test "$(cat "$work/secret-handout/task.md" "$work/secret-handout/exercise.json" | grep -c 'seed [0-9]\|"seed":[0-9]')" -eq 0
+expect_error "--secret names a file that is not there" 1 \
+  "attn: error: --secret $work/none: cannot open: No such file or directory" exercise show 2 --secret "$work/none"
+: >"$work/empty-secret.txt"
+expect_error "--secret with an empty file" 1 \
+  "attn: error: --secret $work/empty-secret.txt: the file is empty; expected the class secret" \
+  exercise show 2 --secret "$work/empty-secret.txt"
+
 # --- examples/grade.sh: a whole class, whatever each folder holds -------------------------
 # Identity from the folder's name, every folder its own row, what exercise.json or the roster
 # says otherwise noted; a lab folder (one subfolder per exercise) graded exercise by exercise.

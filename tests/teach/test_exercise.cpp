@@ -137,6 +137,18 @@ TEST_CASE("a student's seed: FNV-1a of \"<id>:<student>\" XOR the exercise's see
     CHECK(attn::make_variant(e, "alice").cfg.seed == 538500306u);
 }
 
+TEST_CASE("with a class secret: FNV-1a of \"<secret>\\n<id>:<student>\", mod 2^31, and the variant says so") {
+    // the same Python over "s3cret\nqk-by-hand:alice" and the others
+    const attn::exercise& e = by_id("qk-by-hand");
+    CHECK(attn::student_seed(e, "alice", "s3cret") == 1378382081u);
+    CHECK(attn::student_seed(e, "", "s3cret") == 99410919u);  // not the exercise's own seed
+    CHECK(attn::student_seed(e, "alice", "other") == 175785963u);
+    const attn::exercise_variant v = attn::make_variant(e, "alice", "s3cret");
+    CHECK(v.secret);
+    CHECK(v.cfg.seed == 1378382081u);
+    CHECK_FALSE(attn::make_variant(e, "alice").secret);
+}
+
 TEST_CASE("student IDs: letters, digits, '.', '_', '-'") {
     CHECK_NOTHROW(attn::validate_student_id("alice"));
     CHECK_NOTHROW(attn::validate_student_id("s-01.b_2"));

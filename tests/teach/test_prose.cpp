@@ -35,6 +35,7 @@ void say_everything(const attn::config& c) {
     (void)attn::explain_intro(c);
     (void)attn::explain_summary(c);
     (void)attn::run_summary(c);
+    (void)attn::run_summary(c, /*seed_secret=*/true);
     (void)attn::mistake_warning(c);
     (void)attn::mistake_diagnosis(c);
     (void)attn::run_advice(c);

@@ -53,9 +53,15 @@ std::string shape_of(const tensor& t) {
     return tensor_index_text(std::vector<std::size_t>(t.values.shape().begin(), t.values.shape().end()));
 }
 
-/// "student alice: seed 1234" or "the exercise's own numbers: seed 3".
+/// The variant's seed, or null when it comes from a class secret.
+ordered_json seed_json(const exercise_variant& v) {
+    return v.secret ? ordered_json(nullptr) : ordered_json(v.cfg.seed);
+}
+
+/// "student alice (seed 1234)" or "the exercise's own numbers (seed 3)"; with a class
+/// secret "student alice (numbers from the class secret)".
 std::string whose_numbers(const exercise_variant& v) {
-    const std::string seed = "seed " + std::to_string(v.cfg.seed);
+    const std::string seed = v.secret ? "numbers from the class secret" : "seed " + std::to_string(v.cfg.seed);
     return v.student.empty() ? "the exercise's own numbers (" + seed + ")" : "student " + v.student + " (" + seed + ")";
 }
 
@@ -135,6 +141,7 @@ void render_exercise_table(const exercise_variant& v, const render_options& opti
     render_options given_options = options;
     given_options.full = true;  // a student needs every number
     given_options.stages.clear();
+    given_options.seed_secret = v.secret;
     render_table(given_only(v), given_options, out);
     const tensor& answer = answer_tensor(v);
     out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << ", shape "
@@ -158,9 +165,10 @@ void render_exercise_json(const exercise_variant& v, std::ostream& out) {
                       {"title", e.title},
                       {"source", e.source},
                       {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
-                      {"seed", v.cfg.seed},
+                      {"seed", seed_json(v)},
                       {"task", e.task},
                       {"config", config_to_json(v.cfg)}};
+    if (v.secret) head["config"]["seed"] = nullptr;
     std::string text = head.dump();
     text.pop_back();  // reopen the object to stream the tensors in
     out << text << ",\"given\":{";
@@ -186,7 +194,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     out << "For " << whose_numbers(v) << (e.source.empty() ? "" : "; from " + e.source) << ".\n\n";
     for (const std::string& paragraph : e.task) out << wrap_paragraph(paragraph, 80, "") << '\n';
     out << "## Given\n\n";
-    for (const run_line& line : run_summary(v.cfg)) out << "    " << line.label << ": " << line.text << '\n';
+    for (const run_line& line : run_summary(v.cfg, v.secret)) out << "    " << line.label << ": " << line.text << '\n';
     out << "\n| files | tensor | shape | dims |\n|---|---|---|---|\n";
     for (const given_tensor& g : v.given)
         out << "| `" << g.name << ".npy`, `" << g.name << ".json` | " << g.key << " | " << shape_of(g.values)
@@ -225,7 +233,7 @@ void render_check_report_json(const exercise_variant& v, const check_report& r, 
     ordered_json j{{"exercise", v.ex->number},
                    {"id", v.ex->id},
                    {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
-                   {"seed", v.cfg.seed},
+                   {"seed", seed_json(v)},
                    {"match", r.match},
                    {"stage", r.stage},
                    {"tensor", r.tensor},

@@ -142,7 +142,7 @@ void print_param_summary(std::ostream& out, const stage& s, const render_options
 
 table_stream::table_stream(const config& c, const render_options& options, std::ostream& out)
     : printing_sink(options), c_(c), out_(out), style_(make_heading_style(options.color)) {
-    print_run_header(out, c, style_);
+    print_run_header(out, c, style_, options.seed_secret);
     out << '\n';
     if (options.explain) table::print_explain_intro(out, c, style_);
 }

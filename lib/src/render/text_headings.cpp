@@ -13,8 +13,8 @@ heading_style make_heading_style(bool color) {
     return {"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m"};
 }
 
-void print_run_header(std::ostream& out, const config& c, const heading_style& style) {
-    const std::vector<run_line> lines = run_summary(c);
+void print_run_header(std::ostream& out, const config& c, const heading_style& style, bool seed_secret) {
+    const std::vector<run_line> lines = run_summary(c, seed_secret);
     std::size_t width = 0;
     for (const run_line& line : lines) width = std::max(width, line.label.size());
     for (const run_line& line : lines)

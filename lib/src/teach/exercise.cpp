@@ -225,7 +225,8 @@ const exercise& find_exercise(const std::vector<exercise>& all, std::string_view
     throw usage_error("exercise " + std::string(which) + ": no such exercise" + there);
 }
 
-std::uint64_t student_seed(const exercise& e, std::string_view student) {
+std::uint64_t student_seed(const exercise& e, std::string_view student, std::string_view secret) {
+    if (!secret.empty()) return fnv1a_64(std::string(secret) + "\n" + e.id + ":" + std::string(student)) % (1ull << 31);
     if (student.empty()) return e.cfg.seed;
     const std::uint64_t h = fnv1a_64(e.id + ":" + std::string(student));
     return (h ^ e.cfg.seed) % (1ull << 31);
@@ -242,12 +243,13 @@ void validate_student_id(std::string_view student) {
                           ": expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice");
 }
 
-exercise_variant make_variant(const exercise& e, std::string_view student) {
+exercise_variant make_variant(const exercise& e, std::string_view student, std::string_view secret) {
     exercise_variant v;
     v.ex = &e;
     v.student = std::string(student);
+    v.secret = !secret.empty();
     v.cfg = e.cfg;
-    v.cfg.seed = student_seed(e, student);
+    v.cfg.seed = student_seed(e, student, secret);
     v.in = draw_inputs(v.cfg);
     v.run = compute_trace(v.cfg, v.in);
     for (const std::string& key : e.given) {

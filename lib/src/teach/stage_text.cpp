@@ -59,7 +59,7 @@ std::string softmax_formula(const config& c) {
 }
 
 /// "self-attention: Q, K, V from x; seed 24; no output projection".
-std::string run_text(const config& c) {
+std::string run_text(const config& c, bool seed_secret) {
     const char* sources = c.from_projections ? "stages.run.sources.given"
                           : c.cross()        ? "stages.run.sources.cross"
                                              : "stages.run.sources.self";
@@ -67,7 +67,7 @@ std::string run_text(const config& c) {
                                               {"kv_input", c.x_kv_from_file ? " (--kv-input)" : ""}});
     std::vector<std::string> parts{prose(c.cross() ? "stages.run.cross" : "stages.run.self", {{"sources", files}})};
     if (!(c.from_projections && !c.out_proj))  // else nothing is drawn
-        parts.push_back(prose("stages.run.seed", {{"seed", c.seed}}));
+        parts.push_back(seed_secret ? prose("stages.run.seed_secret") : prose("stages.run.seed", {{"seed", c.seed}}));
     if (!c.from_projections && !c.qkv_bias) parts.push_back(prose("stages.run.no_qkv_bias"));
     if (!c.out_proj) parts.push_back(prose("stages.run.no_out_proj"));
     if (c.mistake != mistake::none)
@@ -154,8 +154,8 @@ std::string projections_formula(const config& c, bool transposed, bool bias) {
     return one("Q", "X", "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
 }
 
-std::vector<run_line> run_summary(const config& c) {
-    std::vector<run_line> lines{{"run", run_text(c)}, {"sizes", sizes_text(c)}, {"mask", mask_text(c)}};
+std::vector<run_line> run_summary(const config& c, bool seed_secret) {
+    std::vector<run_line> lines{{"run", run_text(c, seed_secret)}, {"sizes", sizes_text(c)}, {"mask", mask_text(c)}};
     if (c.dropout.p > 0.0 || c.dropout.train) lines.push_back({"dropout", dropout_text(c)});
     return lines;
 }

@@ -18,6 +18,7 @@ struct render_options {
     sci_mode notation = sci_mode::automatic;  // scientific notation in text formats
     bool color = false;               // ANSI colour (the program decides: terminal, NO_COLOR)
     bool explain = false;             // --explain: each stage's explanation (teach/explain.hpp)
+    bool seed_secret = false;         // the seed comes from a class secret: never printed
 
     // Views (--batch-index I, --head H, --row Q): only this batch item, head or query row
     // of every tensor that has that axis; empty = all.

@@ -19,7 +19,7 @@ heading_style make_heading_style(bool color);
 ///   run    self-attention: Q, K, V from x; seed 24; no output projection
 ///   sizes  B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142
 ///   mask   causal, fill -inf
-void print_run_header(std::ostream& out, const config& c, const heading_style& style);
+void print_run_header(std::ostream& out, const config& c, const heading_style& style, bool seed_secret = false);
 
 /// "── 6 · scores ── every query against every key, per head", and the formula under it.
 void print_stage_heading(std::ostream& out, const config& c, const stage& s, const heading_style& style);

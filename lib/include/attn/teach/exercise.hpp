@@ -63,7 +63,10 @@ const exercise& find_exercise(const std::vector<exercise>& all, std::string_view
 /// The seed of `student`'s variant: FNV-1a (64-bit) of "<exercise id>:<student id>",
 /// XOR the exercise's seed, modulo 2^31 (a torch.manual_seed value every tool takes).
 /// The same ID always gets the same seed; an empty ID gets the exercise's own seed.
-std::uint64_t student_seed(const exercise& e, std::string_view student);
+/// With a class `secret`: FNV-1a (64-bit) of "<secret>\n<exercise id>:<student id>",
+/// modulo 2^31, for every ID (the empty one too), so only the secret's holder can
+/// make the numbers again.
+std::uint64_t student_seed(const exercise& e, std::string_view student, std::string_view secret = {});
 
 /// One tensor handed out: its stage.tensor key, its file name, the tensor itself.
 struct given_tensor {
@@ -77,6 +80,7 @@ struct given_tensor {
 struct exercise_variant {
     const exercise* ex = nullptr;
     std::string student;  // empty: the exercise's own numbers
+    bool secret = false;  // the seed comes from a class secret: renderers never print it
     config cfg;
     inputs in;
     trace run;
@@ -85,7 +89,7 @@ struct exercise_variant {
 
 /// Draws `student`'s inputs and computes their run. Throws attn::error when the
 /// exercise's answer shape is not the run's (a broken exercise file).
-exercise_variant make_variant(const exercise& e, std::string_view student);
+exercise_variant make_variant(const exercise& e, std::string_view student, std::string_view secret = {});
 
 /// `answer` against the variant's answer tensor, within the exercise's tolerance
 /// (attn::check_answer: the same report as attn check).

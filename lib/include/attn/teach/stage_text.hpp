@@ -39,7 +39,8 @@ struct run_line {
 ///   sizes    B=2  Sq=5  Sk=5  Din=8  D=8  H=4  dk=2  √dk=1.4142
 ///   mask     causal, fill -inf
 ///   dropout  p=0.5, training mode: stage 11, keep drawn with --dropout-seed 0
-std::vector<run_line> run_summary(const config& c);
+/// With `seed_secret` (an exercise made with a class secret) the seed is not printed.
+std::vector<run_line> run_summary(const config& c, bool seed_secret = false);
 
 /// Why stage `name` is not in a run of `c`, e.g. for dropout in eval mode:
 /// "eval mode (--dropout acts only with --train), so the weights go on unchanged".
