@@ -26,6 +26,7 @@ namespace {
 struct exercise_options {
     std::string which;    // N: a number or an id
     std::string student;  // --student ID; empty: the exercise's own numbers
+    bool student_given = false;  // --student was given, even as --student '' (an error)
     std::string format = "table";
     std::string out;      // show --out DIR
     std::string answer;   // check --answer FILE
@@ -50,7 +51,7 @@ std::string class_secret(const exercise_options& o) {
 
 /// The exercise as this student gets it, with the class secret if there is one.
 attn::exercise_variant student_variant(const std::vector<attn::exercise>& all, const exercise_options& o) {
-    if (!o.student.empty()) attn::validate_student_id(o.student);
+    if (o.student_given) attn::validate_student_id(o.student);
     return attn::make_variant(attn::find_exercise(all, o.which), o.student, class_secret(o));
 }
 
@@ -171,7 +172,10 @@ void setup_exercise(CLI::App& app) {
         ->transform(whole_number(0, 12))
         ->type_name("N");
     show->footer("Example:\n  attn exercise show 7 --student alice --out class/alice");
-    show->callback([o, show] { run_show(*o, *show); });
+    show->callback([o, show] {
+        o->student_given = show->count("--student") > 0;
+        run_show(*o, *show);
+    });
 
     CLI::App* check = cmd->add_subcommand(
         "check", "Grade an answer against the student's own numbers, as attn check does.");
@@ -186,7 +190,10 @@ void setup_exercise(CLI::App& app) {
     check->footer(
         "Example:\n  attn exercise check 7 --student alice --answer class/alice/answer.npy\n\n"
         "Exit status: 0 the answer matches, 1 it does not (or the file cannot be read), 2 bad flags.");
-    check->callback([o] { run_check(*o); });
+    check->callback([o, check] {
+        o->student_given = check->count("--student") > 0;
+        run_check(*o);
+    });
     for (CLI::App* sub : cmd->get_subcommands({})) sub->group("Commands");
 }
 

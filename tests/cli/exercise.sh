@@ -177,6 +177,12 @@ expect_error "an unknown flag of show" 2 \
 expect_error "a student ID that is not a name" 2 \
   "attn: error: --student ../x: expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice" \
   exercise show 7 --student ../x
+expect_error "show: an empty student ID" 2 \
+  "attn: error: --student '': expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice" \
+  exercise show 7 --student ''
+expect_error "check: an empty student ID" 2 \
+  "attn: error: --student '': expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice" \
+  exercise check 7 --student '' --answer "$work/none.npy"
 expect_error "an answer file that is not there" 1 \
   "attn: error: --answer $work/none.npy: cannot open: No such file or directory" \
   exercise check 7 --answer "$work/none.npy"

@@ -239,7 +239,7 @@ void validate_student_id(std::string_view student) {
                     }) &&
                     student.front() != '.' && student.front() != '-';
     if (!ok)
-        throw usage_error("--student " + printable_text(std::string(student)) +
+        throw usage_error("--student " + (student.empty() ? std::string("''") : printable_text(std::string(student))) +
                           ": expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice");
 }
 
