@@ -73,6 +73,24 @@ check "warning names the rows on stderr" grep -qx \
   "attn: warning: no key may be attended in batch 1 queries 0..3: their weights are NaN (the fill is -inf; PyTorch gives NaN too)" \
   "$work/err"
 check "-inf fill on an empty row gives NaN weights" test "$(jq -r '.stages.softmax.tensors.weights.data[1][0][0][0]' "$work/out")" = "nan"
+# NaN prints as nan, as PyTorch prints it, never -nan (x86's 0/0 has its sign bit set),
+# in every text view; an input NaN with the sign bit set too.
+python3 -c "
+import struct, sys
+h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4, 8), }\"
+h += ' ' * (63 - (10 + len(h)) % 64) + '\\n'
+x = [struct.pack('<f', 0.1 * i) for i in range(32)]
+x[5] = struct.pack('<I', 0xFFC00000)
+open(sys.argv[1], 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h.encode() + b''.join(x))
+" "$work/negative_nan.npy"
+for view in "--format table" "--format torch" "--format heatmap" "--format table --row 0" "--format table --explain"; do
+  # shellcheck disable=SC2086  # $view is several flags
+  expect_ok "an empty row's NaN weights, $view" trace --batch 2 --seq 3 --mask padding --lengths 2,0 --fill -inf $view
+  check "... print nan, never -nan ($view)" sh -c "grep -qi nan '$work/out' && ! grep -qi -- -nan '$work/out'"
+  # shellcheck disable=SC2086
+  expect_ok "an input NaN with its sign bit set, $view" trace --input "$work/negative_nan.npy" $view
+  check "... prints nan, never -nan ($view)" sh -c "grep -qi nan '$work/out' && ! grep -qi -- -nan '$work/out'"
+done
 expect_ok "padding with -1e9 on an empty row" trace --batch 2 --mask padding --lengths 4,0 --fill -1e9 --format json
 check "finite fill on an empty row gives uniform weights" \
   test "$(jq -c '.stages.softmax.tensors.weights.data[1][0][0]' "$work/out")" = "[0.25,0.25,0.25,0.25]"
