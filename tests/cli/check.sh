@@ -152,6 +152,12 @@ expect_error "trace --mistake weight_not_transposed with Din != D: a shape error
 expect_error "trace --mistake q_k_swapped with Sq != Sk" 2 \
   "attn: error: --mistake q_k_swapped: K·Qᵀ is [B,H,Sk,Sq] = [1,2,6,4], which the softmax's weights·V ([B,H,Sk,dk]) and a mask [B,1,Sq,Sk] cannot take when Sq != Sk (here Sq = 4, Sk = 6); give --kv-seq 4 to see this mistake" \
   trace --kv-seq 6 --mistake q_k_swapped
+expect_error "trace --mistake weights_transposed with Sq != Sk" 2 \
+  "attn: error: --mistake weights_transposed: weightsᵀ·V multiplies weightsᵀ [B,H,Sk,Sq] = [1,2,6,4] by V [B,H,Sk,dk], which needs Sq == Sk (here Sq = 4, Sk = 6); give --kv-seq 4 to see this mistake" \
+  trace --kv-seq 6 --mistake weights_transposed
+expect_error "trace --mistake dropout_not_rescaled without dropout in training mode" 2 \
+  "attn: error: --mistake dropout_not_rescaled: it needs dropout in training mode (--dropout P with P > 0 and --train): without it no weight is dropped" \
+  trace --dropout 0.25 --mistake dropout_not_rescaled
 expect_error "trace --mistake mask_inverted without a mask" 2 \
   "attn: error: --mistake mask_inverted: it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked" \
   trace --mistake mask_inverted
