@@ -81,7 +81,9 @@ void setup_check(CLI::App& app) {
         wrap("Diagnosis ids (stable, for graders): softmax_axis (dim=-2 or dim=1 instead of dim=-1), "
              "missing_scale (no / √dk), wrong_scale (/ √D, / D or / dk), mask_inverted, fill_value (0 instead "
              "of -inf, -1e9 for -inf, ...), split_without_transpose (q.view(B,H,S,dk)), merge_without_transpose "
-             "(context.view(B,Sq,D)), weight_not_transposed (x·W), q_k_swapped (K·Qᵀ), missing_bias, unknown.",
+             "(context.view(B,Sq,D)), weight_not_transposed (x·W), q_k_swapped (K·Qᵀ), missing_bias, "
+             "dropout_not_rescaled (weights·keep, no / (1 - p)), dropout_keep_inverted (weights·~keep / (1 - p)), "
+             "weights_transposed (weightsᵀ·V), unknown.",
              help_width) +
         "\n\n"
         "Examples:\n"

@@ -166,7 +166,9 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
                "wrong_scale (/ √D), mask_inverted, fill_value (0 instead of the fill; -inf when the fill is 0), "
                "split_without_transpose (q.view(B,H,S,dk)), merge_without_transpose (context.view(B,Sq,D)), "
                "weight_not_transposed (x·W; needs Din == D), q_k_swapped (K·Qᵀ; needs Sq == Sk), "
-               "missing_bias (Q, K, V without bias). attn check names the same ids");
+               "missing_bias (Q, K, V without bias), dropout_not_rescaled (weights·keep; needs --dropout P --train), "
+               "dropout_keep_inverted (weights·~keep / (1 - p); the same), weights_transposed (weightsᵀ·V; needs "
+               "Sq == Sk). attn check names the same ids");
 }
 
 }  // namespace

@@ -137,6 +137,11 @@ attn::config config_of(const nlohmann::json& j) {
     const std::string fill = j["fill"].get<std::string>();
     c.fill = fill == "-inf" ? -std::numeric_limits<float>::infinity() : std::stof(fill);
     c.fill_text = fill;
+    if (j.contains("dropout")) {  // --dropout P --train --dropout-seed N
+        c.dropout.p = j["dropout"]["p"].get<double>();
+        c.dropout.train = true;
+        c.dropout.seed = j["dropout"]["seed"].get<std::uint64_t>();
+    }
     attn::validate(c);
     return c;
 }

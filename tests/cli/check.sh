@@ -25,7 +25,7 @@ while IFS=$'\t' read -r args mistake stage tensor file; do
 done < <(jq -r '.configs as $c | .answers[] | [($c[.config].args | join(" ")), .mistake, .stage, .tensor, .file] | @tsv' \
            "$ref/index.json")
 check "each of the $total PyTorch answers: right ones match (exit 0), wrong ones name their mistake (exit 1)" test "$bad" -eq 0
-check "... they are many, over every mistake" test "$(jq '[.answers[].mistake] | unique | length' "$ref/index.json")" -eq 11
+check "... they are many, over every mistake" test "$(jq '[.answers[].mistake] | unique | length' "$ref/index.json")" -eq 14
 
 # --- the table report ------------------------------------------------------------------------
 run check "${seed24[@]}" --stage softmax --answer "$ref/seed24_causal/softmax_axis.softmax.json"
@@ -152,11 +152,17 @@ expect_error "trace --mistake weight_not_transposed with Din != D: a shape error
 expect_error "trace --mistake q_k_swapped with Sq != Sk" 2 \
   "attn: error: --mistake q_k_swapped: K·Qᵀ is [B,H,Sk,Sq] = [1,2,6,4], which the softmax's weights·V ([B,H,Sk,dk]) and a mask [B,1,Sq,Sk] cannot take when Sq != Sk (here Sq = 4, Sk = 6); give --kv-seq 4 to see this mistake" \
   trace --kv-seq 6 --mistake q_k_swapped
+expect_error "trace --mistake weights_transposed with Sq != Sk" 2 \
+  "attn: error: --mistake weights_transposed: weightsᵀ·V multiplies weightsᵀ [B,H,Sk,Sq] = [1,2,6,4] by V [B,H,Sk,dk], which needs Sq == Sk (here Sq = 4, Sk = 6); give --kv-seq 4 to see this mistake" \
+  trace --kv-seq 6 --mistake weights_transposed
+expect_error "trace --mistake dropout_not_rescaled without dropout in training mode" 2 \
+  "attn: error: --mistake dropout_not_rescaled: it needs dropout in training mode (--dropout P with P > 0 and --train): without it no weight is dropped" \
+  trace --dropout 0.25 --mistake dropout_not_rescaled
 expect_error "trace --mistake mask_inverted without a mask" 2 \
   "attn: error: --mistake mask_inverted: it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked" \
   trace --mistake mask_inverted
 expect_error "trace --mistake with an unknown id" 2 \
-  "attn: error: --mistake softmax: expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped or missing_bias" \
+  "attn: error: --mistake softmax: expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted or weights_transposed" \
   trace --mistake softmax
 run trace "${seed24[@]}" --mistake fill_value --stage masked --format json
 check "trace --mistake fill_value: 0 where the mask is false, not -inf" test \

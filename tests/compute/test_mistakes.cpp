@@ -53,6 +53,17 @@ attn::config seed24(mistake m = mistake::none, int way = 0) {
     return c;
 }
 
+/// seed24 with dropout in training mode (p = 0.25, seed 3): the dropout mistakes need it.
+attn::config seed24_dropout(mistake m = mistake::none) {
+    attn::config c = seed24(m);
+    c.dropout.p = 0.25, c.dropout.train = true, c.dropout.seed = 3;
+    return c;
+}
+
+bool is_dropout_mistake(mistake m) {
+    return m == mistake::dropout_not_rescaled || m == mistake::dropout_keep_inverted;
+}
+
 /// Stage `stage`'s tensor of the run `c`, computed up to that stage only: K·Qᵀ with Sq != Sk
 /// (which validate refuses) is whole up to the scaled stage.
 xt::xarray<float> stage_of_run(const attn::config& c, const std::string& stage, const std::string& tensor) {
@@ -77,7 +88,8 @@ TEST_SUITE("mistakes") {
     TEST_CASE("ids: CLI.md's, in its order, and back") {
         const std::vector<std::string> ids{"softmax_axis", "missing_scale", "wrong_scale", "mask_inverted",
                                            "fill_value", "split_without_transpose", "merge_without_transpose",
-                                           "weight_not_transposed", "q_k_swapped", "missing_bias"};
+                                           "weight_not_transposed", "q_k_swapped", "missing_bias",
+                                           "dropout_not_rescaled", "dropout_keep_inverted", "weights_transposed"};
         REQUIRE(attn::all_mistakes().size() == ids.size());
         for (std::size_t i = 0; i < ids.size(); ++i) {
             CHECK(attn::mistake_id(attn::all_mistakes()[i]) == ids[i]);
@@ -103,10 +115,11 @@ TEST_SUITE("mistakes") {
     }
 
     TEST_CASE("the stages before the one where the mistake is made are the right run's, bit for bit") {
-        const attn::trace right = run(seed24());
         for (mistake m : attn::all_mistakes()) {
             CAPTURE(attn::mistake_id(m));
-            const attn::trace wrong = run(seed24(m));
+            const bool dropout = is_dropout_mistake(m);
+            const attn::trace right = run(dropout ? seed24_dropout() : seed24());
+            const attn::trace wrong = run(dropout ? seed24_dropout(m) : seed24(m));
             const int made = attn::find_stage_info(attn::mistake_stage(m))->step;
             for (const attn::stage& s : right.stages) {
                 if (s.info->step >= made) break;
@@ -190,6 +203,42 @@ TEST_SUITE("mistakes") {
         const xt::xarray<float> right = values(run(seed24()), "scores", "scores");
         const xt::xarray<float> swapped = values(run(seed24(mistake::q_k_swapped)), "scores", "scores");
         CHECK(xt::xarray<float>(xt::transpose(swapped, {0, 1, 3, 2})) == right);
+    }
+
+    TEST_CASE("dropout_not_rescaled: the kept weights as they are; dropout_keep_inverted: the dropped ones, / (1 - p)") {
+        const attn::trace right = run(seed24_dropout());
+        const xt::xarray<float> weights = values(right, "softmax", "weights");
+        const xt::xarray<float> keep = values(right, "dropout", "keep");
+        const float scale = 1.0f / 0.75f;
+        const attn::trace plain = run(seed24_dropout(mistake::dropout_not_rescaled));
+        const attn::trace inverted = run(seed24_dropout(mistake::dropout_keep_inverted));
+        CHECK(values(plain, "dropout", "keep") == keep);
+        CHECK(xt::xarray<float>(values(plain, "dropout", "weights")) == xt::xarray<float>(weights * keep));
+        const xt::xarray<float> dropped = values(inverted, "dropout", "weights");
+        for (std::size_t i = 0; i < weights.size(); ++i)
+            CHECK(dropped.data()[i] == weights.data()[i] * (keep.data()[i] != 0.0f ? 0.0f : scale));
+        attn::config eval = seed24(mistake::dropout_not_rescaled);
+        CHECK(attn::mistake_problem(eval).find("--dropout P with P > 0 and --train") != std::string::npos);
+    }
+
+    TEST_CASE("weights_transposed: the context is weightsᵀ·V, plane by plane") {
+        const attn::trace wrong = run(seed24(mistake::weights_transposed));
+        const xt::xarray<float> weights = values(wrong, "softmax", "weights");  // [2,4,5,5]
+        const xt::xarray<float> v = values(wrong, "transpose", "v");            // [2,4,5,2]
+        const xt::xarray<float> context = values(wrong, "context", "context");  // [2,4,5,2]
+        xt::xarray<float> expected = xt::zeros<float>({2, 4, 5, 2});
+        for (std::size_t b = 0; b < 2; ++b)
+            for (std::size_t h = 0; h < 4; ++h)
+                for (std::size_t i = 0; i < 5; ++i)
+                    for (std::size_t d = 0; d < 2; ++d) {
+                        float sum = 0.0f;
+                        for (std::size_t j = 0; j < 5; ++j) sum += weights(b, h, j, i) * v(b, h, j, d);
+                        expected(b, h, i, d) = sum;
+                    }
+        check_close(context, expected, "weightsᵀ·V");
+        attn::config cross = seed24(mistake::weights_transposed);
+        cross.kv_seq = 3;
+        CHECK(attn::mistake_problem(cross).find("needs Sq == Sk (here Sq = 5, Sk = 3)") != std::string::npos);
     }
 
     TEST_CASE("the warning on the stage where it is made, and the formula, say it is on purpose") {

@@ -52,17 +52,25 @@ CONFIGS = {
                           mistakes={"q_k_swapped": ["scores", "scaled"], "softmax_axis": ["softmax", "output"],
                                     "wrong_scale": ["scaled", "context"], "missing_bias": ["projections", "output"],
                                     "split_without_transpose": ["transpose", "context"]}),
+    # seed 24 again, with dropout in training mode (p = 0.25, torch.manual_seed(3) before the draws):
+    # the dropout mistakes, and weightsᵀ·V after dropout
+    "seed24_dropout": dict(seed=24, batch=2, seq=5, d_model=8, heads=4, mask="causal", lengths=None,
+                           fill=float("-inf"), ext="npy", dropout=(0.25, 3),
+                           mistakes={"dropout_not_rescaled": ["dropout", "output"],
+                                     "dropout_keep_inverted": ["dropout", "context"],
+                                     "weights_transposed": ["context", "output"]}),
 }
 
 MISTAKES = ["softmax_axis", "missing_scale", "wrong_scale", "mask_inverted", "fill_value",
             "split_without_transpose", "merge_without_transpose", "weight_not_transposed",
-            "q_k_swapped", "missing_bias"]
+            "q_k_swapped", "missing_bias"]  # (and, in seed24_dropout only, the three below)
 
 # where each mistake is made (attn's mistake_stage), and the later stages its answers are saved at
 MADE_AT = {"softmax_axis": "softmax", "missing_scale": "scaled", "wrong_scale": "scaled",
            "mask_inverted": "mask", "fill_value": "masked", "split_without_transpose": "transpose",
            "merge_without_transpose": "merge", "weight_not_transposed": "projections",
-           "q_k_swapped": "scores", "missing_bias": "projections"}
+           "q_k_swapped": "scores", "missing_bias": "projections", "dropout_not_rescaled": "dropout",
+           "dropout_keep_inverted": "dropout", "weights_transposed": "context"}
 LATER = {"merge_without_transpose": ["concat", "output"]}
 # the other ways attn check knows (mistake, way, stages), for the first two configs
 WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
@@ -75,7 +83,7 @@ WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
         ("missing_bias", 2, ["output"])]                      # b_o only
 DEFAULT_LATER = ["context", "output"]
 TENSOR = {"projections": "q", "view": "q", "transpose": "q", "scores": "scores", "scaled": "scaled",
-          "mask": "mask", "masked": "masked", "softmax": "weights", "context": "context", "merge": "context",
+          "mask": "mask", "masked": "masked", "softmax": "weights", "dropout": "weights", "context": "context", "merge": "context",
           "concat": "concat", "output": "out"}
 
 
@@ -88,6 +96,8 @@ def args_of(cfg):
         args += ["--lengths", ",".join(map(str, cfg["lengths"]))]
     if not math.isinf(cfg["fill"]):
         args += ["--fill", "-1e9"]
+    if "dropout" in cfg:
+        args += ["--dropout", str(cfg["dropout"][0]), "--train", "--dropout-seed", str(cfg["dropout"][1])]
     return args
 
 
@@ -155,7 +165,21 @@ def attention(cfg, mistake=None, way=0):
         st["masked"] = masked
         weights = torch.softmax(masked, dim=(-2 if way == 0 else 1) if mistake == "softmax_axis" else -1)
         st["softmax"] = weights
-        context = weights @ vh
+        if "dropout" in cfg:  # nn.Dropout(p) in training mode, written out: keep = torch.rand(...) < 1 - p
+            p, dropout_seed = cfg["dropout"]
+            torch.manual_seed(dropout_seed)
+            drop_keep = torch.rand(B, H, S, Sk) < 1 - p
+            if mistake == "dropout_not_rescaled":
+                weights = weights * drop_keep                                 # no / (1 - p)
+            elif mistake == "dropout_keep_inverted":
+                weights = weights * (~drop_keep).float().div_(1 - p)          # the dropped ones kept
+            else:
+                weights = weights * drop_keep.float().div_(1 - p)             # aten's noise, as F.dropout
+            st["dropout"] = weights
+        if mistake == "weights_transposed":
+            context = weights.transpose(-2, -1) @ vh                         # weightsᵀ·V
+        else:
+            context = weights @ vh
         st["context"] = context
         if mistake == "merge_without_transpose":
             concat = context.reshape(B, S, D)                                 # a plain reshape
@@ -186,6 +210,8 @@ def main():
                                   "d_model": cfg["d_model"], "heads": cfg["heads"],
                                   "mask": cfg["mask"], "lengths": cfg["lengths"] or [],
                                   "fill": "-inf" if math.isinf(cfg["fill"]) else "-1e9"}
+        if "dropout" in cfg:
+            index["configs"][name]["dropout"] = {"p": cfg["dropout"][0], "seed": cfg["dropout"][1]}
         right = attention(cfg)
         checked = set()
         chosen = [(m, 0, stages) for m, stages in cfg["mistakes"].items()] if "mistakes" in cfg else \

@@ -184,7 +184,7 @@ void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t li
     plan.sink_keeps = keeps;
     plan.layout = plane_layout::whole_tensor;
     plan.block_rows = 0;
-    const bool rows_possible = !keeps && c.mistake != mistake::softmax_axis;
+    const bool rows_possible = !keeps && c.mistake != mistake::softmax_axis && c.mistake != mistake::weights_transposed;
     if (rows_possible && block_rows != 0) {
         plan.layout = plane_layout::in_rows;
         plan.block_rows = std::min(block_rows, std::max<std::size_t>(plane_rows, 1));

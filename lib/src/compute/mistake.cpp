@@ -18,7 +18,7 @@ struct mistake_entry {
     std::string_view stage;  // where it is made (way 2 of the projections' mistakes: output)
 };
 
-constexpr std::array<mistake_entry, 11> mistake_table{{
+constexpr std::array<mistake_entry, 14> mistake_table{{
     {mistake::none, "none", 1, ""},
     {mistake::softmax_axis, "softmax_axis", 2, "softmax"},
     {mistake::missing_scale, "missing_scale", 1, "scaled"},
@@ -30,6 +30,9 @@ constexpr std::array<mistake_entry, 11> mistake_table{{
     {mistake::weight_not_transposed, "weight_not_transposed", 3, "projections"},
     {mistake::q_k_swapped, "q_k_swapped", 1, "scores"},
     {mistake::missing_bias, "missing_bias", 3, "projections"},
+    {mistake::dropout_not_rescaled, "dropout_not_rescaled", 1, "dropout"},
+    {mistake::dropout_keep_inverted, "dropout_keep_inverted", 1, "dropout"},
+    {mistake::weights_transposed, "weights_transposed", 1, "context"},
 }};
 
 const mistake_entry& entry_of(mistake m) {
@@ -109,6 +112,18 @@ std::string mistake_problem(const config& c) {
                        "], which the softmax's weights·V ([B,H,Sk,dk]) and a mask [B,1,Sq,Sk] cannot take when "
                        "Sq != Sk (here Sq = " + n(c.seq) + ", Sk = " + n(c.kv_seq) +
                        "); give --kv-seq " + n(c.seq) + " to see this mistake";
+            return {};
+        case mistake::dropout_not_rescaled:
+        case mistake::dropout_keep_inverted:
+            if (!c.dropout.applied())
+                return "it needs dropout in training mode (--dropout P with P > 0 and --train): without it no "
+                       "weight is dropped";
+            return {};
+        case mistake::weights_transposed:
+            if (c.seq != c.kv_seq)
+                return "weightsᵀ·V multiplies weightsᵀ [B,H,Sk,Sq] = [" + n(c.batch) + "," + n(c.heads) + "," +
+                       n(c.kv_seq) + "," + n(c.seq) + "] by V [B,H,Sk,dk], which needs Sq == Sk (here Sq = " +
+                       n(c.seq) + ", Sk = " + n(c.kv_seq) + "); give --kv-seq " + n(c.seq) + " to see this mistake";
             return {};
         case mistake::weight_not_transposed:
             if (way == 2) return c.out_proj ? std::string() : no_out_proj;

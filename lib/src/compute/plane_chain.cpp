@@ -172,8 +172,11 @@ void keep_from_draws(float* draws, std::size_t count, double p) {
 
 void block_dropout(const plane_chain& chain, const plane_block& block, const float* draws, float* keep_out) {
     // aten: noise = keep.float().div_(1 - p); out = weights * noise (p == 1: weights * 0)
+    // (--mistake dropout_not_rescaled: weights * keep; dropout_keep_inverted: weights * ~keep / (1 - p))
     const double p = chain.cfg->dropout.p;
-    const float scale = p >= 1.0 ? 0.0f : 1.0f / static_cast<float>(1.0 - p);
+    const mistake m = chain.cfg->mistake;
+    const float scale = m == mistake::dropout_not_rescaled ? 1.0f : p >= 1.0 ? 0.0f : 1.0f / static_cast<float>(1.0 - p);
+    const bool inverted = m == mistake::dropout_keep_inverted;
     const auto threshold = static_cast<float>(1.0 - p);
     const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(block.rows * chain.width);
     const float* in = block.input();
@@ -181,7 +184,7 @@ void block_dropout(const plane_chain& chain, const plane_block& block, const flo
 #pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
     for (std::ptrdiff_t e = 0; e < n; ++e) {
         const bool keep = draws[e] < threshold;
-        x[e] = in[e] * (keep ? scale : 0.0f);
+        x[e] = in[e] * (keep != inverted ? scale : 0.0f);
         if (keep_out != nullptr) keep_out[e] = keep ? 1.0f : 0.0f;
     }
 }
@@ -192,6 +195,17 @@ void block_context(const plane_chain& chain, const plane_block& block, float* co
     const std::size_t head_dim = v.values.shape()[3];
     const float* v_plane = row_major_rows(v, block.batch, block.head, 0, chain.width, value_scratch);
     float* out = context + ((block.batch * chain.heads + block.head) * chain.rows + block.first_row) * head_dim;
+    if (chain.cfg->mistake == mistake::weights_transposed) {
+        // --mistake weights_transposed: weights.transpose(-2, -1) @ v, on the whole plane (Sq == Sk;
+        // plan_memory keeps the tensor whole for this), transposed into a contiguous copy as matmul does
+        thread_local std::vector<float> transposed;
+        const std::size_t w = chain.width;
+        transposed.resize(w * w);
+        for (std::size_t i = 0; i < w; ++i)
+            for (std::size_t j = 0; j < w; ++j) transposed[j * w + i] = block.data[i * w + j];
+        bmm_rows(transposed.data(), v_plane, out, w, head_dim, w, false, chain.rows);
+        return;
+    }
     bmm_rows(block.data, v_plane, out, block.rows, head_dim, chain.width, false, chain.rows);
 }
 

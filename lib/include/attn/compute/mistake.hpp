@@ -20,6 +20,9 @@ enum class mistake {
     weight_not_transposed,    // x·W instead of x·Wᵀ
     q_k_swapped,              // K·Qᵀ instead of Q·Kᵀ
     missing_bias,             // the projections without their bias
+    dropout_not_rescaled,     // weights · keep, without the / (1 - p)
+    dropout_keep_inverted,    // weights · ~keep / (1 - p): the dropped weights kept
+    weights_transposed,       // weightsᵀ·V instead of weights·V
 };
 
 /// "softmax_axis", ...; "none" for mistake::none. And back: nullopt for an unknown id ("unknown" too).
