@@ -15,6 +15,7 @@
 #include "attn/render/exercise_folder.hpp"
 #include "attn/render/render_exercise.hpp"
 #include "attn/teach/exercise.hpp"
+#include "attn/teach/student_id.hpp"
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
@@ -32,6 +33,7 @@ struct exercise_options {
     std::string answer;   // check --answer FILE
     std::string secret_file;  // --secret FILE; else $ATTN_CLASS_SECRET
     int precision = 4;
+    int hint = 0;         // show --hint N: only hint N
 };
 
 std::vector<attn::exercise> all_exercises() { return attn::read_exercises(attn::find_exercise_dir(share_dirs())); }
@@ -51,8 +53,8 @@ std::string class_secret(const exercise_options& o) {
 
 /// The exercise as this student gets it, with the class secret if there is one.
 attn::exercise_variant student_variant(const std::vector<attn::exercise>& all, const exercise_options& o) {
-    if (o.student_given) attn::validate_student_id(o.student);
-    return attn::make_variant(attn::find_exercise(all, o.which), o.student, class_secret(o));
+    const std::string student = o.student_given ? attn::normalise_student_id(o.student) : std::string();
+    return attn::make_variant(attn::find_exercise(all, o.which), student, class_secret(o));
 }
 
 void run_list(const exercise_options& o) {
@@ -66,6 +68,14 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
         throw attn::usage_error("--out " + o.out + " writes files (the tensors, task.md, exercise.json); --format " +
                                 o.format + " is for printing: give one of them");
     const std::vector<attn::exercise> all = all_exercises();
+    if (cmd.count("--hint") > 0) {
+        if (!o.out.empty() || cmd.count("--format") > 0)
+            throw attn::usage_error("--hint " + std::to_string(o.hint) + " prints one hint; " +
+                                    (o.out.empty() ? "--format " + o.format : "--out " + o.out) +
+                                    " shows the whole exercise: give one of them");
+        attn::render_exercise_hint(attn::find_exercise(all, o.which), o.hint, std::cout);
+        return;
+    }
     const attn::exercise_variant v = student_variant(all, o);
     if (!o.out.empty()) {
         attn::write_exercise_folder(v, o.out, "--out " + o.out);
@@ -100,7 +110,8 @@ void add_exercise_argument(CLI::App* cmd, exercise_options& o) {
 void add_student_flag(CLI::App* cmd, exercise_options& o) {
     cmd->add_option("--student", o.student,
                     "the student's own variant: the same task with their own numbers, from a seed made of "
-                    "the exercise and ID (letters, digits, '.', '_', '-'); without it, the exercise's own numbers")
+                    "the exercise and ID: letters of any script, digits, '.', '_', '-', '@', '+' (an e-mail address is "
+                    "lowercased); without it, the exercise's own numbers")
         ->type_name("ID");
     cmd->add_option("--secret", o.secret_file,
                     "a file holding the class secret (else $ATTN_CLASS_SECRET): every student's numbers then "
@@ -159,7 +170,7 @@ void setup_exercise(CLI::App& app) {
     list->callback([o] { run_list(*o); });
 
     CLI::App* show = cmd->add_subcommand(
-        "show", "Show exercise N: the task, its tensors, the hints; or hand it out.");
+        "show", "Show exercise N (task, tensors, folded hints), or hand it out.");
     add_exercise_argument(show, *o);
     add_student_flag(show, *o);
     add_format_flag(show, *o, "table (to read) or json (the task, the config and the given tensors' data)");
@@ -171,7 +182,12 @@ void setup_exercise(CLI::App& app) {
         ->default_val(4)
         ->transform(whole_number(0, 12))
         ->type_name("N");
-    show->footer("Example:\n  attn exercise show 7 --student alice --out class/alice");
+    show->add_option("--hint", o->hint,
+                     "print only hint N (1 is the gentlest; the last is nearly the solution), the same for "
+                     "every student; the whole exercise prints the hints folded away")
+        ->transform(whole_number(1, 99))
+        ->type_name("N");
+    show->footer("Examples:\n  attn exercise show 7 --student alice --out class/alice\n  attn exercise show 7 --hint 1");
     show->callback([o, show] {
         o->student_given = show->count("--student") > 0;
         run_show(*o, *show);

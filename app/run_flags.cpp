@@ -239,8 +239,9 @@ void add_mask_flags(CLI::App* cmd, run_options& o) {
         ->type_name("V")
         ->default_val("-inf");
     cmd->add_flag("--safe-softmax", o.safe_softmax,
-                  "a row with no allowed key gets 0 weights instead of NaN or uniform ones, as "
-                  "F.scaled_dot_product_attention does in recent PyTorch (2.5 and later); other rows are unchanged");
+                  "a row with no allowed key gets 0 weights instead of NaN, as torch._safe_softmax in "
+                  "F.scaled_dot_product_attention (PyTorch 2.5 and later); other rows are unchanged. "
+                  "It acts on rows that are all -inf, so it needs --fill -inf");
     cmd->add_option("--mask-file", f.mask,
                     "an explicit mask [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] (.json, .npy or .npz), "
                     "true/1 = may attend unless --mask-convention says otherwise; combined with --mask by AND")

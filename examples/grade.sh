@@ -77,7 +77,9 @@ grade_handout() {
   if [ -n "$expected" ] && [ -n "$said_number" ] && [ "$said_number" != "$expected" ]; then
     notes=$(jq -c --arg n "$said_number" '. + ["exercise.json says exercise \($n)"]' <<<"$notes")
   fi
-  if [ -n "$said_student" ] && [ "$said_student" != "$id" ]; then
+  local as_attn_has_it=$id  # attn lowercases an e-mail address (README: "Student IDs")
+  [[ $id == *@* ]] && as_attn_has_it=${id,,}
+  if [ -n "$said_student" ] && [ "$said_student" != "$as_attn_has_it" ]; then
     notes=$(jq -c --arg s "$said_student" '. + ["exercise.json names student \($s)"]' <<<"$notes")
   fi
   if [ -z "$number" ]; then

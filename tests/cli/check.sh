@@ -33,7 +33,7 @@ check "a mismatch exits 1" test "$rc" -eq 1
 check "... with nothing on stderr" test ! -s "$work/err"
 check "... the shape first" grep -qx 'shape      \[2,4,5,5\] \[B,H,Sq,Sk\], as expected' "$work/out"
 check "... then how many elements differ" grep -q '^result     mismatch: [0-9]* of 200 elements differ by more than atol 1e-05 + rtol 0.0001·|expected|$' "$work/out"
-check "... the largest error, where, and both values" grep -q '^largest    error 0\.[0-9]* at \[[0-9]\]\[[0-9]\]\[[0-9]\]\[[0-9]\]: yours .*, expected ' "$work/out"
+check "... the largest error, where, and both values" grep -q '^largest    error 0\.[0-9]* at \[[0-9],[0-9],[0-9],[0-9]\]: yours .*, expected ' "$work/out"
 check "... the diagnosis with the fix" grep -qx 'diagnosis  softmax_axis: your weights sum to 1 over the queries (dim=-2), not over the keys: use torch.softmax(scores, dim=-1)' "$work/out"
 run check "${seed24[@]}" --stage 15 --answer "$ref/seed24_causal/softmax_axis.output.json"
 check "a mistake made at an earlier stage says where" grep -qx '           (the mistake is made at the softmax stage; the output stage follows from it)' "$work/out"
@@ -189,4 +189,13 @@ check "README's attn check JSON is real" test "$(jq -S -c 'del(.expected_value)'
 check "... and its expected value, to the kernel's last bit" \
   jq -e --slurpfile got "$work/out" '(.expected_value - $got[0].expected_value) | fabs < 1e-6' "$work/readme-json"
 
+# under --mistake, the heading of the stage where it is made says what the run computes there
+expect_ok "trace --mistake missing_scale" trace "${notebook[@]}" --mistake missing_scale --stage scaled,softmax
+check "... the scaled stage's heading says the scores are not divided" \
+  grep -qx '── 7 · scaled ── the scores are not divided by √dk = 1.4142 (--mistake missing_scale, on purpose)' "$work/out"
+check "... the softmax stage's heading is the usual one" \
+  grep -qx '── 10 · softmax ── attention weights: softmax over the key axis (last)' "$work/out"
+expect_ok "trace --mistake softmax_axis --format json" trace "${notebook[@]}" --mistake softmax_axis --format json
+check "... the JSON title of softmax says so too" test "$(jq -r .stages.softmax.title "$work/out")" = \
+  "softmax over the queries (dim=-2) instead of the keys (dim=-1) (--mistake softmax_axis, on purpose)"
 finish

@@ -175,14 +175,54 @@ expect_error "an unknown exercise command" 2 \
 expect_error "an unknown flag of show" 2 \
   'attn: error: --frob: attn exercise show has no such flag; see `attn exercise show --help`' exercise show 7 --frob
 expect_error "a student ID that is not a name" 2 \
-  "attn: error: --student ../x: expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice" \
+  "attn: error: --student ../x: expected 1-64 letters (any script, precomposed), digits, '.', '_', '-', '@' or '+' (not '.', '-', '@' or '+' first), e.g. --student alice or --student alice@uni.example" \
   exercise show 7 --student ../x
 expect_error "show: an empty student ID" 2 \
-  "attn: error: --student '': expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice" \
+  "attn: error: --student '': expected 1-64 letters (any script, precomposed), digits, '.', '_', '-', '@' or '+' (not '.', '-', '@' or '+' first), e.g. --student alice or --student alice@uni.example" \
   exercise show 7 --student ''
 expect_error "check: an empty student ID" 2 \
-  "attn: error: --student '': expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice" \
+  "attn: error: --student '': expected 1-64 letters (any script, precomposed), digits, '.', '_', '-', '@' or '+' (not '.', '-', '@' or '+' first), e.g. --student alice or --student alice@uni.example" \
   exercise check 7 --student '' --answer "$work/none.npy"
+# hints: folded in the table (the last one is nearly the solution), one at a time with --hint N
+run exercise show 5
+check "show: the hints are folded: their count and the command that opens the first" \
+  bash -c "grep -q '^Hints: 3, each more explicit than the last, folded away; open one at a time:' '$work/out' &&
+           grep -qx '   attn exercise show 5 --hint 1' '$work/out'"
+check "... and no hint's text is printed" bash -c "! grep -q 'masked_fill(~(pad' '$work/out'"
+expect_ok "show --hint 3" exercise show 5 --hint 3
+check "... prints hint 3 alone, the solution" \
+  bash -c "head -n 1 '$work/out' | grep -qx 'Hint 3 of 3 · exercise 5 · padding-and-causal' &&
+           grep -q 'masked_fill(~(pad' '$work/out' && [ \$(wc -l <'$work/out') -le 4 ]"
+expect_ok "show --hint 1" exercise show padding-and-causal --hint 1
+check "... points at the next one" grep -qx '   (more explicit: attn exercise show 5 --hint 2)' "$work/out"
+expect_error "--hint beyond the exercise's hints" 2 "attn: error: --hint 4: exercise 5 has 3 hints (1-3)" \
+  exercise show 5 --hint 4
+expect_error "--hint with --out" 2 \
+  "attn: error: --hint 1 prints one hint; --out $work/h shows the whole exercise: give one of them" \
+  exercise show 5 --hint 1 --out "$work/h"
+check "... and writes nothing" test ! -e "$work/h"
+
+# e-mail addresses and names in any script: accepted, an e-mail address lowercased
+run exercise show 7 --student Alice.Martin@Uni.Example --format json
+check "an e-mail address is an ID, lowercased" test "$(jq -r .student "$work/out")" = alice.martin@uni.example
+seed_mail=$(jq .seed "$work/out")
+run exercise show 7 --student alice.martin@uni.example --format json
+check "... so the same student whatever the case of the address" test "$(jq .seed "$work/out")" = "$seed_mail"
+run exercise show 7 --student Alice --format json
+check "an ID without @ keeps its case: Alice is not alice (hand-outs made before keep their numbers)" \
+  test "$(jq -r .student "$work/out") $(jq .seed "$work/out")" != "alice $(jq .seed "$work/alice.json")"
+for id in zoë Jürgen 王芳 Ελένη o+test@x.org; do
+  expect_ok "a student ID $id" exercise show 7 --student "$id" --format json
+  check "... kept as typed" test "$(jq -r .student "$work/out")" = "$id"
+done
+expect_error "a combining accent: refused, the precomposed letter is other bytes" 2 \
+  "attn: error: --student zoe$(printf '\xcc\x88'): a combining accent (U+0308): type the letter precomposed (NFC), é as one character, so the ID is always the same bytes" \
+  exercise show 7 --student "zoe$(printf '\xcc\x88')"
+for bad in 'a b' 'a/b' '@alice' '+x' "a$(printf '\xe2\x80\x8b')b" "$(printf '\xff')x" "$(printf '%065d' 0)"; do
+  run exercise show 7 --student "$bad"
+  check "a student ID $(printf '%q' "$bad" | cut -c1-20): exit 2, one line naming --student" \
+    bash -c "[ $rc -eq 2 ] && [ \$(wc -l <'$work/err') -eq 1 ] && grep -q '^attn: error: --student ' '$work/err'"
+done
 expect_error "an answer file that is not there" 1 \
   "attn: error: --answer $work/none.npy: cannot open: No such file or directory" \
   exercise check 7 --answer "$work/none.npy"

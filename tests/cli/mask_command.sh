@@ -65,11 +65,21 @@ for json_file in "$ref"/*.json; do
   check "$case_name: the conventions, expressions and data that torch checked" same_mask_output "$case_name"
   expect_ok "$case_name: attn trace --q --k --v" trace "${qkv[@]}" "${args[@]}" --heads 2 --stage softmax --format json
   check "$case_name: the weights of every convention applied the PyTorch way, bit for bit" same_weights "$case_name" weights
-  expect_ok "$case_name: attn trace --safe-softmax" trace "${qkv[@]}" "${args[@]}" --heads 2 --safe-softmax \
-    --stage softmax --format json
-  check "$case_name: --safe-softmax: torch._safe_softmax's weights, bit for bit" same_weights "$case_name" safe_weights
+  if jq -e 'has("safe_weights")' "$json_file" >/dev/null; then
+    expect_ok "$case_name: attn trace --safe-softmax" trace "${qkv[@]}" "${args[@]}" --heads 2 --safe-softmax \
+      --stage softmax --format json
+    check "$case_name: --safe-softmax: torch._safe_softmax's weights, bit for bit" same_weights "$case_name" safe_weights
+  else  # a finite fill: torch._safe_softmax would change nothing, attn refuses the pair
+    run trace "${qkv[@]}" "${args[@]}" --heads 2 --safe-softmax --stage softmax --format json
+    check "$case_name: --safe-softmax with a finite fill is refused (exit 2)" \
+      bash -c "[ $rc -eq 2 ] && grep -q '^attn: error: --safe-softmax with --fill ' '$work/err'"
+  fi
 done
 check "the fixtures are there" test "$(ls "$ref"/*.json | wc -l)" -ge 7
+
+expect_error "--safe-softmax with a finite fill: refused, as torch._safe_softmax would leave the row uniform" 2 \
+  "attn: error: --safe-softmax with --fill -1e9: PyTorch's safe softmax zeroes only rows that are all -inf, and a finite fill leaves none (a row with no allowed key stays uniform); use --fill -inf or drop --safe-softmax" \
+  trace --mask padding --lengths 3,0 --batch 2 --seq 3 --fill -1e9 --safe-softmax
 
 # --- the table: the four side by side, per batch item, and the PyTorch for each ------------
 expect_ok "attn mask, the issue's example" mask --mask causal+padding --lengths 3,5 --batch 2 --seq 5
@@ -141,7 +151,7 @@ check "config: causal_align and safe_softmax" \
 check "the mask formula shows the alignment" \
   test "$(jq -r .stages.mask.formula "$work/out")" = "mask[b,0,i,j] = (j <= i + Sk - Sq = i - 2); true = query i may attend key j, the same for every head"
 check "the softmax formula says what --safe-softmax does" \
-  test "$(jq -r .stages.softmax.formula "$work/out")" = "weights = softmax(masked, dim=-1); a row with no allowed key gets 0 weights, not NaN (--safe-softmax)"
+  test "$(jq -r .stages.softmax.formula "$work/out")" = "weights = softmax(masked, dim=-1); a row with no allowed key (all -inf) gets 0 weights, not NaN (--safe-softmax, as torch._safe_softmax)"
 check "the empty rows' warning says 0 (--safe-softmax)" grep -qx \
   "attn: warning: batch 0, query 1: no key may be attended, so its weights are 0 (--safe-softmax)" "$work/err"
 check "... and their weights are 0" test "$(jq -c '.stages.softmax.tensors.weights.data[0][0][0:2]' "$work/out")" = "[[0,0,0],[0,0,0]]"

@@ -570,13 +570,19 @@ TEST_CASE("--safe-softmax: a row with no allowed key gets 0 weights; the other r
         for (std::size_t e = 0; e < ctx.size() / 2; ++e) CHECK(ctx.data()[ctx.size() / 2 + e] == 0.0f);
         CHECK(safe.warnings.back().text == "batch 1, query 2: no key may be attended, so its weights are 0 (--safe-softmax)");
         CHECK(attn::stage_formula(safe.cfg, "softmax") ==
-              "weights = softmax(masked, dim=-1); a row with no allowed key gets 0 weights, not " +
-                  std::string(std::isinf(plain_config.fill) ? "NaN" : "uniform") + " (--safe-softmax)");
+              "weights = softmax(masked, dim=-1); a row with no allowed key (all -inf) gets 0 weights, not NaN "
+              "(--safe-softmax, as torch._safe_softmax)");
     };
     SUBCASE("fill -inf: 0 instead of NaN") { check_safe(c); }
-    SUBCASE("fill -1e9: 0 instead of uniform") {
+    SUBCASE("a finite fill is refused: torch._safe_softmax would leave its empty rows uniform") {
         c.fill = -1e9f;
-        check_safe(c);
+        c.fill_text = "-1e9";
+        c.safe_softmax = true;
+        CHECK_THROWS_WITH_AS(attn::validate(c),
+                             "--safe-softmax with --fill -1e9: PyTorch's safe softmax zeroes only rows that are all "
+                             "-inf, and a finite fill leaves none (a row with no allowed key stays uniform); use "
+                             "--fill -inf or drop --safe-softmax",
+                             attn::usage_error);
     }
     SUBCASE("more than three empty rows: one warning saying 0") {
         c.seq = c.kv_seq = 4;

@@ -140,7 +140,7 @@ lines = {
     "cross": ["--seq", "3", "--kv-seq", "6", "--d-in", "4", "--d-kv-in", "5", "--cross"],
     "causal": ["--mask", "causal", "--causal-align", "lower-right", "--kv-seq", "6"],
     "padding": ["--mask", "padding+causal", "--lengths", "3,5", "--batch", "2", "--seq", "5"],
-    "window": ["--mask", "window", "--window", "1", "--fill", "-1e9", "--safe-softmax"],
+    "window": ["--mask", "window", "--window", "1", "--safe-softmax"],
     "random": ["--mask", "random", "--mask-seed", "-1", "--mask-keep", "0.3"],
     "dropout": ["--dropout", "0.1", "--train", "--dropout-seed", "18446744073709551615"],
     "seed": ["--seed", "-9223372036854775808", "--no-qkv-bias", "--no-out-proj"],

@@ -40,7 +40,7 @@ The numbers come from plain torch ops, written the way a student's notebook writ
         torch.manual_seed(mask_seed) (after x / x_kv were drawn); torch.rand(B,1,Sq,Sk) < mask_keep
         (causal is torch.tril(torch.ones(Sq, Sk, dtype=torch.bool), diagonal=Sk-Sq if lower-right else 0))
     masked = scaled.masked_fill(~mask, fill); weights = softmax(masked, dim=-1)
-    with safe_softmax: weights.masked_fill(rows of -inf only, or that the mask leaves empty, 0)
+    with safe_softmax (fill -inf only): weights.masked_fill(rows of -inf only, 0), as torch._safe_softmax
     context = weights @ v; merge = context.transpose(1, 2); concat = merge.reshape(B, Sq, D)
     out = w_o(concat)
 
@@ -139,8 +139,6 @@ CASES = [
          mask="causal", causal_align="lower-right"),
     case("safe_softmax_causal_lower_right_fully_masked", seed=31, batch=1, seq=5, kv_seq=3, heads=2,
          mask="causal", causal_align="lower-right", safe_softmax=True),
-    case("safe_softmax_fill_neg1e9_fully_masked_padding", seed=11, batch=2, seq=3, heads=2,
-         mask="padding", lengths=[3, 0], fill=-1e9, safe_softmax=True),
     case("safe_softmax_no_empty_row", seed=3, batch=2, seq=5, heads=2, mask="causal",
          safe_softmax=True),
     # cross-attention: x_kv is drawn after x
@@ -391,10 +389,8 @@ def attend(c, stages, q, k, v, w_o, mask_file):
     weights = torch.softmax(masked, dim=-1)                      # [B,H,Sq,Sk]
     if c.get("safe_softmax", False):
         # torch._safe_softmax (F.scaled_dot_product_attention, PyTorch 2.5+): a row of -inf only
-        # gets 0 weights; so does a row the mask leaves empty under a finite fill
+        # gets 0 weights (attn refuses --safe-softmax with a finite fill, which leaves none)
         empty = (masked == float("-inf")).all(dim=-1, keepdim=True)  # [B,H,Sq,1]
-        if mask is not None:
-            empty = empty | ~mask.any(dim=-1, keepdim=True)          # [B,1,Sq,1]
         weights = weights.masked_fill(empty, 0.0)
     stages["softmax"] = {"weights": weights}
     p = c.get("dropout", 0.0)

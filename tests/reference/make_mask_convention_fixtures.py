@@ -19,7 +19,7 @@ For each case below it runs `attn mask <flags> --format json` and checks, in tor
     PyTorch 2.x documents it (a boolean attn_mask: masked_fill(~mask, -inf); a float one: added).
 
 It writes tests/reference/mask_conventions/<case>.json (the flags, the checked output of attn
-mask, and the weights of each convention, and those of --safe-softmax: torch._safe_softmax by
+mask, and the weights of each convention, and those of --safe-softmax (fill -inf only): torch._safe_softmax by
 hand, a row with no allowed key gets 0) and the q, k, v (and mask) files they start from.
 tests/cli/mask_command.sh compares attn with them: attn mask's JSON exactly, and attn trace
 --q --k --v's softmax weights bit for bit. That holds on every machine: with dk = 2 and a few
@@ -122,11 +122,10 @@ def sdpa_weights(q, k, v, attn_mask=None, is_causal=False):
     return torch.softmax(scores, dim=-1)
 
 
-def safe_softmax(masked, keep):
-    """torch._safe_softmax, by hand: a row of -inf only, or with no allowed key, gets 0 weights."""
+def safe_softmax(masked):
+    """torch._safe_softmax, by hand: a row of -inf only gets 0 weights."""
     weights = torch.softmax(masked, dim=-1)
-    empty = (masked == float("-inf")).all(dim=-1, keepdim=True) | ~keep.any(dim=-1, keepdim=True)
-    return weights.masked_fill(empty, 0.0)
+    return weights.masked_fill((masked == float("-inf")).all(dim=-1, keepdim=True), 0.0)
 
 
 def same_bits(a, b):
@@ -180,7 +179,8 @@ def make_case(attn, name, args):
         assert same_bits(weights[n][has_key], weights["keep"][has_key]), (name, n)
     masked = scores.masked_fill(~keep[:, None], fill)
     assert same_bits(weights["keep"], torch.softmax(masked, dim=-1)), name
-    safe = safe_softmax(masked, keep[:, None])
+    # attn refuses --safe-softmax with a finite fill, which leaves no row of -inf only
+    safe = safe_softmax(masked) if math.isinf(fill) else None
 
     # the pass lines: nn.MultiheadAttention for real, F.scaled_dot_product_attention by hand
     env.update({"nn": type("nn", (), {"MultiheadAttention": MultiheadAttentionShim}),
@@ -210,8 +210,9 @@ def make_case(attn, name, args):
                          if key in v} for v in out["conventions"]],
         "rows_without_key": out["rows_without_key"],
         "weights": {n: tensor_json(w) for n, w in weights.items()},
-        "safe_weights": tensor_json(safe),
     }
+    if safe is not None:
+        fixture["safe_weights"] = tensor_json(safe)
     with open(os.path.join(OUT, name + ".json"), "w") as fh:
         json.dump(fixture, fh, separators=(",", ":"))
         fh.write("\n")

@@ -31,6 +31,7 @@ void say_everything(const attn::config& c) {
         for (const auto& line : attn::explanation_lines(attn::explain_stage(c, name))) CHECK(!line.text.empty());
         (void)attn::stage_absence(c, name);
         (void)attn::mistake_formula(c, name);
+        CHECK(!attn::stage_title(c, name).empty());
     }
     (void)attn::explain_intro(c);
     (void)attn::explain_summary(c);

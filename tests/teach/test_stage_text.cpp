@@ -55,12 +55,25 @@ TEST_CASE("the softmax formula says what --safe-softmax does to an empty row") {
     CHECK(attn::stage_formula(c, "softmax") == "weights = softmax(masked, dim=-1)");
     c.safe_softmax = true;
     CHECK(attn::stage_formula(c, "softmax") ==
-          "weights = softmax(masked, dim=-1); a row with no allowed key gets 0 weights, not NaN (--safe-softmax)");
+          "weights = softmax(masked, dim=-1); a row with no allowed key (all -inf) gets 0 weights, not NaN "
+          "(--safe-softmax, as torch._safe_softmax)");
     CHECK(mask_line(c) == "causal, fill -inf, --safe-softmax");
-    c.fill = -1e9f;
-    c.fill_text = "-1e9";
-    CHECK(attn::stage_formula(c, "softmax") ==
-          "weights = softmax(masked, dim=-1); a row with no allowed key gets 0 weights, not uniform (--safe-softmax)");
+}
+
+TEST_CASE("under --mistake, the title of the stage where it is made says what this run computes there") {
+    attn::config c;
+    CHECK(attn::stage_title(c, "scaled") == "scores scaled by the square root of the head width");
+    c.mistake = attn::mistake::missing_scale;
+    CHECK(attn::stage_title(c, "scaled") ==
+          "the scores are not divided by √dk = 2 (--mistake missing_scale, on purpose)");
+    CHECK(attn::stage_title(c, "softmax") == "attention weights: softmax over the key axis (last)");  // unchanged
+    c.mistake = attn::mistake::softmax_axis;
+    CHECK(attn::stage_title(c, "softmax") ==
+          "softmax over the queries (dim=-2) instead of the keys (dim=-1) (--mistake softmax_axis, on purpose)");
+    c.mistake = attn::mistake::weight_not_transposed;
+    c.mistake_variant = 1;  // every linear layer
+    CHECK(attn::stage_title(c, "projections").find("(--mistake weight_not_transposed, on purpose)") != std::string::npos);
+    CHECK(attn::stage_title(c, "output").find("(--mistake weight_not_transposed, on purpose)") != std::string::npos);
 }
 
 }

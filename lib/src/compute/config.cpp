@@ -89,6 +89,10 @@ void validate(const config& c) {
                           std::to_string(c.heads));
     if (std::isnan(c.fill) || c.fill == std::numeric_limits<float>::infinity())
         throw usage_error("--fill " + fill_to_string(c.fill) + " must be -inf or a finite number");
+    if (c.safe_softmax && !std::isinf(c.fill))
+        throw usage_error("--safe-softmax with --fill " + fill_text(c) +
+                          ": PyTorch's safe softmax zeroes only rows that are all -inf, and a finite fill "
+                          "leaves none (a row with no allowed key stays uniform); use --fill -inf or drop --safe-softmax");
     validate_mask(c);
     if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
         throw usage_error("--dropout " + shortest(c.dropout.p) + " must be between 0 and 1");

@@ -145,22 +145,15 @@ void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_fi
 }
 
 void block_softmax(const plane_chain& chain, const plane_block& block) {
-    const config& c = *chain.cfg;
+    // --safe-softmax is torch._safe_softmax: a row of -inf only (every key masked with the
+    // fill -inf, which validate() requires of it) becomes 0 instead of NaN
+    const auto softmax = chain.cfg->safe_softmax ? safe_softmax_rows : softmax_rows;
     const std::size_t width = chain.width;
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
 #pragma omp parallel for if (block.rows * width >= parallel_elements)
     for (std::ptrdiff_t r = 0; r < rows; ++r) {
-        thread_local made_row made;  // room for a mask row made by its rules
-        float* row = block.data + static_cast<std::size_t>(r) * width;
         copy_source_row(block, r, width);
-        if (!c.safe_softmax) {
-            softmax_rows(row, 1, width);
-            continue;
-        }
-        safe_softmax_rows(row, 1, width);  // rows of -inf only -> 0
-        const std::size_t i = block.first_row + static_cast<std::size_t>(r);
-        if (chain.mask != nullptr && !has_allowed_key(mask_row(chain, block.batch, i, made), width))
-            std::fill(row, row + width, 0.0f);  // and fully masked rows of a finite fill
+        softmax(block.data + static_cast<std::size_t>(r) * width, 1, width);
     }
 }
 

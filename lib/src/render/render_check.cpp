@@ -63,7 +63,7 @@ void render_check_table(const check_report& r, std::ostream& out) {
                                 tolerance_text(r));
     }
     if (same_shape && !r.max_error_at.empty())
-        line(out, "largest", "error " + number(r.max_error) + " at " + element_index_text(r.max_error_at) +
+        line(out, "largest", "error " + number(r.max_error) + " at " + tensor_index_text(r.max_error_at) +
                                  ": yours " + number(r.answer_at, 6) + ", expected " + number(r.expected_at, 6));
     if (r.match) return;
     line(out, "diagnosis", r.diagnosis_id + ": " + r.diagnosis_message);

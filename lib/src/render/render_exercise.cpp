@@ -148,12 +148,21 @@ void render_exercise_table(const exercise_variant& v, const render_options& opti
         << tensor_index_text(e.answer_shape) << " [" << dim_names_text(answer.dims) << "]\n";
     out << "   save it as .npy (np.save) or .json (nested lists) and check it:\n";
     out << "   " << check_command(v) << "\n\n";
-    out << p.bold << "Hints" << p.reset << " (each more explicit than the last)\n";
-    for (std::size_t i = 0; i < e.hints.size(); ++i) {
-        const std::string label = "   " + std::to_string(i + 1) + ". ";
-        const std::string wrapped = wrap_paragraph(e.hints[i], text_columns, std::string(label.size(), ' '));
-        out << label << wrapped.substr(label.size());
-    }
+    if (e.hints.empty()) return;
+    out << p.bold << "Hints" << p.reset << ": " << e.hints.size()
+        << ", each more explicit than the last, folded away; open one at a time:\n";
+    out << "   attn exercise show " << e.number << " --hint 1\n";
+}
+
+void render_exercise_hint(const exercise& e, int n, std::ostream& out) {
+    const int count = static_cast<int>(e.hints.size());
+    if (n < 1 || n > count)
+        throw usage_error("--hint " + std::to_string(n) + ": exercise " + std::to_string(e.number) + " has " +
+                          (count == 0 ? std::string("no hints") : std::to_string(count) + " hints (1-" +
+                                                                      std::to_string(count) + ")"));
+    out << "Hint " << n << " of " << count << " · exercise " << e.number << " · " << e.id << '\n';
+    out << wrap_paragraph(e.hints[static_cast<std::size_t>(n - 1)], text_columns, "   ");
+    if (n < count) out << "   (more explicit: attn exercise show " << e.number << " --hint " << n + 1 << ")\n";
 }
 
 void render_exercise_json(const exercise_variant& v, std::ostream& out) {

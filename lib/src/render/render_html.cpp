@@ -306,7 +306,7 @@ private:
 void write_stage(std::ostream& out, const trace& t, const stage& s, const std::vector<heatmap::tensor_heatmap>& heatmaps,
                  const render_options& options, heatmap::glyph_library& glyphs) {
     out << "<section class=\"stage\" id=\"stage-" << s.name() << "\">\n<h2><span class=\"step\">" << s.info->step
-        << "</span><code>" << s.name() << "</code><span class=\"title\">" << heatmap::xml_escape(s.info->title) << "</span></h2>\n"
+        << "</span><code>" << s.name() << "</code><span class=\"title\">" << heatmap::xml_escape(stage_title(t.cfg, s.name())) << "</span></h2>\n"
         << "<p class=\"formula\"><code>" << heatmap::xml_escape(stage_formula(t.cfg, s.name())) << "</code></p>\n";
     write_explanation(out, s, t.cfg);
     const std::vector<const warning*> warnings = t.warnings_of(s.name());

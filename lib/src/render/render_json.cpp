@@ -54,7 +54,7 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
     nlohmann::ordered_json head;
     if (with_name) head["name"] = s.name();
     head["step"] = s.info->step;
-    head["title"] = s.info->title;
+    head["title"] = stage_title(t.cfg, s.name());
     head["formula"] = stage_formula(t.cfg, s.name());
     for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
     if (options.explain) head["explain"] = explanation_json(t.cfg, s.name());

@@ -23,7 +23,7 @@ void print_run_header(std::ostream& out, const config& c, const heading_style& s
 }
 
 void print_stage_heading(std::ostream& out, const config& c, const stage& s, const heading_style& style) {
-    out << style.bold << "── " << s.info->step << " · " << s.name() << " ── " << s.info->title << style.reset << '\n';
+    out << style.bold << "── " << s.info->step << " · " << s.name() << " ── " << stage_title(c, s.name()) << style.reset << '\n';
     out << "   " << stage_formula(c, s.name()) << '\n';
 }
 

@@ -232,17 +232,6 @@ std::uint64_t student_seed(const exercise& e, std::string_view student, std::str
     return (h ^ e.cfg.seed) % (1ull << 31);
 }
 
-void validate_student_id(std::string_view student) {
-    const bool ok = !student.empty() && student.size() <= 64 &&
-                    std::all_of(student.begin(), student.end(), [](char c) {
-                        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-                    }) &&
-                    student.front() != '.' && student.front() != '-';
-    if (!ok)
-        throw usage_error("--student " + (student.empty() ? std::string("''") : printable_text(std::string(student))) +
-                          ": expected 1-64 letters, digits, '.', '_' or '-' (not first), e.g. --student alice");
-}
-
 exercise_variant make_variant(const exercise& e, std::string_view student, std::string_view secret) {
     exercise_variant v;
     v.ex = &e;

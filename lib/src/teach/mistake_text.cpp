@@ -71,6 +71,11 @@ std::string mistake_formula(const config& c, std::string_view stage) {
     return prose("mistakes.formula", {{"formula", f}, {"id", std::string(mistake_id(c.mistake))}});
 }
 
+std::string mistake_title(const config& c, std::string_view stage) {
+    if (changed_formula(c, stage).empty()) return {};
+    return prose("mistakes.title", {{"done", mistake_prose(c, "done")}, {"id", std::string(mistake_id(c.mistake))}});
+}
+
 std::string mistake_warning(const config& c) {
     if (c.mistake == mistake::none) return {};
     const bool every_linear = c.mistake == mistake::weight_not_transposed || c.mistake == mistake::missing_bias;

@@ -54,8 +54,7 @@ std::string mask_formula(const config& c) {
 std::string softmax_formula(const config& c) {
     const char* logits = c.mask.any() ? "masked" : "scaled";
     if (!c.safe_softmax) return prose("stages.formula.softmax", {{"logits", logits}});
-    return prose("stages.formula.softmax.safe",
-                 {{"logits", logits}, {"unsafe", std::isinf(c.fill) || !c.mask.any() ? "NaN" : "uniform"}});
+    return prose("stages.formula.softmax.safe", {{"logits", logits}});  // validate(): the fill is -inf
 }
 
 /// "self-attention: Q, K, V from x; seed 24; no output projection".
@@ -158,6 +157,12 @@ std::vector<run_line> run_summary(const config& c, bool seed_secret) {
     std::vector<run_line> lines{{"run", run_text(c, seed_secret)}, {"sizes", sizes_text(c)}, {"mask", mask_text(c)}};
     if (c.dropout.p > 0.0 || c.dropout.train) lines.push_back({"dropout", dropout_text(c)});
     return lines;
+}
+
+std::string stage_title(const config& c, std::string_view name) {
+    if (std::string made = mistake_title(c, name); !made.empty()) return made;
+    const stage_info* info = find_stage_info(name);
+    return info ? std::string(info->title) : std::string();
 }
 
 std::string stage_formula(const config& c, std::string_view name) {

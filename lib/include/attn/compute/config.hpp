@@ -78,8 +78,8 @@ struct config {
     mask_spec mask;
     float fill = -std::numeric_limits<float>::infinity();  // written where the mask is false
     std::string fill_text;     // --fill as the user typed it ("-1e9"); empty = fill_to_string(fill)
-    bool safe_softmax = false; // --safe-softmax: a row with no allowed key (all -inf, or all masked) gets
-                               // 0 weights, as recent F.scaled_dot_product_attention; other rows unchanged
+    bool safe_softmax = false; // --safe-softmax: a row of -inf only gets 0 weights (torch._safe_softmax);
+                               // other rows unchanged. validate(): only with the fill -inf
     dropout_spec dropout;
     attn::mistake mistake = attn::mistake::none;  // --mistake ID: compute the run with this mistake made
     std::uint64_t max_memory = 0;  // --max-memory: the bytes the run may hold (memory.hpp); 0 = no limit

@@ -17,8 +17,13 @@ void render_exercise_list_json(const std::vector<exercise>& all, std::ostream& o
 
 /// The task, the run in a few lines, the given tensors as attn trace's table prints
 /// them (options: precision, colour; every element is printed), the answer asked
-/// for and the hints.
+/// for, and how many hints there are with the command that opens the first: the
+/// hints stay folded, as in task.md, because the last one is nearly the solution.
 void render_exercise_table(const exercise_variant& v, const render_options& options, std::ostream& out);
+
+/// Hint `n` (from 1) of `e` alone, wrapped, with the command for the next one.
+/// Throws usage_error naming --hint when `e` has no hint `n`.
+void render_exercise_hint(const exercise& e, int n, std::ostream& out);
 
 /// {"format": "attn.exercise/1", "number", "id", "title", "source", "student", "seed",
 ///  "task": [...], "config": {...}, "given": {"scaled.scaled": {shape, dims, dtype, data}, ...},

@@ -95,8 +95,5 @@ exercise_variant make_variant(const exercise& e, std::string_view student, std::
 /// (attn::check_answer: the same report as attn check).
 check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer);
 
-/// "--student alice" is a usage error unless the ID is 1-64 letters, digits, '.', '_' or '-'
-/// (it names a folder and goes into the seed); throws usage_error naming the flag.
-void validate_student_id(std::string_view student);
 
 }  // namespace attn

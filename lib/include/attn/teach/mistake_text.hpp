@@ -16,6 +16,11 @@ namespace attn {
 /// stage's formula alone.
 std::string mistake_formula(const config& c, std::string_view stage);
 
+/// The title of stage `stage` as c.mistake makes it, so that the heading tells what
+/// this run computes there: "the scores are not divided by √dk = 1.4142 (--mistake
+/// missing_scale, on purpose)"; empty when the mistake leaves the stage alone.
+std::string mistake_title(const config& c, std::string_view stage);
+
 /// The warning on the stage where c.mistake is made: "--mistake softmax_axis:
 /// softmax over the queries (dim=-2) instead of the keys (dim=-1), on purpose;
 /// every later stage follows from it".

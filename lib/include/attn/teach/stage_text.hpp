@@ -20,6 +20,11 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 /// The numbers joined by `separator`: join({3, 5}, ", ") is "3, 5".
 std::string join(const std::vector<std::int64_t>& numbers, std::string_view separator);
 
+/// The title of stage `name` for a run of `c`: the stage table's ("scores scaled by
+/// the square root of the head width"), or under --mistake, on the stages the
+/// mistake changes, what the run does there instead (mistake_title).
+std::string stage_title(const config& c, std::string_view name);
+
 /// The formula line of stage `name` for a run of `c`, e.g. for masked with
 /// --fill -1e9: "masked = scaled.masked_fill(mask == false, -1e9)".
 std::string stage_formula(const config& c, std::string_view name);
