@@ -102,7 +102,7 @@ void setup_check(CLI::App& app) {
         ->default_str("the stage's first")
         ->type_name("NAME");
     cmd->add_option("--answer", o->answer, "the answer: .json nested arrays (tensor.tolist()) or .npy (np.save)")
-        ->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
     cmd->add_option("--atol", o->tol.atol, "absolute tolerance")
         ->default_val(o->tol.atol)
         ->transform(number())

@@ -117,7 +117,7 @@ void add_student_flag(CLI::App* cmd, exercise_options& o) {
                     "a file holding the class secret (else $ATTN_CLASS_SECRET): every student's numbers then "
                     "come from the secret, the exercise and the ID, and no seed is shown, so only the secret's "
                     "holder can make the answer again; grade with the same secret")
-        ->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
 }
 
 void add_format_flag(CLI::App* cmd, exercise_options& o, const std::string& what) {
@@ -177,7 +177,7 @@ void setup_exercise(CLI::App& app) {
     show->add_option("--out", o->out,
                      "hand out instead of printing: write the given tensors as DIR/<name>.npy and "
                      "DIR/<name>.json, and DIR/task.md and DIR/exercise.json (each file whole or not at all)")
-        ->type_name("DIR");
+        ->transform(path_name("a folder name"))->type_name("DIR");
     show->add_option("--precision", o->precision, "digits after the decimal point in the table")
         ->default_val(4)
         ->transform(whole_number(0, 12))
@@ -198,7 +198,7 @@ void setup_exercise(CLI::App& app) {
     add_exercise_argument(check, *o);
     check->add_option("--answer", o->answer, "the answer: .npy (np.save) or .json (nested lists, tensor.tolist())")
         ->required()
-        ->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
     add_student_flag(check, *o);
     add_format_flag(check, *o,
                     "table (verdict, max error, diagnosis) or json (match, diagnosis {id, message}, shapes, "

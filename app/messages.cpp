@@ -382,6 +382,12 @@ CLI::Validator number() {
     });
 }
 
+CLI::Validator path_name(const std::string& what) {
+    return expecting(what, [what](std::string& value) -> std::string {
+        return value.empty() ? "expected " + what + ", not an empty one" : "";
+    });
+}
+
 CLI::Validator one_of(std::vector<std::string> choices) {
     const std::string expected = "one of " + joined(choices, " or ");
     return expecting(expected, [choices = std::move(choices), expected](std::string& value) -> std::string {

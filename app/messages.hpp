@@ -46,6 +46,10 @@ CLI::Validator one_of(std::vector<std::string> choices);
 CLI::Option* add_choice(CLI::App* cmd, const std::string& name, std::string& into, std::vector<std::string> choices,
                         const std::string& type, const std::string& help);
 
+/// A path that is not empty: `what` names it in the refusal ("--out '': expected a file
+/// name"). An empty value, as "$UNSET" gives, would otherwise read as the flag not given.
+CLI::Validator path_name(const std::string& what = "a file name");
+
 /// A size in bytes: a whole number with an optional unit, b, k, kb, ki, kib, m, ..., e
 /// (any case; all of them powers of 1024), replaced by the number of bytes.
 CLI::Validator byte_size();

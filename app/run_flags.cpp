@@ -117,22 +117,22 @@ void add_file_flags(CLI::App* cmd, run_options& o) {
                     "x [B,Sq,Din] instead of torch.randn. From an .npz: the array our dumps "
                     "name after the flag (input.x, input.x_kv, projections.q, mask.mask, ...) "
                     "or the archive's only array")
-        ->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
     cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
-        ->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
     cmd->add_option("--params", f.params,
                     ".json object or .npz with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
                     "layout [out,in] (keys may be prefixed params., as in our npz dumps)")
-        ->type_name("FILE");
-    cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")->type_name("FILE");
-    cmd->add_option("--k", f.k, "K [B,Sk,D]")->type_name("FILE");
-    cmd->add_option("--v", f.v, "V [B,Sk,D]")->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
+    cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")->transform(path_name())->type_name("FILE");
+    cmd->add_option("--k", f.k, "K [B,Sk,D]")->transform(path_name())->type_name("FILE");
+    cmd->add_option("--v", f.v, "V [B,Sk,D]")->transform(path_name())->type_name("FILE");
     cmd->add_option("--from", o.from,
                     "replay a dump of attn trace (--format npz or json): its config, and its "
                     "input, params, projections (when the run started there) and mask (when "
                     "it came from a file); what it lacks is drawn as the run drew it. Flags "
                     "given too override it; one that contradicts its tensors is an error")
-        ->type_name("DUMP");
+        ->transform(path_name())->type_name("DUMP");
 }
 
 void add_parameter_flags(CLI::App* cmd, run_options& o) {
@@ -245,11 +245,11 @@ void add_mask_flags(CLI::App* cmd, run_options& o) {
     cmd->add_option("--mask-file", f.mask,
                     "an explicit mask [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] (.json, .npy or .npz), "
                     "true/1 = may attend unless --mask-convention says otherwise; combined with --mask by AND")
-        ->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
     cmd->add_option("--key-padding-mask", f.key_padding_mask,
                     "[B,Sk], true/1 = padded key, as nn.MultiheadAttention's key_padding_mask (with "
                     "--mask-convention keep: 1 = real token, as a padding mask of 1s and 0s)")
-        ->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
     cmd->add_option("--mask-convention", o.mask_convention,
                     "how the mask files read: keep (true = may attend, as F.scaled_dot_product_attention), "
                     "mha (true = NOT allowed, as nn.MultiheadAttention's attn_mask and key_padding_mask, "

@@ -473,7 +473,7 @@ void setup_trace(CLI::App& app) {
                     "write to FILE instead of stdout: a file is replaced whole or not at all (keeping its "
                     "permissions; a read-only one is refused), a symlink is written through, a device or FIFO "
                     "is written to directly, /dev/stdout and /dev/fd/N are that descriptor")
-        ->type_name("FILE");
+        ->transform(path_name())->type_name("FILE");
     cmd->add_option("--precision", o->precision, "digits after the decimal point (table, torch)")
         ->default_val(4)
         ->transform(whole_number(0, 12))

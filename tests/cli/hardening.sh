@@ -171,4 +171,18 @@ expect_error "--lengths , does not quote the next flag" 2 \
 expect_error "--precision abc expects a whole number" 2 \
   "attn: error: --precision abc: expected a whole number from 0 to 12" trace --precision abc
 
+# issue 25, item 6: an empty path ("$UNSET") is an error naming the flag, never the flag left out
+for flag in --out --input --kv-input --from --params --q --mask-file --key-padding-mask; do
+  expect_error "trace $flag '': refused, not read as absent" 2 \
+    "attn: error: $flag given without a value; expected a file name" trace "$flag" ''
+done
+expect_error "check --answer ''" 2 "attn: error: --answer given without a value; expected a file name" \
+  check --stage softmax --answer ''
+expect_error "exercise show --out ''" 2 "attn: error: --out given without a value; expected a folder name" \
+  exercise show 7 --out ''
+expect_error "exercise show --secret '': refused, not the class secret of the environment instead" 2 \
+  "attn: error: --secret given without a value; expected a file name" exercise show 7 --secret ''
+expect_error "exercise check --answer ''" 2 "attn: error: --answer given without a value; expected a file name" \
+  exercise check 7 --answer ''
+
 finish

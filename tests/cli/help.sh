@@ -52,7 +52,7 @@ expect_error "an empty value" 2 "attn: error: --heads given without a value; exp
 expect_error "a value missing before the next flag" 2 \
   "attn: error: --heads given without a value before --seq; expected a whole number" trace --heads --seq 4
 expect_error "a file flag's value missing before the next flag" 2 \
-  "attn: error: --out given without a value before --format; expected --out FILE" trace --out --format json
+  "attn: error: --out given without a value before --format; expected a file name" trace --out --format json
 expect_error "a missing value names the choices" 2 \
   "attn: error: --format given without a value; expected one of table, json, jsonl, npz, torch, heatmap, svg, png or html" trace --format
 expect_error "not a number" 2 "attn: error: --heads abc: expected a whole number" trace --heads abc
