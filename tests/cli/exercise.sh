@@ -203,6 +203,27 @@ expect_error "--hint with --out" 2 \
   exercise show 5 --hint 1 --out "$work/h"
 check "... and writes nothing" test ! -e "$work/h"
 
+# issue 25, item 3: a hand-out folder the student may write into: what they plant there is
+# replaced, never followed, opened or written into; a folder that is a link is refused
+mkdir -p "$work/planted/alice"
+echo outside >"$work/outside.txt"; echo linked >"$work/linked.txt"
+ln -s ../../outside.txt "$work/planted/alice/task.md"
+ln "$work/linked.txt" "$work/planted/alice/exercise.json"
+mkfifo "$work/planted/alice/q.json"
+timeout 20 "$attn" exercise show 7 --student alice --out "$work/planted/alice" >"$work/out" 2>"$work/err"; rc=$?
+check "show --out over a planted link, hard link and FIFO: done, no hang" test "$rc" -eq 0
+check "... the file the link pointed to is untouched" test "$(cat "$work/outside.txt")" = outside
+check "... the hard-linked file is untouched" test "$(cat "$work/linked.txt")" = linked
+check "... and the folder holds plain files now" \
+  bash -c "for f in task.md exercise.json q.json; do [ -f '$work/planted/alice/'\$f ] && [ ! -L '$work/planted/alice/'\$f ] || exit 1; done"
+check "... task.md is the hand-out's" grep -q '^# Exercise 7' "$work/planted/alice/task.md"
+ln -s alice "$work/planted/bob"
+for dir in "$work/planted/bob" "$work/planted/bob/"; do
+  expect_error "show --out a folder that is a symbolic link: refused" 1 \
+    "attn: error: --out $dir: is a symbolic link; give the folder itself, so that a link planted there cannot send the hand-out elsewhere" \
+    exercise show 7 --student bob --out "$dir"
+done
+
 # e-mail addresses and names in any script: accepted, an e-mail address lowercased
 run exercise show 7 --student Alice.Martin@Uni.Example --format json
 check "an e-mail address is an ID, lowercased" test "$(jq -r .student "$work/out")" = alice.martin@uni.example

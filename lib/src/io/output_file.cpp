@@ -136,7 +136,8 @@ output_stream::output_stream(int fd, std::string what) : std::ostream(nullptr), 
     exceptions(std::ios::badbit);
 }
 
-output_file::output_file(const std::string& path, const std::string& what) : what_(what), target_(path) {
+output_file::output_file(const std::string& path, const std::string& what, placement where)
+    : what_(what), target_(path) {
     if (path.empty()) throw error(what + ": an empty file name");
     if (path.back() == '/') throw error(what + ": is a directory name (it ends in /); give a file name");
     // /dev/stdout and the like: the descriptor itself, so that its errors are its own (a
@@ -155,6 +156,11 @@ output_file::output_file(const std::string& path, const std::string& what) : wha
     if (lstat(path.c_str(), &st) != 0) {
         if (errno != ENOENT) throw error(what + ": " + reason(errno));
         open_temporary(nullptr);  // a new file; its folder is checked by making the temporary there
+        return;
+    }
+    if (where == placement::fresh) {
+        if (S_ISDIR(st.st_mode)) throw error(what + ": is a directory; give a file name");
+        open_temporary(nullptr);  // renamed over whatever is there: a link is replaced, not followed
         return;
     }
     if (S_ISLNK(st.st_mode)) {
@@ -200,10 +206,13 @@ output_file::output_file(const std::string& path, const std::string& what) : wha
 void output_file::open_temporary(const struct ::stat* existing) {
     const std::string dir = directory_of(target_);
     std::string name = dir + "/.attn-XXXXXX";
-    fd_ = mkstemp(name.data());
-    if (fd_ < 0) throw error(what_ + ": cannot create a file in " + dir + ": " + reason(errno));
-    temporary_ = name;
-    slot_ = register_temporary_file(temporary_);
+    {
+        const signals_deferred hold;  // a signal between making and listing the file would leave it
+        fd_ = mkstemp(name.data());
+        if (fd_ < 0) throw error(what_ + ": cannot create a file in " + dir + ": " + reason(errno));
+        temporary_ = name;
+        slot_ = register_temporary_file(temporary_);
+    }
     fcntl(fd_, F_SETFD, FD_CLOEXEC);
     // mkstemp makes the file private (0600): give it the target's mode, or a new file's.
     mode_t mode;
@@ -280,8 +289,8 @@ void output_file::discard() noexcept {
 output_file::~output_file() { discard(); }
 
 void write_file_atomically(const std::string& path, const std::string& what,
-                           const std::function<void(std::ostream&)>& write) {
-    output_file file(path, what);
+                           const std::function<void(std::ostream&)>& write, output_file::placement where) {
+    output_file file(path, what, where);
     write(file.stream());
     file.commit();
 }

@@ -19,6 +19,10 @@
 //   a directory, a name ending /   an error ("is a directory")
 //   a read-only file (no w bit)    an error, "Permission denied", even for root
 //
+// A file written `fresh` (a hand-out folder, which its student may write into) is always
+// a new file renamed into place: a link, FIFO, device or hard-linked file planted at its
+// name is replaced, never followed, opened or written into; only a directory is an error.
+//
 // The temporary is listed in temporary_files.hpp, so that a signal removes it.
 #include <cstddef>
 #include <cstdint>
@@ -87,8 +91,12 @@ public:
     /// How the target is written (see the table above).
     enum class method { replace, copy_into_linked, straight };
 
+    /// How what is already at the path is treated: as the table above, or replaced by
+    /// a fresh file whatever it is (see above).
+    enum class placement { as_named, fresh };
+
     /// Resolves and opens `path`; errors name `what` ("--out t.json").
-    output_file(const std::string& path, const std::string& what);
+    output_file(const std::string& path, const std::string& what, placement where = placement::as_named);
     ~output_file();  // without commit(): the temporary is removed, the target is as it was
     output_file(const output_file&) = delete;
     output_file& operator=(const output_file&) = delete;
@@ -125,6 +133,7 @@ private:
 /// Calls write(stream) on the output_file for `path` and commits it: `path` is whole
 /// or as it was, and errors name `what` (e.g. "--out out.json").
 void write_file_atomically(const std::string& path, const std::string& what,
-                           const std::function<void(std::ostream&)>& write);
+                           const std::function<void(std::ostream&)>& write,
+                           output_file::placement where = output_file::placement::as_named);
 
 }  // namespace attn
