@@ -148,9 +148,8 @@ void draw_cells(canvas& c, const tensor_heatmap& h, const panel& p, const panel_
 /// The colour map from the scale's bottom to its top, with both written beside it; for
 /// a boolean tensor a block for true (and one for false, except in the mask, whose
 /// false cells are masked).
-void draw_colour_bar(canvas& c, const tensor_heatmap& h, const panel_layout& L, const render_options& options) {
+void draw_colour_bar(canvas& c, const tensor_heatmap& h, double x, double y, double H, const render_options& options) {
     if (!h.boolean() && !h.has(cell_kind::value)) return;  // no value has a colour (all NaN, say)
-    const double x = L.bar_x, y = L.bar_y, H = L.bar_height;
     const auto [top, bottom] = bar_labels(h, options);
     if (h.boolean()) {
         c.fill_boxes({{x, y, bar_width, H / 2}}, viridis(1.0));
@@ -163,18 +162,28 @@ void draw_colour_bar(canvas& c, const tensor_heatmap& h, const panel_layout& L, 
     if (!bottom.empty()) c.text(bottom, x + bar_width + 5, y + H, number_font, ink);
 }
 
-/// "▨ masked  ▩ NaN": a sample of each kind of marked cell the tensor has.
-void draw_marks_legend(canvas& c, const tensor_heatmap& h, const panel_layout& L) {
-    if (L.legend_y == 0) return;
-    double x = L.grid_x;
+/// "▨ masked  ▩ NaN": a sample of each kind of marked cell the tensor has, from (x, y)
+/// across, or down when `down`.
+void draw_marks_legend(canvas& c, const tensor_heatmap& h, double x, double y, bool down = false) {
     for (cell_kind k : marks_of(h)) {
         marked_boxes marked;
-        marked.add(k, {x, L.legend_y, swatch, swatch});
+        marked.add(k, {x, y, swatch, swatch});
         draw_marked(c, marked, 3);
         const std::string label = mark_label(k);
-        c.text(label, x + swatch + 4, L.legend_y + swatch - 1, number_font, ink);
-        x += swatch + 4 + text_width(label, number_font) + legend_gap;
+        c.text(label, x + swatch + 4, y + swatch - 1, number_font, ink);
+        if (down)
+            y += swatch + 6;
+        else
+            x += swatch + 4 + text_width(label, number_font) + legend_gap;
     }
+}
+
+/// The room right of a slide's block for its colour bar, its labels and its marks legend.
+double key_width(const tensor_heatmap& h, const render_options& options) {
+    const auto [top, bottom] = bar_labels(h, options);
+    double w = bar_width + 5 + std::max(text_width(top, number_font), text_width(bottom, number_font));
+    for (cell_kind k : marks_of(h)) w = std::max(w, swatch + 4 + text_width(mark_label(k), number_font));
+    return 10 + w;
 }
 
 // --- pages ------------------------------------------------------------------------------
@@ -238,15 +247,16 @@ std::size_t widest_batch(const std::vector<tensor_heatmap>& heatmaps) {
 
 /// The scale at which the tensors' blocks, `columns` panels wide, fit the room below the
 /// title (`top`) and the headings.
-double fitting_scale(const page& pg, const std::vector<tensor_heatmap>& heatmaps, std::size_t columns, double top) {
+double fitting_scale(const page& pg, const std::vector<tensor_heatmap>& heatmaps, std::size_t columns, double top,
+                     double bottom_reserved, const render_options& options) {
     double fixed_w = slide_margin * 2 + block_gap * static_cast<double>(heatmaps.size() - 1), scaled_w = 0;
     double scale = max_slide_scale;
-    const double room_h = slide_height - top - heading_font.size - 10 - slide_margin;
+    const double room_h = slide_height - top - heading_font.size - 10 - slide_margin - bottom_reserved;
     for (std::size_t t = 0; t < heatmaps.size(); ++t) {
         const auto rows = panel_rows(heatmaps[t], columns);
         std::size_t across = 0;
         for (const auto& row : rows) across = std::max(across, row.size());
-        fixed_w += slide_panel_gap * static_cast<double>(across - 1);
+        fixed_w += slide_panel_gap * static_cast<double>(across - 1) + key_width(heatmaps[t], options);
         scaled_w += pg.layouts[t].width * static_cast<double>(across);
         const double gaps_h = slide_panel_gap * static_cast<double>(rows.size() - 1);
         scale = std::min(scale, (room_h - gaps_h) / (pg.layouts[t].height * static_cast<double>(rows.size())));
@@ -281,9 +291,11 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     // The most columns that fit best; fewer panels while they would be too small to read.
     std::size_t columns = 1;
     for (;;) {
+        bool cut = false;  // then a line at the foot says so
+        for (const tensor_heatmap& h : heatmaps) cut = cut || h.panels.size() < h.panels_in_view;
         pg.scale = 0;
         for (std::size_t c = 1; c <= widest_batch(heatmaps); ++c) {
-            const double s = fitting_scale(pg, heatmaps, c, top);
+            const double s = fitting_scale(pg, heatmaps, c, top, cut ? slide_note_font.size + 6 : 0, options);
             if (s > pg.scale + 1e-9) pg.scale = s, columns = c;
         }
         std::size_t most = 0;
@@ -292,20 +304,30 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
         for (tensor_heatmap& h : heatmaps)
             if (h.panels.size() == most) h.panels.pop_back();
     }
-    for (const tensor_heatmap& h : heatmaps)
-        if (h.panels.size() < h.panels_in_view) {
-            const std::size_t first = h.panels.front().batch, last = h.panels.back().batch;
-            pg.notes.push_back("--layout slide: " + h.name() + " shows " + std::to_string(h.panels.size()) + " of " +
-                               std::to_string(h.panels_in_view) + " panels (batch " + std::to_string(first) +
-                               (last != first ? "–" + std::to_string(last) : "") +
-                               "); the others do not fit: choose with --batch-index or --head, or use --layout stack");
-        }
+    // One note for the tensors cut alike: "scores.scores and softmax.weights show 8 of 32 panels (batch 0)".
+    std::vector<std::pair<std::string, std::vector<std::string>>> cuts;  // "8 of 32 panels (batch 0)" -> tensors
+    for (const tensor_heatmap& h : heatmaps) {
+        if (h.panels.size() >= h.panels_in_view) continue;
+        const std::size_t first = h.panels.front().batch, last = h.panels.back().batch;
+        const std::string what = std::to_string(h.panels.size()) + " of " + std::to_string(h.panels_in_view) +
+                                 " panels (batch " + std::to_string(first) +
+                                 (last != first ? "–" + std::to_string(last) : "") + ")";
+        auto it = std::find_if(cuts.begin(), cuts.end(), [&](const auto& c) { return c.first == what; });
+        if (it == cuts.end()) it = cuts.insert(cuts.end(), {what, {}});
+        it->second.push_back(h.name());
+    }
+    for (const auto& [what, names] : cuts) {
+        std::string who;
+        for (std::size_t k = 0; k < names.size(); ++k)
+            who += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
+        pg.notes.push_back("--layout slide: " + who + (names.size() > 1 ? " show " : " shows ") + what +
+                           "; the others do not fit: choose with --batch-index or --head, or use --layout stack");
+    }
 
     // The blocks, left to right, each under its heading; the whole centred across the page.
     const double heading_y = top + heading_font.size;
     const double panels_y = heading_y + 10;
     double x = slide_margin;
-    std::vector<double> block_widths;
     for (std::size_t tn = 0; tn < heatmaps.size(); ++tn) {
         const tensor_heatmap& h = heatmaps[tn];
         const panel_layout& L = pg.layouts[tn];
@@ -324,17 +346,70 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
                               stage_formula(t.cfg, h.from->name());
         if (text_width(heading, heading_font) > block_w) heading = std::to_string(h.from->info->step) + " " + h.name();
         pg.lines.push_back({heading, x, heading_y, heading_font, false});
-        block_widths.push_back(block_w);
-        x += block_w + block_gap;
+        const double block_h = row_y - slide_panel_gap - panels_y;
+        pg.keys.push_back({tn, x + block_w + 10, panels_y, std::clamp(block_h / 2, 72.0, 160.0)});
+        x += block_w + key_width(h, options) + block_gap;
     }
-    // Everything centred across the page, the title lines too.
+    // Everything centred across the page, the title lines too; the blocks centred down
+    // the room below the title.
     const double shift = std::max(0.0, (slide_width - slide_margin - (x - block_gap)) / 2);
-    for (page::placed& at : pg.panels) at.x += shift;
-    for (std::size_t k = 0; k < pg.lines.size(); ++k)
-        pg.lines[k].x = k < 2 ? (slide_width - text_width(pg.lines[k].text, pg.lines[k].f)) / 2 : pg.lines[k].x + shift;
+    double bottom = panels_y;
+    for (const page::placed& at : pg.panels) bottom = std::max(bottom, at.y + pg.layouts[at.tensor].height * pg.scale);
+    const double room_bottom = slide_height - slide_margin - (slide_note_font.size + 4) * static_cast<double>(pg.notes.size());
+    const double drop = std::max(0.0, (room_bottom - bottom) / 3);
+    for (page::placed& at : pg.panels) at.x += shift, at.y += drop;
+    for (page::key& k : pg.keys) k.x += shift, k.y += drop;
+    for (std::size_t k = 0; k < pg.lines.size(); ++k) {
+        page::line& l = pg.lines[k];
+        if (k < 2) {
+            l.x = (slide_width - text_width(l.text, l.f)) / 2;
+        } else {
+            l.x += shift;
+            l.y += drop;
+        }
+    }
     double note_y = slide_height - slide_margin / 2;
     for (auto it = pg.notes.rbegin(); it != pg.notes.rend(); ++it, note_y -= slide_note_font.size + 4)
         pg.lines.push_back({*it, slide_margin, note_y, slide_note_font, true});
+}
+
+/// The colour bar right of the grid, at least tall enough for its two labels, and the
+/// marks legend below: the panel's size.
+void lay_out_key(panel_layout& L, const tensor_heatmap& h, const render_options& options, double grid_w,
+                 double grid_h, double content_w) {
+    L.bar_x = L.grid_x + grid_w + 18;
+    L.bar_y = L.grid_y;
+    L.bar_height = std::max(grid_h, 72.0);
+    const auto [top, bottom] = bar_labels(h, options);
+    const double right =
+        L.bar_x + bar_width + 5 + std::max(text_width(top, number_font), text_width(bottom, number_font)) + pad;
+    double bottom_y = L.grid_y + std::max(grid_h, L.bar_height);
+
+    const std::vector<cell_kind> marks = marks_of(h);
+    double legend_w = 0;
+    for (cell_kind k : marks) legend_w += swatch + 4 + text_width(mark_label(k), number_font) + legend_gap;
+    if (!marks.empty()) {
+        L.legend_y = bottom_y + 10;
+        bottom_y = L.legend_y + swatch;
+    }
+    L.height = std::ceil(bottom_y + pad);
+    const double key_label_w = text_width("key j", label_font);
+    L.width = std::ceil(std::max({right, pad + content_w + pad, L.grid_x + legend_w + pad,
+                                  L.grid_x + grid_w / 2 + key_label_w / 2 + pad}));
+}
+
+/// Values in the cells when every one of them fits.
+void lay_out_values(panel_layout& L, const tensor_heatmap& h) {
+    if (!h.boolean() && L.cell >= 28) {
+        L.value_size = std::clamp(L.cell * 0.3, 7.0, 11.0);
+        double widest = 0;
+        for (const panel& p : h.panels)
+            for (std::size_t i : p.queries)
+                for (std::size_t j : p.keys)
+                    if (h.kind(p, i, j) == cell_kind::value)
+                        widest = std::max(widest, text_width(value_text(h.at(p, i, j)), font{L.value_size}));
+        L.values_in_cells = widest <= L.cell - 4;
+    }
 }
 
 }  // namespace
@@ -375,38 +450,14 @@ panel_layout lay_out(const tensor_heatmap& h, const render_options& options) {
     L.query_numbers_x = x;
     L.grid_x = std::ceil(x + 5);
 
-    // The colour bar right of the grid, at least tall enough for its two labels.
-    L.bar_x = L.grid_x + grid_w + 18;
-    L.bar_y = L.grid_y;
-    L.bar_height = std::max(grid_h, 72.0);
-    const auto [top, bottom] = bar_labels(h, options);
-    const double right =
-        L.bar_x + bar_width + 5 + std::max(text_width(top, number_font), text_width(bottom, number_font)) + pad;
-    double bottom_y = L.grid_y + std::max(grid_h, L.bar_height);
-
-    const std::vector<cell_kind> marks = marks_of(h);
-    double legend_w = 0;
-    for (cell_kind k : marks) legend_w += swatch + 4 + text_width(mark_label(k), number_font) + legend_gap;
-    if (!marks.empty()) {
-        L.legend_y = bottom_y + 10;
-        bottom_y = L.legend_y + swatch;
+    if (options.layout == picture_layout::slide) {  // the slide draws one colour bar and legend per tensor
+        L.height = std::ceil(L.grid_y + grid_h + pad);
+        L.width = std::ceil(std::max({L.grid_x + grid_w + pad, pad + content_w + pad,
+                                      L.grid_x + grid_w / 2 + text_width("key j", label_font) / 2 + pad}));
+    } else {
+        lay_out_key(L, h, options, grid_w, grid_h, content_w);
     }
-    L.height = std::ceil(bottom_y + pad);
-    const double key_label_w = text_width("key j", label_font);
-    L.width = std::ceil(std::max({right, pad + content_w + pad, L.grid_x + legend_w + pad,
-                                  L.grid_x + grid_w / 2 + key_label_w / 2 + pad}));
-
-    // Values in the cells when every one of them fits.
-    if (!h.boolean() && L.cell >= 28) {
-        L.value_size = std::clamp(L.cell * 0.3, 7.0, 11.0);
-        double widest = 0;
-        for (const panel& p : h.panels)
-            for (std::size_t i : p.queries)
-                for (std::size_t j : p.keys)
-                    if (h.kind(p, i, j) == cell_kind::value)
-                        widest = std::max(widest, text_width(value_text(h.at(p, i, j)), font{L.value_size}));
-        L.values_in_cells = widest <= L.cell - 4;
-    }
+    lay_out_values(L, h);
     return L;
 }
 
@@ -433,8 +484,8 @@ void draw_panel(canvas& c, const tensor_heatmap& h, const panel& p, const panel_
                    L.grid_y + (r + 0.5) * L.cell + number_font.size * 0.36, number_font, muted_ink, align::right);
 
     draw_cells(c, h, p, L);
-    draw_colour_bar(c, h, L, options);
-    draw_marks_legend(c, h, L);
+    if (L.bar_height != 0) draw_colour_bar(c, h, L.bar_x, L.bar_y, L.bar_height, options);
+    if (L.legend_y != 0) draw_marks_legend(c, h, L.grid_x, L.legend_y);
 }
 
 page lay_out_page(const trace& t, std::vector<tensor_heatmap>& heatmaps, const render_options& options) {
@@ -449,6 +500,10 @@ page lay_out_page(const trace& t, std::vector<tensor_heatmap>& heatmaps, const r
 
 void draw_page(canvas& c, const page& pg, const std::vector<tensor_heatmap>& heatmaps, const render_options& options) {
     for (const page::line& l : pg.lines) c.text(l.text, l.x, l.y, l.f, l.muted ? muted_ink : ink);
+    for (const page::key& k : pg.keys) {
+        draw_colour_bar(c, heatmaps[k.tensor], k.x, k.y, k.height, options);
+        draw_marks_legend(c, heatmaps[k.tensor], k.x, k.y + k.height + 12, true);
+    }
     for (const page::placed& at : pg.panels) {
         const tensor_heatmap& h = heatmaps[at.tensor];
         const panel_layout& L = pg.layouts[at.tensor];

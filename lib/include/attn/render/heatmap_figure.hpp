@@ -18,7 +18,7 @@
 // Pages: `stack` puts a tensor's panels in rows of up to four, each batch item starting
 // a new row, tensors one below another. `slide` is a 16:9 page (slide_width by
 // slide_height points): a title line, then the tensors side by side, each under its
-// stage's heading, batch items down and heads across, every panel scaled by one factor
+// stage's heading with one colour bar, batch items down and heads across, every panel scaled by one factor
 // so that all fit; when they would be too small to read, each tensor keeps its first
 // panels and the page says how many it left out.
 #include <cstddef>
@@ -83,7 +83,7 @@ public:
 };
 
 /// Where everything of a panel goes; the same for every panel of a tensor, so they line up.
-struct panel_layout {
+struct panel_layout {  // on a slide without the colour bar and marks legend (bar_height, legend_y 0)
     double width = 0, height = 0;  // whole points
     double grid_x = 0, grid_y = 0, cell = 0;
     double title_y = 0;  // baselines
@@ -121,6 +121,11 @@ struct page {
         bool muted = false;
     };
     std::vector<line> lines;          // slide: the title line, the stage headings, the notes
+    struct key {
+        std::size_t tensor = 0;
+        double x = 0, y = 0, height = 0;  // the colour bar's top left and height; the marks legend below
+    };
+    std::vector<key> keys;            // slide: one colour bar per tensor, right of its panels
     std::vector<std::string> notes;   // slide: the panels left out, also for stderr
     double width = 0, height = 0;
 };
