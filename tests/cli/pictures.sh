@@ -190,6 +190,8 @@ expect_ok "--layout slide (png)" trace "${notebook[@]}" --stage scaled,softmax -
 check "... 16:9, 1920 by 1080 pixels (IHDR)" test "$(python3 -c '
 import struct, sys; d = open(sys.argv[1], "rb").read(); assert d[12:16] == b"IHDR"; print(*struct.unpack(">II", d[16:24]))' "$work/slide.png")" = "1920 1080"
 check "... nothing said on stderr: every panel fits" test ! -s "$work/err"
+readme_slide="$(dirname "$0")/../../share/attn/doc/slide.png"
+check "the README's slide (share/attn/doc/slide.png) is this run's: the same bytes" cmp -s "$readme_slide" "$work/slide.png"
 expect_ok "--layout slide (svg)" trace "${notebook[@]}" --stage scaled,softmax --format svg --layout slide --out "$work/slide.svg"
 check "... 960 by 540 points" grep -q '^<svg xmlns="http://www.w3.org/2000/svg" width="960pt" height="540pt" ' "$work/slide.svg"
 check "... well-formed" python3 -c 'import xml.dom.minidom, sys; xml.dom.minidom.parse(sys.argv[1])' "$work/slide.svg"
