@@ -264,6 +264,13 @@ double fitting_scale(const page& pg, const std::vector<tensor_heatmap>& heatmaps
     return std::min(scale, (slide_width - fixed_w) / scaled_w);
 }
 
+/// `f`, smaller when `text` would be wider than `room`, so that a slide's line stays on the page.
+font fitted(const std::string& text, font f, double room) {
+    const double w = text_width(text, f);
+    if (w > room) f.size = std::max(5.0, std::floor(f.size * room / w * 10) / 10);
+    return f;
+}
+
 /// "seed 24 · B 2 · Sq 5 · Sk 5 · D 8 · H 4 (dk 2) · mask causal": the run, for the slide's title line.
 std::string run_line(const config& c, const render_options& options) {
     std::string line;
@@ -283,7 +290,8 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     for (const tensor_heatmap& h : heatmaps)
         stages += (stages.empty() ? "" : ", ") + std::to_string(h.from->info->step) + " " + std::string(h.from->name());
     double y = slide_margin + slide_title_font.size;
-    pg.lines.push_back({"Attention, stage by stage: " + stages, slide_margin, y, slide_title_font, false});
+    const std::string title = "Attention, stage by stage: " + stages;
+    pg.lines.push_back({title, slide_margin, y, fitted(title, slide_title_font, slide_width - 2 * slide_margin), false});
     y += slide_subtitle_font.size + 8;
     pg.lines.push_back({run_line(t.cfg, options), slide_margin, y, slide_subtitle_font, true});
     const double top = y + 16;
@@ -370,7 +378,7 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     }
     double note_y = slide_height - slide_margin / 2;
     for (auto it = pg.notes.rbegin(); it != pg.notes.rend(); ++it, note_y -= slide_note_font.size + 4)
-        pg.lines.push_back({*it, slide_margin, note_y, slide_note_font, true});
+        pg.lines.push_back({*it, slide_margin, note_y, fitted(*it, slide_note_font, slide_width - 2 * slide_margin), true});
 }
 
 /// The colour bar right of the grid, at least tall enough for its two labels, and the
