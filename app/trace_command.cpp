@@ -25,6 +25,7 @@
 #include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/render/heatmap_cairo.hpp"
+#include "attn/render/heatmap_svg.hpp"
 #include "attn/render/heatmap_panels.hpp"
 #include "attn/render/heatmap_terminal.hpp"
 #include "attn/render/render_html.hpp"
@@ -38,6 +39,7 @@
 #include "messages.hpp"
 #include "progress.hpp"
 #include "run_flags.hpp"
+#include "picture_flags.hpp"
 #include "view_flags.hpp"
 
 namespace attn_app {
@@ -56,6 +58,7 @@ struct trace_options {
     std::string color = "auto";
     std::string max_memory;        // bytes as byte_size_or_none() left them; "" = 80% of RAM, "0" = no limit
     view_flags views;              // --batch-index, --head, --row
+    picture_flags pictures;        // --vmin, --vmax, --layout
     bool explain = false;
     int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
     std::size_t block_rows = 0;    // --block-rows N (hidden, for tests): the [B,H,Sq,Sk] stages in blocks of N rows
@@ -256,6 +259,19 @@ attn::warning_list whole(const run_output& r) {
     return t.warnings;
 }
 
+/// The whole trace, kept, then drawn by `render`, whose notes (panels a slide leaves
+/// out) join the run's warnings on stderr.
+template <std::vector<std::string> (*render)(const attn::trace&, const attn::render_options&, std::ostream&)>
+attn::warning_list whole_noted(const run_output& r) {
+    attn::trace t;
+    t.cfg = r.c;
+    attn::trace_keeper keeper(t);
+    t.warnings = r.into(keeper);
+    r.progress.at("writing");
+    for (std::string& note : render(t, r.view, r.out)) t.warnings.push_back({"", std::move(note)});
+    return t.warnings;
+}
+
 void heatmap(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
     attn::render_heatmap_terminal(t, view, out, terminal_width());
 }
@@ -285,9 +301,9 @@ const trace_format formats[] = {
     {"npz", keeps::nothing, "a zip archive", false, false, to_npz},
     {"torch", keeps::printed_rows, "", false, false, to_torch},
     {"heatmap", keeps::everything, "", true, true, whole<heatmap>},
-    {"svg", keeps::everything, "a picture", true, true, whole<attn::render_svg>},
-    {"png", keeps::everything, "a picture", true, true, whole<attn::render_png>},
-    {"html", keeps::everything, "a page", false, true, whole<attn::render_html>},
+    {"svg", keeps::everything, "a picture", true, true, whole_noted<attn::render_svg>},
+    {"png", keeps::everything, "a picture", true, true, whole_noted<attn::render_png>},
+    {"html", keeps::everything, "a page", false, true, whole_noted<attn::render_html>},
 };
 
 /// --format table with --row: one query's weights as bars.
@@ -366,6 +382,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     view.full = o.full;
     view.color = use_color(o);
     set_views(o.views, given, c, o.format, view);
+    set_picture_options(o.pictures, given, o.format, view);
     view.explain = o.explain;
     const trace_format& format = format_named(o.format, view.row.has_value());
     if (format.pictures) choose_picture_stages(o, view);
@@ -446,6 +463,9 @@ void setup_trace(CLI::App& app) {
         "  attn trace --q q.json --k k.json --v v.json --mask-file m.json --fill -1e9 --format torch\n"
         "  attn trace --input x.npy --params p.npz --format npz --out trace.npz\n"
         "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format png --out weights.png\n"
+        "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --stage scaled,softmax \\\n"
+        "    --format png --layout slide --out slide.png\n"
+        "  attn trace --mask causal --stage scaled --format heatmap --vmin -2 --vmax 2\n"
         "  attn trace --mask causal --format html --out trace.html\n"
         "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
         "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which);\n"
@@ -524,6 +544,7 @@ void setup_trace(CLI::App& app) {
                     "query Q of every tensor with a query axis (query, or seq on the query side)")
         ->transform(whole_number())
         ->type_name("Q");
+    add_picture_flags(cmd, o->pictures);
     cmd->add_flag("--quiet", o->quiet,
                   "no progress line and no estimate: runs longer than a second show one on stderr (stage, share of "
                   "the work done, time left) when stderr is a terminal and CI is not set, and runs of 10 s or "

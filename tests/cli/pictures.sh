@@ -77,6 +77,36 @@ check "... five stages" test "$(grep -c '^── ' "$work/out")" = 5
 expect_ok "a large plane is cut" trace --seq 50 --heads 1 --format heatmap
 check "... saying so" grep -q 'queries 0–31 of 50, keys 0–31 of 50 (--full draws all)' "$work/out"
 
+# --- scales ---------------------------------------------------------------------------------
+# The largest |scaled| of the run, from its JSON (PyTorch's numbers, tests/reference): the
+# scaled scores' scale is -m .. m, so that 0 is the middle colour.
+expect_ok "the scaled scores as JSON" trace "${notebook[@]}" --stage scaled --format json
+m=$(jq -r '[.stages.scaled.tensors.scaled.data | flatten[] | fabs] | max | . * 10000 | round / 10000 | tostring' "$work/out")
+expect_ok "--format heatmap --stage scaled" trace "${notebook[@]}" --stage scaled --format heatmap
+check "the scale of signed scores is symmetric around 0: -$m .. $m" grep -qx "  -$m \\[  ░░▒▒▓▓██\\] $m" "$work/out"
+expect_ok "--vmin 0 --vmax 0.5" trace "${notebook[@]}" --format heatmap --vmin 0 --vmax 0.5
+check "... the weights' scale is 0 .. 0.5" grep -q '^  0.0000 \[  ░░▒▒▓▓██\] 0.5000 ' "$work/out"
+check "... a weight of 1 is drawn as the top, 0.5" grep -q '^  query 0 ██ · · · ·' "$work/out"
+expect_ok "--vmin -1 alone" trace "${notebook[@]}" --format heatmap --stage scaled --vmin -1
+check "... replaces the bottom only" grep -qx "  -1.0000 \\[  ░░▒▒▓▓██\\] $m" "$work/out"
+expect_ok "--format svg --vmin -2 --vmax 2" trace "${notebook[@]}" --format svg --stage scaled --vmin -2 --vmax 2 --out "$work/v.svg"
+check "... the colour bar says the scale" test "$(grep -c -E '>(-2.0000|2.0000)</text>' "$work/v.svg")" = 16
+expect_error "--vmin above --vmax" 2 "attn: error: --vmin 1 --vmax 0.5: --vmin must be below --vmax" \
+  trace "${notebook[@]}" --format png --vmin 1 --vmax 0.5 --out "$work/no.png"
+expect_error "--vmin equal to --vmax" 2 "attn: error: --vmin 1 --vmax 1: --vmin must be below --vmax" \
+  trace "${notebook[@]}" --format heatmap --vmin 1 --vmax 1
+expect_error "--vmin nan" 2 "attn: error: --vmin nan: expected a finite number such as -2.5" \
+  trace "${notebook[@]}" --format heatmap --vmin nan
+expect_error "--vmax inf" 2 "attn: error: --vmax inf: expected a finite number such as -2.5" \
+  trace "${notebook[@]}" --format heatmap --vmax inf
+expect_error "--vmax with a format that draws nothing" 2 \
+  "attn: error: --vmax sets the colour scale of a picture, and --format json draws none: use --format heatmap, svg, png or html" \
+  trace "${notebook[@]}" --format json --vmax 1
+expect_error "--vmin alone above a tensor's own top" 2 \
+  "attn: error: --vmin 2.0000 is not below the top of the scale of softmax.weights (1.0000): give --vmax too" \
+  trace "${notebook[@]}" --format heatmap --vmin 2
+check "no file is left by the refused --format png" test ! -e "$work/no.png"
+
 # --- svg and png ----------------------------------------------------------------------------
 expect_ok "--format svg" trace "${notebook[@]}" --format svg --out "$work/t.svg"
 check "the SVG parses as XML" python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$work/t.svg"
@@ -97,6 +127,11 @@ check "each panel titled" grep -q '<title>softmax.weights — batch 1, head 3</t
 expect_ok "--format svg --stage mask,softmax" trace "${notebook[@]}" --format svg --stage mask,softmax --out "$work/m.svg"
 check "... the mask one panel per batch item, the weights one per item and head" test "$(svg_panels "$work/m.svg" | wc -l)" = 10
 
+check "the SVG is well-formed XML (minidom)" python3 -c 'import xml.dom.minidom, sys; xml.dom.minidom.parse(sys.argv[1])' "$work/t.svg"
+check "its labels are <text>: the stage title" \
+  grep -q '<text x="14" y="27" font-family="DejaVu Sans, sans-serif" font-size="13" font-weight="bold" fill="#212121">softmax.weights — batch 1, head 3</text>' "$work/t.svg"
+check "... the axes and the scale" test "$(grep -c -E '>(key j|query i|1.0000|0.0000)</text>' "$work/t.svg")" = 32
+check "no glyph outlines: no <symbol>, <use> or glyph ids" test "$(grep -c -E '<symbol|<use|glyph' "$work/t.svg")" = 0
 expect_ok "--format png" trace "${notebook[@]}" --format png --out "$work/t.png"
 png_facts() {  # png_facts FILE [ROWS]: "width height colours has_yellow has_masked_grey bottom_colours" of a
                # PNG's first ROWS rows (bottom_colours: in its last eighth)
@@ -147,6 +182,43 @@ check "... four panels across: wider than tall" test "$png_w" -gt "$png_h"
 readme_png="$(dirname "$0")/../../share/attn/doc/heatmap.png"
 check "the README's picture (share/attn/doc/heatmap.png) is this run's: the same size" \
   test "$(png_facts "$readme_png" 0 | cut -d' ' -f1,2)" = "$png_w $png_h"
+expect_ok "--layout stack is the default" trace "${notebook[@]}" --format png --layout stack --out "$work/stack.png"
+check "... the same bytes" cmp -s "$work/stack.png" "$work/t.png"
+
+# --- the slide --------------------------------------------------------------------------------
+expect_ok "--layout slide (png)" trace "${notebook[@]}" --stage scaled,softmax --format png --layout slide --out "$work/slide.png"
+check "... 16:9, 1920 by 1080 pixels (IHDR)" test "$(python3 -c '
+import struct, sys; d = open(sys.argv[1], "rb").read(); assert d[12:16] == b"IHDR"; print(*struct.unpack(">II", d[16:24]))' "$work/slide.png")" = "1920 1080"
+check "... nothing said on stderr: every panel fits" test ! -s "$work/err"
+readme_slide="$(dirname "$0")/../../share/attn/doc/slide.png"
+check "the README's slide (share/attn/doc/slide.png) is this run's: the same bytes" cmp -s "$readme_slide" "$work/slide.png"
+expect_ok "--layout slide (svg)" trace "${notebook[@]}" --stage scaled,softmax --format svg --layout slide --out "$work/slide.svg"
+check "... 960 by 540 points" grep -q '^<svg xmlns="http://www.w3.org/2000/svg" width="960pt" height="540pt" ' "$work/slide.svg"
+check "... well-formed" python3 -c 'import xml.dom.minidom, sys; xml.dom.minidom.parse(sys.argv[1])' "$work/slide.svg"
+check "... a title line and the run" grep -q '>Attention, stage by stage: 7 scaled, 10 softmax</text>' "$work/slide.svg"
+check "... the run, as the title's second line" grep -q '>seed 24 · B 2 · Sq 5 · Sk 5 · D 8 · H 4 (dk 2) · mask causal</text>' "$work/slide.svg"
+check "... the stages side by side: their headings on one baseline" test "$(grep -E '>(7 scaled|10 softmax)[:.]' "$work/slide.svg" | grep -o ' y="[0-9.]*"' | sort -u | wc -l)" = 1
+check "... all 16 panels" test "$(svg_panels "$work/slide.svg" | wc -l)" = 16
+check "... every panel inside the page" python3 -c '
+import sys, xml.etree.ElementTree as E
+for e in E.parse(sys.argv[1]).getroot().iter("{http://www.w3.org/2000/svg}svg"):
+    if e.get("class") == "panel":
+        x, y, w, h = (float(e.get(k)) for k in ("x", "y", "width", "height"))
+        assert x >= 0 and y >= 0 and x + w <= 960 and y + h <= 540, (x, y, w, h)' "$work/slide.svg"
+expect_ok "--layout slide with too many panels" trace --batch 4 --heads 8 --d-model 16 --seq 6 --stage scores,scaled,softmax \
+  --format svg --layout slide --out "$work/many.svg"
+check "... says so on stderr, once for the tensors cut alike" test "$(cat "$work/err")" = \
+  "attn: warning: --layout slide: scores.scores, scaled.scaled and softmax.weights show 8 of 32 panels (batch 0); the others do not fit: choose with --batch-index or --head, or use --layout stack"
+check "... and in the picture" grep -q '>--layout slide: scores.scores, scaled.scaled and softmax.weights show 8 of 32 panels (batch 0); ' "$work/many.svg"
+check "... which has those 24 panels" test "$(svg_panels "$work/many.svg" | wc -l)" = 24
+expect_ok "--format html --layout slide" trace "${notebook[@]}" --stage scaled,softmax --format html --layout slide --out "$work/slide.html"
+check "... opens with the slide" grep -q '^<figure class="slide">$' "$work/slide.html"
+check "... the same 16:9 SVG as --format svg" grep -q '^<svg xmlns="http://www.w3.org/2000/svg" width="960pt" height="540pt" ' "$work/slide.html"
+check "... then the stages, their heatmaps as before" test "$(grep -c '<figure class="heatmap"' "$work/slide.html")" = 16
+expect_error "--layout slide with a format that has no page" 2 \
+  "attn: error: --layout slide places the panels on a page, and --format heatmap has none: use --format svg, png or html" \
+  trace "${notebook[@]}" --format heatmap --layout slide
+
 expect_ok "--format png of one head" trace --seq 5 --heads 1 --mask causal --format png --out "$work/one.png"
 read -r _ _ png_colours png_yellow png_grey png_bottom < <(png_facts "$work/one.png")
 check "the PNG is not blank: many colours" test "$png_colours" -gt 200

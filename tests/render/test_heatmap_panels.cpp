@@ -120,14 +120,15 @@ TEST_SUITE("heatmap panels") {
         CHECK_FALSE(weights.has(cell_kind::neg_inf));
     }
 
-    TEST_CASE("one scale per tensor over its drawn finite values that are not masked; weights on 0 .. 1") {
+    TEST_CASE("one scale per tensor: scores symmetric around 0 over the drawn finite unmasked values; weights on 0 .. 1") {
         const attn::trace t = panel_trace();
         const auto hs = attn::heatmap::collect(t, {}, 64);
         const auto& masked = find(hs, "masked.masked");  // the -1e9 fill is left out
-        CHECK(masked.scale.lo == 0.0f);
-        CHECK(masked.scale.hi == value(1, 2, 1));  // 2.75: head 1, query 2, key 1 (key 2 is masked)
+        CHECK(masked.scale.lo == -value(1, 2, 1));        // -2.75 .. 2.75: head 1, query 2, key 1 (key 2 is masked)
+        CHECK(masked.scale.hi == value(1, 2, 1));
+        CHECK(masked.scale.position(0.0f) == 0.5);        // 0 is the middle colour though every value is >= 0
         const auto& scores = find(hs, "scores.scores");  // ±inf and NaN left out
-        CHECK(scores.scale.lo == 0.0f);
+        CHECK(scores.scale.lo == -value(1, 2, 2));
         CHECK(scores.scale.hi == value(1, 2, 2));
         const auto& mask = find(hs, "mask.mask");  // booleans: false low, true high
         CHECK(mask.scale.lo == 0.0f);
@@ -135,6 +136,45 @@ TEST_SUITE("heatmap panels") {
         const auto& weights = find(hs, "softmax.weights");  // batch 0's 0.5, the rest masked or NaN:
         CHECK(weights.scale.lo == 0.0f);                     // shares of 1, drawn on 0 .. 1 all the same
         CHECK(weights.scale.hi == 1.0f);
+    }
+
+    TEST_CASE("a scale of values below 0 only is symmetric too: the largest |value| is its bottom") {
+        attn::trace t;
+        t.cfg.batch = t.cfg.heads = 1;
+        t.cfg.seq = t.cfg.kv_seq = 2;
+        xt::xarray<float> scaled = {{{{-4.0f, -1.0f}, {-2.0f, -0.5f}}}};
+        t.stages.push_back(make_stage("scaled", {{"scaled", bhqk, scaled}}));
+        const auto hs = attn::heatmap::collect(t, {}, 64);
+        REQUIRE(hs.size() == 1);
+        CHECK(hs[0].scale.lo == -4.0f);
+        CHECK(hs[0].scale.hi == 4.0f);
+        CHECK(hs[0].scale.position(-1.0f) == doctest::Approx(0.375));
+    }
+
+    TEST_CASE("--vmin and --vmax replace the ends of every tensor's scale but the mask's") {
+        const attn::trace t = panel_trace();
+        attn::render_options both;
+        both.vmin = -1.0f;
+        both.vmax = 0.5f;
+        const auto hs = attn::heatmap::collect(t, both, 64);
+        for (const char* name : {"scores.scores", "masked.masked", "softmax.weights"}) {
+            CAPTURE(name);
+            CHECK(find(hs, name).scale.lo == -1.0f);
+            CHECK(find(hs, name).scale.hi == 0.5f);
+        }
+        CHECK(find(hs, "mask.mask").scale.hi == 1.0f);
+        CHECK(find(hs, "softmax.weights").scale.position(0.75f) == 1.0);  // above the top: drawn as the top
+        attn::render_options low;
+        low.vmin = 0.25f;  // the top stays each tensor's own
+        const auto lows = attn::heatmap::collect(t, low, 64);
+        CHECK(find(lows, "softmax.weights").scale.lo == 0.25f);
+        CHECK(find(lows, "softmax.weights").scale.hi == 1.0f);
+        CHECK(find(lows, "scores.scores").scale.hi == value(1, 2, 2));
+        attn::render_options too_high;
+        too_high.vmin = 2.0f;
+        CHECK_THROWS_WITH_AS(attn::heatmap::collect(t, too_high, 64),
+                             "--vmin 2.0000 is not below the top of the scale of softmax.weights (1.0000): give --vmax too",
+                             attn::usage_error);
     }
 
     TEST_CASE("--batch-index and --head keep that item and head; the mask ignores --head") {
@@ -193,8 +233,8 @@ TEST_SUITE("heatmap panels") {
         const auto& r = find(hs, "masked.masked");
         CHECK(r.panels[0].queries == std::vector<std::size_t>{2});
         CHECK(attn::heatmap::crop_note(r, r.panels[0]) == "query 2 of 3");
-        CHECK(r.scale.hi == value(1, 2, 1));  // the scale is over what is drawn
-        CHECK(r.scale.lo == value(0, 2, 0));
+        CHECK(r.scale.hi == value(1, 2, 1));  // the scale is over what is drawn: query 2's largest |value|
+        CHECK(r.scale.lo == -value(1, 2, 1));
     }
 
     TEST_CASE("max_panels keeps the first panels of a tensor, and says how many were in view") {

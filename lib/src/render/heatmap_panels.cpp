@@ -65,11 +65,34 @@ std::vector<panel> panels_of(const tensor& x, const render_options& options, std
     return panels;
 }
 
+/// The scale of a tensor with values of both signs (scores, scaled, masked): -m .. m,
+/// m the largest |value| drawn, so that 0 is always the middle colour and a cell's
+/// sign reads from its side of the middle; a tensor of zeros is all middle.
+value_scale symmetric_scale(float lo, float hi) {
+    const float m = std::max(std::fabs(lo), std::fabs(hi));
+    return {-m, m};
+}
+
+/// `scale` with the ends --vmin and --vmax give in their place; a usage error when the
+/// scale left is empty ("--vmin 2.0000 is not below the top of the scale of softmax.weights (1.0000)").
+value_scale forced(value_scale scale, const render_options& options, const std::string& tensor_name) {
+    if (options.vmin) scale.lo = *options.vmin;
+    if (options.vmax) scale.hi = *options.vmax;
+    if (scale.lo < scale.hi) return scale;
+    const std::string lo = number_text(scale.lo, options.precision), hi = number_text(scale.hi, options.precision);
+    if (options.vmin && !options.vmax)
+        throw usage_error("--vmin " + lo + " is not below the top of the scale of " + tensor_name + " (" + hi +
+                          "): give --vmax too");
+    throw usage_error("--vmax " + hi + " is not above the bottom of the scale of " + tensor_name + " (" + lo +
+                      "): give --vmin too");
+}
+
 /// The scale and the kinds of cell present, over every drawn cell. Attention weights
 /// are shares of 1: they are drawn on 0 .. 1 (after dropout, 0 .. 1/(1-p)) whatever
-/// this run's range, so that 0.47 and 0.53 look alike, as they are. Other tensors
-/// are drawn on their own range.
-void survey(tensor_heatmap& h, const config& c) {
+/// this run's range, so that 0.47 and 0.53 look alike, as they are. Scores are drawn
+/// on a scale symmetric around 0. --vmin and --vmax replace either end (not the
+/// mask's: booleans are false and true).
+void survey(tensor_heatmap& h, const config& c, const render_options& options) {
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
     for (const panel& p : h.panels)
         for (std::size_t i : p.queries)
@@ -81,16 +104,19 @@ void survey(tensor_heatmap& h, const config& c) {
                 hi = std::max(hi, h.at(p, i, j));
             }
     const bool weights = !h.boolean() && (h.from->id() == stage_id::softmax || h.from->id() == stage_id::dropout);
-    if (h.boolean())
+    if (h.boolean()) {
         h.scale = {0.0f, 1.0f};  // false at the low end, true at the high end
-    else if (weights && h.from->id() == stage_id::dropout)
+        return;
+    }
+    if (weights && h.from->id() == stage_id::dropout)
         h.scale = {0.0f, static_cast<float>(1.0 / (1.0 - c.dropout.p))};
     else if (weights)
         h.scale = {0.0f, 1.0f};
     else if (lo <= hi)
-        h.scale = {lo, hi};
+        h.scale = symmetric_scale(lo, hi);
     else
         h.scale = {0.0f, 0.0f};  // no finite value to draw
+    if (options.vmin || options.vmax) h.scale = forced(h.scale, options, h.name());
 }
 
 /// "queries 0–47 of 512": the part of one axis drawn, or empty when it is all of it.
@@ -161,7 +187,7 @@ std::vector<tensor_heatmap> collect(const trace& t, const render_options& option
             h.panels = panels_of(x, options, max_side);
             h.panels_in_view = h.panels.size();
             if (!options.full && h.panels.size() > max_panels) h.panels.resize(max_panels);
-            survey(h, t.cfg);
+            survey(h, t.cfg, options);
             heatmaps.push_back(std::move(h));
         }
     }

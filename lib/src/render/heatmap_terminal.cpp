@@ -246,9 +246,10 @@ void print_tensor(std::ostream& out, const heatmap::tensor_heatmap& h, const ren
 void render_heatmap_terminal(const trace& t, const render_options& options, std::ostream& out, std::size_t width) {
     const bool color = options.color;
     const heading_style style = make_heading_style(color);
+    const std::vector<heatmap::tensor_heatmap> heatmaps = heatmap::collect(t, options, terminal_max_side);  // may refuse
     print_run_header(out, t.cfg, style);
     const stage* current = nullptr;
-    for (const heatmap::tensor_heatmap& h : heatmap::collect(t, options, terminal_max_side)) {
+    for (const heatmap::tensor_heatmap& h : heatmaps) {
         if (h.from != current) {
             current = h.from;
             out << '\n';

@@ -3,7 +3,7 @@
 // skips between two shown ones get a line, as in the table), the hover script.
 //
 // A heatmap is <figure class="heatmap" data-stage data-tensor data-batch data-head>:
-// cairo's SVG of the panel, over whose cells lies one transparent <rect class="grid">
+// the SVG of the panel (heatmap_svg.hpp), over whose cells lies one transparent <rect class="grid">
 // holding the cells' values (data-values, row by row, "*" after a masked one) and the
 // query and key numbers; the script writes the value under the pointer below the
 // figure and outlines its cell. (A <title> per cell would do without a script, but
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "attn/io/tensor_file.hpp"
-#include "attn/render/heatmap_cairo.hpp"
+#include "attn/render/heatmap_svg.hpp"
 #include "attn/render/heatmap_panels.hpp"
 #include "attn/render/table_parts.hpp"
 #include "attn/render/torch_format.hpp"
@@ -64,6 +64,8 @@ dl.explain dd { margin: 0; }
 ul.warnings { color: var(--red); padding-left: 1.2rem; }
 .heatmaps { display: flex; flex-wrap: wrap; gap: .8rem; }
 figure.heatmap { margin: 0; }
+figure.slide { margin: 0 0 1.5rem; }
+figure.slide svg { display: block; width: 100%; height: auto; }
 figure.heatmap svg { display: block; max-width: 100%; height: auto; }
 figure.heatmap figcaption { font-size: .85rem; color: var(--muted); min-height: 1.4em; padding-left: .3rem; }
 rect.grid { fill: #ffffff; fill-opacity: 0; cursor: crosshair; }
@@ -200,9 +202,8 @@ std::string hover_layer(const heatmap::tensor_heatmap& h, const heatmap::panel& 
 }
 
 /// The panels of one tensor, each an inline SVG with a hover layer over its cells.
-void write_heatmaps(std::ostream& out, const heatmap::tensor_heatmap& h, const render_options& options,
-                    heatmap::glyph_library& glyphs) {
-    const std::vector<heatmap::svg_panel> drawn = heatmap::draw_svg_panels(h, options, glyphs);
+void write_heatmaps(std::ostream& out, const heatmap::tensor_heatmap& h, const render_options& options) {
+    const std::vector<heatmap::svg_panel> drawn = heatmap::draw_svg_panels(h, options);
     out << "<div class=\"heatmaps\">\n";
     for (std::size_t n = 0; n < drawn.size(); ++n) {
         const heatmap::panel& p = h.panels[n];
@@ -304,7 +305,7 @@ private:
 };
 
 void write_stage(std::ostream& out, const trace& t, const stage& s, const std::vector<heatmap::tensor_heatmap>& heatmaps,
-                 const render_options& options, heatmap::glyph_library& glyphs) {
+                 const render_options& options) {
     out << "<section class=\"stage\" id=\"stage-" << s.name() << "\">\n<h2><span class=\"step\">" << s.info->step
         << "</span><code>" << s.name() << "</code><span class=\"title\">" << heatmap::xml_escape(stage_title(t.cfg, s.name())) << "</span></h2>\n"
         << "<p class=\"formula\"><code>" << heatmap::xml_escape(stage_formula(t.cfg, s.name())) << "</code></p>\n";
@@ -331,7 +332,7 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
             const std::string crop = heatmap::crop_note(*drawn, drawn->panels.front());
             if (!crop.empty()) note += (note.empty() ? "" : "; ") + crop;
             if (!note.empty()) out << "<p class=\"note\">" << heatmap::xml_escape(note) << " (--full draws all)</p>\n";
-            write_heatmaps(out, *drawn, options, glyphs);
+            write_heatmaps(out, *drawn, options);
             out << "<details><summary>the numbers" << (summary ? " (summarised)" : "") << "</summary>\n";
         } else if (summary) {
             out << "<p class=\"note\">summarised: the first and last 3 along each axis (--full shows all "
@@ -358,26 +359,27 @@ void write_skipped(std::ostream& out, const config& c, int from_step, int to_ste
 
 }  // namespace
 
-void render_html(const trace& t, const render_options& options, std::ostream& out) {
+std::vector<std::string> render_html(const trace& t, const render_options& options, std::ostream& out) {
     const std::vector<heatmap::tensor_heatmap> heatmaps =
         heatmap::collect(t, options, html_max_side, html_max_panels);
-    heatmap::glyph_library glyphs;  // the heatmaps' glyph outlines, once for the page
+    std::vector<std::string> notes;
     std::ostringstream stages;
     int previous_step = 0;
     for (const stage& s : t.stages) {
         if (!options.shows(s.name())) continue;
         if (previous_step != 0) write_skipped(stages, t.cfg, previous_step, s.info->step);
         previous_step = s.info->step;
-        write_stage(stages, t, s, heatmaps, options, glyphs);
+        write_stage(stages, t, s, heatmaps, options);
     }
     write_head(out, t);
-    out << "<svg class=\"glyphs\" width=\"0\" height=\"0\" aria-hidden=\"true\" style=\"position:absolute\"><defs>\n"
-        << glyphs.symbols() << "</defs></svg>\n";
     write_run(out, t, options);
+    if (options.layout == picture_layout::slide)
+        out << "<figure class=\"slide\">\n" << svg_page_element(t, options, notes) << "</figure>\n";
     out << stages.str();
     out << "</main>\n<footer>Made by attn: every number is PyTorch 1.13's for this run. This page needs no "
            "network.</footer>\n<script>"
         << hover_script << "</script>\n</body>\n</html>\n";
+    return notes;
 }
 
 }  // namespace attn

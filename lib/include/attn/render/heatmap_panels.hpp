@@ -5,8 +5,10 @@
 //
 // A cell is a value on the colour map (colormap.hpp), or marked: masked (the run's
 // mask is false there, in the mask, masked, softmax and dropout stages), -inf, inf
-// or NaN. One scale per tensor, over its drawn finite values that are not masked, so
-// the panels of one tensor compare; a masked stage's fill (-1e9) does not squash it.
+// or NaN. One scale per tensor, so the panels of one tensor compare: weights on 0 .. 1
+// (0 .. 1/(1-p) after dropout); scores, scaled and masked on -m .. m, m the largest
+// |value| among the drawn finite cells that are not masked (a masked stage's fill,
+// -1e9, does not squash it), so 0 is the middle colour; --vmin/--vmax replace the ends.
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -43,7 +45,7 @@ struct tensor_heatmap {
     const stage* from = nullptr;
     const tensor* values = nullptr;  // [B,H,Sq,Sk]; [B,1,Sq,Sk] for the mask
     const tensor* mask = nullptr;    // [B,1,Sq,Sk], true = may attend; set where the stage applies it
-    value_scale scale;               // over the drawn finite values that are not masked
+    value_scale scale;               // weights 0 .. 1, else symmetric around 0, or --vmin .. --vmax
     std::vector<panel> panels;       // batch by batch, heads in order
     std::size_t panels_in_view = 0;  // before a max_panels cut: B·H, or fewer with --batch-index, --head
     std::array<bool, cell_kinds> present{};  // which kinds of cell the panels have
@@ -75,7 +77,8 @@ std::string panels_note(const tensor_heatmap& h);
 /// The tensors to draw: the [.., Sq, Sk] tensors of the stages `options` shows,
 /// their panels limited to options.batch_index, options.head and options.row, and
 /// unless options.full, to the first `max_panels` of them, each axis cut to its first
-/// `max_side` entries. Throws usage_error when batch_index, head or row is beyond the run.
+/// `max_side` entries. Throws usage_error when batch_index, head or row is beyond the run,
+/// or when options.vmin or vmax, given alone, leaves a tensor's scale empty.
 std::vector<tensor_heatmap> collect(const trace& t, const render_options& options, std::size_t max_side,
                                     std::size_t max_panels = static_cast<std::size_t>(-1));
 /// The heatmaps point into the trace: it must outlive them.

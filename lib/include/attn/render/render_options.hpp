@@ -11,6 +11,11 @@ namespace attn {
 /// torch.set_printoptions(sci_mode=...): None chooses per tensor, True/False force it.
 enum class sci_mode { automatic, on, off };
 
+/// How svg, png and html place a run's panels: stacked, a tensor's panels in rows of up
+/// to four, tensors one below another (stack); or the stages side by side on one
+/// 16:9 page, scaled down to fit (slide).
+enum class picture_layout { stack, slide };
+
 struct render_options {
     std::vector<std::string> stages;  // stage names to show; empty = all of them
     int precision = 4;                // digits after the decimal point in text formats
@@ -23,6 +28,11 @@ struct render_options {
     // Views (--batch-index I, --head H, --row Q): only this batch item, head or query row
     // of every tensor that has that axis; empty = all.
     std::optional<std::size_t> batch_index, head, row;
+
+    // --vmin X, --vmax Y: the colour scale of every drawn non-boolean tensor (pictures),
+    // in place of its own; either alone replaces one end. Finite; vmin < vmax.
+    std::optional<float> vmin, vmax;
+    picture_layout layout = picture_layout::stack;  // --layout
 
     bool shows(std::string_view stage_name) const {
         if (stages.empty()) return true;
