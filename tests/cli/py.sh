@@ -117,6 +117,17 @@ expect_error "py: a view flag is refused" 2 \
 expect_error "py: a mistake without a PyTorch line is refused" 2 \
   "attn: error: --format py: no PyTorch line for --mistake split_without_transpose yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed)" \
   trace --format py --mistake split_without_transpose
+# --- the README's excerpt is what the program writes, and its failure what python3 says -----
+readme="$(dirname "$0")/../../README.md"
+awk '/--format py --out lab.py`$/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' "$readme" >"$work/readme-block"
+"$attn" trace --seq 3 --d-model 4 --mask causal --stage softmax --format py --out "$work/lab.py"
+sed -n '/^# ── 10 · softmax/,/^$/p' "$work/lab.py" | sed '$d' >"$work/actual-block"
+check "README's py excerpt is there" test "$(wc -l <"$work/readme-block")" -ge 10
+check "README's py excerpt is real" diff "$work/readme-block" "$work/actual-block"
+sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/lab.py" >"$work/wrong.py"
+said=$("$python" "$work/wrong.py" 2>&1 | tail -n 1)
+check "README's py failure is what python3 says" grep -qF "with \`dim=-2\` there it stops with \`$said\`" <(tr '\n' ' ' <"$readme" | tr -s ' ')
+
 expect_ok "trace --help" trace --help
 check "py: trace --help names the py format" grep -q "py (a runnable PyTorch script" "$work/out"
 

@@ -227,7 +227,7 @@ def check(name, got, want):
     if wrong.any():
         first = tuple(int(i) for i in wrong.nonzero()[0])
         raise AssertionError(f"{name}: {int(wrong.sum())} of {want.numel()} numbers differ from attn's, "
-                             f"the first at {first}: {got[first].item()} here, {want[first].item()} in attn")
+                             f"the first at {first}: {got[first].item():.8g} here, {want[first].item():.8g} in attn")
     exact = want.dtype == torch.bool or torch.equal(got[~want.isnan()], want[~want.isnan()])
     print(f"ok  {name}" + ("" if exact else " (within 1e-6)"))
 
