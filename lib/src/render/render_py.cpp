@@ -191,7 +191,10 @@ void write_py_comment(std::ostream& out, const std::string& text) {
 }
 
 void write_py_header(const config& c, const std::string& command, std::ostream& out) {
-    out << "# " << command << "\n#\n";
+    std::string line = command;  // one comment line: a newline in an argument would end it
+    for (char& ch : line)
+        if (static_cast<unsigned char>(ch) < 0x20) ch = '?';
+    out << "# " << line << "\n#\n";
     write_py_comment(out,
                   "Multi-head attention in PyTorch, stage by stage, each stage checked against the numbers attn "
                   "computed for the same run (within 1e-6, NaN where attn has NaN). Run it with python3 and "
