@@ -13,6 +13,9 @@ namespace attn_app {
 /// `attn trace`: flags -> config -> inputs -> trace -> a renderer.
 void setup_trace(CLI::App& app);
 
+/// The command line (argv), kept for what quotes it: --format py's first line.
+void remember_command_line(int argc, char** argv);
+
 /// `attn mask`: the shape and mask flags -> one mask in PyTorch's four conventions.
 void setup_mask(CLI::App& app);
 

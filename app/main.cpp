@@ -44,6 +44,7 @@ int run(int argc, char** argv) {
                "for the classroom exercises.");
     // Only the command named first is built when there is one (building all four costs start-up
     // time, docs/speed.md); otherwise all of them, for `attn --help` and the error messages.
+    attn_app::remember_command_line(argc, argv);
     const std::string first = argc > 1 ? argv[1] : "";
     const bool named = first == "trace" || first == "mask" || first == "check" || first == "exercise";
     if (!named || first == "trace") attn_app::setup_trace(app);

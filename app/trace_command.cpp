@@ -31,6 +31,7 @@
 #include "attn/render/render_html.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/render_npz.hpp"
+#include "attn/render/render_py.hpp"
 #include "attn/render/render_row.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
@@ -272,6 +273,28 @@ attn::warning_list whole_noted(const run_output& r) {
     return t.warnings;
 }
 
+/// The command line attn was started with, for --format py's header (remember_command_line).
+std::string& command_line() {
+    static std::string line = "attn trace";
+    return line;
+}
+
+/// `word` as a shell reads it back: unchanged when plain, else in single quotes.
+std::string shell_word(const std::string& word) {
+    const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                               "0123456789-_=+.,/:@%") == std::string::npos;
+    if (plain) return word;
+    std::string quoted = "'";
+    for (char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return quoted + "'";
+}
+
+/// --format py: the trace as a PyTorch script headed by the command that made it.
+std::vector<std::string> python_script(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
+    attn::render_py(t, view, command_line(), out);
+    return {};
+}
+
 void heatmap(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
     attn::render_heatmap_terminal(t, view, out, terminal_width());
 }
@@ -300,6 +323,7 @@ const trace_format formats[] = {
     {"jsonl", keeps::nothing, "", false, false, [](const run_output& r) { return to_json(r, true); }},
     {"npz", keeps::nothing, "a zip archive", false, false, to_npz},
     {"torch", keeps::printed_rows, "", false, false, to_torch},
+    {"py", keeps::everything, "", false, false, whole_noted<python_script>},
     {"heatmap", keeps::everything, "", true, true, whole<heatmap>},
     {"svg", keeps::everything, "a picture", true, true, whole_noted<attn::render_svg>},
     {"png", keeps::everything, "a picture", true, true, whole_noted<attn::render_png>},
@@ -386,6 +410,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     view.explain = o.explain;
     const trace_format& format = format_named(o.format, view.row.has_value());
     if (format.pictures) choose_picture_stages(o, view);
+    if (o.format == "py") attn::check_py_run(c, view);
     attn::stage_plan plan = attn::stage_plan::of(view.stages);
     if (c.mask.any() && format.marks_masked) plan.show(attn::stage_id::mask);
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
@@ -442,6 +467,12 @@ std::string stages_help() {
 
 }  // namespace
 
+void remember_command_line(int argc, char** argv) {
+    std::string line = "attn";
+    for (int i = 1; i < argc; ++i) line += " " + shell_word(argv[i]);
+    command_line() = line;
+}
+
 std::vector<std::string> stage_names_from_flag(const std::string& text, const attn::config& c) {
     return parse_stages(text, c);
 }
@@ -467,6 +498,7 @@ void setup_trace(CLI::App& app) {
         "    --format png --layout slide --out slide.png\n"
         "  attn trace --mask causal --stage scaled --format heatmap --vmin -2 --vmax 2\n"
         "  attn trace --mask causal --format html --out trace.html\n"
+        "  attn trace --heads 2 --mask causal --format py --out lab.py && python3 lab.py\n"
         "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
         "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which);\n"
         "130, 143, 129 when stopped by SIGINT, SIGTERM, SIGHUP (no temporary file is left);\n"
@@ -479,7 +511,8 @@ void setup_trace(CLI::App& app) {
                "table (for reading), json (one document), jsonl (one stage per line, as "
                "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "
                "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
-               "under '# stage.tensor'), heatmap (the attention weights, or the --stage "
+               "under '# stage.tensor'), py (a runnable PyTorch script: the run computed stage by stage as a "
+               "notebook would, each stage asserted equal to attn's numbers; a lab starter), heatmap (the attention weights, or the --stage "
                "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal), svg and png (the "
                "same, drawn for slides: a titled panel per batch item and head), html (one "
                "self-contained page: every stage explained, its tensors as tables and heatmaps); svg, "

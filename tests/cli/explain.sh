@@ -84,13 +84,14 @@ check "cross: the scores shape with Sk = 6" has scores shape "[2,4,5,2] · [2,4,
 check "cross: x_kv with Dkv = 12" has input shape "x_kv [B,Sk,Dkv] = [2,6,12]"
 check "cross: keys and values from x_kv" test "$(line projections torch)" = "q = w_q(x); k = w_k(x_kv); v = w_v(x_kv)  # each x @ w.weight.T + w.bias"
 check "cross: k's projection with Dkv" has projections shape "x_kv [2,6,12] · w_kᵀ [12,8] + b_k [8] -> k [2,6,8]"
-check "cross: w_k takes Dkv" has params torch "w_k = nn.Linear(12, 8);"
+check "cross: w_k takes Dkv, in the first line" has input torch "w_k = nn.Linear(12, 8);"
+check "cross: x_kv drawn after x, in the first line" has input torch "x = torch.randn(2, 5, 8); x_kv = torch.randn(2, 6, 12)"
 check "cross: the causal mask is [Sq,Sk]" test "$(line mask torch)" = "mask = torch.tril(torch.ones(5, 6, dtype=torch.bool))"
 
 expect_ok "--no-qkv-bias" trace --no-qkv-bias --explain
 check "--no-qkv-bias: the projections' torch line without a bias" test "$(line projections torch)" = \
   "q = w_q(x); k = w_k(x); v = w_v(x)  # each x @ w.weight.T (bias=False)"
-check "--no-qkv-bias: nn.Linear(..., bias=False)" has params torch "w_q = nn.Linear(8, 8, bias=False)"
+check "--no-qkv-bias: nn.Linear(..., bias=False)" has input torch "w_q = nn.Linear(8, 8, bias=False)"
 check "--no-qkv-bias: no b_q in the shapes" test "$(line projections shape | grep -c b_q)" = 0
 
 expect_ok "--no-out-proj" trace --no-out-proj --explain
@@ -105,7 +106,7 @@ check "--q --k --v: a block for each of its 10 stages" test "$(headings):$(block
 check "--q --k --v: the projections are given" has projections torch "q, k, v given by --q, --k, --v"
 
 expect_ok "dropout in training mode" trace --dropout 0.5 --train --explain
-check "dropout: its block" test "$(line dropout torch)" = "weights = nn.Dropout(p=0.5)(weights)  # in training mode (model.train())"
+check "dropout: its block draws attn's keep mask" test "$(line dropout torch)" = "torch.manual_seed(0); keep = torch.rand(B, H, Sq, Sk) < 1 - 0.5; weights = weights * (keep / (1 - 0.5))"
 check "dropout: the scale 1 / (1 - p)" has dropout what "multiplied by 1 / (1 - p) = 2"
 check "dropout: the keep mask's shape" has dropout shape "[1,2,4,4] · keep [1,2,4,4] / 0.5 -> [1,2,4,4]"
 expect_ok "dropout in eval mode" trace --dropout 0.5 --explain
@@ -144,7 +145,7 @@ for i in $(seq 0 $(($(jq '.runs | length' "$verified") - 1))); do
   mapfile -t run_args < <(jq -r ".runs[$i].args[]" "$verified")
   (cd "$root" && "$attn" trace "${run_args[@]}" --explain --format json) >"$work/out" 2>/dev/null
   check "the torch lines of trace ${run_args[*]} are those PyTorch ran" test \
-    "$(jq -cS '.stages | map_values(.explain.torch) | del(.dropout)' "$work/out")" = "$(jq -cS ".runs[$i].torch" "$verified")"
+    "$(jq -cS '.stages | map_values(.explain.torch)' "$work/out")" = "$(jq -cS ".runs[$i].torch" "$verified")"
 done
 
 # --- the README's excerpt is what the program prints --------------------------------------

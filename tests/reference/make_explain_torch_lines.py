@@ -5,9 +5,10 @@ Run with Debian's Python, which has torch 1.13, after building attn:
     /usr/bin/python3 tests/reference/make_explain_torch_lines.py build/attn    # from the repository root
 
 For each run below it asks attn for `--explain --format json`, executes each stage's
-`explain.torch` line in order (params, input, projections, view, transpose, scores, scaled,
-mask, masked, softmax, context, merge, concat, output) with B, Sq, Sk, D, H, dk set to the
-run's sizes and the mask files loaded as `mask_file` / `key_padding_mask`, and compares the
+`explain.torch` line in stage order (input, whose line is the setup: imports, the sizes B, Sq,
+Sk, D, H, dk, the seed, the nn.Linear layers and x; then params, projections, ... dropout,
+context, merge, concat, output), with nothing defined beforehand but the mask files, loaded as
+`mask_file` / `key_padding_mask`, and compares the
 tensor each line makes with the stage's tensor in attn's JSON (within 1e-5; -inf and NaN in
 the same places). Only when every run matches does it write
 tests/reference/explain_torch_lines.json: the lines so verified. tests/cli/explain.sh
@@ -16,14 +17,12 @@ PyTorch again. The output is committed; the tests never need torch.
 """
 
 import json
-import math
 import os
 import subprocess
 import sys
 
 import numpy as np
 import torch
-import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLI = os.path.join("tests", "reference", "cli")
@@ -37,14 +36,19 @@ RUNS = [
     ["--no-out-proj", "--heads", "2", "--cross"],
     ["--seq", "5", "--mask-file", os.path.join(CLI, "causal_triu.npy"), "--mask-convention", "mha"],
     ["--seed", "7", "--batch", "2", "--seq", "4", "--key-padding-mask", os.path.join(CLI, "key_padding.npy")],
+    ["--seed", "5", "--batch", "2", "--heads", "2", "--mask", "causal", "--dropout", "0.3", "--train",
+     "--dropout-seed", "9"],
+    ["--seq", "2", "--kv-seq", "5", "--d-in", "6", "--d-kv-in", "10", "--mask", "causal", "--causal-align",
+     "lower-right", "--no-out-proj"],
 ]
 
-ORDER = ["params", "input", "projections", "view", "transpose", "scores", "scaled", "mask", "masked", "softmax",
-         "context", "merge", "concat", "output"]
+ORDER = ["input", "params", "projections", "view", "transpose", "scores", "scaled", "mask", "masked", "softmax",
+         "dropout", "context", "merge", "concat", "output"]
 # the variable each line sets, and the stage tensor it must equal
 MADE = {"input": ("x", "x"), "projections": ("q", "q"), "view": ("k", "k"), "transpose": ("v", "v"),
         "scores": ("scores", "scores"), "scaled": ("scaled", "scaled"), "mask": ("mask", "mask"),
-        "masked": ("masked", "masked"), "softmax": ("weights", "weights"), "context": ("context", "context"),
+        "masked": ("masked", "masked"), "softmax": ("weights", "weights"),
+        "dropout": ("weights", "weights"), "context": ("context", "context"),
         "merge": ("merged", "context"), "concat": ("concat", "concat"), "output": ("out", "out")}
 
 
@@ -57,8 +61,7 @@ def verify(attn, args):
                                     capture_output=True, text=True, check=True).stdout)
     c = doc["config"]
     B, Sq, Sk = c["batch"], c["seq"], c["kv_seq"]
-    env = {"torch": torch, "nn": nn, "math": math, "B": B, "Sq": Sq, "Sk": Sk, "D": c["d_model"],
-           "H": c["heads"], "dk": c["head_dim"]}
+    env = {}  # the first line imports torch and sets the sizes
     for name, key in (("--mask-file", "mask_file"), ("--key-padding-mask", "key_padding_mask")):
         if flag(args, name):
             env[key] = torch.from_numpy(np.load(flag(args, name)))

@@ -296,12 +296,12 @@ TEST_SUITE("explain") {
             c.kv_seq = 6;
             c.d_kv_in = 12;
             CHECK(has(attn::explain_stage(c, "input").shapes, "x_kv [B,Sk,Dkv] = [2,6,12]"));
-            CHECK(attn::explain_stage(c, "input").torch ==
-                  "x = torch.randn(2, 5, 8); x_kv = torch.randn(2, 6, 12)  # drawn after the weights");
+            CHECK(has(attn::explain_stage(c, "input").torch,
+                      "w_o = nn.Linear(8, 8); x = torch.randn(2, 5, 8); x_kv = torch.randn(2, 6, 12)  # x drawn after the weights"));
             CHECK(attn::explain_stage(c, "projections").torch ==
                   "q = w_q(x); k = w_k(x_kv); v = w_v(x_kv)  # each x @ w.weight.T + w.bias");
             CHECK(has(attn::explain_stage(c, "projections").shapes, "x_kv [2,6,12] · w_kᵀ [12,8] + b_k [8] -> k [2,6,8]"));
-            CHECK(has(attn::explain_stage(c, "params").torch, "w_k = nn.Linear(12, 8); w_v = nn.Linear(12, 8)"));
+            CHECK(has(attn::explain_stage(c, "input").torch, "w_k = nn.Linear(12, 8); w_v = nn.Linear(12, 8)"));
             CHECK(has(attn::explain_stage(c, "scores").shapes, "[2,4,5,2] · [2,4,2,6] -> [2,4,5,6]"));
             CHECK(attn::explain_stage(c, "mask").torch == "mask = torch.tril(torch.ones(5, 6, dtype=torch.bool))");
             CHECK(has(attn::explain_stage(c, "mask").words, "aligned upper-left"));
@@ -312,9 +312,9 @@ TEST_SUITE("explain") {
             CHECK(attn::explain_stage(c, "projections").torch ==
                   "q = w_q(x); k = w_k(x); v = w_v(x)  # each x @ w.weight.T (bias=False)");
             CHECK(!has(attn::explain_stage(c, "projections").shapes, "b_q"));
-            CHECK(attn::explain_stage(c, "params").torch ==
-                  "torch.manual_seed(0); w_q = nn.Linear(8, 8, bias=False); w_k = nn.Linear(8, 8, bias=False); "
-                  "w_v = nn.Linear(8, 8, bias=False); w_o = nn.Linear(8, 8)");
+            CHECK(has(attn::explain_stage(c, "input").torch,
+                      "torch.manual_seed(0); w_q = nn.Linear(8, 8, bias=False); w_k = nn.Linear(8, 8, bias=False); "
+                      "w_v = nn.Linear(8, 8, bias=False); w_o = nn.Linear(8, 8); x = torch.randn(2, 5, 8)"));
             CHECK(has(attn::explain_stage(c, "params").words, "In all 264 numbers"));  // 3·64 + 64 + 8
         }
         SUBCASE("--no-out-proj: concat is the result") {
@@ -322,6 +322,7 @@ TEST_SUITE("explain") {
             c.out_proj = false;
             CHECK(has(attn::explain_stage(c, "concat").why, "this is the result"));
             CHECK(!has(attn::explain_stage(c, "params").torch, "w_o"));
+            CHECK(!has(attn::explain_stage(c, "input").torch, "w_o"));
             CHECK(has(attn::explain_stage(c, "params").words, "In all 216 numbers"));  // 3·(64 + 8)
         }
         SUBCASE("--q --k --v: the projections are given") {
@@ -347,7 +348,8 @@ TEST_SUITE("explain") {
             c.dropout.train = true;
             c.dropout.seed = 3;
             const attn::stage_explanation e = attn::explain_stage(c, "dropout");
-            CHECK(e.torch == "weights = nn.Dropout(p=0.1)(weights)  # in training mode (model.train())");
+            CHECK(e.torch ==
+                  "torch.manual_seed(3); keep = torch.rand(B, H, Sq, Sk) < 1 - 0.1; weights = weights * (keep / (1 - 0.1))");
             CHECK(has(e.words, "1 / (1 - p) = 1.1111"));
             CHECK(has(e.words, "torch.manual_seed(3); keep = torch.rand(2, 4, 5, 5) < 0.9"));
             CHECK(!has(attn::explain_stage(c, "context").words, "an average"));  // rows no longer sum to 1

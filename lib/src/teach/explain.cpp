@@ -5,6 +5,7 @@
 #include "attn/teach/explain.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -19,6 +20,13 @@ namespace {
 using layout = tensor_layout;
 
 std::string str(std::int64_t n) { return std::to_string(n); }
+
+/// The shortest decimal that reads back as v, as Python's repr writes a float: a
+/// number in a PyTorch line that must give attn's value exactly.
+std::string exact_number(double v) {
+    char text[32];
+    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+}
 
 /// "[2,5,4,2]", as attn writes shapes.
 std::string shape_text(const tensor_shape& shape) { return tensor_index_text(shape); }
@@ -107,6 +115,44 @@ std::string strides_explained(const run_shapes& r, const std::string& name, cons
     return say(r, "strides", {{"name", name}, {"strides", stride_text(t)}, {"index", index}, {"where", where}});
 }
 
+/// The line that makes a run's starting point in PyTorch, in the order attn draws
+/// (CLI.md): imports, this run's letters, torch.manual_seed, the nn.Linear layers
+/// (each weight, then its bias), x, then x_kv for cross-attention. With the other
+/// stages' lines after it, top to bottom, it is a script that runs.
+std::string setup_line(const config& c, const run_shapes& r) {
+    std::string line = "import math, torch; from torch import nn; B, Sq, Sk, D, H, dk = " + str(r.B) + ", " +
+                       str(r.Sq) + ", " + str(r.Sk) + ", " + str(r.D) + ", " + str(r.H) + ", " + str(r.dk) + "; ";
+    const std::string seed = "torch.manual_seed(" + str(c.seed) + "); ";
+    const std::string qkv_bias = c.qkv_bias ? "" : ", bias=False";
+    const auto linear = [](const std::string& name, std::int64_t in, std::int64_t out, const std::string& extra) {
+        return name + " = nn.Linear(" + str(in) + ", " + str(out) + extra + "); ";
+    };
+    if (!c.params_from_file) line += seed;
+    line += linear("w_q", r.Din, r.D, qkv_bias) + linear("w_k", r.Dkv, r.D, qkv_bias) + linear("w_v", r.Dkv, r.D, qkv_bias);
+    if (c.out_proj) line += linear("w_o", r.D, r.D, "");
+    const auto randn = [](std::int64_t a, std::int64_t b, std::int64_t d) {
+        return "torch.randn(" + str(a) + ", " + str(b) + ", " + str(d) + ")";
+    };
+    // x, then x_kv; a comment at the end says where they come from
+    std::vector<std::string> comments;
+    if (c.params_from_file) comments.push_back("then load --params into the layers");
+    if (c.x_from_file) {
+        line += "x = torch.tensor(data)";
+        comments.push_back("data read from --input");
+    } else {
+        line += (c.params_from_file ? seed : std::string()) + "x = " + randn(r.B, r.Sq, r.Din);
+        if (!c.params_from_file) comments.push_back("x drawn after the weights");
+    }
+    if (r.cross && c.x_kv_from_file) {
+        line += "; x_kv = torch.tensor(data_kv)";
+        comments.push_back("data_kv read from --kv-input");
+    } else if (r.cross) {
+        line += "; x_kv = " + randn(r.B, r.Sk, r.Dkv);
+    }
+    if (!comments.empty()) line += "  # " + join(comments, "; ");
+    return line;
+}
+
 // --- 1-3: from tokens to queries, keys and values ---------------------------------------
 
 stage_explanation explain_input(const config& c, const run_shapes& r) {
@@ -115,27 +161,7 @@ stage_explanation explain_input(const config& c, const run_shapes& r) {
     if (r.cross) e.words += " " + say(r, c.x_kv_from_file ? "input.words.x_kv.read" : "input.words.x_kv.drawn");
     e.shapes = "x [B,Sq,Din] = " + shape_text({r.B, r.Sq, r.Din});
     if (r.cross) e.shapes += "; x_kv [B,Sk,Dkv] = " + shape_text({r.B, r.Sk, r.Dkv});
-    const auto randn = [](std::int64_t a, std::int64_t b, std::int64_t d) {
-        return "torch.randn(" + str(a) + ", " + str(b) + ", " + str(d) + ")";
-    };
-    // x, then x_kv; a comment at the end says where they come from
-    std::vector<std::string> comments;
-    if (c.x_from_file) {
-        e.torch = "x = torch.tensor(data)";
-        comments.push_back("data read from --input");
-    } else if (c.params_from_file) {
-        e.torch = "torch.manual_seed(" + str(c.seed) + "); x = " + randn(r.B, r.Sq, r.Din);
-    } else {
-        e.torch = "x = " + randn(r.B, r.Sq, r.Din);
-        comments.push_back("drawn after the weights");
-    }
-    if (r.cross && c.x_kv_from_file) {
-        e.torch += "; x_kv = torch.tensor(data_kv)";
-        comments.push_back("data_kv read from --kv-input");
-    } else if (r.cross) {
-        e.torch += "; x_kv = " + randn(r.B, r.Sk, r.Dkv);
-    }
-    if (!comments.empty()) e.torch += "  # " + join(comments, "; ");
+    e.torch = setup_line(c, r);
     const layout x = contiguous_layout({r.B, r.Sq, r.Din});
     e.memory = say(r, "input.memory", {{"strides_x", strides_explained(r, "x", x, "bsi")}});
     if (r.cross)
@@ -158,13 +184,9 @@ stage_explanation explain_params(const config& c, const run_shapes& r) {
     e.shapes = "w_q " + shape_text({r.D, r.Din}) + " (D×Din)" + bias + "; w_k, w_v " + shape_text({r.D, r.Dkv}) +
                " (D×Dkv)" + (c.qkv_bias ? ", b_k, b_v " + shape_text({r.D}) : "");
     if (c.out_proj) e.shapes += "; w_o " + shape_text({r.D, r.D}) + " (D×D), b_o " + shape_text({r.D});
-    const auto linear = [](std::int64_t in, std::int64_t out, const std::string& extra) {
-        return "nn.Linear(" + str(in) + ", " + str(out) + extra + ")";
-    };
-    e.torch = "torch.manual_seed(" + str(c.seed) + "); w_q = " + linear(r.Din, r.D, qkv_bias) +
-              "; w_k = " + linear(r.Dkv, r.D, qkv_bias) + "; w_v = " + linear(r.Dkv, r.D, qkv_bias);
-    if (c.out_proj) e.torch += "; w_o = " + linear(r.D, r.D, "");
-    if (c.params_from_file) e.torch += "  # then their weights and biases loaded from --params";
+    const std::string layers = c.out_proj ? "w_q, w_k, w_v, w_o" : "w_q, w_k, w_v";
+    e.torch = "[w.weight.shape for w in (" + layers + ")]  # made by the first line, before x: " +
+              (c.params_from_file ? "load --params into them" : "each weight [out, in], then its bias [out]");
     e.memory = say(r, "params.memory", {{"strides", stride_text(contiguous_layout({r.D, r.Din}))}});
     if (c.params_from_file) {
         e.why = say(r, "params.why.read");
@@ -325,7 +347,7 @@ std::vector<std::string> mask_torch_terms(const config& c, const run_shapes& r) 
                         ")).abs() <= " + (m.window_size ? str(*m.window_size) : "W") + ")");
     if (m.random)
         terms.push_back("(torch.rand(" + str(r.B) + ", 1, " + str(r.Sq) + ", " + str(r.Sk) + ") < " +
-                        short_number(m.random_keep) + ")");
+                        exact_number(m.random_keep) + ")");
     if (m.from_file) {
         // [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] as [B or 1, 1, Sq, Sk], so that it broadcasts over the heads
         const std::string file_view = ".view(-1, 1, " + str(r.Sq) + ", " + str(r.Sk) + ")";
@@ -417,7 +439,9 @@ stage_explanation explain_dropout(const config& c, const run_shapes& r) {
                        {"p", short_number(p)},
                        {"seed", c.dropout.seed}});
     e.shapes = r.plane() + " · keep " + r.plane() + " / " + keep_p + " -> " + r.plane();
-    e.torch = "weights = nn.Dropout(p=" + short_number(p) + ")(weights)  # in training mode (model.train())";
+    // attn's keep mask, not nn.Dropout's (whose bernoulli_ draws differ between builds)
+    e.torch = "torch.manual_seed(" + str(c.dropout.seed) + "); keep = torch.rand(B, H, Sq, Sk) < 1 - " +
+              exact_number(p) + "; weights = weights * (keep / (1 - " + exact_number(p) + "))";
     e.memory = say(r, "dropout.memory");
     e.why = say(r, "dropout.why");
     return e;

@@ -1,0 +1,325 @@
+// --format py (render_py.hpp): a header and the helpers check() and check_layout(), then
+// one block per stage of the run, in CLI.md's order: a heading, the formula, what to
+// write there (explain.md's words), the code (--explain's torch line, one statement a
+// line) and, for a shown stage, a check of each of its tensors against attn's numbers.
+#include "attn/render/render_py.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+#include "attn/compute/error.hpp"
+#include "attn/compute/mistake.hpp"
+#include "attn/compute/stage_table.hpp"
+#include "attn/render/table_explain.hpp"
+#include "attn/teach/explain.hpp"
+#include "attn/teach/mistake_text.hpp"
+#include "attn/teach/stage_text.hpp"
+
+namespace attn {
+namespace {
+
+constexpr std::size_t py_comment_width = 92;  // "# " and the text
+
+/// The numbers --format py embeds for stage `name` of a run of `c` (the views: none).
+double py_numbers_of(const config& c, std::string_view name) {
+    const double B = double(c.batch), Sq = double(c.seq), Sk = double(c.kv_seq), D = double(c.d_model),
+                 H = double(c.heads), Din = double(c.d_in), Dkv = double(c.d_kv_in);
+    if (name == "input") return B * Sq * Din + (c.cross() ? B * Sk * Dkv : 0);
+    if (name == "params")
+        return D * Din + 2 * D * Dkv + (c.qkv_bias ? 3 * D : 0) + (c.out_proj ? D * D + D : 0);
+    if (name == "projections") return B * Sq * D + 2 * B * Sk * D;
+    if (name == "view" || name == "transpose" || name == "merge") return 0;
+    if (name == "mask") return B * Sq * Sk;
+    if (name == "dropout") return 2 * B * H * Sq * Sk;
+    if (name == "context" || name == "concat" || name == "output") return B * Sq * D;
+    return B * H * Sq * Sk;  // scores, scaled, masked, softmax
+}
+
+/// The mistakes a script can make with a changed line (way 0, as attn trace --mistake makes it).
+bool py_writes_mistake(mistake m) {
+    switch (m) {
+        case mistake::split_without_transpose:
+        case mistake::merge_without_transpose:
+        case mistake::weight_not_transposed:
+            return false;
+        default:
+            return true;
+    }
+}
+
+/// "0.471608", "1.0", "-inf", "nan": a float32 in the fewest digits that read back as the
+/// same float, as a Python float (inf and nan are names the script defines).
+std::string py_float(float v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    char text[32];
+    std::string s(text, std::to_chars(text, text + sizeof text, v).ptr);
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+}
+
+/// The elements of `t` as nested Python lists, one row of the last axis a line, the
+/// lines after the first indented by `indent` plus their depth.
+std::string py_nested_list(const tensor& t, std::size_t indent) {
+    const tensor_shape shape(t.values.shape().begin(), t.values.shape().end());
+    const bool boolean = t.type == element_type::boolean;
+    const float* first = t.values.data();
+    std::string text;
+    std::vector<std::size_t> at(shape.size(), 0);
+    // walks every element in row-major order, opening and closing brackets as the index moves
+    const std::size_t rank = shape.size();
+    if (rank == 0) return py_float(*first);
+    std::size_t total = 1;
+    for (std::size_t n : shape) total *= n;
+    if (total == 0) return "[]";
+    for (std::size_t e = 0; e < total; ++e) {
+        std::size_t opening = 0;  // axes whose index is 0 here, from the innermost out
+        for (std::size_t a = rank; a-- > 0 && at[a] == 0;) ++opening;
+        if (e != 0) {
+            text += opening == 0 ? ", " : ",\n" + std::string(indent + rank - opening, ' ');
+        }
+        text += std::string(opening, '[');
+        std::ptrdiff_t offset = 0;
+        for (std::size_t a = 0; a < rank; ++a) offset += static_cast<std::ptrdiff_t>(at[a]) * t.strides[a];
+        const float v = first[offset];
+        text += boolean ? (v != 0.0f ? "True" : "False") : py_float(v);
+        std::size_t closing = 0;  // axes at their last index here
+        for (std::size_t a = rank; a-- > 0 && at[a] + 1 == shape[a];) ++closing;
+        text += std::string(closing, ']');
+        for (std::size_t a = rank; a-- > 0;) {  // the next index
+            if (++at[a] < shape[a]) break;
+            at[a] = 0;
+        }
+    }
+    return text;
+}
+
+/// "(1, 2, 4, 4)": a shape or strides as a Python tuple.
+template <typename Numbers>
+std::string py_tuple(const Numbers& numbers) {
+    std::string text = "(";
+    for (std::size_t a = 0; a < numbers.size(); ++a) text += (a ? ", " : "") + std::to_string(numbers[a]);
+    return text + (numbers.size() == 1 ? ",)" : ")");
+}
+
+/// The statements of a --explain torch line, one a line, and its trailing comment.
+struct py_code {
+    std::vector<std::string> statements;
+    std::string comment;
+};
+
+py_code py_split_torch_line(const std::string& line) {
+    py_code code;
+    std::string text = line;
+    const std::size_t hash = text.find("  # ");
+    if (hash != std::string::npos) {
+        code.comment = text.substr(hash + 4);
+        text.erase(hash);
+    }
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = text.find("; ", start);
+        code.statements.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) break;
+        start = end + 2;
+    }
+    return code;
+}
+
+bool py_starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+/// `text` with its first `from` replaced by `to` (unchanged when it has none).
+std::string py_replaced(std::string text, std::string_view from, std::string_view to) {
+    const std::size_t at = text.find(from);
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return text;
+}
+
+/// The statements of stage `name` as c.mistake (way 0) makes it; the others unchanged.
+std::vector<std::string> py_with_mistake(const config& c, std::string_view name, std::vector<std::string> code) {
+    const mistake m = c.mistake;
+    if (m == mistake::none || mistake_stage(m, 0) != name) return code;
+    for (std::string& s : code) {
+        switch (m) {
+            case mistake::softmax_axis: s = py_replaced(s, "dim=-1", "dim=-2"); break;
+            case mistake::missing_scale: s = py_replaced(s, " / math.sqrt(dk)", ""); break;
+            case mistake::wrong_scale: s = py_replaced(s, "math.sqrt(dk)", "math.sqrt(D)"); break;
+            case mistake::mask_inverted:  // the mask itself, true where attending is not allowed
+                if (py_starts_with(s, "mask = ")) s = "mask = ~(" + s.substr(7) + ")";
+                break;
+            case mistake::fill_value: {
+                const float fill = mistaken_fill(c, 0);
+                const std::string text = std::isinf(fill) ? std::string(fill < 0 ? "float('-inf')" : "float('inf')")
+                                                          : py_float(fill);
+                const std::size_t comma = s.find("(~mask, ");
+                if (comma != std::string::npos) s = s.substr(0, comma + 8) + text + ")";
+                break;
+            }
+            case mistake::q_k_swapped: s = py_replaced(s, "q @ k.transpose(-2, -1)", "k @ q.transpose(-2, -1)"); break;
+            case mistake::missing_bias:
+                for (const char* letter : {"q", "k", "v"}) {
+                    const std::string layer = std::string("w_") + letter + "(";
+                    const std::size_t at = s.find(layer);
+                    if (at == std::string::npos) continue;
+                    const std::size_t close = s.find(')', at);
+                    const std::string input = s.substr(at + layer.size(), close - at - layer.size());
+                    s = s.substr(0, at) + input + " @ w_" + letter + ".weight.T" + s.substr(close + 1);
+                }
+                break;
+            case mistake::dropout_not_rescaled:
+                if (py_starts_with(s, "weights = ")) s = "weights = weights * keep";
+                break;
+            case mistake::dropout_keep_inverted: s = py_replaced(s, "(keep / ", "(~keep / "); break;
+            case mistake::weights_transposed: s = py_replaced(s, "weights @ v", "weights.transpose(-2, -1) @ v"); break;
+            default: break;
+        }
+    }
+    return code;
+}
+
+/// The Python expression that holds stage `stage`'s tensor `name` in the script.
+std::string py_variable(const config& c, std::string_view stage, const std::string& name) {
+    if (stage == "params") return name.substr(0, 1) == "w" ? name + ".weight" : "w_" + name.substr(2) + ".bias";
+    if (stage == "merge") return "merged";
+    if (stage == "mask") return "mask.expand(" + std::to_string(c.batch) + ", 1, Sq, Sk)";  // [Sq,Sk] broadcasts
+    return name;
+}
+
+void write_py_comment(std::ostream& out, const std::string& text) {
+    for (const std::string& row : table::wrap_words(text, py_comment_width)) out << "# " << row << '\n';
+}
+
+void write_py_header(const config& c, const std::string& command, std::ostream& out) {
+    std::string line = command;  // one comment line: a newline in an argument would end it
+    for (char& ch : line)
+        if (static_cast<unsigned char>(ch) < 0x20) ch = '?';
+    out << "# " << line << "\n#\n";
+    write_py_comment(out,
+                  "Multi-head attention in PyTorch, stage by stage, each stage checked against the numbers attn "
+                  "computed for the same run (within 1e-6, NaN where attn has NaN). Run it with python3 and "
+                  "PyTorch (1.13, CPU): it prints a line for each check and stops at the first that fails.");
+    write_py_comment(out,
+                  "A lab: under each stage's heading, delete the code, write it again from the comment "
+                  "above it, and run the script until every check passes.");
+    if (c.mistake != mistake::none)
+        write_py_comment(out, "Made with --mistake " + std::string(mistake_id(c.mistake)) +
+                               ": the stage it changes is written wrong on purpose, and the checks after it "
+                               "assert attn's mistaken numbers.");
+    out << R"py(import math
+
+import torch
+from torch import nn
+
+torch.set_grad_enabled(False)  # plain tensors: no autograd history
+inf, nan = math.inf, math.nan  # as attn's numbers below write them
+
+
+def f32(rows):
+    """attn's numbers, as a float32 tensor."""
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def check(name, got, want):
+    """Asserts that this script's tensor `got` holds attn's numbers `want`."""
+    assert tuple(got.shape) == tuple(want.shape), f"{name}: shape {tuple(got.shape)}, attn's is {tuple(want.shape)}"
+    if want.dtype == torch.bool:
+        wrong = got.bool() != want
+    else:
+        wrong = ~torch.isclose(got.float(), want, rtol=1e-5, atol=1e-6, equal_nan=True)
+    if wrong.any():
+        first = tuple(int(i) for i in wrong.nonzero()[0])
+        raise AssertionError(f"{name}: {int(wrong.sum())} of {want.numel()} numbers differ from attn's, "
+                             f"the first at {first}: {got[first].item():.8g} here, {want[first].item():.8g} in attn")
+    exact = want.dtype == torch.bool or torch.equal(got[~want.isnan()], want[~want.isnan()])
+    print(f"ok  {name}" + ("" if exact else " (within 1e-6)"))
+
+
+def check_layout(name, got, shape, stride):
+    """Asserts that this script's tensor `got` has attn's shape and strides (a view moves no data)."""
+    assert tuple(got.shape) == shape, f"{name}: shape {tuple(got.shape)}, attn's is {shape}"
+    assert got.stride() == stride, f"{name}: strides {got.stride()}, attn's are {stride}"
+    print(f"ok  {name} {shape}, strides {stride}")
+
+)py";
+}
+
+/// The checks of a shown stage: a tensor's numbers, or a view's shape and strides.
+void write_py_checks(const config& c, const stage& s, std::ostream& out) {
+    const bool view = s.name() == "view" || s.name() == "transpose" || s.name() == "merge";
+    for (const tensor& t : s.tensors) {
+        const std::string label = std::string(s.name()) + "." + t.name;
+        const std::string variable = py_variable(c, s.name(), t.name);
+        if (view) {
+            const tensor_shape shape(t.values.shape().begin(), t.values.shape().end());
+            out << "check_layout(\"" << label << "\", " << variable << ", " << py_tuple(shape) << ", "
+                << py_tuple(t.strides) << ")\n";
+            continue;
+        }
+        const std::string opening = "check(\"" + label + "\", " + variable + ", " +
+                                    (t.type == element_type::boolean ? "torch.tensor(" : "f32(");
+        out << opening << py_nested_list(t, opening.size()) << "))\n";
+    }
+}
+
+}  // namespace
+
+void check_py_run(const config& c, const render_options& options) {
+    const auto refuse = [](const std::string& what) {
+        throw usage_error("--format py: " + what);
+    };
+    if (c.from_projections) refuse("the script draws its inputs as attn does; it cannot start from --q --k --v");
+    if (c.x_from_file || c.x_kv_from_file)
+        refuse("the script draws x as attn does (torch.randn); it cannot read --input or --kv-input");
+    if (c.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");
+    if (c.mask.from_file || c.mask.key_padding)
+        refuse("the script builds the mask from its rules; it cannot read --mask-file or --key-padding-mask");
+    if (c.mistake != mistake::none && (!py_writes_mistake(c.mistake) || c.mistake_variant != 0))
+        refuse("no PyTorch line for --mistake " + std::string(mistake_id(c.mistake)) +
+               " yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, "
+               "q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed)");
+    if (options.batch_index || options.head || options.row)
+        refuse("the script checks whole tensors; leave out --batch-index, --head and --row");
+    for (const stage_info& info : stage_table) {
+        if (!stage_in_run(c, info.id) || !options.shows(info.name)) continue;
+        const double n = py_numbers_of(c, info.name);
+        if (n > double(py_max_numbers))
+            refuse("stage " + std::string(info.name) + " has " + std::to_string(static_cast<long long>(n)) +
+                   " numbers, more than the " + std::to_string(py_max_numbers) +
+                   " a script embeds per stage: make the run smaller (--seq, --kv-seq, --batch, --heads, "
+                   "--d-model, --d-in) or check fewer stages (--stage)");
+    }
+}
+
+void render_py(const trace& t, const render_options& options, const std::string& command, std::ostream& out) {
+    const config& c = t.cfg;
+    write_py_header(c, command, out);
+    for (const stage_info& info : stage_table) {
+        if (!stage_in_run(c, info.id)) continue;
+        const stage_explanation e = explain_stage(c, info.name);
+        py_code code = py_split_torch_line(e.torch);
+        if (info.id == stage_id::input) {  // the setup (sizes, seed, layers) first, then x
+            std::vector<std::string> setup, input;
+            for (const std::string& s : code.statements) {
+                if (py_starts_with(s, "import ") || py_starts_with(s, "from ")) continue;
+                (input.empty() && !py_starts_with(s, "x = ") ? setup : input).push_back(s);
+            }
+            out << "\n# ── setup: this run's sizes, then the layers as attn draws them (weights before x) ──\n";
+            for (const std::string& s : setup) out << s << '\n';
+            code.statements = input;
+        }
+        if (info.id == stage_id::params) code = {};  // drawn in the setup, before x
+        out << "\n# ── " << info.step << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
+        write_py_comment(out, info.id == stage_id::params ? "Made in the setup, before x. " + e.words
+                                                          : "Your turn: " + e.words);
+        if (!code.comment.empty()) write_py_comment(out, code.comment);
+        const std::vector<std::string> statements = py_with_mistake(c, info.name, code.statements);
+        if (statements != code.statements) write_py_comment(out, mistake_warning(c));
+        for (const std::string& s : statements) out << s << '\n';
+        if (const stage* shown = t.find(info.name); shown != nullptr && options.shows(info.name))
+            write_py_checks(c, *shown, out);
+    }
+    out << "\nprint(\"every check passed: these are attn's numbers\")\n";
+}
+
+}  // namespace attn

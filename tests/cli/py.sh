@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Command-line tests: attn's PyTorch, run in PyTorch. The torch lines of --explain, put
+# together top to bottom, are a script that makes attn's numbers; --format py writes a
+# script that checks every stage against attn's numbers, and fails when a line is made
+# wrong. Runs Debian's python3-torch (/usr/bin/python3); without it the test says
+# "skipped", unless CI=true, where torch must be there. Usage: py.sh path/to/attn.
+set -u
+attn=${1:?usage: py.sh path/to/attn}
+. "$(dirname "$0")/common.sh"
+python=/usr/bin/python3
+
+if ! "$python" -c 'import torch' 2>/dev/null; then
+  if [ "${CI:-}" = true ]; then
+    fail "python3-torch is installed (CI=true: apt-get install python3-torch)"
+    finish
+    exit 1
+  fi
+  echo "skipped: $python cannot import torch (apt-get install python3-torch)"
+  exit 0
+fi
+
+# --- --explain's torch lines, top to bottom ------------------------------------------------
+# explain_runs ARGS...: the torch lines of --explain --format json as one script, run in a
+# fresh python; the last tensor it makes (out, or concat with --no-out-proj) must be attn's,
+# bit for bit.
+cat >"$work/explain_runs.py" <<'PY'
+import json, subprocess, sys, torch
+attn, args = sys.argv[1], sys.argv[2:]
+doc = json.loads(subprocess.run([attn, "trace", *args, "--explain", "--format", "json"],
+                                capture_output=True, text=True, check=True).stdout)
+script = "\n".join(s["explain"]["torch"] for s in doc["stages"].values())
+made = {}
+exec(compile(script, "explain", "exec"), made)
+stage, name = ("output", "out") if "output" in doc["stages"] else ("concat", "concat")
+want = torch.tensor(doc["stages"][stage]["tensors"][name]["data"], dtype=torch.float32)
+got = made[name].detach()
+sys.exit(0 if got.shape == want.shape and torch.equal(got.view(torch.int32), want.view(torch.int32)) else 1)
+PY
+explain_runs() { "$python" "$work/explain_runs.py" "$attn" "$@"; }
+check "--explain's lines run: notebook 000 (B=2, H=4, causal)" explain_runs --seed 24 --batch 2 --seq 5 --heads 4 --mask causal
+check "--explain's lines run: no mask, one head" explain_runs --heads 1
+check "--explain's lines run: causal+padding, cross-attention (--kv-seq, --d-kv-in)" \
+  explain_runs --seed 3 --batch 2 --seq 5 --kv-seq 6 --d-kv-in 12 --mask causal+padding --lengths 5,3
+check "--explain's lines run: window, --fill -1e9, --no-qkv-bias" explain_runs --seq 6 --mask window --window 1 --fill -1e9 --no-qkv-bias
+check "--explain's lines run: --train --dropout 0.3, attn's keep mask" \
+  explain_runs --seed 5 --batch 2 --mask causal --dropout 0.3 --train --dropout-seed 9
+check "--explain's lines run: a random mask, --no-out-proj" explain_runs --heads 4 --mask random --mask-seed 2 --mask-keep 0.7 --no-out-proj
+check "--explain's lines run: lower-right causal, Sq < Sk, D != Din" \
+  explain_runs --seq 2 --kv-seq 5 --d-in 6 --d-kv-in 10 --d-model 12 --heads 3 --mask causal --causal-align lower-right
+
+# --- --format py: the run as a script that checks itself -------------------------------------
+# script_runs NAME ARGS...: attn writes the script; python3 runs it to the end (exit 0).
+script_runs() {
+  local name=$1; shift
+  if ! "$attn" trace "$@" --format py >"$work/lab.py" 2>"$work/err"; then fail "$name" "attn: $(head -n 1 "$work/err")"; return; fi
+  if "$python" "$work/lab.py" >"$work/ran" 2>&1 && tail -n 1 "$work/ran" | grep -q "^every check passed"; then ok "$name"
+  else fail "$name" "$(tail -n 1 "$work/ran")"; fi
+}
+script_runs "py: notebook 000 (B=2, H=4, causal, --no-out-proj) runs and passes" "${notebook[@]}"
+script_runs "py: no mask, one head" --heads 1
+script_runs "py: causal+padding, cross-attention, --fill -1e9" \
+  --seed 3 --batch 2 --seq 5 --kv-seq 6 --d-kv-in 12 --mask causal+padding --lengths 5,3 --fill -1e9
+script_runs "py: window, --no-qkv-bias" --seq 6 --mask window --window 1 --no-qkv-bias
+script_runs "py: --train --dropout 0.3 (attn's keep mask)" --seed 5 --batch 2 --mask causal --dropout 0.3 --train --dropout-seed 9
+script_runs "py: a random mask, lower-right causal with Sq < Sk" \
+  --seq 2 --kv-seq 5 --d-in 6 --d-kv-in 10 --d-model 12 --heads 3 --mask causal+random --causal-align lower-right --mask-seed 2
+script_runs "py: a row with no allowed key (NaN where attn has NaN)" --batch 2 --mask padding --lengths 0,2
+script_runs "py: --mistake softmax_axis asserts the mistaken numbers" --mask causal --mistake softmax_axis
+script_runs "py: --mistake mask_inverted" --mask causal --mistake mask_inverted
+script_runs "py: --mistake dropout_not_rescaled" --mask causal --dropout 0.5 --train --mistake dropout_not_rescaled
+
+# the notebook run's script, for what follows
+"$attn" trace "${notebook[@]}" --format py --out "$work/nb.py"
+check "py: --out writes the script" test -s "$work/nb.py"
+check "py: its first line is the command that made it" \
+  test "$(head -n 1 "$work/nb.py")" = "# attn trace --seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal --no-out-proj --format py --out $work/nb.py"
+check "py: a check after each computed stage" test "$(grep -c '^check("softmax.weights", weights, f32(\[\[\[\[' "$work/nb.py")" = 1
+check "py: the views are checked by shape and strides" grep -qx 'check_layout("transpose.q", q, (2, 4, 5, 2), (40, 2, 8, 1))' "$work/nb.py"
+check "py: a lab starter: a 'Your turn' comment for each stage computed" test "$(grep -c '^# Your turn: ' "$work/nb.py")" = 12
+check "py: numbers in the fewest digits that read back as the same float32" grep -q '^check("input.x", x, f32(\[\[\[1.5721657, -1.5507966, -0.9507501, ' "$work/nb.py"
+"$python" "$work/nb.py" >"$work/ran" 2>&1
+check "py: torch.randn's x equals the embedded numbers bit for bit" grep -qx "ok  input.x" "$work/ran"
+
+# made wrong: softmax over the queries, the split without its transpose
+sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/nb.py" >"$work/wrong.py"
+check "py: the script made wrong differs from the right one" test -n "$(diff "$work/nb.py" "$work/wrong.py")"
+"$python" "$work/wrong.py" >"$work/ran" 2>&1; rc=$?
+check "py: softmax over dim=-2 fails its check (exit 1)" test "$rc" = 1
+check "py: ... with an AssertionError naming the stage" grep -q "^AssertionError: softmax.weights: .* numbers differ from attn's" "$work/ran"
+check "py: ... after the stages before it passed" grep -qx "ok  masked.masked" "$work/ran"
+sed 's/^q = q.transpose(1, 2)$/q = q.reshape(B, H, Sq, dk)/' "$work/nb.py" >"$work/wrong.py"
+"$python" "$work/wrong.py" >"$work/ran" 2>&1; rc=$?
+check "py: a split without its transpose fails on the strides" grep -q "^AssertionError: transpose.q: strides (40, 10, 2, 1), attn's are (40, 2, 8, 1)" "$work/ran"
+"$attn" trace --mask causal --mistake softmax_axis --format py >"$work/mistake.py" 2>/dev/null
+check "py: --mistake says so in a comment where it is made" grep -q "^# --mistake softmax_axis: softmax over the queries (dim=-2)" "$work/mistake.py"
+sed 's/dim=-2)$/dim=-1)/' "$work/mistake.py" >"$work/wrong.py"
+check "py: --mistake's script with the mistake put right fails" test "$("$python" "$work/wrong.py" >/dev/null 2>&1; echo $?)" = 1
+
+# --stage: only those stages checked (and limited), all computed
+expect_ok "py: --seq 64 --stage output: the [B,H,Sq,Sk] stages computed, not embedded" trace --seq 64 --mask causal --format py --stage output
+check "py: --stage output: one check" test "$(grep -c '^check' "$work/out")" = 1
+check "py: --stage output: every stage's code still there" grep -qx "weights = torch.softmax(masked, dim=-1)" "$work/out"
+mv "$work/out" "$work/lab.py"
+check "py: --stage output: the script runs" "$python" "$work/lab.py"
+
+# what a script cannot hold or make
+expect_error "py: a run too large to embed is refused" 2 \
+  "attn: error: --format py: stage scores has 8192 numbers, more than the 4096 a script embeds per stage: make the run smaller (--seq, --kv-seq, --batch, --heads, --d-model, --d-in) or check fewer stages (--stage)" \
+  trace --seq 64 --format py
+"$attn" trace --seq 3 --format json --stage input | jq .stages.input.tensors.x.data >"$work/x.json"
+expect_error "py: --input is refused" 2 \
+  "attn: error: --format py: the script draws x as attn does (torch.randn); it cannot read --input or --kv-input" \
+  trace --seq 3 --input "$work/x.json" --format py
+expect_error "py: a view flag is refused" 2 \
+  "attn: error: --format py: the script checks whole tensors; leave out --batch-index, --head and --row" \
+  trace --format py --head 1
+expect_error "py: a mistake without a PyTorch line is refused" 2 \
+  "attn: error: --format py: no PyTorch line for --mistake split_without_transpose yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed)" \
+  trace --format py --mistake split_without_transpose
+# --- the README's excerpt is what the program writes, and its failure what python3 says -----
+readme="$(dirname "$0")/../../README.md"
+awk '/--format py --out lab.py`$/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' "$readme" >"$work/readme-block"
+"$attn" trace --seq 3 --d-model 4 --mask causal --stage softmax --format py --out "$work/lab.py"
+sed -n '/^# ── 10 · softmax/,/^$/p' "$work/lab.py" | sed '$d' >"$work/actual-block"
+check "README's py excerpt is there" test "$(wc -l <"$work/readme-block")" -ge 10
+check "README's py excerpt is real" diff "$work/readme-block" "$work/actual-block"
+sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/lab.py" >"$work/wrong.py"
+said=$("$python" "$work/wrong.py" 2>&1 | tail -n 1)
+check "README's py failure is what python3 says" grep -qF "with \`dim=-2\` there it stops with \`$said\`" <(tr '\n' ' ' <"$readme" | tr -s ' ')
+
+expect_ok "trace --help" trace --help
+check "py: trace --help names the py format" grep -q "py (a runnable PyTorch script" "$work/out"
+
+finish
