@@ -171,18 +171,6 @@ CLI::Option* value_missing_at_end(CLI::App& cmd, const std::vector<std::string>&
     return opt != nullptr && opt->get_expected_max() > 0 ? opt : nullptr;
 }
 
-/// `text` as the shell reads it back: quoted when it holds anything but plain characters.
-std::string shell_word(const std::string& text) {
-    const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
-        return std::isalnum(static_cast<unsigned char>(ch)) != 0 || std::string_view("-_.,/+=:@%").find(ch) !=
-                                                                        std::string_view::npos;
-    });
-    if (plain) return text;
-    std::string out = "'";
-    for (char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-}
-
 /// Levenshtein distance, for "did you mean".
 std::size_t edit_distance(const std::string& a, const std::string& b) {
     std::vector<std::size_t> row(b.size() + 1);
@@ -340,6 +328,18 @@ std::string what_went_wrong(const CLI::App& app, const CLI::Error& e, const std:
 }
 
 }  // namespace
+
+std::string shell_word(const std::string& text) {
+    const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) != 0 || std::string_view("-_.,/+=:@%").find(ch) !=
+                                                                        std::string_view::npos;
+    });
+    if (plain) return text;
+    std::string out = "'";
+    for (char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
 
 std::function<std::string(const CLI::App*, const CLI::Error&)> failure_message(std::vector<std::string> args) {
     return [args = std::move(args)](const CLI::App* app, const CLI::Error& e) {

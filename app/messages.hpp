@@ -20,6 +20,9 @@ namespace attn_app {
 /// without the program's name, names an option left without a value at its end.
 std::function<std::string(const CLI::App*, const CLI::Error&)> failure_message(std::vector<std::string> args);
 
+/// `text` as the shell reads it back: unchanged when plain, else in single quotes.
+std::string shell_word(const std::string& text);
+
 // Value checks in attn's words, for `option->transform(...)`. Each is named after
 // what it expects ("a whole number"), and a value it refuses is reported as
 // "--flag VALUE: expected ...". Use them rather than CLI::IsMember, CLI::Range or

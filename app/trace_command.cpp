@@ -279,16 +279,6 @@ std::string& command_line() {
     return line;
 }
 
-/// `word` as a shell reads it back: unchanged when plain, else in single quotes.
-std::string shell_word(const std::string& word) {
-    const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                               "0123456789-_=+.,/:@%") == std::string::npos;
-    if (plain) return word;
-    std::string quoted = "'";
-    for (char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return quoted + "'";
-}
-
 /// --format py: the trace as a PyTorch script headed by the command that made it.
 std::vector<std::string> python_script(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
     attn::render_py(t, view, command_line(), out);
