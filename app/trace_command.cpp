@@ -491,7 +491,8 @@ void setup_trace(CLI::App& app) {
 
     cmd->option_defaults()->group("Output");
     add_choice(cmd, "--format", o->format, format_names(), "FORMAT",
-               "table (for reading), json (one document), jsonl (one stage per line, as "
+               "table (for reading; view and merge as one [S, H·dk] table per batch item, the heads' "
+               "columns side by side), json (one document), jsonl (one stage per line, as "
                "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "
                "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
                "under '# stage.tensor'), heatmap (the attention weights, or the --stage "
