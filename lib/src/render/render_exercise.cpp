@@ -67,9 +67,9 @@ std::string shape_stage_names(const exercise_variant& v) {
 std::string layout_answer_text(const exercise_variant& v) {
     const exercise& e = *v.ex;
     if (e.kind == answer_kind::shapes)
-        return "the shape after every stage, as a JSON object {\"projections\": [...], ...} with the stages " +
+        return "The shape after every stage, as a JSON object {\"projections\": [...], ...} with the stages " +
                shape_stage_names(v) + " (q's shape for projections, view and transpose)";
-    return "the strides of " + e.answer_stage + "." + e.answer_tensor + ", shape " + tensor_index_text(e.answer_shape) +
+    return "The strides of " + e.answer_stage + "." + e.answer_tensor + ", shape " + tensor_index_text(e.answer_shape) +
            ", as t.stride() reports them: a JSON list of " + std::to_string(e.answer_shape.size()) + " whole numbers";
 }
 
