@@ -11,13 +11,13 @@
 namespace attn {
 namespace {
 
-using sizes = std::vector<std::size_t>;
+using shape_sizes = std::vector<std::size_t>;
 
 const tensor& first_tensor_of(const exercise_variant& v, const stage_info& info) {
     return v.run.find(info.name)->tensors.front();
 }
 
-sizes shape_of_tensor(const tensor& t) { return sizes(t.values.shape().begin(), t.values.shape().end()); }
+shape_sizes shape_of_tensor(const tensor& t) { return shape_sizes(t.values.shape().begin(), t.values.shape().end()); }
 
 /// The list of whole numbers `j` holds, or false.
 bool read_sizes(const nlohmann::json& j, std::vector<std::int64_t>& out) {
@@ -38,7 +38,7 @@ std::string list_text(const std::vector<T>& values, const char* open, const char
 
 /// What stage `name` of the run would be shaped if the heads were never transposed
 /// (q and k kept [B,S,H,dk]), or empty when that would not run or says nothing.
-sizes shape_without_transpose(const exercise_variant& v, const std::string& name) {
+shape_sizes shape_without_transpose(const exercise_variant& v, const std::string& name) {
     const config& c = v.cfg;
     const auto B = static_cast<std::size_t>(c.batch), Sq = static_cast<std::size_t>(c.seq),
                Sk = static_cast<std::size_t>(c.kv_seq), H = static_cast<std::size_t>(c.heads),
@@ -52,12 +52,12 @@ sizes shape_without_transpose(const exercise_variant& v, const std::string& name
 }
 
 /// The problem with `given` as stage `name`'s shape, expected `want`; nullopt when right.
-std::optional<layout_problem> shape_problem(const exercise_variant& v, const std::string& name, const sizes& want,
+std::optional<layout_problem> shape_problem(const exercise_variant& v, const std::string& name, const shape_sizes& want,
                                             const nlohmann::json& given) {
     std::vector<std::int64_t> got;
     if (!read_sizes(given, got))
         return layout_problem{name, "answer_format", name + ": " + given.dump() + " is not a list of sizes"};
-    const sizes got_sizes(got.begin(), got.end());
+    const shape_sizes got_sizes(got.begin(), got.end());
     if (std::any_of(got.begin(), got.end(), [](std::int64_t n) { return n < 0; }) || got_sizes != want) {
         const std::string text = name + ": " + tensor_index_text(got_sizes);
         if (got_sizes == shape_without_transpose(v, name))
@@ -162,8 +162,8 @@ layout_report check_strides(const exercise_variant& v, const nlohmann::json& ans
 
 }  // namespace
 
-std::vector<std::pair<std::string, sizes>> expected_shapes(const exercise_variant& v) {
-    std::vector<std::pair<std::string, sizes>> out;
+std::vector<std::pair<std::string, shape_sizes>> expected_shapes(const exercise_variant& v) {
+    std::vector<std::pair<std::string, shape_sizes>> out;
     for (const stage& s : v.run.stages)
         if (s.info->step >= info_of(stage_id::projections).step)
             out.emplace_back(std::string(s.name()), shape_of_tensor(s.tensors.front()));
