@@ -94,6 +94,13 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
 void run_check(const exercise_options& o) {
     const std::vector<attn::exercise> all = all_exercises();
     const attn::exercise_variant v = student_variant(all, o);
+    if (v.ex->kind != attn::answer_kind::tensor) {  // shapes or strides: a JSON answer
+        const attn::layout_report r = attn::check_layout_answer_file(v, o.answer, "--answer " + o.answer);
+        if (o.format == "json") attn::render_layout_report_json(v, r, std::cout);
+        else attn::render_layout_report_table(v, r, std::cout);
+        if (!r.match) throw exit_status{1};
+        return;
+    }
     const attn::loaded_tensor answer = attn::read_tensor_file(o.answer, "--answer " + o.answer);
     const attn::check_report r = attn::check_exercise(v, answer);
     if (o.format == "json") attn::render_check_report_json(v, r, std::cout);
@@ -136,7 +143,8 @@ void setup_exercise(CLI::App& app) {
              "a masked row, the weights, the merged heads, ...) and hands out the tensors to start from. "
              "They follow the seed notebooks: Q·Kᵀ by hand, scaling, causal, padding and window masks, one "
              "softmax row, splitting and merging heads, cross-attention, a fully masked row (-inf or -1e9), "
-             "a whole multi-head attention.",
+             "a whole multi-head attention. Two ask for a layout instead, answered as .json: the shape after "
+             "every stage ({\"projections\": [2,6,12], ...}) and the strides after the transpose ([a, b, c, d]).",
              help_width) +
         "\n\n" +
         wrap("A teacher hands out one variant per student: `show N --student ID --out DIR` writes the given "
@@ -164,7 +172,7 @@ void setup_exercise(CLI::App& app) {
         "\n"
         "Exit status of check: 0 the answer matches, 1 it does not (or a file cannot be read), 2 bad flags.");
 
-    CLI::App* list = cmd->add_subcommand("list", "List the exercises: number, id, the stage.tensor asked for, title.");
+    CLI::App* list = cmd->add_subcommand("list", "List the exercises: number, id, what it asks for, title.");
     add_format_flag(list, *o, "table (one line each) or json");
     list->footer("Example:\n  attn exercise list --format json | jq -r '.exercises[].id'");
     list->callback([o] { run_list(*o); });
@@ -196,7 +204,9 @@ void setup_exercise(CLI::App& app) {
     CLI::App* check = cmd->add_subcommand(
         "check", "Grade an answer against the student's own numbers, as attn check does.");
     add_exercise_argument(check, *o);
-    check->add_option("--answer", o->answer, "the answer: .npy (np.save) or .json (nested lists, tensor.tolist())")
+    check->add_option("--answer", o->answer,
+                      "the answer: .npy (np.save) or .json (nested lists, tensor.tolist()); for the layout exercises "
+                      "(shapes, strides-after-transpose) a .json of shapes or strides, as `show` says")
         ->required()
         ->transform(path_name())->type_name("FILE");
     add_student_flag(check, *o);

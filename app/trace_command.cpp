@@ -20,6 +20,7 @@
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/work.hpp"
 #include "attn/compute/memory.hpp"
+#include "attn/compute/stage_layouts.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
 #include "attn/io/output_file.hpp"
@@ -33,6 +34,7 @@
 #include "attn/render/render_npz.hpp"
 #include "attn/render/render_py.hpp"
 #include "attn/render/render_row.hpp"
+#include "attn/render/render_shapes.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
 #include "attn/teach/advice.hpp"
@@ -61,6 +63,7 @@ struct trace_options {
     view_flags views;              // --batch-index, --head, --row
     picture_flags pictures;        // --vmin, --vmax, --layout
     bool explain = false;
+    bool shapes = false;           // --shapes: the chain of shapes and strides, nothing computed
     int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
     std::size_t block_rows = 0;    // --block-rows N (hidden, for tests): the [B,H,Sq,Sk] stages in blocks of N rows
     bool quiet = false;  // no progress line
@@ -380,7 +383,37 @@ void say_if_long(const std::vector<progress_step>& steps) {
               << " s on this machine, most of it in " << largest->name << "\n";
 }
 
+/// --shapes: the flags it cannot go with, refused before anything is read.
+void check_shapes_flags(const trace_options& o, const flag_given& given) {
+    if (o.format != "table" && o.format != "json")
+        throw attn::usage_error("--shapes prints a table or JSON (--format table or json), not --format " + o.format);
+    for (const char* flag : {"--batch-index", "--head", "--row", "--explain", "--mistake"})
+        if (given(flag))
+            throw attn::usage_error(std::string("--shapes shows whole tensors' layouts in the right computation; ") +
+                                    flag + " is for their numbers: leave out one of them");
+}
+
+/// --shapes: every stage's shapes and strides from the sizes alone (stage_layouts.hpp);
+/// no input is drawn and no stage computed, so any --seq answers at once.
+void run_shapes(const trace_options& o, const flag_given& given) {
+    check_shapes_flags(o, given);
+    const attn::loaded_inputs loaded = load_run_inputs(o.run, given);
+    const attn::config& c = loaded.cfg;
+    attn::render_options view;
+    view.stages = parse_stages(o.stages, c);
+    view.color = use_color(o);
+    const std::vector<attn::planned_stage> stages = attn::plan_stage_layouts(c);
+    const std::unique_ptr<attn::output_file> file =
+        o.out.empty() ? nullptr : std::make_unique<attn::output_file>(o.out, "--out " + o.out);
+    std::ostream& out = file ? file->stream() : std::cout;
+    if (o.format == "json") attn::render_shapes_json(c, stages, view, out);
+    else attn::render_shapes_table(c, stages, view, out);
+    if (file) file->commit();
+    else std::cout.flush();
+}
+
 void run_trace(const trace_options& o, const flag_given& given) {
+    if (o.shapes) return run_shapes(o, given);
     const std::string writes(format_named(o.format, false).writes);
     if (!writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format " + o.format + " writes " + writes + ": give --out FILE." + o.format +
@@ -479,6 +512,8 @@ void setup_trace(CLI::App& app) {
         "Examples:\n"
         "  attn trace --heads 4 --mask causal\n"
         "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --no-out-proj --stage 9,10\n"
+        "  attn trace --batch 2 --seq 5 --heads 4 --mask causal --shapes\n"
+        "  attn trace --heads 4 --shapes --format json | jq -c .stages.transpose.tensors.k.strides\n"
         "  attn trace --batch 2 --mask causal+padding --lengths 4,2 --fill -1e9\n"
         "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n"
         "  attn trace --q q.json --k k.json --v v.json --mask-file m.json --fill -1e9 --format torch\n"
@@ -498,7 +533,8 @@ void setup_trace(CLI::App& app) {
 
     cmd->option_defaults()->group("Output");
     add_choice(cmd, "--format", o->format, format_names(), "FORMAT",
-               "table (for reading), json (one document), jsonl (one stage per line, as "
+               "table (for reading; view and merge as one [S, H·dk] table per batch item, the heads' "
+               "columns side by side), json (one document), jsonl (one stage per line, as "
                "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "
                "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
                "under '# stage.tensor'), py (a runnable PyTorch script: the run computed stage by stage as a "
@@ -531,6 +567,12 @@ void setup_trace(CLI::App& app) {
                   "explain every stage: what it computes in words, its shapes with this run's numbers, the "
                   "einsum, the line of PyTorch, whether memory is copied, and why the step exists (table, "
                   "json, jsonl)");
+    cmd->add_flag("--shapes", o->shapes,
+                  "only the chain of shapes and strides: a line per stage with each tensor's shape in letters "
+                  "and in this run's numbers, its strides as t.stride() reports them after the notebook's "
+                  "operations, and whether it is a view or a copy. Nothing is computed, so any size answers at "
+                  "once. Table, or json (attn.shapes/1: the trace JSON's paths, .stages.S.tensors.T.strides, "
+                  "without data); with --stage; not with --batch-index, --head, --row, --explain or --mistake");
     cmd->add_option("--max-memory", o->max_memory,
                     "refuse sizes whose stages need more than SIZE, e.g. 4GiB, before anything is read or "
                     "computed (files too: a file or .npz member larger than SIZE is not read); the message "

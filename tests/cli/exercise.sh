@@ -63,13 +63,22 @@ for n in $(jq '.exercises[].number' "$work/list.json"); do
   check "show $n json: the given tensors are attn trace's for the variant's config" test "$(jq --slurpfile t \
     "$work/trace.json" '[.given | to_entries[] | (.key | split(".")) as [$s, $n]
                           | .value.data == $t[0].stages[$s].tensors[$n].data] | all' "$work/show.json")" = true
-  jq ".stages.$stage.tensors.$tensor.data" "$work/trace.json" >"$work/right.json"
-  check "trace's answer has the shape the exercise says" \
+  kind=$(jq -r '.answer.kind' "$work/show.json")
+  case $kind in
+    shapes)  # every stage's first tensor's shape, projections on, from the computed run
+      jq '[.stages | to_entries[] | select(.value.step >= 3) | {(.key): (.value.tensors | to_entries[0].value.shape)}] | add' \
+        "$work/trace.json" >"$work/right.json" ;;
+    strides) jq ".stages.$stage.tensors.$tensor.strides" "$work/trace.json" >"$work/right.json" ;;
+    *)       jq ".stages.$stage.tensors.$tensor.data" "$work/trace.json" >"$work/right.json" ;;
+  esac
+  [ "$kind" = shapes ] || check "trace's answer has the shape the exercise says" \
     test "$(jq -c ".stages.$stage.tensors.$tensor.shape" "$work/trace.json")" = "$(jq -c '.answer.shape' "$work/show.json")"
-  expect_ok "check $n: attn trace's $stage.$tensor for student s$n passes" \
+  expect_ok "check $n: attn trace's $kind answer ($stage.$tensor) for student s$n passes" \
     exercise check "$n" --student "s$n" --answer "$work/right.json"
   check "check $n: the verdict says match" grep -q '^verdict    match: ' "$work/out"
-  perturb "$work/right.json" "$work/wrong.json"
+  if [ "$kind" = shapes ]; then jq '.transpose |= reverse' "$work/right.json" >"$work/wrong.json"
+  elif [ "$kind" = strides ]; then jq '.[0] += 1' "$work/right.json" >"$work/wrong.json"
+  else perturb "$work/right.json" "$work/wrong.json"; fi
   run exercise check "$n" --student "s$n" --answer "$work/wrong.json" --format json
   check "check $n: a perturbed answer fails with exit 1 and a diagnosis" \
     test "$rc:$(jq -c '[.match, (.diagnosis.id | length > 0)]' "$work/out")" = "1:[false,true]"
@@ -279,6 +288,42 @@ if [ -f "$build/cmake_install.cmake" ]; then
 else
   fail "cmake --install" "no cmake_install.cmake next to $attn"
 fi
+
+# --- the layout exercises: shapes after every stage, strides after the transpose ----------
+expect_ok "exercise show shapes" exercise show shapes
+check "shapes: the answer asked for is a JSON object of shapes, checked as answer.json" \
+  grep -qz 'Your answer: shapes.*as a JSON object.*attn exercise check 16 --answer answer.json' "$work/out"
+expect_ok "exercise show strides-after-transpose --format json" exercise show strides-after-transpose --format json
+check "strides: the answer names transpose.k and its kind" \
+  test "$(jq -c .answer "$work/out")" = '{"kind":"strides","stage":"transpose","tensor":"k","shape":[2,4,6,3],"dims":["batch","head","kv_seq","head_dim"]}'
+# worked by hand from the sizes, not from attn: B=2, S=6, D=12, H=4, dk=3
+echo '{"projections":[2,6,12],"view":[2,6,4,3],"transpose":[2,4,6,3],"scores":[2,4,6,6],"scaled":[2,4,6,6],"softmax":[2,4,6,6],"context":[2,4,6,3],"merge":[2,6,4,3],"concat":[2,6,12],"output":[2,6,12]}' >"$work/shapes.json"
+expect_ok "shapes: the hand-worked chain passes" exercise check shapes --student alice --answer "$work/shapes.json"
+jq '.transpose = [2,6,4,3] | .scores = [2,6,4,4]' "$work/shapes.json" >"$work/no-transpose.json"
+run exercise check shapes --answer "$work/no-transpose.json"
+check "shapes: the transpose left out fails (exit 1), each wrong stage named" \
+  test "$rc:$(grep -c 'shape_without_transpose: ' "$work/out")" = "1:2"
+check "... and said as the shape without the transpose" grep -qF \
+  'diagnosis  shape_without_transpose: transpose: [2,6,4,3] is what this stage would be without .transpose(1, 2) after the view' "$work/out"
+run exercise check shapes --answer "$work/no-transpose.json" --format json
+check "shapes json: match, kind, the first problem as the diagnosis, every problem listed" \
+  test "$(jq -c '[.match, .kind, .diagnosis.id, [.problems[].stage]]' "$work/out")" = \
+  '[false,"shapes","shape_without_transpose",["transpose","scores"]]'
+echo '[72, 3, 12, 1]' >"$work/strides.json"
+for s in alice bob; do
+  expect_ok "strides: (72, 3, 12, 1), worked by hand, passes for $s" \
+    exercise check strides-after-transpose --student "$s" --answer "$work/strides.json"
+done
+echo '[72, 18, 3, 1]' >"$work/copy.json"
+run exercise check strides-after-transpose --answer "$work/copy.json"
+check "strides: a contiguous copy's strides fail, named" \
+  test "$rc:$(sed -n 2p "$work/out")" = "1:diagnosis  strides_of_a_copy: (72, 18, 3, 1) are the strides of a contiguous tensor of that shape, as after .contiguous(): transpose moves no data, it swaps two axes' strides"
+python3 -c 'import numpy as np; np.save("'"$work"'/strides.npy", np.array([72, 3, 12, 1]))'
+expect_error "strides: a .npy answer is refused, with what to write" 1 \
+  "attn: error: --answer $work/strides.npy: a NumPy .npy file; this exercise takes a .json answer (json.dump(answer, f))" \
+  exercise check strides-after-transpose --answer "$work/strides.npy"
+expect_ok "strides: handed out" exercise show strides-after-transpose --student carol --out "$work/carol"
+check "strides: task.md says to write answer.json" grep -q 'json.dump(answer, open("answer.json", "w"))' "$work/carol/task.md"
 
 # --- the README's list is what the program prints ---------------------------------------------
 readme="$(dirname "$0")/../../README.md"

@@ -46,4 +46,49 @@ assert np.array_equal(t["merge.context"], t["context.context"].transpose(0, 2, 1
 assert np.array_equal(t["concat.concat"], t["merge.context"].reshape(2, 3, 8))
 ' "$work/t.npz"
 
+# --- --shapes: the chain of shapes and strides, nothing computed --------------------------
+expect_ok "--shapes for notebook 000" trace "${notebook[@]}" --shapes
+check "--shapes: notebook 000 fits one screen" test "$(wc -l <"$work/out")" -le 30
+check "--shapes: transpose's q, its letters, numbers and strides as PyTorch's" \
+  grep -qE '^ 5  transpose +q +\[B,H,Sq,dk\] = \[2,4,5,2\] +\(40, 2, 8, 1\) +view of projections, not contiguous$' "$work/out"
+check "--shapes: merge a view of context, concat its copy" \
+  grep -qE '^13  merge +context +\[B,Sq,H,dk\] = \[2,5,4,2\] +\(40, 2, 10, 1\) +view of context, not contiguous$' "$work/out"
+check "--shapes: concat a copy (merge.contiguous())" \
+  grep -qE '^14  concat +concat +\[B,Sq,D\] += \[2,5,8\] +\(40, 8, 1\) +copy of merge \(.contiguous\(\)\)$' "$work/out"
+check "--shapes: the mask broadcast over the heads" grep -qE '^ 8  mask +mask +\[B,1,Sq,Sk\] = \[2,1,5,5\]' "$work/out"
+check "--shapes: no output stage with --no-out-proj" bash -c "! grep -q '^15' '$work/out'"
+
+# JSON: the same shapes and strides as a computed run's, at the same paths, without data
+layout_of() { jq -c '[.stages | to_entries[] | {s: .key, t: [.value.tensors | to_entries[] | {n: .key, shape: .value.shape, strides: .value.strides, contiguous: .value.contiguous}]}]' "$1"; }
+for run_flags in "${notebook[*]}" "--batch 2 --seq 3 --kv-seq 6 --d-kv-in 12 --heads 2" "--seq 3 --heads 1 --dropout 0.5 --train"; do
+  read -ra flags <<<"$run_flags"
+  "$attn" trace "${flags[@]}" --format json >"$work/computed.json"
+  expect_ok "--shapes --format json: $run_flags" trace "${flags[@]}" --shapes --format json
+  check "--shapes --format json equals the computed run's layouts: $run_flags" \
+    test "$(layout_of "$work/out")" = "$(layout_of "$work/computed.json")"
+done
+check "--shapes --format json: no data, a format of its own" \
+  test "$(jq -c '[.format, ([.. | objects | has("data")] | any)]' "$work/out")" = '["attn.shapes/1",false]'
+expect_ok "--shapes --format json --stage transpose" trace "${notebook[@]}" --shapes --format json --stage transpose
+check "--shapes json: k after the transpose" \
+  test "$(jq -c '.stages.transpose.tensors.k | [.letters, .strides, .memory, .view_of]' "$work/out")" = \
+  '[["B","H","Sk","dk"],[40,2,8,1],"view","projections.k"]'
+check "--shapes json: --stage keeps one stage" test "$(jq -c '.stages | keys' "$work/out")" = '["transpose"]'
+
+# nothing is computed: a sequence of 100000 (scores of 4e10 elements) answers at once
+timeout 5 "$attn" trace --seq 100000 --heads 4 --shapes --stage scores >"$work/out" 2>"$work/err"
+check "--shapes at --seq 100000: done within 5 s" test $? -eq 0
+check "--shapes at --seq 100000: the scores' shape and strides" \
+  grep -qE '^ 6  scores +scores +\[B,H,Sq,Sk\] = \[1,4,100000,100000\] +\(40000000000, 10000000000, 100000, 1\)' "$work/out"
+
+expect_error "--shapes with --format npz" 2 \
+  "attn: error: --shapes prints a table or JSON (--format table or json), not --format npz" \
+  trace --shapes --format npz --out "$work/s.npz"
+expect_error "--shapes with --head" 2 \
+  "attn: error: --shapes shows whole tensors' layouts in the right computation; --head is for their numbers: leave out one of them" \
+  trace --shapes --head 1
+expect_error "--shapes with --mistake" 2 \
+  "attn: error: --shapes shows whole tensors' layouts in the right computation; --mistake is for their numbers: leave out one of them" \
+  trace --shapes --mistake missing_scale
+
 finish

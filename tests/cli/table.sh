@@ -107,4 +107,46 @@ check "... which is shown" grep -q '^── 11 · dropout ── weights after d
 expect_ok "neighbours not shown" trace --stage softmax
 check "no skipped line for a lone stage" bash -c "! grep -q 'skipped' '$work/out'"
 
+# --- view and merge: one [S, H·dk] table per batch item, the heads side by side -----------
+# Notebook 000's table was 842 lines, its view stage 186 (30 tables of [H,dk] = 4x2).
+expect_ok "notebook 000, the whole table" trace "${notebook[@]}"
+check "notebook 000's table: under 700 lines" test "$(wc -l <"$work/out")" -lt 700
+check "the view stage: under 60 lines" test "$(stage view | wc -l)" -lt 60
+check "the view stage: a table per batch item, none per position" \
+  test "$(stage view | grep -c '^[qkv]\[batch=[01]\]$'),$(stage view | grep -c 'seq=')" = "6,0"
+check "the heads named over their columns, between separators" \
+  grep -qxE ' +│ head 0 +│ head 1 +│ head 2 +│ head 3' "$work/out"
+check "... and each head's head_dim indices under them" \
+  grep -qxE 'head_dim +│ +0 +1 +│ +0 +1 +│ +0 +1 +│ +0 +1' "$work/out"
+"$attn" trace "${notebook[@]}" --format json >"$work/nb.json"
+# every value of view (q, k, v) and merge, read back from the table, is the JSON's at
+# [b][s][h][e] to the table's 4 decimals
+check "view and merge: each row holds position s's heads, each head's dk values in order" python3 -c '
+import json, re, sys
+data = json.load(open(sys.argv[1]))["stages"]
+name = head = None
+seen = 0
+for line in open(sys.argv[2]):
+    m = re.match(r"^(── \d+ · (\w+) ──)", line)
+    if m: stage = m.group(2); continue
+    m = re.match(r"^(\w+)\[batch=(\d)\]$", line)
+    if m: name, b = m.group(1), int(m.group(2)); continue
+    m = re.match(r"^(?:kv_)?seq (\d) +│(.*)$", line)
+    if m and stage in ("view", "merge"):
+        s = int(m.group(1))
+        for h, group in enumerate(m.group(2).split("│")):
+            for e, text in enumerate(group.split()):
+                want = data[stage]["tensors"][name]["data"][b][s][h][e]
+                assert abs(float(text) - want) <= 0.00005 + 1e-7, (stage, name, b, s, h, e, text, want)
+                seen += 1
+assert seen == 4 * 80, seen  # q, k, v and merge: 2*5*4*2 each
+' "$work/nb.json" "$work/out"
+expect_ok "a summarised [B,S,H,dk]: the heads and head_dims a summary keeps" \
+  trace --batch 9 --seq 40 --d-model 64 --heads 8 --stage merge
+check "... heads 0-2, ..., 5-7 named" grep -qxE ' +│ head 0 +│ head 1 +│ head 2 +│ +\.\.\. │ head 5 +│ head 6 +│ head 7' "$work/out"
+check "... head_dims 0-2, ..., 5-7 under each" grep -qE '^head_dim +│ +0 +1 +2 +\.\.\. +5 +6 +7 │' "$work/out"
+check "... batch items 3-5 left out, said once" grep -qx '... (3 more batch items: batch=3..5) ...' "$work/out"
+expect_ok "--format torch keeps PyTorch's own print of view" trace "${notebook[@]}" --stage view --format torch
+check "... no separators there" bash -c "! grep -q '│' '$work/out'"
+
 finish

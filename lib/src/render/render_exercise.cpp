@@ -13,6 +13,7 @@
 #include "attn/render/render_json.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/table_parts.hpp"
+#include "attn/teach/layout_answer.hpp"
 #include "attn/teach/stage_text.hpp"
 
 namespace attn {
@@ -37,10 +38,50 @@ std::string wrap_paragraph(const std::string& text, std::size_t width, const std
     return out;
 }
 
-std::string answer_key(const exercise& e) { return e.answer_stage + "." + e.answer_tensor; }
+/// What the exercise asks for, in a few words: "softmax.weights", "transpose.k strides",
+/// "shapes".
+std::string answer_key(const exercise& e) {
+    if (e.kind == answer_kind::shapes) return "shapes";
+    return e.answer_stage + "." + e.answer_tensor + (e.kind == answer_kind::strides ? " strides" : "");
+}
+
+const char* kind_name(answer_kind k) {
+    return k == answer_kind::shapes ? "shapes" : k == answer_kind::strides ? "strides" : "tensor";
+}
+
+/// The answer's file: a .npy for a tensor, a .json for a layout.
+const char* answer_file(const exercise& e) { return e.kind == answer_kind::tensor ? "answer.npy" : "answer.json"; }
 
 const tensor& answer_tensor(const exercise_variant& v) {
     return v.run.find(v.ex->answer_stage)->at(v.ex->answer_tensor);
+}
+
+/// "projections, view, ..., output": the stages a shapes answer names.
+std::string shape_stage_names(const exercise_variant& v) {
+    std::string names;
+    for (const auto& [name, shape] : expected_shapes(v)) names += (names.empty() ? "" : ", ") + name;
+    return names;
+}
+
+/// What to write, and in what form, for a layout answer (one line, no values given away).
+std::string layout_answer_text(const exercise_variant& v) {
+    const exercise& e = *v.ex;
+    if (e.kind == answer_kind::shapes)
+        return "The shape after every stage, as a JSON object {\"projections\": [...], ...} with the stages " +
+               shape_stage_names(v) + " (q's shape for projections, view and transpose)";
+    return "The strides of " + e.answer_stage + "." + e.answer_tensor + ", shape " + tensor_index_text(e.answer_shape) +
+           ", as t.stride() reports them: a JSON list of " + std::to_string(e.answer_shape.size()) + " whole numbers";
+}
+
+/// The JSON "answer" of an exercise: {"kind", ["stage", "tensor", "shape", ("dims")]}.
+ordered_json answer_json(const exercise& e, const tensor* answer) {
+    ordered_json j{{"kind", kind_name(e.kind)}};
+    if (e.kind == answer_kind::shapes) return j;
+    j["stage"] = e.answer_stage;
+    j["tensor"] = e.answer_tensor;
+    j["shape"] = e.answer_shape;
+    if (answer != nullptr) j["dims"] = answer->dims;
+    return j;
 }
 
 std::string dim_names_text(const std::vector<std::string>& dims) {
@@ -68,7 +109,7 @@ std::string whose_numbers(const exercise_variant& v) {
 /// "attn exercise check 7 --student alice --answer answer.npy"
 std::string check_command(const exercise_variant& v) {
     return "attn exercise check " + std::to_string(v.ex->number) + (v.student.empty() ? "" : " --student " + v.student) +
-           " --answer answer.npy";
+           " --answer " + answer_file(*v.ex);
 }
 
 /// The run with only the given tensors in it, for attn trace's table to print.
@@ -127,7 +168,7 @@ void render_exercise_list_json(const std::vector<exercise>& all, std::ostream& o
         list.push_back({{"number", e.number},
                         {"id", e.id},
                         {"title", e.title},
-                        {"answer", {{"stage", e.answer_stage}, {"tensor", e.answer_tensor}, {"shape", e.answer_shape}}}});
+                        {"answer", answer_json(e, nullptr)}});
     out << ordered_json{{"format", "attn.exercises/1"}, {"exercises", list}}.dump() << '\n';
 }
 
@@ -143,10 +184,15 @@ void render_exercise_table(const exercise_variant& v, const render_options& opti
     given_options.stages.clear();
     given_options.seed_secret = v.secret;
     render_table(given_only(v), given_options, out);
-    const tensor& answer = answer_tensor(v);
-    out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << ", shape "
-        << tensor_index_text(e.answer_shape) << " [" << dim_names_text(answer.dims) << "]\n";
-    out << "   save it as .npy (np.save) or .json (nested lists) and check it:\n";
+    if (e.kind == answer_kind::tensor) {
+        const tensor& answer = answer_tensor(v);
+        out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << ", shape "
+            << tensor_index_text(e.answer_shape) << " [" << dim_names_text(answer.dims) << "]\n";
+        out << "   save it as .npy (np.save) or .json (nested lists) and check it:\n";
+    } else {
+        out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << '\n'
+            << wrap_paragraph(layout_answer_text(v) + ", saved as answer.json; check it:", text_columns, "   ");
+    }
     out << "   " << check_command(v) << "\n\n";
     if (e.hints.empty()) return;
     out << p.bold << "Hints" << p.reset << ": " << e.hints.size()
@@ -167,7 +213,6 @@ void render_exercise_hint(const exercise& e, int n, std::ostream& out) {
 
 void render_exercise_json(const exercise_variant& v, std::ostream& out) {
     const exercise& e = *v.ex;
-    const tensor& answer = answer_tensor(v);
     ordered_json head{{"format", "attn.exercise/1"},
                       {"number", e.number},
                       {"id", e.id},
@@ -187,8 +232,7 @@ void render_exercise_json(const exercise_variant& v, std::ostream& out) {
     }
     std::vector<std::string> mistakes;
     for (const mistake m : e.mistakes) mistakes.emplace_back(mistake_id(m));
-    ordered_json tail{{"answer", {{"stage", e.answer_stage}, {"tensor", e.answer_tensor},
-                                  {"shape", e.answer_shape}, {"dims", answer.dims}}},
+    ordered_json tail{{"answer", answer_json(e, e.kind == answer_kind::shapes ? nullptr : &answer_tensor(v))},
                       {"tolerance", {{"atol", e.tolerance.atol}, {"rtol", e.tolerance.rtol}}},
                       {"hints", e.hints},
                       {"mistakes", mistakes}};
@@ -198,7 +242,6 @@ void render_exercise_json(const exercise_variant& v, std::ostream& out) {
 
 void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     const exercise& e = *v.ex;
-    const tensor& answer = answer_tensor(v);
     out << "# Exercise " << e.number << ": " << e.title << "\n\n";
     out << "For " << whose_numbers(v) << (e.source.empty() ? "" : "; from " + e.source) << ".\n\n";
     for (const std::string& paragraph : e.task) out << wrap_paragraph(paragraph, 80, "") << '\n';
@@ -212,11 +255,19 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     for (const given_tensor& g : v.given)
         out << g.name << " = torch.from_numpy(np.load(\"" << g.name << ".npy\"))  # " << shape_of(g.values) << '\n';
     out << "\n# ... your code ...\n\n";
-    out << "np.save(\"answer.npy\", " << e.answer_tensor << ".numpy())  # " << tensor_index_text(e.answer_shape)
-        << "\n```\n\n";
-    out << "## Your answer\n\n";
-    out << "`" << answer_key(e) << "`, shape " << tensor_index_text(e.answer_shape) << " [" << dim_names_text(answer.dims)
-        << "], saved as `answer.npy` (or `answer.json`, nested lists). Check it:\n\n";
+    if (e.kind == answer_kind::tensor) {
+        const tensor& answer = answer_tensor(v);
+        out << "np.save(\"answer.npy\", " << e.answer_tensor << ".numpy())  # " << tensor_index_text(e.answer_shape)
+            << "\n```\n\n";
+        out << "## Your answer\n\n";
+        out << "`" << answer_key(e) << "`, shape " << tensor_index_text(e.answer_shape) << " ["
+            << dim_names_text(answer.dims) << "], saved as `answer.npy` (or `answer.json`, nested lists). Check it:\n\n";
+    } else {
+        out << "import json\njson.dump(answer, open(\"answer.json\", \"w\"))  # "
+            << (e.kind == answer_kind::shapes ? "{\"projections\": [...], ...}" : "[...]") << "\n```\n\n";
+        out << "## Your answer\n\n" << wrap_paragraph(layout_answer_text(v) + ", saved as `answer.json`. Check it:", 80, "")
+            << '\n';
+    }
     out << "    " << check_command(v) << "\n\n";
     out << "## Hints\n\nOpen one at a time.\n";
     for (std::size_t i = 0; i < e.hints.size(); ++i)
@@ -236,6 +287,32 @@ void render_check_report_table(const exercise_variant& v, const check_report& r,
         out << error_text(r.max_error) << " at " << tensor_index_text(r.max_error_at) << " (allowed "
             << error_text(v.ex->tolerance.atol) << " + " << error_text(v.ex->tolerance.rtol) << "·|expected|)\n";
     out << "diagnosis  " << (r.match ? std::string("none") : r.diagnosis_id + ": " + r.diagnosis_message) << '\n';
+}
+
+void render_layout_report_table(const exercise_variant& v, const layout_report& r, std::ostream& out) {
+    out << "verdict    " << (r.match ? "match: " : "mismatch: ") << answer_key(*v.ex) << " of exercise "
+        << v.ex->number << (v.student.empty() ? "" : " (student " + v.student + ")") << '\n';
+    if (r.match) out << "diagnosis  none\n";
+    for (std::size_t i = 0; i < r.problems.size(); ++i)
+        out << (i == 0 ? "diagnosis  " : "           ") << r.problems[i].id << ": " << r.problems[i].message << '\n';
+}
+
+void render_layout_report_json(const exercise_variant& v, const layout_report& r, std::ostream& out) {
+    ordered_json problems = ordered_json::array();
+    for (const layout_problem& p : r.problems)
+        problems.push_back({{"stage", p.where.empty() ? ordered_json(nullptr) : ordered_json(p.where)},
+                            {"id", p.id},
+                            {"message", p.message}});
+    ordered_json j{{"exercise", v.ex->number},
+                   {"id", v.ex->id},
+                   {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
+                   {"seed", seed_json(v)},
+                   {"match", r.match},
+                   {"kind", kind_name(v.ex->kind)},
+                   {"problems", problems}};
+    j["diagnosis"] = r.match ? ordered_json(nullptr)
+                             : ordered_json{{"id", r.problems.front().id}, {"message", r.problems.front().message}};
+    out << j.dump() << '\n';
 }
 
 void render_check_report_json(const exercise_variant& v, const check_report& r, std::ostream& out) {

@@ -2,7 +2,9 @@
 // last two axes, "scores[batch=0, head=1]" above each, "key 0 ..." over the
 // columns and "query 0 ..." before the rows. A tensor of more than 1000 elements
 // keeps the first and last 3 entries of every axis longer than 6, as PyTorch's
-// print does (torch_format's shown_indices).
+// print does (torch_format's shown_indices). A [B,S,H,dk] tensor (view, merge) is one
+// [S, H·dk] table per batch item instead: the heads' columns side by side, "│" between
+// heads, "head 0 ..." above them.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,6 +30,22 @@ bool broadcast_over_heads(const tensor& t) {
     for (std::size_t a = 0; a + 2 < rank && a < t.dims.size(); ++a)
         if (t.dims[a] == "head" && t.values.shape()[a] == 1) return true;
     return false;
+}
+
+/// [B,S,H,dk] (the view and merge stages: a position's heads next to each other): printed
+/// as one [S, H·dk] table per batch item rather than a [H,dk] table per position.
+bool heads_side_by_side(const tensor& t) {
+    return t.values.dimension() == 4 && t.dims.size() == 4 && t.dims[2] == "head" && t.dims[3] == "head_dim";
+}
+
+constexpr std::string_view head_separator = " │";
+
+/// The cells of one head's columns: the head_dim indices printed, and a "..." for each
+/// run of them a summary leaves out.
+std::size_t head_cells(const std::vector<std::size_t>& shown) {
+    std::size_t cells = shown.size();
+    for (std::size_t k = 0; k < shown.size(); ++k) cells += gap_before(shown, k) ? 1 : 0;
+    return cells;
 }
 
 /// Across the printed columns `shown`: cell(index) for each after the column gap, "..."
@@ -87,7 +105,8 @@ tensor_printer::tensor_printer(const tensor& t, element_grid grid, const stage_n
       summarise_(summarised(selection_, options)),
       grid_(std::move(grid)),
       format_(numbers.format),
-      broadcast_head_(broadcast_over_heads(t)) {
+      broadcast_head_(broadcast_over_heads(t)),
+      side_by_side_(heads_side_by_side(t)) {
     if (t.type == element_type::boolean) format_ = number_format{number_kind::boolean, 0, 1};
     if (t.values.size() == 0) return;  // nothing to measure or print
     measure();
@@ -111,8 +130,12 @@ void tensor_printer::measure() {
     std::size_t& value = widths_.value;
     for_each_shown(grid_, [&](float v) { value = std::max(value, text_width(value_text(v, format_, numbers_, buf))); });
     if (rank() == 0) return;
-    const std::size_t cols = rank() - 1;
     value = std::max(value, ellipsis.size());
+    if (side_by_side_) {
+        measure_side_by_side();
+        return;
+    }
+    const std::size_t cols = rank() - 1;
     for (std::size_t c : grid_.shown[cols]) value = std::max(value, index_label(dim_name(cols), c).size());
     if (rank() == 1) {
         widths_.label = t_.name.size();  // a 1-D tensor's only row is labelled with its name
@@ -121,6 +144,20 @@ void tensor_printer::measure() {
     widths_.label = ellipsis.size();
     for (std::size_t r : grid_.shown[rank() - 2])
         widths_.label = std::max(widths_.label, index_label(dim_name(rank() - 2), r).size());
+}
+
+/// Side by side: rows labelled "seq 3", columns by their head_dim index under a
+/// "head_dim" label, and each head's columns at least as wide as "head 3".
+void tensor_printer::measure_side_by_side() {
+    std::size_t& value = widths_.value;
+    for (std::size_t e : grid_.shown[3]) value = std::max(value, std::to_string(e).size());
+    widths_.label = std::max(ellipsis.size(), dim_name(3).size());
+    for (std::size_t r : grid_.shown[1]) widths_.label = std::max(widths_.label, index_label(dim_name(1), r).size());
+    const std::size_t cells = head_cells(grid_.shown[3]);
+    for (std::size_t h : grid_.shown[2]) {
+        const std::size_t title = index_label(dim_name(2), h).size() + 1;  // " head 3"
+        while (cells * (column_gap.size() + value) < title) ++value;
+    }
 }
 
 void tensor_printer::print(std::ostream& out, column_widths w) {
@@ -133,9 +170,78 @@ void tensor_printer::print(std::ostream& out, column_widths w) {
     } else if (rank() == 1) {
         print_column_labels(out);
         print_row(out, t_.name, 0);
+    } else if (side_by_side_) {
+        print_side_by_side(out);
     } else {
         std::vector<std::size_t> index;
         print_leading(out, 0, index, 0);
+    }
+}
+
+/// Per batch item: "q[batch=0]", a line naming the heads, a line of head_dim indices, then
+/// a row per position with each head's values between "│" separators.
+void tensor_printer::print_side_by_side(std::ostream& out) const {
+    const auto& batches = grid_.shown[0];
+    for (std::size_t k = 0; k < batches.size(); ++k) {
+        if (gap_before(batches, k))
+            out << p_.dim << "... (" << batches[k] - batches[k - 1] - 1 << " more batch items: " << dim_name(0) << '='
+                << batches[k - 1] + 1 << ".." << batches[k] - 1 << ") ..." << p_.reset << '\n';
+        out << p_.dim << t_.name << '[' << dim_name(0) << '=' << batches[k] << ']' << p_.reset << '\n';
+        const std::ptrdiff_t base = grid_.step(0, batches[k]);
+        write_spaces(out, used_.label);
+        across_heads(out, [&](std::size_t h, std::size_t width) {
+            write_left(out, " " + index_label(dim_name(2), h), width, p_.dim, p_);
+        });
+        write_left(out, dim_name(3), used_.label, p_.dim, p_);
+        across_heads(out, [&](std::size_t, std::size_t) {
+            across_head_dims(out, [&](std::size_t e) { write_right(out, std::to_string(e), used_.value, p_.dim, p_); });
+        });
+        const auto& rows = grid_.shown[1];
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+            if (gap_before(rows, r)) {
+                write_left(out, ellipsis, 0, p_.dim, p_);
+                out << '\n';
+            }
+            const std::ptrdiff_t row = base + grid_.step(1, rows[r]);
+            write_left(out, index_label(dim_name(1), rows[r]), used_.label, p_.dim, p_);
+            across_heads(out, [&](std::size_t h, std::size_t) {
+                const std::ptrdiff_t head = row + grid_.step(2, h);
+                across_head_dims(out, [&](std::size_t e) { print_value(out, grid_.at(head + grid_.step(3, e)), used_.value); });
+            });
+        }
+    }
+}
+
+/// For each printed head: the separator, then cell(head, width of a head's columns, or 0 for
+/// the last head, which needs no padding); a
+/// "..." group where a summary leaves heads out; then the line's end.
+template <class Cell>
+void tensor_printer::across_heads(std::ostream& out, Cell&& cell) const {
+    const auto& heads = grid_.shown[2];
+    const std::size_t cells = head_cells(grid_.shown[3]);
+    for (std::size_t k = 0; k < heads.size(); ++k) {
+        if (gap_before(heads, k)) {
+            out << p_.dim << head_separator << p_.reset << column_gap;
+            write_right(out, ellipsis, ellipsis.size(), p_.dim, p_);
+        }
+        out << p_.dim << head_separator << p_.reset;
+        cell(heads[k], k + 1 < heads.size() ? cells * (column_gap.size() + used_.value) : 0);  // the last unpadded
+    }
+    out << '\n';
+}
+
+/// The printed head_dim columns of one head: cell(index) after the column gap, "..." where
+/// a summary leaves some out.
+template <class Cell>
+void tensor_printer::across_head_dims(std::ostream& out, Cell&& cell) const {
+    const auto& dims = grid_.shown[3];
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+        out << column_gap;
+        if (gap_before(dims, k)) {
+            write_right(out, ellipsis, used_.value, p_.dim, p_);
+            out << column_gap;
+        }
+        cell(dims[k]);
     }
 }
 

@@ -117,6 +117,16 @@ std::vector<std::size_t> read_shape(const json& v, const exercise_keys& k) {
 }
 
 void read_answer(const json& a, const exercise_keys& k, exercise& e) {
+    if (a.is_object() && a.contains("kind")) {
+        const json& kind = a["kind"];
+        if (kind == "shapes") e.kind = answer_kind::shapes;
+        else if (kind == "strides") e.kind = answer_kind::strides;
+        else if (kind != "tensor") k.fail("answer \"kind\" is " + kind.dump() + "; expected \"tensor\", \"shapes\" or \"strides\"");
+        if (e.kind == answer_kind::shapes) {
+            if (a.size() != 1) k.wrong("answer", "{\"kind\": \"shapes\"} and no other key (every stage is asked for)");
+            return;
+        }
+    }
     if (!a.is_object() || !a.contains("stage") || !a.contains("tensor") || !a.contains("shape") ||
         !a["stage"].is_string() || !a["tensor"].is_string())
         k.wrong("answer", "{\"stage\": ..., \"tensor\": ..., \"shape\": [...]}");
@@ -252,6 +262,7 @@ exercise_variant make_variant(const exercise& e, std::string_view student, std::
             throw error(e.path + ": given \"" + key + "\": this exercise's run has no such tensor");
         v.given.push_back({key, name, *found});
     }
+    if (e.kind == answer_kind::shapes) return v;  // every stage: nothing more to check
     const stage* s = v.run.find(e.answer_stage);
     if (s == nullptr) throw error(e.path + ": answer " + e.answer_stage + ": this exercise's run has no such stage");
     const tensor& answer = s->at(e.answer_tensor);

@@ -7,12 +7,15 @@
 #include "attn/render/render_options.hpp"
 #include "attn/teach/check.hpp"
 #include "attn/teach/exercise.hpp"
+#include "attn/teach/layout_answer.hpp"
 
 namespace attn {
 
-/// One line per exercise: number, id, the stage.tensor it asks for, title.
+/// One line per exercise: number, id, what it asks for (stage.tensor, "transpose.k strides",
+/// "shapes"), title.
 void render_exercise_list(const std::vector<exercise>& all, std::ostream& out);
-/// {"format": "attn.exercises/1", "exercises": [{"number", "id", "title", "answer": {...}}, ...]}
+/// {"format": "attn.exercises/1", "exercises": [{"number", "id", "title", "answer": {"kind",
+/// "stage", "tensor", "shape"}}, ...]} ("kind": "tensor", "shapes" (no stage, tensor, shape) or "strides")
 void render_exercise_list_json(const std::vector<exercise>& all, std::ostream& out);
 
 /// The task, the run in a few lines, the given tensors as attn trace's table prints
@@ -40,5 +43,12 @@ void render_check_report_table(const exercise_variant& v, const check_report& r,
 /// {"exercise": 7, "id", "student", "match", "stage", "tensor", "expected_shape", "answer_shape",
 ///  "shape_note", "max_error", "max_error_at", "diagnosis": {"id", "message"} or null}
 void render_check_report_json(const exercise_variant& v, const check_report& r, std::ostream& out);
+
+/// The grade of a layout answer (shapes, strides): the verdict, then a diagnosis line per
+/// problem ("shape_without_transpose: transpose: [2,6,4,3] is what ...").
+void render_layout_report_table(const exercise_variant& v, const layout_report& r, std::ostream& out);
+/// {"exercise", "id", "student", "seed", "match", "kind", "problems": [{"stage", "id", "message"}],
+///  "diagnosis": the first problem's {"id", "message"} or null}
+void render_layout_report_json(const exercise_variant& v, const layout_report& r, std::ostream& out);
 
 }  // namespace attn

@@ -82,7 +82,8 @@ struct column_widths {
 };
 
 /// Prints one tensor, its values read through `grid` (printing_grid's): its header line,
-/// then its values as labelled 2-D slices.
+/// then its values as labelled 2-D slices; a [B,S,H,dk] tensor (view, merge) as one
+/// [S, H·dk] table per batch item, the heads' columns side by side between "│".
 class tensor_printer {
 public:
     tensor_printer(const tensor& t, element_grid grid, const stage_numbers& numbers, const render_options& options,
@@ -97,6 +98,12 @@ private:
     std::size_t rank() const { return grid_.shape.size(); }
     bool labelled(std::size_t axis) const;
     void measure();
+    void measure_side_by_side();
+    void print_side_by_side(std::ostream& out) const;
+    template <class Cell>
+    void across_heads(std::ostream& out, Cell&& cell) const;
+    template <class Cell>
+    void across_head_dims(std::ostream& out, Cell&& cell) const;
     void print_header(std::ostream& out) const;
     void print_layout(std::ostream& out) const;
     void print_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index,
@@ -116,6 +123,7 @@ private:
     element_grid grid_;
     number_format format_;    // numbers_.format, or True/False for a boolean tensor
     bool broadcast_head_;     // a boolean [.., head=1, ..]: the same for every head, so no "head=0"
+    bool side_by_side_;       // [B,S,H,dk]: one [S, H·dk] table per batch item
     column_widths widths_;    // what the tensor needs
     column_widths used_;      // what print() was given
 };

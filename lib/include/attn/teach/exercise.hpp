@@ -10,6 +10,8 @@
 //                  // the trace JSON's "config"; those left out take attn trace's defaults
 //     "given": ["scaled.scaled"],                  // stage.tensor, handed to the student
 //     "answer": { "stage": "masked", "tensor": "masked", "shape": [1,2,5,5] },
+//               // or a layout (layout_answer.hpp): { "kind": "shapes" }, every stage's shape;
+//               // { "kind": "strides", "stage": "transpose", "tensor": "k", "shape": [...] }
 //     "hints": ["a nudge", "more", "almost the code"],
 //     "mistakes": ["mask_inverted", "fill_value"],  // the diagnoses that apply (mistake ids)
 //     "tolerance": { "atol": 1e-3, "rtol": 1e-3 } }  // optional: for answers worked by hand
@@ -26,6 +28,10 @@
 
 namespace attn {
 
+/// What an exercise asks for: a tensor's values (checked as attn check does), the shapes
+/// after every stage, or one tensor's strides (the last two answered as JSON, layout_answer.hpp).
+enum class answer_kind { tensor, shapes, strides };
+
 struct exercise {
     int number = 0;                  // 1, 2, ...: what `attn exercise show N` takes
     std::string id;                  // "causal-mask": stable, also accepted for N
@@ -34,7 +40,8 @@ struct exercise {
     std::vector<std::string> task;   // paragraphs
     config cfg;                      // the run, with the exercise's own seed
     std::vector<std::string> given;  // "scaled.scaled": the tensors handed out, as stage.tensor
-    std::string answer_stage, answer_tensor;
+    answer_kind kind = answer_kind::tensor;
+    std::string answer_stage, answer_tensor;  // tensor and strides: which tensor; empty for shapes
     std::vector<std::size_t> answer_shape;
     std::vector<std::string> hints;  // progressively more explicit
     std::vector<mistake> mistakes;

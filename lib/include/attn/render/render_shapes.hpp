@@ -1,0 +1,28 @@
+#pragma once
+// `attn trace --shapes`: the chain of shapes and strides of every stage (stage_layouts.hpp),
+// nothing computed. A table of one line per stage (tensors of one layout share a line), or
+// JSON at the trace's own paths without "data".
+#include <ostream>
+#include <vector>
+
+#include "attn/compute/config.hpp"
+#include "attn/compute/stage_layouts.hpp"
+#include "attn/render/render_options.hpp"
+
+namespace attn {
+
+/// The run's header (print_run_header), then per stage options.shows: its number, name,
+/// tensors, shape in letters and in this run's numbers, strides as t.stride() prints them,
+/// and its memory ("view of projections, not contiguous", "copy of merge", "own"):
+///    5  transpose  q k v  [B,H,Sq,dk] = [2,4,5,2]  (40, 2, 8, 1)  view of projections, not contiguous
+void render_shapes_table(const config& c, const std::vector<planned_stage>& stages, const render_options& options,
+                         std::ostream& out);
+
+/// {"format": "attn.shapes/1", "config": {...}, "stages": {"view": {"step", "title",
+///  "tensors": {"q": {"shape", "dims", "letters", "dtype", "strides", "contiguous", "memory",
+///  ["view_of" | "copy_of"]}}}}}: the trace JSON's paths (.stages.S.tensors.T.strides) without
+/// "data"; "memory" is "own", "view" or "copy".
+void render_shapes_json(const config& c, const std::vector<planned_stage>& stages, const render_options& options,
+                        std::ostream& out);
+
+}  // namespace attn

@@ -1,0 +1,103 @@
+// Layouts of a run's stages from its sizes alone (stage_layouts.hpp), step by step in
+// attention.cpp's order, with tensor.hpp's layout rules.
+#include "attn/compute/stage_layouts.hpp"
+
+namespace attn {
+namespace {
+
+using planned_dims = std::vector<std::string>;
+
+/// A tensor with its own memory, contiguous.
+planned_tensor fresh_tensor(std::string name, planned_dims dims, tensor_shape shape,
+                            element_type type = element_type::float32) {
+    return {std::move(name), std::move(dims), contiguous_layout(std::move(shape)), type, "", ""};
+}
+
+/// A view with `layout` of the memory `of` reads (its owner's: a view of a view names the owner).
+planned_tensor view_tensor(const planned_tensor& of, const std::string& of_path, planned_dims dims,
+                           tensor_layout layout) {
+    return {of.name, std::move(dims), std::move(layout), of.type, of.view_of.empty() ? of_path : of.view_of, ""};
+}
+
+}  // namespace
+
+std::vector<planned_stage> plan_stage_layouts(const config& c) {
+    const auto B = static_cast<std::size_t>(c.batch), Sq = static_cast<std::size_t>(c.seq),
+               Sk = static_cast<std::size_t>(c.kv_seq), D = static_cast<std::size_t>(c.d_model),
+               H = static_cast<std::size_t>(c.heads), dk = static_cast<std::size_t>(c.head_dim()),
+               Din = static_cast<std::size_t>(c.d_in), Dkv = static_cast<std::size_t>(c.d_kv_in);
+    std::vector<planned_stage> run;
+    const auto add = [&](stage_id id, std::vector<planned_tensor> tensors) {
+        if (stage_in_run(c, id)) run.push_back({id, std::move(tensors)});
+    };
+
+    // 1-2. input x [B,Sq,Din] (x_kv [B,Sk,Dkv]); params in nn.Linear's layout [out, in]
+    std::vector<planned_tensor> input{fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din})};
+    if (c.cross()) input.push_back(fresh_tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, {B, Sk, Dkv}));
+    add(stage_id::input, std::move(input));
+    std::vector<planned_tensor> params{fresh_tensor("w_q", {"d_model", "d_in"}, {D, Din})};
+    if (c.qkv_bias) params.push_back(fresh_tensor("b_q", {"d_model"}, {D}));
+    params.push_back(fresh_tensor("w_k", {"d_model", "d_kv_in"}, {D, Dkv}));
+    if (c.qkv_bias) params.push_back(fresh_tensor("b_k", {"d_model"}, {D}));
+    params.push_back(fresh_tensor("w_v", {"d_model", "d_kv_in"}, {D, Dkv}));
+    if (c.qkv_bias) params.push_back(fresh_tensor("b_v", {"d_model"}, {D}));
+    if (c.out_proj) {
+        params.push_back(fresh_tensor("w_o", {"d_model", "d_model"}, {D, D}));
+        params.push_back(fresh_tensor("b_o", {"d_model"}, {D}));
+    }
+    add(stage_id::params, std::move(params));
+
+    // 3-5. q [B,Sq,D] -> view [B,Sq,H,dk] -> transpose(1, 2) [B,H,Sq,dk]; k and v with Sk
+    const std::vector<planned_tensor> proj{fresh_tensor("q", {"batch", "seq", "d_model"}, {B, Sq, D}),
+                                           fresh_tensor("k", {"batch", "kv_seq", "d_model"}, {B, Sk, D}),
+                                           fresh_tensor("v", {"batch", "kv_seq", "d_model"}, {B, Sk, D})};
+    add(stage_id::projections, proj);
+    std::vector<planned_tensor> split, heads;
+    for (const planned_tensor& t : proj) {
+        const std::string seq = t.dims[1];
+        split.push_back(view_tensor(t, "projections." + t.name, {"batch", seq, "head", "head_dim"},
+                                    *viewed(t.layout, {t.layout.shape[0], t.layout.shape[1], H, dk})));
+        heads.push_back(view_tensor(split.back(), "", {"batch", "head", seq, "head_dim"},
+                                    transposed(split.back().layout, 1, 2)));
+    }
+    add(stage_id::view, split);
+    add(stage_id::transpose, heads);
+
+    // 6-11. the planes [B,H,Sq,Sk], fresh; the mask [B,1,Sq,Sk], broadcast over the heads
+    const planned_dims plane_dims{"batch", "head", "query", "key"};
+    add(stage_id::scores, {fresh_tensor("scores", plane_dims, {B, H, Sq, Sk})});
+    add(stage_id::scaled, {fresh_tensor("scaled", plane_dims, {B, H, Sq, Sk})});
+    add(stage_id::mask, {fresh_tensor("mask", plane_dims, {B, 1, Sq, Sk}, element_type::boolean)});
+    add(stage_id::masked, {fresh_tensor("masked", plane_dims, {B, H, Sq, Sk})});
+    add(stage_id::softmax, {fresh_tensor("weights", plane_dims, {B, H, Sq, Sk})});
+    add(stage_id::dropout, {fresh_tensor("weights", plane_dims, {B, H, Sq, Sk}),
+                            fresh_tensor("keep", plane_dims, {B, H, Sq, Sk}, element_type::boolean)});
+
+    // 12-15. context [B,H,Sq,dk] -> merge, transpose(1, 2) [B,Sq,H,dk] -> concat,
+    // merge.contiguous().view(B,Sq,D) -> out [B,Sq,D]
+    const planned_tensor context = fresh_tensor("context", {"batch", "head", "seq", "head_dim"}, {B, H, Sq, dk});
+    add(stage_id::context, {context});
+    const planned_tensor merged =
+        view_tensor(context, "context.context", {"batch", "seq", "head", "head_dim"}, transposed(context.layout, 1, 2));
+    add(stage_id::merge, {merged});
+    planned_tensor concat = fresh_tensor("concat", {"batch", "seq", "d_model"}, {B, Sq, D});
+    if (is_contiguous(merged.layout)) concat.view_of = merged.view_of;  // one head or one query: no copy
+    else concat.copy_of = "merge.context";
+    add(stage_id::concat, {concat});
+    add(stage_id::output, {fresh_tensor("out", {"batch", "seq", "d_model"}, {B, Sq, D})});
+    return run;
+}
+
+std::string dim_letter(const std::string& dim) {
+    if (dim == "batch") return "B";
+    if (dim == "seq" || dim == "query") return "Sq";
+    if (dim == "kv_seq" || dim == "key") return "Sk";
+    if (dim == "d_model") return "D";
+    if (dim == "head") return "H";
+    if (dim == "head_dim") return "dk";
+    if (dim == "d_in") return "Din";
+    if (dim == "d_kv_in") return "Dkv";
+    return dim;
+}
+
+}  // namespace attn
