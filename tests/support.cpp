@@ -134,6 +134,7 @@ attn::config config_of(const nlohmann::json& j) {
     c.heads = j["heads"].get<std::int64_t>();
     attn::parse_mask_kinds(j["mask"].get<std::string>(), c.mask);
     c.mask.lengths = j["lengths"].get<std::vector<std::int64_t>>();
+    if (j.contains("window")) c.mask.window_size = j["window"].get<std::int64_t>();  // --window W
     const std::string fill = j["fill"].get<std::string>();
     c.fill = fill == "-inf" ? -std::numeric_limits<float>::infinity() : std::stof(fill);
     c.fill_text = fill;

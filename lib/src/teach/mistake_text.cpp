@@ -36,6 +36,8 @@ std::vector<prose_arg> mistake_values(const config& c) {
             {"wrong_fill", fill_to_string(wrong)},
             {"right_python", python_fill(c.fill, fill_text(c))},
             {"wrong_python", python_fill(wrong, wrong == -1e9f ? "-1e9" : "")},
+            {"window", c.mask.window_size.value_or(0)},
+            {"window_wider", c.mask.window_size.value_or(0) + 1},
             {"projections", projections_formula(c, c.mistake != mistake::weight_not_transposed,
                                                 c.mistake != mistake::missing_bias)}};
 }
@@ -44,7 +46,7 @@ std::vector<prose_arg> mistake_values(const config& c) {
 std::string mistake_prose(const config& c, const std::string& part) {
     std::string id = "mistakes." + std::string(mistake_id(c.mistake)) + "." + part;
     const bool ways_differ = c.mistake == mistake::softmax_axis || c.mistake == mistake::weight_not_transposed ||
-                             c.mistake == mistake::missing_bias;
+                             c.mistake == mistake::missing_bias || c.mistake == mistake::window_off_by_one;
     if (ways_differ && part != "formula.projections" && part != "formula.output")
         id += "." + std::to_string(c.mistake_variant);
     return prose(id, mistake_values(c));
