@@ -77,7 +77,7 @@ void setup_check(CLI::App& app) {
              "so a mistake is recognised in every later stage too, and names the one whose stage the answer "
              "matches, with the fix, and for the masked, softmax and dropout stages where it first shows (\"query 0 → "
              "key 1 (batch 0, head 0) has weight 0.31 where the causal mask forbids it\"). When none fits, the "
-             "answer's structure may still say what departs (weight where the mask forbids, none where it "
+             "answer's structure may still say what departs (planes transposed, weight where the mask forbids, none where it "
              "allows, rows not summing to 1); unknown when nothing does. The right numbers in another shape "
              "([B·H,Sq,Sk] from bmm, an extra axis of 1) are right_values_other_shape, with the .view(...) "
              "that fixes them.",
@@ -92,8 +92,10 @@ void setup_check(CLI::App& app) {
              "causal_only, padding_only, padding_on_queries, diagonal_masked (tril(ones, -1)), window_off_by_one "
              "(|i - j| < W or <= W + 1), masked_after_softmax (softmax, then masked_fill(mask == 0, 0)), "
              "nan_replaced (torch.nan_to_num), log_softmax, sigmoid_instead_of_softmax, scale_multiplied "
-             "(· √dk), heads_interleaved (view(B,S,dk,H).permute(0,3,1,2)); from the structure: "
-             "weight_where_masked, zero_where_allowed, rows_not_normalized; right_values_other_shape; unknown.",
+             "(· √dk), heads_interleaved (view(B,S,dk,H).permute(0,3,1,2)), causal_misaligned (a KV-cache "
+             "step's causal mask aligned upper-left); from the structure: "
+             "planes_transposed, weight_where_masked, zero_where_allowed, rows_not_normalized; "
+             "right_values_other_shape; unknown.",
              help_width) +
         "\n\n"
         "Examples:\n"

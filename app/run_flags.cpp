@@ -173,7 +173,8 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
                "diagonal_masked (tril(ones, -1)), window_off_by_one (|i - j| < W), masked_after_softmax "
                "(softmax, then the masked weights zeroed), nan_replaced (nan_to_num after softmax; needs fill -inf), "
                "log_softmax, sigmoid_instead_of_softmax, scale_multiplied (· √dk), heads_interleaved "
-               "(view(B,S,dk,H).permute(0,3,1,2)). attn check names the same ids");
+               "(view(B,S,dk,H).permute(0,3,1,2)), causal_misaligned (upper-left for --causal-align lower-right, or "
+               "back; needs Sq != Sk). attn check names the same ids");
 }
 
 }  // namespace

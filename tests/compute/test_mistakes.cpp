@@ -66,12 +66,14 @@ bool is_dropout_mistake(mistake m) {
 
 /// A run that can make `m`: seed24, with dropout for its mistakes, with causal+padding (lengths
 /// 3 and 0: batch item 1 has no allowed key) for the mask kinds' and nan_replaced, with a window
-/// of 1 for window_off_by_one.
+/// of 1 for window_off_by_one, with Sq = 2 of Sk = 5 aligned lower-right for causal_misaligned.
 attn::config run_making(mistake m) {
     if (is_dropout_mistake(m)) return seed24_dropout(m);
     attn::config c = seed24(m);
     if (m == mistake::window_off_by_one) {
         c.mask.causal = false, c.mask.window = true, c.mask.window_size = 1;
+    } else if (m == mistake::causal_misaligned) {  // a KV-cache step: 2 queries over 5 keys, lower-right
+        c.seq = 2, c.mask.causal_align = attn::causal_alignment::lower_right;
     } else if (attn::changes_mask_rules(m) || m == mistake::nan_replaced) {
         c.mask.padding = true, c.mask.lengths = {3, 0};
     }
@@ -108,7 +110,7 @@ TEST_SUITE("mistakes") {
                                            "padding_only", "padding_on_queries", "diagonal_masked",
                                            "window_off_by_one", "masked_after_softmax", "nan_replaced",
                                            "log_softmax", "sigmoid_instead_of_softmax", "scale_multiplied",
-                                           "heads_interleaved"};
+                                           "heads_interleaved", "causal_misaligned"};
         REQUIRE(attn::all_mistakes().size() == ids.size());
         for (std::size_t i = 0; i < ids.size(); ++i) {
             CHECK(attn::mistake_id(attn::all_mistakes()[i]) == ids[i]);
@@ -327,6 +329,11 @@ TEST_SUITE("mistakes") {
             for (int i = 0; i < 5; ++i)
                 for (int j = 0; j < 5; ++j) CHECK(m(0, 0, i, j) == (std::abs(i - j) <= way * 2 ? 1.0f : 0.0f));
         }
+        attn::config step = run_making(mistake::causal_misaligned);  // Sq = 2, Sk = 5: tril(ones, 0), not tril(ones, 3)
+        const xt::xarray<float> upper_left = values(run(step), "mask", "mask");
+        for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 5; ++j) CHECK(upper_left(0, 0, i, j) == (j <= i ? 1.0f : 0.0f));
+        CHECK(attn::mistake_problem(seed24(mistake::causal_misaligned)).find("Sq == Sk") != std::string::npos);
         attn::config one_kind = seed24(mistake::mask_or_instead_of_and);
         CHECK(attn::mistake_problem(one_kind).find("two mask kinds") != std::string::npos);
         CHECK(attn::mistake_problem(seed24(mistake::padding_on_queries)).find("padding mask") != std::string::npos);

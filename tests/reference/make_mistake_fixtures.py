@@ -86,6 +86,11 @@ CONFIGS = {
                           fill=float("-inf"), ext="npy",
                           mistakes={"window_off_by_one": ["mask", "softmax", "output"]},
                           ways=[("window_off_by_one", 1, ["mask", "softmax", "context"])]),
+    # a KV-cache step: 2 new queries over 5 keys (cross-attention's draws), the causal mask aligned
+    # lower-right (the last query sees every key); upper-left is the mistake
+    "seed24_kv_step": dict(seed=24, batch=1, seq=2, kv_seq=5, d_model=8, heads=2, mask="causal", lengths=None,
+                           causal_align="lower-right", fill=float("-inf"), ext="npy",
+                           mistakes={"causal_misaligned": ["mask", "softmax", "output"]}),
 }
 
 MISTAKES = ["softmax_axis", "missing_scale", "wrong_scale", "mask_inverted", "fill_value",
@@ -102,7 +107,7 @@ MADE_AT = {"softmax_axis": "softmax", "missing_scale": "scaled", "wrong_scale": 
            "padding_only": "mask", "padding_on_queries": "mask", "diagonal_masked": "mask",
            "window_off_by_one": "mask", "masked_after_softmax": "masked", "nan_replaced": "softmax",
            "log_softmax": "softmax", "sigmoid_instead_of_softmax": "softmax", "scale_multiplied": "scaled",
-           "heads_interleaved": "transpose"}
+           "heads_interleaved": "transpose", "causal_misaligned": "mask"}
 LATER = {"merge_without_transpose": ["concat", "output"]}
 # the other ways attn check knows (mistake, way, stages), for the first two configs
 WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
@@ -128,6 +133,8 @@ def args_of(cfg):
         args += ["--lengths", ",".join(map(str, cfg["lengths"]))]
     if "window" in cfg:
         args += ["--window", str(cfg["window"])]
+    if "causal_align" in cfg:
+        args += ["--causal-align", cfg["causal_align"]]
     if not math.isinf(cfg["fill"]):
         args += ["--fill", "-1e9"]
     if "dropout" in cfg:
@@ -139,11 +146,18 @@ def keep_mask(cfg, mistake=None, way=0):
     """[B,1,Sq,Sk] bool, true = may attend (attn's mask stage), with the mask mistakes made as a
     student makes them."""
     B, S = cfg["batch"], cfg["seq"]
-    assert cfg.get("kv_seq", S) == S or cfg["mask"] == "none"
+    Sk = cfg.get("kv_seq", S)
+    assert Sk == S or cfg["mask"] in ("none", "causal")
     kinds = cfg["mask"].split("+")
     parts = {}
-    if "causal" in kinds:                                                     # tril(ones, -1): the diagonal out
-        parts["causal"] = torch.tril(torch.ones(S, S, dtype=torch.bool), diagonal=-1 if mistake == "diagonal_masked" else 0)
+    if "causal" in kinds:
+        lower_right = cfg.get("causal_align") == "lower-right"
+        if mistake == "causal_misaligned":
+            lower_right = not lower_right                                     # the other alignment
+        diagonal = Sk - S if lower_right else 0
+        if mistake == "diagonal_masked":
+            diagonal -= 1                                                     # tril(ones, -1): the diagonal out
+        parts["causal"] = torch.tril(torch.ones(S, Sk, dtype=torch.bool), diagonal=diagonal)
     if "padding" in kinds:
         lengths = torch.tensor(cfg["lengths"]).view(B, 1, 1, 1)
         if mistake == "padding_on_queries":
@@ -161,8 +175,8 @@ def keep_mask(cfg, mistake=None, way=0):
         parts = {"causal": parts["causal"]}
     if mistake == "padding_only":
         parts = {"padding": parts["padding"]}
-    keep = torch.zeros(B, 1, S, S, dtype=torch.bool) if mistake == "mask_or_instead_of_and" else \
-        torch.ones(B, 1, S, S, dtype=torch.bool)
+    keep = torch.zeros(B, 1, S, Sk, dtype=torch.bool) if mistake == "mask_or_instead_of_and" else \
+        torch.ones(B, 1, S, Sk, dtype=torch.bool)
     for part in parts.values():
         keep = keep | part if mistake == "mask_or_instead_of_and" else keep & part  # OR: causal | padding
     return keep
@@ -280,6 +294,8 @@ def main():
                                   "fill": "-inf" if math.isinf(cfg["fill"]) else "-1e9"}
         if "window" in cfg:
             index["configs"][name]["window"] = cfg["window"]
+        if "causal_align" in cfg:
+            index["configs"][name]["causal_align"] = cfg["causal_align"]
         if "dropout" in cfg:
             index["configs"][name]["dropout"] = {"p": cfg["dropout"][0], "seed": cfg["dropout"][1]}
         right = attention(cfg)

@@ -264,6 +264,14 @@ TEST_SUITE("check") {
             CHECK(r.diagnosis_message == "the weights of query 0 (batch 0, head 0) sum to 0.5, not 1: softmax over the "
                                          "keys makes each row sum to 1: torch.softmax(scores, dim=-1)");
         }
+        SUBCASE("each plane transposed") {
+            const xt::xarray<float> t = xt::transpose(w, {0, 1, 3, 2});
+            const attn::check_report r = check(c, "softmax", "", t);
+            CHECK(r.diagnosis_id == "planes_transposed");
+            CHECK(r.diagnosis_message == "each [Sq,Sk] plane of your weights is the right one transposed: query i → key j "
+                                         "holds query j → key i's; a .transpose(-2, -1) too many (or the rows read as "
+                                         "columns)");
+        }
         SUBCASE("another stage has no structure to read") {
             xt::xarray<float> a = right_tensor(c, "scaled", "scaled") * 3.0f;
             CHECK(check(c, "scaled", "", a).diagnosis_id == "unknown");

@@ -76,6 +76,7 @@ const bool* mask_rows::row(std::size_t b, std::size_t i, bool* scratch) const {
     const auto q = static_cast<std::int64_t>(i);
     // the diagonal of torch.tril: 0 upper-left; Sk - Sq lower-right, so the last query meets the last key
     std::int64_t diagonal = m.causal_align == causal_alignment::lower_right ? sk_ - sq_ : 0;
+    if (wrong_ == mistake::causal_misaligned) diagonal = diagonal == 0 ? sk_ - sq_ : 0;  // the other alignment
     if (wrong_ == mistake::diagonal_masked) diagonal -= 1;  // torch.tril(ones, -1): the diagonal excluded
     std::int64_t window = m.window ? *m.window_size : 0;
     if (wrong_ == mistake::window_off_by_one) window += way_ == 0 ? -1 : 1;  // |i - j| < W, or <= W + 1

@@ -18,7 +18,7 @@ struct mistake_entry {
     std::string_view stage;  // where it is made (way 2 of the projections' mistakes: output)
 };
 
-constexpr std::array<mistake_entry, 27> mistake_table{{
+constexpr std::array<mistake_entry, 28> mistake_table{{
     {mistake::none, "none", 1, ""},
     {mistake::softmax_axis, "softmax_axis", 2, "softmax"},
     {mistake::missing_scale, "missing_scale", 1, "scaled"},
@@ -46,6 +46,7 @@ constexpr std::array<mistake_entry, 27> mistake_table{{
     {mistake::sigmoid_instead_of_softmax, "sigmoid_instead_of_softmax", 1, "softmax"},
     {mistake::scale_multiplied, "scale_multiplied", 1, "scaled"},
     {mistake::heads_interleaved, "heads_interleaved", 1, "transpose"},
+    {mistake::causal_misaligned, "causal_misaligned", 1, "mask"},
 }};
 
 const mistake_entry& entry_of(mistake m) {
@@ -102,6 +103,8 @@ std::string mask_rule_problem(mistake m, const mask_spec& spec) {
             return spec.causal ? std::string() : "it needs the causal mask (--mask causal)";
         case mistake::window_off_by_one:
             return spec.window ? std::string() : "it needs the window mask (--mask window --window W)";
+        case mistake::causal_misaligned:
+            return spec.causal ? std::string() : "it needs the causal mask (--mask causal)";
         default: return {};
     }
 }
@@ -130,7 +133,8 @@ int mistake_variants(mistake m) { return entry_of(m).variants; }
 
 bool changes_mask_rules(mistake m) {
     return m == mistake::mask_or_instead_of_and || m == mistake::causal_only || m == mistake::padding_only ||
-           m == mistake::padding_on_queries || m == mistake::diagonal_masked || m == mistake::window_off_by_one;
+           m == mistake::padding_on_queries || m == mistake::diagonal_masked || m == mistake::window_off_by_one ||
+           m == mistake::causal_misaligned;
 }
 
 std::string_view mistake_stage(mistake m, int variant) {
@@ -185,6 +189,10 @@ std::string mistake_problem(const config& c) {
         case mistake::diagonal_masked:
         case mistake::window_off_by_one:
             return mask_rule_problem(m, c.mask);
+        case mistake::causal_misaligned:
+            if (!c.mask.causal || c.seq != c.kv_seq) return mask_rule_problem(m, c.mask);
+            return "with Sq == Sk both alignments are the same mask; give --kv-seq (a KV-cache step: Sq = 1, Sk = "
+                   "the cache and the new token) to see this mistake";
         case mistake::weight_not_transposed:
             if (way == 2) return c.out_proj ? std::string() : no_out_proj;
             if (way == 1 && !c.out_proj) return no_out_proj;

@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include <xtensor/xmanipulation.hpp>
+
 #include "attn/compute/mask.hpp"
 #include "attn/teach/stage_text.hpp"
 
@@ -70,6 +72,11 @@ std::optional<structure_finding> read_structure(const trace& right, std::string_
     const auto at = [&](const xt::xarray<float>& t, const place& p) {
         return t.data()[((p.b * H + p.h) * Sq + p.i) * Sk + p.j];
     };
+    if (Sq == Sk && Sq > 1 && all_close(answer, xt::xarray<float>(xt::transpose(expected, {0, 1, 3, 2})), tol))
+        return structure_finding{"planes_transposed",
+                                 "each [Sq,Sk] plane of your " + word + "s is the right one transposed: query i → key j "
+                                 "holds query j → key i's; a .transpose(-2, -1) too many (or the rows read as columns)",
+                                 "each plane is transposed"};
     if (mask_stage != nullptr) {
         const xt::xarray<float>& mask = mask_stage->tensors.front().values;  // [B,1,Sq,Sk], 1 = may attend
         const auto allowed = [&](const place& p) { return mask.data()[(p.b * Sq + p.i) * Sk + p.j] != 0.0f; };

@@ -323,7 +323,8 @@ const std::vector<std::string>& own_mistake_likes() {
     static const std::vector<std::string> likes = [] {
         std::vector<std::string> ids;
         for (mistake m : all_mistakes()) ids.emplace_back(mistake_id(m));
-        for (const char* id : {"weight_where_masked", "zero_where_allowed", "rows_not_normalized", "right_values_other_shape"})
+        for (const char* id : {"planes_transposed", "weight_where_masked", "zero_where_allowed", "rows_not_normalized",
+                               "right_values_other_shape"})
             ids.emplace_back(id);
         return ids;
     }();

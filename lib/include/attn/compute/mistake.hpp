@@ -36,6 +36,7 @@ enum class mistake {
     sigmoid_instead_of_softmax,  // sigmoid(scores) instead of softmax
     scale_multiplied,         // scores · √dk instead of / √dk
     heads_interleaved,        // q.view(B,S,dk,H).permute(0,3,1,2): head h takes every H-th feature
+    causal_misaligned,        // Sq != Sk: the causal mask aligned upper-left for lower-right (a KV-cache step), or back
 };
 
 /// "softmax_axis", ...; "none" for mistake::none. And back: nullopt for an unknown id ("unknown" too).

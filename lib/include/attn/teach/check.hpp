@@ -59,7 +59,7 @@ bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expecte
 /// the right numbers in order is "right_values_other_shape". For the masked,
 /// softmax and dropout stages the message adds where a named mistake first shows,
 /// and when none fits, the answer's structure names what departs
-/// (check_structure.hpp: weight_where_masked, zero_where_allowed,
+/// (check_structure.hpp: planes_transposed, weight_where_masked, zero_where_allowed,
 /// rows_not_normalized) before "unknown". Throws usage_error for a stage or tensor this run lacks
 /// ("--stage dropout: ...", "--tensor keep: ...").
 check_report check_answer(const config& c, const inputs& in, std::string_view stage, std::string_view tensor,

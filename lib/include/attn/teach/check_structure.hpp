@@ -18,7 +18,7 @@ namespace attn {
 /// A departure from the run's structure: a diagnosis id (CLI.md) and one sentence with
 /// the fix that names the first place it shows ("query 0 → key 1 (batch 0, head 0)").
 struct structure_finding {
-    std::string id;       // weight_where_masked, zero_where_allowed or rows_not_normalized
+    std::string id;       // planes_transposed, weight_where_masked, zero_where_allowed or rows_not_normalized
     std::string message;
     std::string where;    // the first place, as a phrase: "query 0 → key 1 (batch 0, head 0) has
                           // weight 0.31 where the causal mask forbids it"
@@ -28,7 +28,8 @@ struct structure_finding {
 bool structure_readable(std::string_view stage);
 
 /// The first departure of `answer` (the shape of `expected`, stage `stage` of the right run
-/// `right`) from the run's mask, in the order: weight or a score where the mask forbids,
+/// `right`) from the run's structure, in the order: each [Sq,Sk] plane transposed (Sq == Sk),
+/// weight or a score where the mask forbids,
 /// none where it allows (and the run has some), then (softmax only) a row of finite weights
 /// not summing to 1 within 1e-3. nullopt when the run has no mask stage to compare with
 /// and every row sums to 1, or when the stage is not readable.

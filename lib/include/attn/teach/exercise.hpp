@@ -37,7 +37,7 @@ struct own_mistake {
     std::string message;  // printed instead of attn's
 };
 
-/// The diagnosis ids an own mistake may be like: every mistake id, weight_where_masked,
+/// The diagnosis ids an own mistake may be like: every mistake id, planes_transposed, weight_where_masked,
 /// zero_where_allowed, rows_not_normalized and right_values_other_shape.
 const std::vector<std::string>& own_mistake_likes();
 
