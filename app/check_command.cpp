@@ -75,7 +75,12 @@ void setup_check(CLI::App& app) {
              "says what the answer's shape suggests, where the largest error is, and which common mistake the "
              "answer makes: it recomputes the run with each mistake made (as attn trace --mistake ID makes it), "
              "so a mistake is recognised in every later stage too, and names the one whose stage the answer "
-             "matches, with the fix; unknown when none does.",
+             "matches, with the fix, and for the masked, softmax and dropout stages where it first shows (\"query 0 → "
+             "key 1 (batch 0, head 0) has weight 0.31 where the causal mask forbids it\"). When none fits, the "
+             "answer's structure may still say what departs (planes transposed, weight where the mask forbids, none where it "
+             "allows, rows not summing to 1); unknown when nothing does. The right numbers in another shape "
+             "([B·H,Sq,Sk] from bmm, an extra axis of 1) are right_values_other_shape, with the .view(...) "
+             "that fixes them.",
              help_width) +
         "\n\n" +
         wrap("Diagnosis ids (stable, for graders): softmax_axis (dim=-2 or dim=1 instead of dim=-1), "
@@ -83,7 +88,14 @@ void setup_check(CLI::App& app) {
              "of -inf, -1e9 for -inf, ...), split_without_transpose (q.view(B,H,S,dk)), merge_without_transpose "
              "(context.view(B,Sq,D)), weight_not_transposed (x·W), q_k_swapped (K·Qᵀ), missing_bias, "
              "dropout_not_rescaled (weights·keep, no / (1 - p)), dropout_keep_inverted (weights·~keep / (1 - p)), "
-             "weights_transposed (weightsᵀ·V), unknown.",
+             "weights_transposed (weightsᵀ·V), mask_not_applied, mask_or_instead_of_and (causal | padding), "
+             "causal_only, padding_only, padding_on_queries, diagonal_masked (tril(ones, -1)), window_off_by_one "
+             "(|i - j| < W or <= W + 1), masked_after_softmax (softmax, then masked_fill(mask == 0, 0)), "
+             "nan_replaced (torch.nan_to_num), log_softmax, sigmoid_instead_of_softmax, scale_multiplied "
+             "(· √dk), heads_interleaved (view(B,S,dk,H).permute(0,3,1,2)), causal_misaligned (a KV-cache "
+             "step's causal mask aligned upper-left); from the structure: "
+             "planes_transposed, weight_where_masked, zero_where_allowed, rows_not_normalized; "
+             "right_values_other_shape; unknown.",
              help_width) +
         "\n\n"
         "Examples:\n"

@@ -168,7 +168,13 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
                "weight_not_transposed (x·W; needs Din == D), q_k_swapped (K·Qᵀ; needs Sq == Sk), "
                "missing_bias (Q, K, V without bias), dropout_not_rescaled (weights·keep; needs --dropout P --train), "
                "dropout_keep_inverted (weights·~keep / (1 - p); the same), weights_transposed (weightsᵀ·V; needs "
-               "Sq == Sk). attn check names the same ids");
+               "Sq == Sk), mask_not_applied (masked = scaled), mask_or_instead_of_and (causal | padding; needs two "
+               "mask kinds), causal_only and padding_only (one kind of two), padding_on_queries (i < length), "
+               "diagonal_masked (tril(ones, -1)), window_off_by_one (|i - j| < W), masked_after_softmax "
+               "(softmax, then the masked weights zeroed), nan_replaced (nan_to_num after softmax; needs fill -inf), "
+               "log_softmax, sigmoid_instead_of_softmax, scale_multiplied (· √dk), heads_interleaved "
+               "(view(B,S,dk,H).permute(0,3,1,2)), causal_misaligned (upper-left for --causal-align lower-right, or "
+               "back; needs Sq != Sk). attn check names the same ids");
 }
 
 }  // namespace

@@ -134,6 +134,9 @@ attn::config config_of(const nlohmann::json& j) {
     c.heads = j["heads"].get<std::int64_t>();
     attn::parse_mask_kinds(j["mask"].get<std::string>(), c.mask);
     c.mask.lengths = j["lengths"].get<std::vector<std::int64_t>>();
+    if (j.contains("window")) c.mask.window_size = j["window"].get<std::int64_t>();  // --window W
+    if (j.contains("causal_align"))  // --causal-align
+        c.mask.causal_align = *attn::parse_causal_alignment(j["causal_align"].get<std::string>());
     const std::string fill = j["fill"].get<std::string>();
     c.fill = fill == "-inf" ? -std::numeric_limits<float>::infinity() : std::stof(fill);
     c.fill_text = fill;

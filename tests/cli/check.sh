@@ -25,7 +25,7 @@ while IFS=$'\t' read -r args mistake stage tensor file; do
 done < <(jq -r '.configs as $c | .answers[] | [($c[.config].args | join(" ")), .mistake, .stage, .tensor, .file] | @tsv' \
            "$ref/index.json")
 check "each of the $total PyTorch answers: right ones match (exit 0), wrong ones name their mistake (exit 1)" test "$bad" -eq 0
-check "... they are many, over every mistake" test "$(jq '[.answers[].mistake] | unique | length' "$ref/index.json")" -eq 14
+check "... they are many, over every mistake" test "$(jq '[.answers[].mistake] | unique | length' "$ref/index.json")" -eq 28
 
 # --- the table report ------------------------------------------------------------------------
 run check "${seed24[@]}" --stage softmax --answer "$ref/seed24_causal/softmax_axis.softmax.json"
@@ -87,6 +87,57 @@ run check "${cross[@]}" --stage scores --answer "$ref/cross_sq3_sk5/q_k_swapped.
 check "K·Qᵀ with Sq != Sk: a transposed plane, still diagnosed by its values" test \
   "$(jq -c '[.answer_shape, .expected_shape, .diagnosis.id]' "$work/out")" = '[[1,2,5,3],[1,2,3,5],"q_k_swapped"]'
 check "... the note says the last two axes are swapped" sh -c "jq -r .shape_note '$work/out' | grep -q '^the last two axes are swapped (\[B,H,Sk,Sq\], not \[B,H,Sq,Sk\])'"
+
+# --- the structure: where a mask mistake first shows; what departs when no mistake fits ---------
+masks=(--seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal+padding --lengths 3,0)
+run check "${masks[@]}" --stage softmax --answer "$ref/seed24_masks/mask_not_applied.softmax.npy"
+check "mask_not_applied: the fix, and where it first shows against the run's mask kinds" grep -qx \
+  "diagnosis  mask_not_applied: your scores are not masked: every query attends keys the mask forbids: use scores.masked_fill(mask == 0, float('-inf')) before the softmax; it shows first where query 0 → key 1 (batch 0, head 0) has weight 0.2101 where the causal mask forbids it" "$work/out"
+check "... a NaN expected prints as nan, never -nan" grep -qx 'largest    error inf at \[1\]\[0\]\[0\]\[0\]: yours 0.231166, expected nan' "$work/out"
+run check "${masks[@]}" --stage softmax --answer "$ref/seed24_masks/causal_only.softmax.npy" --format json
+check "causal_only: the padding mask named where it was left out" sh -c \
+  "jq -r .diagnosis.message '$work/out' | grep -q 'it shows first where query 3 → key 3 (batch 0, head 0) has weight 0.2034 where the padding mask forbids it\$'"
+python3 - "$ref" "$work" <<'PY'
+import json, sys
+import numpy as np
+ref, work = sys.argv[1:3]
+w = np.load(f"{ref}/seed24_masks/right.softmax.npy")       # [2,4,5,5], batch 1 all NaN
+a = w.copy(); a[0, 2, 1, 4] = 0.25                          # weight on a padded, future key
+np.save(f"{work}/weight_where_masked.npy", a)
+a = w.copy(); a[0, 1, 2, 1] = 0.0                           # none on an allowed key
+np.save(f"{work}/zero_where_allowed.npy", a)
+np.save(f"{work}/half_rows.npy", w * 0.5)                   # rows summing to 0.5
+np.save(f"{work}/bmm.npy", w.reshape(8, 5, 5))              # torch.bmm's [B·H,Sq,Sk]
+np.save(f"{work}/leading.npy", w[None])                     # an extra leading axis
+np.save(f"{work}/sigmoid_bmm.npy", np.load(f"{ref}/seed24_masks/sigmoid_instead_of_softmax.softmax.npy").reshape(8, 5, 5))
+PY
+run check "${masks[@]}" --stage softmax --answer "$work/weight_where_masked.npy" --format json
+check "weight where the mask forbids, no mistake fits: weight_where_masked, which kinds, where" test \
+  "$(jq -r '[.diagnosis.id, .diagnosis.message] | join(": ")' "$work/out")" = \
+  "weight_where_masked: query 1 → key 4 (batch 0, head 2) has weight 0.25 where the causal and padding masks forbid it: the causal and padding masks were not applied there; fill the forbidden scores with float('-inf') before the softmax: scores.masked_fill(mask == 0, ...)"
+run check "${masks[@]}" --stage softmax --answer "$work/zero_where_allowed.npy" --format json
+check "no weight where the mask allows: zero_where_allowed" sh -c \
+  "jq -r .diagnosis.message '$work/out' | grep -q '^query 2 → key 1 (batch 0, head 1) has weight 0 where the mask allows it (expected 0\.'"
+run check "${masks[@]}" --stage softmax --answer "$work/half_rows.npy" --format json
+check "rows not summing to 1: rows_not_normalized" test "$(jq -r .diagnosis.message "$work/out")" = \
+  "the weights of query 0 (batch 0, head 0) sum to 0.5, not 1: softmax over the keys makes each row sum to 1: torch.softmax(scores, dim=-1)"
+
+# --- the right numbers in another shape ------------------------------------------------------------
+run check "${masks[@]}" --stage softmax --answer "$work/bmm.npy"
+check "bmm's [B·H,Sq,Sk]: the shape note names the joined axes and the view" grep -qx \
+  'shape      \[8,5,5\], expected \[2,4,5,5\] \[B,H,Sq,Sk\]: \[B·H,Sq,Sk\]: the axes B and H joined into one, as torch.bmm takes them; the numbers are right, in order: .view(2, 4, 5, 5) gives \[B,H,Sq,Sk\]' "$work/out"
+check "... and the diagnosis agrees: right_values_other_shape, exit 1" sh -c "[ $rc -eq 1 ] && grep -qx \
+  'diagnosis  right_values_other_shape: your numbers are right; only the shape differs: .view(2, 4, 5, 5) gives \[B,H,Sq,Sk\]' '$work/out'"
+run check "${masks[@]}" --stage softmax --answer "$work/leading.npy" --format json
+check "an extra leading axis of 1: the same id, the note says .squeeze(0)" test "$(jq -r '[.diagnosis.id, .shape_note] | join(" | ")' "$work/out")" = \
+  "right_values_other_shape | an extra axis of size 1 at position 0: .squeeze(0); the numbers are right, in order: .view(2, 4, 5, 5) gives [B,H,Sq,Sk]"
+run check "${masks[@]}" --stage softmax --answer "$work/sigmoid_bmm.npy" --format json
+check "a mistake's numbers in bmm's shape: the mistake and the reshape" test "$(jq -r .diagnosis.id "$work/out")" = sigmoid_instead_of_softmax
+check "... the message adds the view" sh -c "jq -r .diagnosis.message '$work/out' | grep -qF '; and the shape differs too: the numbers are the mistake'\''s in order, so .view(2, 4, 5, 5) gives its shape'"
+"$attn" trace --seed 3 --seq 4 --heads 1 --mask causal --stage softmax --format json | jq '.stages.softmax.tensors.weights.data[0][0]' >"$work/plane.json"
+run check --seed 3 --seq 4 --heads 1 --mask causal --stage softmax --answer "$work/plane.json" --format json
+check "[Sq,Sk] for B = H = 1: right_values_other_shape, .view(1, 1, 4, 4)" test "$(jq -r .diagnosis.message "$work/out")" = \
+  "your numbers are right; only the shape differs: .view(1, 1, 4, 4) gives [B,H,Sq,Sk]"
 
 # --- usage errors: exit 2 ------------------------------------------------------------------------
 expect_error "--answer is required" 2 \
@@ -162,7 +213,7 @@ expect_error "trace --mistake mask_inverted without a mask" 2 \
   "attn: error: --mistake mask_inverted: it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked" \
   trace --mistake mask_inverted
 expect_error "trace --mistake with an unknown id" 2 \
-  "attn: error: --mistake softmax: expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted or weights_transposed" \
+  "attn: error: --mistake softmax: expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed, mask_not_applied, mask_or_instead_of_and, causal_only, padding_only, padding_on_queries, diagonal_masked, window_off_by_one, masked_after_softmax, nan_replaced, log_softmax, sigmoid_instead_of_softmax, scale_multiplied, heads_interleaved or causal_misaligned" \
   trace --mistake softmax
 run trace "${seed24[@]}" --mistake fill_value --stage masked --format json
 check "trace --mistake fill_value: 0 where the mask is false, not -inf" test \

@@ -275,6 +275,38 @@ check "\$ATTN_SHARE_DIR comes first" test "$(grep -c '^ *[0-9]' "$work/out")" = 
 ATTN_SHARE_DIR="$work/nowhere" "$attn" exercise list >"$work/out" 2>"$work/err"
 check "an \$ATTN_SHARE_DIR without exercises/ is passed over" test "$(grep -c '^ *[0-9]' "$work/out")" -ge 12
 
+# --- a teacher's own mistake, like one of attn's diagnoses --------------------------------------
+mkdir -p "$work/own/exercises"
+jq '.mistakes += [{"id": "forgot_padding", "like": "causal_only",
+                   "message": "Padded keys still get weight: AND the padding mask into the causal one."}]' \
+  "$(dirname "$0")/../../share/attn/exercises/05-padding-and-causal.json" >"$work/own/exercises/05-padding-and-causal.json"
+ATTN_SHARE_DIR="$work/own" "$attn" exercise show 5 --student zoe --format json >"$work/own-ex.json"
+check "an own mistake is listed with the others" test "$(jq -r '.mistakes[-1]' "$work/own-ex.json")" = forgot_padding
+jq '{format: "attn.trace/1", config: .config, stages: {}, warnings: []}' "$work/own-ex.json" >"$work/own-variant.json"
+"$attn" trace --from "$work/own-variant.json" --mistake causal_only --stage masked --format json \
+  | jq .stages.masked.tensors.masked.data >"$work/own-answer.json"
+ATTN_SHARE_DIR="$work/own" run exercise check 5 --student zoe --answer "$work/own-answer.json" --format json
+check "the answer it is like: exit 1, the teacher's id, message, and attn's id as like" \
+  test "$rc:$(jq -c '.diagnosis | [.id, .message, .like]' "$work/out")" = \
+  '1:["forgot_padding","Padded keys still get weight: AND the padding mask into the causal one.","causal_only"]'
+ATTN_SHARE_DIR="$work/own" run exercise check 5 --student zoe --answer "$work/own-answer.json"
+check "... the table says both" grep -qx \
+  'diagnosis  forgot_padding: Padded keys still get weight: AND the padding mask into the causal one. (attn: causal_only)' "$work/out"
+ATTN_SHARE_DIR="$work/own" run exercise check 5 --student alice --answer "$work/own-answer.json" --format json
+check "another student's numbers are not like it" test "$(jq -r .diagnosis.id "$work/out")" != forgot_padding
+for bad in '{"id": "softmax_axis", "like": "causal_only", "message": "m"}@"softmax_axis" is attn'"'"'s own diagnosis id' \
+           '{"id": "x", "like": "forgot", "message": "m"}@"like": "forgot" is not a diagnosis id' \
+           '{"id": "x", "like": "wrong_scale", "way": 3, "message": "m"}@"way": wrong_scale has ways 0 to 2' \
+           '{"id": "x", "like": "causal_only", "message": "m", "hint": 1}@unknown key "hint"' \
+           '{"id": "Bad-Id", "like": "causal_only", "message": "m"}@expected snake_case'; do
+  jq --argjson m "${bad%@*}" '.mistakes += [$m]' "$(dirname "$0")/../../share/attn/exercises/05-padding-and-causal.json" \
+    >"$work/own/exercises/05-padding-and-causal.json"
+  ATTN_SHARE_DIR="$work/own" run exercise list
+  if [ "$rc" -ne 0 ] && grep -qF "05-padding-and-causal.json: mistakes: " "$work/err" && grep -qF "${bad#*@}" "$work/err"; then
+    ok "a wrong own mistake stops the list, naming the file and what is wrong: ${bad#*@}"
+  else fail "a wrong own mistake: ${bad#*@}" "exit $rc: $(cat "$work/err")"; fi
+done
+
 # --- installed: the exercises go to PREFIX/share/attn, where the installed attn finds them ------
 build=$(dirname "$attn")
 if [ -f "$build/cmake_install.cmake" ]; then
@@ -375,6 +407,8 @@ for file in "$here"/../../share/attn/exercises/*.json; do
   problems=$(jq -r --slurpfile s "$schema" '
     ($s[0].required - keys | map("no \(.)")) + (keys - ($s[0].properties | keys) | map("key \(.) not in the schema"))
     + (.config | keys - ($s[0].properties.config.properties | keys) | map("config key \(.) not in the schema"))
+    + ([.mistakes[] | select(type == "object") | keys - ($s[0].properties.mistakes.items.oneOf[1].properties | keys)]
+       | add // [] | map("mistakes key \(.) not in the schema"))
     | join(", ")' "$file")
   if [ -z "$problems" ]; then ok "the schema describes $(basename "$file")"; else fail "the schema describes $(basename "$file")" "$problems"; fi
 done

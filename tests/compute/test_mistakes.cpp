@@ -64,6 +64,22 @@ bool is_dropout_mistake(mistake m) {
     return m == mistake::dropout_not_rescaled || m == mistake::dropout_keep_inverted;
 }
 
+/// A run that can make `m`: seed24, with dropout for its mistakes, with causal+padding (lengths
+/// 3 and 0: batch item 1 has no allowed key) for the mask kinds' and nan_replaced, with a window
+/// of 1 for window_off_by_one, with Sq = 2 of Sk = 5 aligned lower-right for causal_misaligned.
+attn::config run_making(mistake m) {
+    if (is_dropout_mistake(m)) return seed24_dropout(m);
+    attn::config c = seed24(m);
+    if (m == mistake::window_off_by_one) {
+        c.mask.causal = false, c.mask.window = true, c.mask.window_size = 1;
+    } else if (m == mistake::causal_misaligned) {  // a KV-cache step: 2 queries over 5 keys, lower-right
+        c.seq = 2, c.mask.causal_align = attn::causal_alignment::lower_right;
+    } else if (attn::changes_mask_rules(m) || m == mistake::nan_replaced) {
+        c.mask.padding = true, c.mask.lengths = {3, 0};
+    }
+    return c;
+}
+
 /// Stage `stage`'s tensor of the run `c`, computed up to that stage only: K·Qᵀ with Sq != Sk
 /// (which validate refuses) is whole up to the scaled stage.
 xt::xarray<float> stage_of_run(const attn::config& c, const std::string& stage, const std::string& tensor) {
@@ -89,7 +105,12 @@ TEST_SUITE("mistakes") {
         const std::vector<std::string> ids{"softmax_axis", "missing_scale", "wrong_scale", "mask_inverted",
                                            "fill_value", "split_without_transpose", "merge_without_transpose",
                                            "weight_not_transposed", "q_k_swapped", "missing_bias",
-                                           "dropout_not_rescaled", "dropout_keep_inverted", "weights_transposed"};
+                                           "dropout_not_rescaled", "dropout_keep_inverted", "weights_transposed",
+                                           "mask_not_applied", "mask_or_instead_of_and", "causal_only",
+                                           "padding_only", "padding_on_queries", "diagonal_masked",
+                                           "window_off_by_one", "masked_after_softmax", "nan_replaced",
+                                           "log_softmax", "sigmoid_instead_of_softmax", "scale_multiplied",
+                                           "heads_interleaved", "causal_misaligned"};
         REQUIRE(attn::all_mistakes().size() == ids.size());
         for (std::size_t i = 0; i < ids.size(); ++i) {
             CHECK(attn::mistake_id(attn::all_mistakes()[i]) == ids[i]);
@@ -117,9 +138,10 @@ TEST_SUITE("mistakes") {
     TEST_CASE("the stages before the one where the mistake is made are the right run's, bit for bit") {
         for (mistake m : attn::all_mistakes()) {
             CAPTURE(attn::mistake_id(m));
-            const bool dropout = is_dropout_mistake(m);
-            const attn::trace right = run(dropout ? seed24_dropout() : seed24());
-            const attn::trace wrong = run(dropout ? seed24_dropout(m) : seed24(m));
+            attn::config right_config = run_making(m);
+            right_config.mistake = mistake::none;
+            const attn::trace right = run(right_config);
+            const attn::trace wrong = run(run_making(m));
             const int made = attn::find_stage_info(attn::mistake_stage(m))->step;
             for (const attn::stage& s : right.stages) {
                 if (s.info->step >= made) break;
@@ -282,5 +304,92 @@ TEST_SUITE("mistakes") {
         no_bias.mistake_variant = 2;  // b_o is still there
         CHECK(attn::mistake_problem(no_bias).empty());
         CHECK(attn::mistake_problem(seed24(mistake::softmax_axis, 2)) == "there is no way 2 to make it");
+    }
+
+    TEST_CASE("the mask kinds' mistakes: tril(-1), OR for AND, one kind alone, padding on the rows, a window off by one") {
+        // causal+padding, lengths 3 and 0, Sq = Sk = 5: [b,0,i,j] = (j <= i) & (j < length b)
+        const auto mask_of = [](mistake m) { return values(run(run_making(m)), "mask", "mask"); };
+        const auto want = [](auto rule) {
+            xt::xarray<float> m = xt::zeros<float>({2, 1, 5, 5});
+            const int lengths[2] = {3, 0};
+            for (int b = 0; b < 2; ++b)
+                for (int i = 0; i < 5; ++i)
+                    for (int j = 0; j < 5; ++j) m(b, 0, i, j) = rule(i, j, lengths[b]) ? 1.0f : 0.0f;
+            return m;
+        };
+        CHECK(mask_of(mistake::diagonal_masked) == want([](int i, int j, int n) { return j < i && j < n; }));
+        CHECK(mask_of(mistake::mask_or_instead_of_and) == want([](int i, int j, int n) { return j <= i || j < n; }));
+        CHECK(mask_of(mistake::causal_only) == want([](int i, int j, int) { return j <= i; }));
+        CHECK(mask_of(mistake::padding_only) == want([](int, int j, int n) { return j < n; }));
+        CHECK(mask_of(mistake::padding_on_queries) == want([](int i, int j, int n) { return j <= i && i < n; }));
+        attn::config window = run_making(mistake::window_off_by_one);  // --window 1, B = 1
+        for (int way = 0; way < 2; ++way) {
+            window.mistake_variant = way;
+            const xt::xarray<float> m = values(run(window), "mask", "mask");
+            for (int i = 0; i < 5; ++i)
+                for (int j = 0; j < 5; ++j) CHECK(m(0, 0, i, j) == (std::abs(i - j) <= way * 2 ? 1.0f : 0.0f));
+        }
+        attn::config step = run_making(mistake::causal_misaligned);  // Sq = 2, Sk = 5: tril(ones, 0), not tril(ones, 3)
+        const xt::xarray<float> upper_left = values(run(step), "mask", "mask");
+        for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 5; ++j) CHECK(upper_left(0, 0, i, j) == (j <= i ? 1.0f : 0.0f));
+        CHECK(attn::mistake_problem(seed24(mistake::causal_misaligned)).find("Sq == Sk") != std::string::npos);
+        attn::config one_kind = seed24(mistake::mask_or_instead_of_and);
+        CHECK(attn::mistake_problem(one_kind).find("two mask kinds") != std::string::npos);
+        CHECK(attn::mistake_problem(seed24(mistake::padding_on_queries)).find("padding mask") != std::string::npos);
+        CHECK(attn::mistake_problem(seed24(mistake::window_off_by_one)).find("--window") != std::string::npos);
+    }
+
+    TEST_CASE("the softmax's stand-ins: log_softmax is its log, masked_after_softmax its masked part, nan_replaced its NaN zeroed") {
+        const attn::config masks = run_making(mistake::nan_replaced);  // causal+padding, lengths 3 and 0
+        attn::config plain = masks;
+        plain.mistake = mistake::none;
+        const xt::xarray<float> w = values(run(plain), "softmax", "weights");
+        const xt::xarray<float> mask = values(run(plain), "mask", "mask");
+        const auto with = [&](mistake m) {
+            attn::config c = masks;
+            c.mistake = m;
+            return values(run(c), "softmax", "weights");
+        };
+        const xt::xarray<float> logs = with(mistake::log_softmax), nan0 = with(mistake::nan_replaced),
+                                after = with(mistake::masked_after_softmax), sig = with(mistake::sigmoid_instead_of_softmax);
+        const xt::xarray<float> masked = values(run(plain), "masked", "masked");
+        for (std::size_t e = 0; e < w.size(); ++e) {
+            const float x = w.data()[e];
+            if (std::isnan(x)) {
+                CHECK(nan0.data()[e] == 0.0f);
+                CHECK(std::isnan(logs.data()[e]));
+            } else {
+                CHECK(nan0.data()[e] == x);
+                CHECK(std::exp(logs.data()[e]) == doctest::Approx(x).epsilon(1e-5));
+            }
+            CHECK(sig.data()[e] == doctest::Approx(1.0 / (1.0 + std::exp(-static_cast<double>(masked.data()[e])))));
+        }
+        const std::size_t sk = 5;
+        for (std::size_t row = 0; row < after.size() / sk; ++row) {  // rows of [B,H,Sq,Sk]
+            const std::size_t b = row / (4 * 5), i = row % 5;
+            float sum = 0.0f;
+            bool any_allowed = false;
+            for (std::size_t j = 0; j < sk; ++j) {
+                const bool allowed = mask(b, 0, i, j) != 0.0f;
+                any_allowed |= allowed;
+                if (!allowed) CHECK(after.data()[row * sk + j] == 0.0f);
+                sum += after.data()[row * sk + j];
+            }
+            if (i > 0 && any_allowed) CHECK(sum < 1.0f - 1e-3f);  // the masked share is lost
+        }
+    }
+
+    TEST_CASE("scale_multiplied: scaled = scores · √dk; heads_interleaved: head h of q takes features h, h + H, ...") {
+        const attn::trace right = run(seed24());
+        const attn::trace times = run(seed24(mistake::scale_multiplied));
+        const xt::xarray<float> scores = values(right, "scores", "scores");
+        CHECK(values(times, "scaled", "scaled") == xt::xarray<float>(scores * std::sqrt(2.0f)));
+        const xt::xarray<float> proj = values(right, "projections", "q");  // [2,5,8]
+        const xt::xarray<float> q = values(run(seed24(mistake::heads_interleaved)), "transpose", "q");  // [2,4,5,2]
+        for (std::size_t b = 0; b < 2; ++b)
+            for (std::size_t h = 0; h < 4; ++h)
+                for (std::size_t s = 0; s < 5; ++s)
+                    for (std::size_t d = 0; d < 2; ++d) CHECK(q(b, h, s, d) == proj(b, s, d * 4 + h));
     }
 }

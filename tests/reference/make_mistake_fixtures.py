@@ -12,7 +12,7 @@ student makes it (the comments in `attention` below). It saves, per mistake, the
 the stage where the mistake is made and at later stages (context and output, or merge, concat and
 output; the other ways attn check knows a mistake, `way` 1 and 2, at a stage or two; the cross-attention config: a few mistakes, K·Qᵀ at the scores and scaled stages, where its
 [B,H,Sk,Sq] shape differs from the right one), and the right answer at every stage it checks, as .json (json.dump(t.tolist())) for the
-first config and .npy (np.save) for the second, under tests/reference/mistakes/<config>/, and
+first config and .npy (np.save) for the others, under tests/reference/mistakes/<config>/, and
 tests/reference/mistakes/index.json:
 
     {"made_with": {"torch": "1.13.1"},
@@ -20,6 +20,11 @@ tests/reference/mistakes/index.json:
                         "d_model": 8, "heads": 4, "mask": "causal", "lengths": [...], "fill": "-inf"}},
      "answers": [{"config": name, "mistake": "softmax_axis" or "none", "way": 0, "stage": "softmax",
                   "tensor": "weights", "made_at": "softmax", "file": "seed24_causal/softmax_axis.softmax.json"}]}
+
+Only new config folders are committed: a run of this script rewrites the old ones with other
+last digits (restore them with git checkout). seed24_masks and seed24_window hold the mask
+mistakes (causal+padding with lengths 3 and 0, so OR, causal only and padding only all differ,
+and a window of 1), the softmax's stand-ins, × √dk and the interleaved heads.
 
 tests/cli/check.sh and tests/teach/test_check.cpp check that attn check names each wrong answer's
 mistake and passes each right one; tests/compute/test_mistakes.cpp that attn trace --mistake
@@ -59,6 +64,33 @@ CONFIGS = {
                            mistakes={"dropout_not_rescaled": ["dropout", "output"],
                                      "dropout_keep_inverted": ["dropout", "context"],
                                      "weights_transposed": ["context", "output"]}),
+    # seed 24 with causal+padding, lengths 3 and 0: causal OR padding, causal only and padding only
+    # all differ from causal AND padding, and batch item 1 has no allowed key (NaN rows to replace).
+    # The mask mistakes, the softmax's stand-ins, × √dk and the interleaved heads split
+    "seed24_masks": dict(seed=24, batch=2, seq=5, d_model=8, heads=4, mask="causal+padding", lengths=[3, 0],
+                         fill=float("-inf"), ext="npy",
+                         mistakes={"mask_not_applied": ["masked", "softmax", "output"],
+                                   "mask_or_instead_of_and": ["mask", "softmax", "context"],
+                                   "causal_only": ["mask", "softmax", "output"],
+                                   "padding_only": ["mask", "softmax", "context"],
+                                   "padding_on_queries": ["mask", "masked", "softmax"],
+                                   "diagonal_masked": ["mask", "softmax", "output"],
+                                   "masked_after_softmax": ["softmax", "context"],
+                                   "nan_replaced": ["softmax", "output"],
+                                   "log_softmax": ["softmax", "context"],
+                                   "sigmoid_instead_of_softmax": ["softmax", "output"],
+                                   "scale_multiplied": ["scaled", "softmax", "context"],
+                                   "heads_interleaved": ["transpose", "softmax", "output"]}),
+    # a window of 1 around each query: the window one too narrow (way 0) and one too wide (way 1)
+    "seed24_window": dict(seed=24, batch=1, seq=5, d_model=8, heads=2, mask="window", lengths=None, window=1,
+                          fill=float("-inf"), ext="npy",
+                          mistakes={"window_off_by_one": ["mask", "softmax", "output"]},
+                          ways=[("window_off_by_one", 1, ["mask", "softmax", "context"])]),
+    # a KV-cache step: 2 new queries over 5 keys (cross-attention's draws), the causal mask aligned
+    # lower-right (the last query sees every key); upper-left is the mistake
+    "seed24_kv_step": dict(seed=24, batch=1, seq=2, kv_seq=5, d_model=8, heads=2, mask="causal", lengths=None,
+                           causal_align="lower-right", fill=float("-inf"), ext="npy",
+                           mistakes={"causal_misaligned": ["mask", "softmax", "output"]}),
 }
 
 MISTAKES = ["softmax_axis", "missing_scale", "wrong_scale", "mask_inverted", "fill_value",
@@ -70,7 +102,12 @@ MADE_AT = {"softmax_axis": "softmax", "missing_scale": "scaled", "wrong_scale": 
            "mask_inverted": "mask", "fill_value": "masked", "split_without_transpose": "transpose",
            "merge_without_transpose": "merge", "weight_not_transposed": "projections",
            "q_k_swapped": "scores", "missing_bias": "projections", "dropout_not_rescaled": "dropout",
-           "dropout_keep_inverted": "dropout", "weights_transposed": "context"}
+           "dropout_keep_inverted": "dropout", "weights_transposed": "context",
+           "mask_not_applied": "masked", "mask_or_instead_of_and": "mask", "causal_only": "mask",
+           "padding_only": "mask", "padding_on_queries": "mask", "diagonal_masked": "mask",
+           "window_off_by_one": "mask", "masked_after_softmax": "masked", "nan_replaced": "softmax",
+           "log_softmax": "softmax", "sigmoid_instead_of_softmax": "softmax", "scale_multiplied": "scaled",
+           "heads_interleaved": "transpose", "causal_misaligned": "mask"}
 LATER = {"merge_without_transpose": ["concat", "output"]}
 # the other ways attn check knows (mistake, way, stages), for the first two configs
 WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
@@ -94,6 +131,10 @@ def args_of(cfg):
         args[6:6] = ["--kv-seq", str(cfg["kv_seq"])]
     if cfg["lengths"]:
         args += ["--lengths", ",".join(map(str, cfg["lengths"]))]
+    if "window" in cfg:
+        args += ["--window", str(cfg["window"])]
+    if "causal_align" in cfg:
+        args += ["--causal-align", cfg["causal_align"]]
     if not math.isinf(cfg["fill"]):
         args += ["--fill", "-1e9"]
     if "dropout" in cfg:
@@ -101,16 +142,43 @@ def args_of(cfg):
     return args
 
 
-def keep_mask(cfg):
-    """[B,1,Sq,Sk] bool, true = may attend (attn's mask stage)."""
+def keep_mask(cfg, mistake=None, way=0):
+    """[B,1,Sq,Sk] bool, true = may attend (attn's mask stage), with the mask mistakes made as a
+    student makes them."""
     B, S = cfg["batch"], cfg["seq"]
-    assert cfg.get("kv_seq", S) == S or cfg["mask"] == "none"
-    keep = torch.ones(B, 1, S, S, dtype=torch.bool)
-    if cfg["mask"] == "causal":
-        keep &= torch.tril(torch.ones(S, S, dtype=torch.bool))
-    if cfg["mask"] == "padding":
+    Sk = cfg.get("kv_seq", S)
+    assert Sk == S or cfg["mask"] in ("none", "causal")
+    kinds = cfg["mask"].split("+")
+    parts = {}
+    if "causal" in kinds:
+        lower_right = cfg.get("causal_align") == "lower-right"
+        if mistake == "causal_misaligned":
+            lower_right = not lower_right                                     # the other alignment
+        diagonal = Sk - S if lower_right else 0
+        if mistake == "diagonal_masked":
+            diagonal -= 1                                                     # tril(ones, -1): the diagonal out
+        parts["causal"] = torch.tril(torch.ones(S, Sk, dtype=torch.bool), diagonal=diagonal)
+    if "padding" in kinds:
         lengths = torch.tensor(cfg["lengths"]).view(B, 1, 1, 1)
-        keep &= torch.arange(S).view(1, 1, 1, S) < lengths
+        if mistake == "padding_on_queries":
+            parts["padding"] = torch.arange(S).view(1, 1, S, 1) < lengths      # the rows, not the columns
+        else:
+            parts["padding"] = torch.arange(S).view(1, 1, 1, S) < lengths
+    if "window" in kinds:
+        i, j = torch.arange(S).view(S, 1), torch.arange(S).view(1, S)
+        w = cfg["window"]
+        if mistake == "window_off_by_one":
+            parts["window"] = (i - j).abs() < w if way == 0 else (i - j).abs() <= w + 1
+        else:
+            parts["window"] = (i - j).abs() <= w
+    if mistake == "causal_only":
+        parts = {"causal": parts["causal"]}
+    if mistake == "padding_only":
+        parts = {"padding": parts["padding"]}
+    keep = torch.zeros(B, 1, S, Sk, dtype=torch.bool) if mistake == "mask_or_instead_of_and" else \
+        torch.ones(B, 1, S, Sk, dtype=torch.bool)
+    for part in parts.values():
+        keep = keep | part if mistake == "mask_or_instead_of_and" else keep & part  # OR: causal | padding
     return keep
 
 
@@ -137,6 +205,8 @@ def attention(cfg, mistake=None, way=0):
         st["projections"] = q
         if mistake == "split_without_transpose":
             qh, kh, vh = (t.view(B, H, t.shape[1], dk) for t in (q, k, v))  # a plain reshape
+        elif mistake == "heads_interleaved":
+            qh, kh, vh = (t.view(B, t.shape[1], dk, H).permute(0, 3, 1, 2) for t in (q, k, v))  # dk before H
         else:
             qh, kh, vh = (t.view(B, t.shape[1], H, dk).transpose(1, 2) for t in (q, k, v))
         st["transpose"] = qh
@@ -147,6 +217,8 @@ def attention(cfg, mistake=None, way=0):
         st["scores"] = scores
         if mistake == "missing_scale":
             scaled = scores
+        elif mistake == "scale_multiplied":
+            scaled = scores * math.sqrt(dk)                                   # × √dk
         elif mistake == "wrong_scale":
             scaled = scores / [math.sqrt(D), D, dk][way]                      # the model width; D; dk
         else:
@@ -154,7 +226,7 @@ def attention(cfg, mistake=None, way=0):
         st["scaled"] = scaled
         if mistake == "q_k_swapped" and Sk != S:
             return st  # [B,H,Sk,Sq]: weights·V cannot take it (PyTorch would stop at the matmul)
-        keep = keep_mask(cfg) if cfg["mask"] != "none" else torch.ones(B, 1, S, Sk, dtype=torch.bool)
+        keep = keep_mask(cfg, mistake, way) if cfg["mask"] != "none" else torch.ones(B, 1, S, Sk, dtype=torch.bool)
         if mistake == "mask_inverted":
             keep = ~keep                                                      # triu for tril, == 1 for == 0
         st["mask"] = keep
@@ -162,8 +234,18 @@ def attention(cfg, mistake=None, way=0):
         if mistake == "fill_value":                       # "zero the masked scores"; or -1e9 for -inf and back
             fill = 0.0 if way == 0 else (-1e9 if math.isinf(cfg["fill"]) else float("-inf"))
         masked = scaled.masked_fill(~keep, fill) if cfg["mask"] != "none" else scaled
+        if mistake in ("mask_not_applied", "masked_after_softmax"):
+            masked = scaled                                                   # the mask never used (yet)
         st["masked"] = masked
         weights = torch.softmax(masked, dim=(-2 if way == 0 else 1) if mistake == "softmax_axis" else -1)
+        if mistake == "masked_after_softmax":
+            weights = weights.masked_fill(~keep, 0.0)                         # zeroed after the softmax
+        elif mistake == "nan_replaced":
+            weights = torch.nan_to_num(weights)                               # NaN rows -> 0
+        elif mistake == "log_softmax":
+            weights = torch.log_softmax(masked, dim=-1)
+        elif mistake == "sigmoid_instead_of_softmax":
+            weights = torch.sigmoid(masked)
         st["softmax"] = weights
         if "dropout" in cfg:  # nn.Dropout(p) in training mode, written out: keep = torch.rand(...) < 1 - p
             p, dropout_seed = cfg["dropout"]
@@ -210,12 +292,16 @@ def main():
                                   "d_model": cfg["d_model"], "heads": cfg["heads"],
                                   "mask": cfg["mask"], "lengths": cfg["lengths"] or [],
                                   "fill": "-inf" if math.isinf(cfg["fill"]) else "-1e9"}
+        if "window" in cfg:
+            index["configs"][name]["window"] = cfg["window"]
+        if "causal_align" in cfg:
+            index["configs"][name]["causal_align"] = cfg["causal_align"]
         if "dropout" in cfg:
             index["configs"][name]["dropout"] = {"p": cfg["dropout"][0], "seed": cfg["dropout"][1]}
         right = attention(cfg)
         checked = set()
-        chosen = [(m, 0, stages) for m, stages in cfg["mistakes"].items()] if "mistakes" in cfg else \
-            [(m, 0, [MADE_AT[m]] + LATER.get(m, DEFAULT_LATER)) for m in MISTAKES] + WAYS
+        chosen = [(m, 0, stages) for m, stages in cfg["mistakes"].items()] + cfg.get("ways", []) \
+            if "mistakes" in cfg else [(m, 0, [MADE_AT[m]] + LATER.get(m, DEFAULT_LATER)) for m in MISTAKES] + WAYS
         for mistake, way, stages in chosen:
             wrong = attention(cfg, mistake, way)
             made_at = "output" if way == 2 and mistake in ("weight_not_transposed", "missing_bias") else MADE_AT[mistake]

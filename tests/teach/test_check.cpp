@@ -81,7 +81,7 @@ TEST_SUITE("check") {
         CHECK(r.expected_at == doctest::Approx(was));
         CHECK(r.answer_at == doctest::Approx(was + 0.25f));
         CHECK(r.mismatched == 2);
-        CHECK(r.diagnosis_id == "unknown");
+        CHECK(r.diagnosis_id == "rows_not_normalized");  // the structure: row [1][2][3] sums to 1.25
         CHECK(r.diagnosis_stage.empty());
         CHECK(r.expected_dims == std::vector<std::string>{"batch", "head", "query", "key"});
     }
@@ -114,7 +114,8 @@ TEST_SUITE("check") {
             CHECK(r.answer_shape == std::vector<std::size_t>{2, 5, 4, 2});
             CHECK(r.expected_shape == std::vector<std::size_t>{2, 4, 5, 2});
             CHECK(r.shape_note == "this is the view stage's shape [B,Sk,H,dk]: the transpose(1, 2) is missing");
-            CHECK(r.diagnosis_id == "unknown");
+            // [B,Sk,H,dk]'s numbers in order are k.view(B,H,Sk,dk)'s: a plain view, viewed back
+            CHECK(r.diagnosis_id == "split_without_transpose");
         }
         SUBCASE("merge answered with context's [B,H,Sq,dk]") {
             CHECK(check(c, "merge", "", right_tensor(c, "context", "context")).shape_note ==
@@ -122,7 +123,8 @@ TEST_SUITE("check") {
         }
         SUBCASE("concat answered with merge's [B,Sq,H,dk]") {
             CHECK(check(c, "concat", "", right_tensor(c, "merge", "context")).shape_note ==
-                  "this is the merge stage's shape [B,Sq,H,dk]: the heads are not joined: .contiguous().view(B, Sq, D)");
+                  "this is the merge stage's shape [B,Sq,H,dk]: the heads are not joined: .contiguous().view(B, Sq, D); "
+                  "the numbers are right, in order: .view(2, 5, 8) gives [B,Sq,D]");
         }
         SUBCASE("softmax without the head axis") {
             const xt::xarray<float> one_head = xt::view(right_tensor(c, "softmax", "weights"), xt::all(), 0);
@@ -134,12 +136,17 @@ TEST_SUITE("check") {
             const xt::xarray<float> mask = xt::view(right_tensor(c, "mask", "mask"), xt::all(), 0);
             CHECK(check(c, "mask", "", mask).shape_note ==
                   "the head axis (H = 1, axis 1 of [B,H,Sq,Sk]) is missing: put it back with .unsqueeze(1) (the "
-                  "mask is [B,1,Sq,Sk], one plane for every head)");
+                  "mask is [B,1,Sq,Sk], one plane for every head); the numbers are right, in order: "
+                  ".view(2, 1, 5, 5) gives [B,H,Sq,Sk]");
         }
         SUBCASE("an extra axis of size 1") {
             xt::xarray<float> out = right_tensor(c, "output", "out");
             out.reshape({1, 2, 5, 8});
-            CHECK(check(c, "output", "", out).shape_note == "an extra axis of size 1 at position 0: .squeeze(0)");
+            CHECK(check(c, "output", "", out).shape_note ==
+                  "an extra axis of size 1 at position 0: .squeeze(0); the numbers are right, in order: "
+                  ".view(2, 5, 8) gives [B,Sq,D]");
+            xt::xarray<float> wrong = out * 2.0f;
+            CHECK(check(c, "output", "", wrong).shape_note == "an extra axis of size 1 at position 0: .squeeze(0)");
         }
         SUBCASE("the axes in another order") {
             const xt::xarray<float> permuted = xt::transpose(right_tensor(c, "concat", "concat"), {1, 0, 2});
@@ -185,5 +192,89 @@ TEST_SUITE("check") {
         const xt::xarray<float> w = right_tensor(c, "softmax", "weights");
         c.mistake = attn::mistake::softmax_axis;
         CHECK(check(c, "softmax", "", w).match);
+    }
+
+    TEST_CASE("the right numbers in another shape: right_values_other_shape, with the view that fixes them") {
+        const attn::config c = checked_seed24();  // weights [2,4,5,5]
+        xt::xarray<float> bmm = right_tensor(c, "softmax", "weights");
+        bmm.reshape({8, 5, 5});  // torch.bmm's [B·H,Sq,Sk]
+        const attn::check_report r = check(c, "softmax", "", bmm);
+        CHECK_FALSE(r.match);
+        CHECK(r.diagnosis_id == "right_values_other_shape");
+        CHECK(r.diagnosis_message == "your numbers are right; only the shape differs: .view(2, 4, 5, 5) gives [B,H,Sq,Sk]");
+        CHECK(r.shape_note == "[B·H,Sq,Sk]: the axes B and H joined into one, as torch.bmm takes them; the numbers are "
+                              "right, in order: .view(2, 4, 5, 5) gives [B,H,Sq,Sk]");
+        attn::config one;  // B = H = 1: [Sq,Sk] for [1,1,Sq,Sk]
+        one.seq = one.kv_seq = 4, one.heads = 1;
+        attn::validate(one);
+        xt::xarray<float> plane = right_tensor(one, "softmax", "weights");
+        plane.reshape({4, 4});
+        CHECK(check(one, "softmax", "", plane).diagnosis_id == "right_values_other_shape");
+        SUBCASE("a mistake's numbers in another shape: the mistake, and the reshape") {
+            attn::config wrong = c;
+            wrong.mistake = attn::mistake::softmax_axis;
+            xt::xarray<float> w = right_tensor(wrong, "softmax", "weights");
+            w.reshape({8, 5, 5});
+            const attn::check_report m = check(c, "softmax", "", w);
+            CHECK(m.diagnosis_id == "softmax_axis");
+            CHECK(m.diagnosis_message.find("; and the shape differs too: the numbers are the mistake's in order, so "
+                                           ".view(2, 4, 5, 5) gives its shape") != std::string::npos);
+        }
+    }
+
+    TEST_CASE("the structure: where a mask mistake shows; what departs when no mistake fits") {
+        const attn::config c = checked_seed24();  // causal: query 0 may attend key 0 only
+        const xt::xarray<float> w = right_tensor(c, "softmax", "weights");
+        SUBCASE("a named mistake says where it first shows") {
+            attn::config wrong = c;
+            wrong.mistake = attn::mistake::mask_not_applied;
+            const attn::check_report r = check(c, "softmax", "", right_tensor(wrong, "softmax", "weights"));
+            CHECK(r.diagnosis_id == "mask_not_applied");
+            CHECK(r.diagnosis_message.find("; it shows first where query 0 → key 1 (batch 0, head 0) has weight ") !=
+                  std::string::npos);
+            CHECK(r.diagnosis_message.find(" where the causal mask forbids it") != std::string::npos);
+        }
+        SUBCASE("weight where the mask forbids") {
+            xt::xarray<float> a = w;
+            a(1, 2, 1, 3) = 0.25f;
+            const attn::check_report r = check(c, "softmax", "", a);
+            CHECK(r.diagnosis_id == "weight_where_masked");
+            CHECK(r.diagnosis_message ==
+                  "query 1 → key 3 (batch 1, head 2) has weight 0.25 where the causal mask forbids it: the causal "
+                  "mask was not applied there; fill the forbidden scores with float('-inf') before the softmax: "
+                  "scores.masked_fill(mask == 0, ...)");
+        }
+        SUBCASE("a score other than the fill where the mask forbids, at the masked stage") {
+            xt::xarray<float> a = right_tensor(c, "masked", "masked");
+            a(0, 0, 0, 4) = -1e9f;
+            CHECK(check(c, "masked", "", a).diagnosis_id == "weight_where_masked");
+        }
+        SUBCASE("no weight where the mask allows") {
+            xt::xarray<float> a = w;
+            a(0, 1, 3, 2) = 0.0f;
+            const attn::check_report r = check(c, "softmax", "", a);
+            CHECK(r.diagnosis_id == "zero_where_allowed");
+            CHECK(r.diagnosis_message.rfind("query 3 → key 2 (batch 0, head 1) has weight 0 where the mask allows it "
+                                            "(expected 0.",
+                                            0) == 0);
+        }
+        SUBCASE("rows not summing to 1") {
+            const attn::check_report r = check(c, "softmax", "", xt::xarray<float>(w * 0.5f));
+            CHECK(r.diagnosis_id == "rows_not_normalized");
+            CHECK(r.diagnosis_message == "the weights of query 0 (batch 0, head 0) sum to 0.5, not 1: softmax over the "
+                                         "keys makes each row sum to 1: torch.softmax(scores, dim=-1)");
+        }
+        SUBCASE("each plane transposed") {
+            const xt::xarray<float> t = xt::transpose(w, {0, 1, 3, 2});
+            const attn::check_report r = check(c, "softmax", "", t);
+            CHECK(r.diagnosis_id == "planes_transposed");
+            CHECK(r.diagnosis_message == "each [Sq,Sk] plane of your weights is the right one transposed: query i → key j "
+                                         "holds query j → key i's; a .transpose(-2, -1) too many (or the rows read as "
+                                         "columns)");
+        }
+        SUBCASE("another stage has no structure to read") {
+            xt::xarray<float> a = right_tensor(c, "scaled", "scaled") * 3.0f;
+            CHECK(check(c, "scaled", "", a).diagnosis_id == "unknown");
+        }
     }
 }

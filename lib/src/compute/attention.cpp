@@ -130,6 +130,17 @@ tensor split_by_plain_view(const stage& from, const tensor& x, std::size_t heads
     return plain_view(from, x, x.name, std::move(dim_names), {size[0], heads, size[1], size[2] / heads});  // [B,H,S,dk]
 }
 
+/// --mistake heads_interleaved: q.view(B,S,dk,H).permute(0,3,1,2), so head h takes features
+/// h, h + H, h + 2H, ... of each position instead of the slice [h·dk, (h+1)·dk). [B,S,D] with
+/// strides [s0,s1,s2] -> [B,S,dk,H] [s0,s1,H·s2,s2] -> [B,H,S,dk] [s0,s2,s1,H·s2], a view.
+tensor split_interleaved(const stage& from, const tensor& x, std::size_t heads, dims dim_names) {
+    const auto& size = x.values.shape();
+    const auto h = static_cast<std::ptrdiff_t>(heads);
+    tensor_layout layout{{size[0], heads, size[1], size[2] / heads},
+                         {x.strides[0], x.strides[2], x.strides[1], h * x.strides[2]}};
+    return view_as(from, x, x.name, std::move(dim_names), layout);
+}
+
 // --- the stages
 
 const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
@@ -530,9 +541,11 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     if (!r.needs(stage_id::transpose)) return finish();
 
     // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis: views again, not contiguous
-    // (--mistake split_without_transpose: projections.q.view(B,H,S,dk) instead, contiguous and wrong)
+    // (--mistake split_without_transpose: projections.q.view(B,H,S,dk) instead, contiguous and wrong;
+    // heads_interleaved: projections.q.view(B,S,dk,H).permute(0,3,1,2))
     const auto split = [&](std::size_t i, const char* seq) {
         const dims d{"batch", "head", seq, "head_dim"};
+        if (c.mistake == mistake::heads_interleaved) return split_interleaved(proj, proj.tensors[i], heads, d);
         return c.mistake == mistake::split_without_transpose ? split_by_plain_view(proj, proj.tensors[i], heads, d)
                                                           : swap_axes_1_2(view, view.tensors[i], d);
     };

@@ -21,10 +21,11 @@ shape4 mask_shape(std::int64_t batch, std::int64_t sq, std::int64_t sk) {
     return {static_cast<std::size_t>(batch), 1, static_cast<std::size_t>(sq), static_cast<std::size_t>(sk)};
 }
 
-/// A [B,1,Sq,Sk] mask of the rules in `m`, each row made by mask_rows.
-xt::xarray<bool> rules_mask(const mask_spec& m, std::int64_t batch, std::int64_t sq, std::int64_t sk) {
+/// A [B,1,Sq,Sk] mask of the rules in `m` (with the mask-rule mistake `wrong`), each row made by mask_rows.
+xt::xarray<bool> rules_mask(const mask_spec& m, std::int64_t batch, std::int64_t sq, std::int64_t sk,
+                            mistake wrong, int way) {
     xt::xarray<bool> mask(mask_shape(batch, sq, sk));
-    const mask_rows rows(m, sq, sk);
+    const mask_rows rows(m, sq, sk, wrong, way);
     for (std::int64_t b = 0; b < batch; ++b)
         for (std::int64_t i = 0; i < sq; ++i)
             rows.row(static_cast<std::size_t>(b), static_cast<std::size_t>(i), mask.data() + (b * sq + i) * sk);
@@ -47,8 +48,10 @@ xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t s
 
 xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) {
     const mask_spec& m = c.mask;
-    xt::xarray<bool> mask = m.causal || m.padding || m.window ? rules_mask(m, c.batch, c.seq, c.kv_seq)
-                                                              : xt::xarray<bool>(mask_shape(c.batch, c.seq, c.kv_seq), true);
+    const mistake wrong = changes_mask_rules(c.mistake) ? c.mistake : mistake::none;
+    xt::xarray<bool> mask = m.causal || m.padding || m.window
+                                ? rules_mask(m, c.batch, c.seq, c.kv_seq, wrong, c.mistake_variant)
+                                : xt::xarray<bool>(mask_shape(c.batch, c.seq, c.kv_seq), true);
     if (m.random) mask = mask && mask_random(c.batch, c.seq, c.kv_seq, m.random_seed, m.random_keep);
     if (from_file) mask = mask && *from_file;
     return mask;
@@ -56,10 +59,12 @@ xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) 
 
 bool mask_rows::make_all_of(const config& c) {
     const mask_spec& m = c.mask;
-    return m.any() && !m.random && !m.from_file && !m.key_padding && c.mistake != mistake::mask_inverted;
+    return m.any() && !m.random && !m.from_file && !m.key_padding && c.mistake != mistake::mask_inverted &&
+           !changes_mask_rules(c.mistake);
 }
 
-mask_rows::mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk) : rules_(&m), sq_(sq), sk_(sk) {}
+mask_rows::mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk, mistake wrong, int way)
+    : rules_(&m), wrong_(wrong), way_(way), sq_(sq), sk_(sk) {}
 
 mask_rows::mask_rows(const xt::xarray<bool>& whole)
     : whole_(&whole), sq_(static_cast<std::int64_t>(whole.shape()[2])), sk_(static_cast<std::int64_t>(whole.shape()[3])) {}
@@ -70,10 +75,23 @@ const bool* mask_rows::row(std::size_t b, std::size_t i, bool* scratch) const {
     const mask_spec& m = *rules_;
     const auto q = static_cast<std::int64_t>(i);
     // the diagonal of torch.tril: 0 upper-left; Sk - Sq lower-right, so the last query meets the last key
-    const std::int64_t diagonal = m.causal_align == causal_alignment::lower_right ? sk_ - sq_ : 0;
-    for (std::int64_t j = 0; j < sk_; ++j)
-        scratch[j] = (!m.causal || j <= q + diagonal) && (!m.padding || j < m.lengths[b]) &&
-                     (!m.window || std::llabs(q - j) <= *m.window_size);
+    std::int64_t diagonal = m.causal_align == causal_alignment::lower_right ? sk_ - sq_ : 0;
+    if (wrong_ == mistake::causal_misaligned) diagonal = diagonal == 0 ? sk_ - sq_ : 0;  // the other alignment
+    if (wrong_ == mistake::diagonal_masked) diagonal -= 1;  // torch.tril(ones, -1): the diagonal excluded
+    std::int64_t window = m.window ? *m.window_size : 0;
+    if (wrong_ == mistake::window_off_by_one) window += way_ == 0 ? -1 : 1;  // |i - j| < W, or <= W + 1
+    const bool on_queries = wrong_ == mistake::padding_on_queries;     // i < length instead of j < length
+    // the kinds applied: causal_only and padding_only leave the others out
+    const bool causal = m.causal && wrong_ != mistake::padding_only;
+    const bool padding = m.padding && wrong_ != mistake::causal_only;
+    const bool in_window = m.window && wrong_ != mistake::causal_only && wrong_ != mistake::padding_only;
+    const bool any_of = wrong_ == mistake::mask_or_instead_of_and;      // causal | padding instead of &
+    for (std::int64_t j = 0; j < sk_; ++j) {
+        const bool causal_ok = j <= q + diagonal, padding_ok = m.padding && (on_queries ? q : j) < m.lengths[b],
+                   window_ok = std::llabs(q - j) <= window;
+        scratch[j] = any_of ? (causal && causal_ok) || (padding && padding_ok) || (in_window && window_ok)
+                            : (!causal || causal_ok) && (!padding || padding_ok) && (!in_window || window_ok);
+    }
     return scratch;
 }
 

@@ -18,7 +18,7 @@ struct mistake_entry {
     std::string_view stage;  // where it is made (way 2 of the projections' mistakes: output)
 };
 
-constexpr std::array<mistake_entry, 14> mistake_table{{
+constexpr std::array<mistake_entry, 28> mistake_table{{
     {mistake::none, "none", 1, ""},
     {mistake::softmax_axis, "softmax_axis", 2, "softmax"},
     {mistake::missing_scale, "missing_scale", 1, "scaled"},
@@ -33,6 +33,20 @@ constexpr std::array<mistake_entry, 14> mistake_table{{
     {mistake::dropout_not_rescaled, "dropout_not_rescaled", 1, "dropout"},
     {mistake::dropout_keep_inverted, "dropout_keep_inverted", 1, "dropout"},
     {mistake::weights_transposed, "weights_transposed", 1, "context"},
+    {mistake::mask_not_applied, "mask_not_applied", 1, "masked"},
+    {mistake::mask_or_instead_of_and, "mask_or_instead_of_and", 1, "mask"},
+    {mistake::causal_only, "causal_only", 1, "mask"},
+    {mistake::padding_only, "padding_only", 1, "mask"},
+    {mistake::padding_on_queries, "padding_on_queries", 1, "mask"},
+    {mistake::diagonal_masked, "diagonal_masked", 1, "mask"},
+    {mistake::window_off_by_one, "window_off_by_one", 2, "mask"},
+    {mistake::masked_after_softmax, "masked_after_softmax", 1, "masked"},  // masked = scaled, and the softmax zeroes
+    {mistake::nan_replaced, "nan_replaced", 1, "softmax"},
+    {mistake::log_softmax, "log_softmax", 1, "softmax"},
+    {mistake::sigmoid_instead_of_softmax, "sigmoid_instead_of_softmax", 1, "softmax"},
+    {mistake::scale_multiplied, "scale_multiplied", 1, "scaled"},
+    {mistake::heads_interleaved, "heads_interleaved", 1, "transpose"},
+    {mistake::causal_misaligned, "causal_misaligned", 1, "mask"},
 }};
 
 const mistake_entry& entry_of(mistake m) {
@@ -63,6 +77,38 @@ std::string untransposed_projection_problem(const config& c) {
 
 const char* no_out_proj = "this run has no output projection (--no-out-proj)";
 
+const char* needs_mask = "it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked";
+
+/// How many of the rule kinds causal, padding, window the mask has.
+int rule_kinds(const mask_spec& m) { return int{m.causal} + int{m.padding} + int{m.window}; }
+
+/// Why the mask-rule mistake `m` cannot be made with the mask `spec`; empty when it can.
+std::string mask_rule_problem(mistake m, const mask_spec& spec) {
+    switch (m) {
+        case mistake::mask_or_instead_of_and:
+            return rule_kinds(spec) >= 2 ? std::string()
+                                         : "it needs two mask kinds of causal, padding and window (--mask "
+                                           "causal+padding): with one there is nothing to join";
+        case mistake::causal_only:
+            return spec.causal && rule_kinds(spec) >= 2
+                       ? std::string()
+                       : "it needs the causal mask and another kind (--mask causal+padding) to leave out";
+        case mistake::padding_only:
+            return spec.padding && rule_kinds(spec) >= 2
+                       ? std::string()
+                       : "it needs the padding mask and another kind (--mask causal+padding) to leave out";
+        case mistake::padding_on_queries:
+            return spec.padding ? std::string() : "it needs the padding mask (--mask padding --lengths ...)";
+        case mistake::diagonal_masked:
+            return spec.causal ? std::string() : "it needs the causal mask (--mask causal)";
+        case mistake::window_off_by_one:
+            return spec.window ? std::string() : "it needs the window mask (--mask window --window W)";
+        case mistake::causal_misaligned:
+            return spec.causal ? std::string() : "it needs the causal mask (--mask causal)";
+        default: return {};
+    }
+}
+
 }  // namespace
 
 std::string_view mistake_id(mistake m) { return entry_of(m).id; }
@@ -85,6 +131,12 @@ const std::vector<mistake>& all_mistakes() {
 
 int mistake_variants(mistake m) { return entry_of(m).variants; }
 
+bool changes_mask_rules(mistake m) {
+    return m == mistake::mask_or_instead_of_and || m == mistake::causal_only || m == mistake::padding_only ||
+           m == mistake::padding_on_queries || m == mistake::diagonal_masked || m == mistake::window_off_by_one ||
+           m == mistake::causal_misaligned;
+}
+
 std::string_view mistake_stage(mistake m, int variant) {
     const std::string_view stage = entry_of(m).stage;
     return stage == "projections" && variant == 2 ? "output" : stage;
@@ -103,8 +155,13 @@ std::string mistake_problem(const config& c) {
     switch (m) {
         case mistake::mask_inverted:
         case mistake::fill_value:
-            if (!c.mask.any())
-                return "it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked";
+        case mistake::mask_not_applied:
+        case mistake::masked_after_softmax:
+            return c.mask.any() ? std::string() : needs_mask;
+        case mistake::nan_replaced:
+            if (!c.mask.any()) return needs_mask;
+            if (!std::isinf(c.fill) || c.safe_softmax)
+                return "it needs rows that softmax makes NaN: a fill of -inf (the default) without --safe-softmax";
             return {};
         case mistake::q_k_swapped:
             if (c.seq != c.kv_seq)
@@ -125,6 +182,17 @@ std::string mistake_problem(const config& c) {
                        n(c.kv_seq) + "," + n(c.seq) + "] by V [B,H,Sk,dk], which needs Sq == Sk (here Sq = " +
                        n(c.seq) + ", Sk = " + n(c.kv_seq) + "); give --kv-seq " + n(c.seq) + " to see this mistake";
             return {};
+        case mistake::mask_or_instead_of_and:
+        case mistake::causal_only:
+        case mistake::padding_only:
+        case mistake::padding_on_queries:
+        case mistake::diagonal_masked:
+        case mistake::window_off_by_one:
+            return mask_rule_problem(m, c.mask);
+        case mistake::causal_misaligned:
+            if (!c.mask.causal || c.seq != c.kv_seq) return mask_rule_problem(m, c.mask);
+            return "with Sq == Sk both alignments are the same mask; give --kv-seq (a KV-cache step: Sq = 1, Sk = "
+                   "the cache and the new token) to see this mistake";
         case mistake::weight_not_transposed:
             if (way == 2) return c.out_proj ? std::string() : no_out_proj;
             if (way == 1 && !c.out_proj) return no_out_proj;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "attn/compute/linalg.hpp"
@@ -62,6 +63,43 @@ bool has_allowed_key(const bool* allowed, std::size_t width) {
     return std::find(allowed, allowed + width, true) != allowed + width;
 }
 
+/// The mistakes made in place of softmax's row step.
+bool softmax_mistake(mistake m) {
+    return m == mistake::masked_after_softmax || m == mistake::nan_replaced || m == mistake::log_softmax ||
+           m == mistake::sigmoid_instead_of_softmax;
+}
+
+/// One row [W] of weights as softmax mistake `m` makes it from the logits in `row`, in place;
+/// `allowed` is the row's mask (null without one).
+void mistaken_softmax_row(mistake m, float* row, std::size_t width, const bool* allowed) {
+    switch (m) {
+        case mistake::log_softmax: {  // torch.log_softmax: x - max - log(sum(exp(x - max)))
+            float top = -std::numeric_limits<float>::infinity();
+            for (std::size_t j = 0; j < width; ++j) top = std::max(top, row[j]);
+            float sum = 0.0f;
+            for (std::size_t j = 0; j < width; ++j) sum += std::exp(row[j] - top);
+            const float log_sum = std::log(sum);
+            for (std::size_t j = 0; j < width; ++j) row[j] = row[j] - top - log_sum;
+            return;
+        }
+        case mistake::sigmoid_instead_of_softmax:  // torch.sigmoid: each score on its own, rows sum to anything
+            for (std::size_t j = 0; j < width; ++j) row[j] = 1.0f / (1.0f + std::exp(-row[j]));
+            return;
+        case mistake::nan_replaced:  // torch.nan_to_num(softmax(...)): a fully masked row 0, not NaN
+            softmax_rows(row, 1, width);
+            for (std::size_t j = 0; j < width; ++j)
+                if (std::isnan(row[j])) row[j] = 0.0f;
+            return;
+        case mistake::masked_after_softmax:  // softmax(scaled).masked_fill(mask == 0, 0): rows sum to less than 1
+            softmax_rows(row, 1, width);
+            if (allowed != nullptr)
+                for (std::size_t j = 0; j < width; ++j)
+                    if (!allowed[j]) row[j] = 0.0f;
+            return;
+        default: return;
+    }
+}
+
 }  // namespace
 
 plane_chain make_plane_chain(const config& c, const tensor& q, const tensor& k, const tensor* v,
@@ -95,12 +133,22 @@ void block_scale(const plane_chain& chain, const plane_block& block) {
     const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(block.rows * chain.width);
     const float* in = block.input();
     float* x = block.data;
+    if (chain.cfg->mistake == mistake::scale_multiplied) {  // --mistake: scores * math.sqrt(dk)
+#pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
+        for (std::ptrdiff_t e = 0; e < n; ++e) x[e] = in[e] * divisor;
+        return;
+    }
 #pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
     for (std::ptrdiff_t e = 0; e < n; ++e) x[e] = in[e] / divisor;
 }
 
 void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_finding* finding) {
     const std::size_t width = chain.width;
+    const mistake m = chain.cfg->mistake;
+    if (m == mistake::mask_not_applied || m == mistake::masked_after_softmax) {  // --mistake: masked = scaled
+        for (std::size_t r = 0; r < block.rows; ++r) copy_source_row(block, static_cast<std::ptrdiff_t>(r), width);
+        return;
+    }
     const float fill = chain.fill;
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
     const bool parallel = block.rows * width >= parallel_elements;
@@ -147,13 +195,22 @@ void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_fi
 void block_softmax(const plane_chain& chain, const plane_block& block) {
     // --safe-softmax is torch._safe_softmax: a row of -inf only (every key masked with the
     // fill -inf, which validate() requires of it) becomes 0 instead of NaN
-    const auto softmax = chain.cfg->safe_softmax ? safe_softmax_rows : softmax_rows;
+    const config& c = *chain.cfg;
+    const auto softmax = c.safe_softmax ? safe_softmax_rows : softmax_rows;
     const std::size_t width = chain.width;
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
 #pragma omp parallel for if (block.rows * width >= parallel_elements)
     for (std::ptrdiff_t r = 0; r < rows; ++r) {
+        float* row = block.data + static_cast<std::size_t>(r) * width;
         copy_source_row(block, r, width);
-        softmax(block.data + static_cast<std::size_t>(r) * width, 1, width);
+        if (softmax_mistake(c.mistake)) {  // --mistake log_softmax, masked_after_softmax, ...
+            thread_local made_row made;    // room for a mask row made by its rules
+            const std::size_t i = block.first_row + static_cast<std::size_t>(r);
+            mistaken_softmax_row(c.mistake, row, width,
+                                 chain.mask != nullptr ? mask_row(chain, block.batch, i, made) : nullptr);
+            continue;
+        }
+        softmax(row, 1, width);
     }
 }
 

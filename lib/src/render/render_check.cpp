@@ -17,6 +17,7 @@ namespace {
 
 /// %g with `digits` significant digits: 0.3918, 1e-05, 2.98e-08, inf, nan.
 std::string number(double v, int digits = 4) {
+    if (std::isnan(v)) return "nan";  // never -nan: a sign bit means nothing to a student
     char text[64];
     std::snprintf(text, sizeof text, "%.*g", digits, v);
     return text;

@@ -232,6 +232,7 @@ void render_exercise_json(const exercise_variant& v, std::ostream& out) {
     }
     std::vector<std::string> mistakes;
     for (const mistake m : e.mistakes) mistakes.emplace_back(mistake_id(m));
+    for (const own_mistake& own : e.own_mistakes) mistakes.push_back(own.id);
     ordered_json tail{{"answer", answer_json(e, e.kind == answer_kind::shapes ? nullptr : &answer_tensor(v))},
                       {"tolerance", {{"atol", e.tolerance.atol}, {"rtol", e.tolerance.rtol}}},
                       {"hints", e.hints},
@@ -286,7 +287,11 @@ void render_check_report_table(const exercise_variant& v, const check_report& r,
     else
         out << error_text(r.max_error) << " at " << tensor_index_text(r.max_error_at) << " (allowed "
             << error_text(v.ex->tolerance.atol) << " + " << error_text(v.ex->tolerance.rtol) << "·|expected|)\n";
-    out << "diagnosis  " << (r.match ? std::string("none") : r.diagnosis_id + ": " + r.diagnosis_message) << '\n';
+    out << "diagnosis  "
+        << (r.match ? std::string("none")
+                    : r.diagnosis_id + ": " + r.diagnosis_message +
+                          (r.diagnosis_like.empty() ? "" : " (attn: " + r.diagnosis_like + ")"))
+        << '\n';
 }
 
 void render_layout_report_table(const exercise_variant& v, const layout_report& r, std::ostream& out) {
@@ -334,6 +339,7 @@ void render_check_report_json(const exercise_variant& v, const check_report& r, 
     }
     j["diagnosis"] = r.match ? ordered_json(nullptr)
                              : ordered_json{{"id", r.diagnosis_id}, {"message", r.diagnosis_message}};
+    if (!r.match && !r.diagnosis_like.empty()) j["diagnosis"]["like"] = r.diagnosis_like;  // a teacher's own mistake
     out << j.dump() << '\n';
 }
 

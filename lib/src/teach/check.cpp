@@ -9,6 +9,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/teach/check_shape.hpp"
+#include "attn/teach/check_structure.hpp"
 #include "attn/teach/mistake_text.hpp"
 
 namespace attn {
@@ -50,6 +51,26 @@ comparison compare(const xt::xarray<float>& answer, const xt::xarray<float>& exp
 }
 
 shape_t shape_of(const xt::xarray<float>& t) { return {t.shape().begin(), t.shape().end()}; }
+
+/// `t` read in row-major order as `shape` (the same number of elements): what .view(shape) gives.
+xt::xarray<float> viewed_as(const xt::xarray<float>& t, const shape_t& shape) {
+    xt::xarray<float> v = t;
+    v.reshape(shape);
+    return v;
+}
+
+/// ".view(2, 4, 5, 5)": the reshape that gives `shape`.
+std::string view_call(const shape_t& shape) {
+    std::string call = ".view(";
+    for (std::size_t i = 0; i < shape.size(); ++i) call += (i ? ", " : "") + std::to_string(shape[i]);
+    return call + ")";
+}
+
+std::size_t element_count(const shape_t& shape) {
+    std::size_t n = 1;
+    for (std::size_t size : shape) n *= size;
+    return n;
+}
 
 /// The stage called or numbered `name`; usage_error when there is none or the run lacks it.
 const stage_info& stage_asked(const config& c, std::string_view name) {
@@ -103,29 +124,62 @@ bool worth_trying(const config& wrong, const stage_info& asked) {
     return wrong.mistake == mistake::q_k_swapped && asked.step <= find_stage_info("scaled")->step;
 }
 
+/// Whether a diagnosis of `m` ends in where it first shows: the mistakes of which keys are
+/// masked and when, whose first place tells the student which mask kind went wrong.
+bool says_where(mistake m) {
+    return changes_mask_rules(m) || m == mistake::mask_not_applied || m == mistake::masked_after_softmax;
+}
+
 /// The mistake (and way) whose run gives a tensor the answer matches within the
 /// tolerance, the closest if several do; fills the report's diagnosis.
-void diagnose(const config& right, const inputs& in, const xt::xarray<float>& expected, const loaded_tensor& answer,
-              check_report& report) {
+void diagnose(const config& right, const trace& run, const inputs& in, const xt::xarray<float>& expected,
+              const loaded_tensor& answer, check_report& report) {
     double best_error = std::numeric_limits<double>::infinity();
+    bool best_reshaped = false;  // the best match is of the answer viewed in the mistake's shape
+    // every mistake's tensor has the right one's elements (K·Qᵀ's [B,H,Sk,Sq] too): an answer
+    // with another count matches none, and none is computed
+    const bool countable = answer.values.size() == expected.size();
     for (mistake m : all_mistakes())
-        for (int way = 0; way < mistake_variants(m); ++way) {
+        for (int way = 0; countable && way < mistake_variants(m); ++way) {
             config wrong = right;
             wrong.mistake = m;
             wrong.mistake_variant = way;
             if (!worth_trying(wrong, *find_stage_info(report.stage))) continue;
             const auto made = tensor_of_run(wrong, in, report.stage, report.tensor);
-            if (!made || shape_of(*made) != answer.shape) continue;
+            if (!made || element_count(shape_of(*made)) != answer.values.size()) continue;
+            // an answer of another shape with the mistake's numbers in order: the mistake and a reshape
+            const bool reshaped = shape_of(*made) != answer.shape;
+            if (reshaped && best_error < std::numeric_limits<double>::infinity() && !best_reshaped) continue;
             if (shape_of(*made) == shape_of(expected) && all_close(*made, expected, report.tolerance))
                 continue;  // this mistake leaves the tensor right: it cannot be told from a right answer
-            const comparison r = compare(answer.values, *made, report.tolerance);
-            if (r.mismatched != 0 || r.max_error >= best_error) continue;
+            const comparison r =
+                compare(reshaped ? viewed_as(answer.values, shape_of(*made)) : answer.values, *made, report.tolerance);
+            if (r.mismatched != 0 || (r.max_error >= best_error && reshaped == best_reshaped)) continue;
             best_error = r.max_error;
+            best_reshaped = reshaped;
             report.diagnosis_id = mistake_id(m);
             report.diagnosis_message = mistake_diagnosis(wrong);
+            if (reshaped)
+                report.diagnosis_message += "; and the shape differs too: the numbers are the mistake's in order, so " +
+                                            view_call(shape_of(*made)) + " gives its shape";
             report.diagnosis_stage = mistake_stage(m, way);
+            report.diagnosis_way = way;
         }
-    if (!report.diagnosis_id.empty()) return;
+    // the structure: where a named mistake first shows, or what departs when none fits
+    const std::optional<structure_finding> found =
+        report.answer_shape == report.expected_shape
+            ? read_structure(run, report.stage, answer.values, expected, report.tolerance)
+            : std::nullopt;
+    if (!report.diagnosis_id.empty()) {
+        if (found && says_where(*parse_mistake(report.diagnosis_id)))
+            report.diagnosis_message += "; it shows first where " + found->where;
+        return;
+    }
+    if (found) {
+        report.diagnosis_id = found->id;
+        report.diagnosis_message = found->message;
+        return;
+    }
     report.diagnosis_id = "unknown";
     report.diagnosis_message =
         report.answer_shape != report.expected_shape
@@ -176,10 +230,19 @@ check_report check_answer(const config& c, const inputs& in, std::string_view st
         report.mismatched = r.mismatched;
         report.match = r.mismatched == 0;
         if (report.match) return report;
+    } else if (answer.values.size() == expected.size() && expected.size() != 0 &&
+               all_close(viewed_as(answer.values, report.expected_shape), expected, tol)) {
+        // the right numbers in order, in another shape ([B·H,Sq,Sk] from bmm, an extra axis of 1, ...)
+        const std::string view = view_call(report.expected_shape);
+        report.shape_note = shape_note(run, checked, want, report.answer_shape, view);
+        report.diagnosis_id = "right_values_other_shape";
+        report.diagnosis_message = "your numbers are right; only the shape differs: " + view + " gives " +
+                                   dims_text(want.dims);
+        return report;
     } else {
         report.shape_note = shape_note(run, checked, want, report.answer_shape);
     }
-    diagnose(right, in, expected, answer, report);  // a wrong shape too: some mistakes make one
+    diagnose(right, run, in, expected, answer, report);  // a wrong shape too: some mistakes make one
     return report;
 }
 

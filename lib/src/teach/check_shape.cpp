@@ -140,6 +140,28 @@ std::string permuted_note(const tensor& expected, const shape_t& want, const sha
     return "your axes are " + dims_text(yours) + ": permute them to " + dims_text(expected.dims);
 }
 
+/// Two neighbouring axes of `want` joined into one: "[B·H,Sq,Sk]: the axes B and H joined into one".
+std::string joined_axes_note(const tensor& expected, const shape_t& want, const shape_t& answer) {
+    if (answer.size() + 1 != want.size()) return {};
+    for (std::size_t i = 0; i + 1 < want.size(); ++i) {
+        shape_t joined = want;
+        joined[i] *= joined[i + 1];
+        joined.erase(joined.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        if (joined != answer) continue;
+        std::vector<std::string> letters;
+        for (std::size_t a = 0; a < want.size(); ++a) letters.emplace_back(dim_letter(expected.dims[a]));
+        const std::string pair = letters[i] + "·" + letters[i + 1];
+        std::string text = "[";
+        for (std::size_t a = 0; a < want.size(); ++a) {
+            if (a == i + 1) continue;
+            text += (a ? "," : "") + (a == i ? pair : letters[a]);
+        }
+        return text + "]: the axes " + letters[i] + " and " + letters[i + 1] + " joined into one" +
+               (expected.dims[i] == "batch" && expected.dims[i + 1] == "head" ? ", as torch.bmm takes them" : "");
+    }
+    return {};
+}
+
 std::size_t elements(const shape_t& shape) {
     return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
 }
@@ -152,12 +174,22 @@ std::string dims_text(const std::vector<std::string>& dim_names) {
     return text + "]";
 }
 
-std::string shape_note(const trace& right, const stage& checked, const tensor& expected, const shape_t& answer) {
+std::string shape_note(const trace& right, const stage& checked, const tensor& expected, const shape_t& answer,
+                       const std::string& right_values_view) {
     const shape_t want = shape_of(expected);
     if (answer == want) return {};
+    if (!right_values_view.empty()) {  // the right numbers: only the reshape is missing
+        std::string why = other_stage_note(right, checked, expected, answer);
+        if (why.empty()) why = missing_axis_note(expected, want, answer);
+        if (why.empty()) why = joined_axes_note(expected, want, answer);
+        if (why.empty()) why = extra_axis_note(want, answer);
+        if (why.empty()) why = "the same " + std::to_string(elements(want)) + " elements in another shape";
+        return why + "; the numbers are right, in order: " + right_values_view + " gives " + dims_text(expected.dims);
+    }
     for (const std::string& note : {other_stage_note(right, checked, expected, answer),
                                     swapped_plane_note(expected, want, answer), missing_axis_note(expected, want, answer),
-                                    extra_axis_note(want, answer), permuted_note(expected, want, answer)})
+                                    joined_axes_note(expected, want, answer), extra_axis_note(want, answer),
+                                    permuted_note(expected, want, answer)})
         if (!note.empty()) return note;
     if (elements(answer) == elements(want))
         return "the same " + std::to_string(elements(want)) + " elements in another shape (a view or reshape with "

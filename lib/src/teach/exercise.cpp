@@ -137,6 +137,56 @@ void read_answer(const json& a, const exercise_keys& k, exercise& e) {
         k.fail("answer " + e.answer_stage + "." + e.answer_tensor + ": this exercise's run has no such tensor");
 }
 
+/// One object of "mistakes": {"id": ..., "like": ..., "way": N, "message": ...}.
+own_mistake read_own_mistake(const json& m, const exercise_keys& k) {
+    const std::string shape = "{\"id\": \"your_id\", \"like\": \"a diagnosis id\", \"message\": \"...\"} (\"way\": N optional)";
+    if (!m.is_object() || !m.contains("id") || !m.contains("like") || !m.contains("message") || !m["id"].is_string() ||
+        !m["like"].is_string() || !m["message"].is_string())
+        k.fail("mistakes: " + m.dump() + ": expected a diagnosis id or " + shape);
+    for (const auto& item : m.items())
+        if (item.key() != "id" && item.key() != "like" && item.key() != "message" && item.key() != "way")
+            k.fail("mistakes: " + m.dump() + ": unknown key \"" + item.key() + "\" (expected " + shape + ")");
+    own_mistake own{m["id"].get<std::string>(), m["like"].get<std::string>(), std::nullopt, m["message"].get<std::string>()};
+    const auto& likes = own_mistake_likes();
+    const bool snake = !own.id.empty() && own.id.size() <= 64 && own.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
+                       std::string::npos && own.id[0] >= 'a' && own.id[0] <= 'z';
+    if (!snake) k.fail("mistakes: id \"" + own.id + "\": expected snake_case, a-z, 0-9 and _, starting with a letter");
+    if (std::find(likes.begin(), likes.end(), own.id) != likes.end() || own.id == "unknown")
+        k.fail("mistakes: id \"" + own.id + "\" is attn's own diagnosis id: give yours another name");
+    if (std::find(likes.begin(), likes.end(), own.like) == likes.end())
+        k.fail("mistakes: " + own.id + ": \"like\": \"" + own.like + "\" is not a diagnosis id it can be like "
+               "(share/attn/exercises/README.md lists them)");
+    if (own.message.empty()) k.fail("mistakes: " + own.id + ": \"message\" is empty");
+    if (m.contains("way")) {
+        const std::optional<mistake> named = parse_mistake(own.like);
+        if (!named) k.fail("mistakes: " + own.id + ": \"way\" needs \"like\" to be a mistake id");
+        if (!m["way"].is_number_integer() || m["way"].get<int>() < 0 || m["way"].get<int>() >= mistake_variants(*named))
+            k.fail("mistakes: " + own.id + ": \"way\": " + own.like + " has ways 0 to " +
+                   std::to_string(mistake_variants(*named) - 1));
+        own.way = m["way"].get<int>();
+    }
+    return own;
+}
+
+/// "mistakes": diagnosis ids and own mistakes; at least one.
+void read_mistakes(const exercise_keys& k, exercise& e) {
+    const json& list = k.at("mistakes");
+    if (!list.is_array()) k.wrong("mistakes", "a list of diagnosis ids and own mistakes");
+    for (const json& item : list) {
+        if (item.is_string()) {
+            const std::string id = item.get<std::string>();
+            const std::optional<mistake> m = parse_mistake(id);
+            if (!m || *m == mistake::none) k.fail("mistakes: \"" + id + "\" is not a diagnosis id");
+            e.mistakes.push_back(*m);
+            continue;
+        }
+        own_mistake own = read_own_mistake(item, k);
+        for (const own_mistake& before : e.own_mistakes)
+            if (before.id == own.id) k.fail("mistakes: id \"" + own.id + "\" is given twice");
+        e.own_mistakes.push_back(std::move(own));
+    }
+}
+
 void read_optional_keys(const json& j, const exercise_keys& k, exercise& e) {
     if (j.contains("source")) e.source = k.text("source");
     if (j.contains("tolerance")) {
@@ -184,11 +234,7 @@ exercise read_exercise(const std::string& path) {
             k.fail("given \"" + key + "\": another given tensor has the name too (files are named after it)");
     read_answer(k.at("answer"), k, e);
     e.hints = k.texts("hints");
-    for (const std::string& id : k.texts("mistakes")) {
-        const std::optional<mistake> m = parse_mistake(id);
-        if (!m || *m == mistake::none) k.fail("mistakes: \"" + id + "\" is not a diagnosis id");
-        e.mistakes.push_back(*m);
-    }
+    read_mistakes(k, e);
     read_optional_keys(j, k, e);
     return e;
 }
@@ -273,8 +319,29 @@ exercise_variant make_variant(const exercise& e, std::string_view student, std::
     return v;
 }
 
+const std::vector<std::string>& own_mistake_likes() {
+    static const std::vector<std::string> likes = [] {
+        std::vector<std::string> ids;
+        for (mistake m : all_mistakes()) ids.emplace_back(mistake_id(m));
+        for (const char* id : {"planes_transposed", "weight_where_masked", "zero_where_allowed", "rows_not_normalized",
+                               "right_values_other_shape"})
+            ids.emplace_back(id);
+        return ids;
+    }();
+    return likes;
+}
+
 check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer) {
-    return check_answer(v.cfg, v.in, v.ex->answer_stage, v.ex->answer_tensor, answer, v.ex->tolerance);
+    check_report r = check_answer(v.cfg, v.in, v.ex->answer_stage, v.ex->answer_tensor, answer, v.ex->tolerance);
+    if (r.match) return r;
+    for (const own_mistake& own : v.ex->own_mistakes) {
+        if (own.like != r.diagnosis_id || (own.way && *own.way != r.diagnosis_way)) continue;
+        r.diagnosis_like = r.diagnosis_id;
+        r.diagnosis_id = own.id;
+        r.diagnosis_message = own.message;
+        break;
+    }
+    return r;
 }
 
 }  // namespace attn

@@ -27,6 +27,7 @@ std::string wrong_divisor(const config& c) {
 /// The values mistakes.md's sections name, for this run.
 std::vector<prose_arg> mistake_values(const config& c) {
     const float wrong = mistaken_fill(c, c.mistake_variant);
+    const bool lower_right = c.mask.causal_align == causal_alignment::lower_right;
     return {{"id", std::string(mistake_id(c.mistake))},
             {"logits", c.mask.any() ? "masked" : "scaled"},
             {"dk", c.head_dim()},
@@ -36,6 +37,16 @@ std::vector<prose_arg> mistake_values(const config& c) {
             {"wrong_fill", fill_to_string(wrong)},
             {"right_python", python_fill(c.fill, fill_text(c))},
             {"wrong_python", python_fill(wrong, wrong == -1e9f ? "-1e9" : "")},
+            {"window", c.mask.window_size.value_or(0)},
+            {"align", lower_right ? "lower-right" : "upper-left"},
+            {"wrong_align", lower_right ? "upper-left" : "lower-right"},
+            {"diagonal", lower_right ? c.kv_seq - c.seq : 0},
+            {"wrong_diagonal", lower_right ? 0 : c.kv_seq - c.seq},
+            {"sq", c.seq},
+            {"sk", c.kv_seq},
+            {"align_note", lower_right ? "lower-right: the last query sees every key, as a KV-cache step needs"
+                                       : "upper-left: query i sees keys j <= i, as torch.tril(ones) and is_causal"},
+            {"window_wider", c.mask.window_size.value_or(0) + 1},
             {"projections", projections_formula(c, c.mistake != mistake::weight_not_transposed,
                                                 c.mistake != mistake::missing_bias)}};
 }
@@ -44,7 +55,7 @@ std::vector<prose_arg> mistake_values(const config& c) {
 std::string mistake_prose(const config& c, const std::string& part) {
     std::string id = "mistakes." + std::string(mistake_id(c.mistake)) + "." + part;
     const bool ways_differ = c.mistake == mistake::softmax_axis || c.mistake == mistake::weight_not_transposed ||
-                             c.mistake == mistake::missing_bias;
+                             c.mistake == mistake::missing_bias || c.mistake == mistake::window_off_by_one;
     if (ways_differ && part != "formula.projections" && part != "formula.output")
         id += "." + std::to_string(c.mistake_variant);
     return prose(id, mistake_values(c));

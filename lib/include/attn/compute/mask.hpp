@@ -9,6 +9,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/mistake.hpp"
 #include "attn/compute/warning.hpp"
 
 namespace attn {
@@ -22,13 +23,14 @@ xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file =
 
 /// A mask [B,1,Sq,Sk] a query row at a time: read from a whole mask, or made from the rules
 /// (written here once; mask_spec says them), so that a run need not hold [B,1,Sq,Sk]. A
-/// random mask, a mask file, --key-padding-mask and --mistake mask_inverted are built whole.
+/// random mask, a mask file, --key-padding-mask and the mask stage's mistakes are built whole.
 class mask_rows {
 public:
     /// Whether the rules make all of c's mask (c.mask.any() and nothing but rules).
     static bool make_all_of(const config& c);
-    /// Made from the rules of `m` for Sq queries, Sk keys.
-    mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk);
+    /// Made from the rules of `m` for Sq queries, Sk keys; with a mask-rule mistake
+    /// (changes_mask_rules), made in way `way` as that mistake makes it.
+    mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk, mistake wrong = mistake::none, int way = 0);
     /// Read from `whole` [B,1,Sq,Sk], which must outlive this.
     explicit mask_rows(const xt::xarray<bool>& whole);
     /// Query i of batch item b: Sk bools, in the whole mask or made into `scratch` (room for Sk).
@@ -37,6 +39,8 @@ public:
 private:
     const xt::xarray<bool>* whole_ = nullptr;
     const mask_spec* rules_ = nullptr;
+    mistake wrong_ = mistake::none;
+    int way_ = 0;
     std::int64_t sq_, sk_;
 };
 

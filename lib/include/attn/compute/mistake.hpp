@@ -23,6 +23,20 @@ enum class mistake {
     dropout_not_rescaled,     // weights · keep, without the / (1 - p)
     dropout_keep_inverted,    // weights · ~keep / (1 - p): the dropped weights kept
     weights_transposed,       // weightsᵀ·V instead of weights·V
+    mask_not_applied,         // masked = scaled: the mask built but never used
+    mask_or_instead_of_and,   // the mask kinds joined by OR (causal | padding) instead of AND
+    causal_only,              // of several mask kinds, only the causal one
+    padding_only,             // of several mask kinds, only the padding one
+    padding_on_queries,       // padding on the query axis (i < length) instead of the keys
+    diagonal_masked,          // torch.tril(ones, -1): a query may not attend itself
+    window_off_by_one,        // |i - j| < W or <= W + 1 instead of <= W
+    masked_after_softmax,     // softmax of the unmasked scores, then the masked weights set to 0
+    nan_replaced,             // torch.nan_to_num after softmax: a fully masked row 0, not NaN
+    log_softmax,              // log_softmax instead of softmax
+    sigmoid_instead_of_softmax,  // sigmoid(scores) instead of softmax
+    scale_multiplied,         // scores · √dk instead of / √dk
+    heads_interleaved,        // q.view(B,S,dk,H).permute(0,3,1,2): head h takes every H-th feature
+    causal_misaligned,        // Sq != Sk: the causal mask aligned upper-left for lower-right (a KV-cache step), or back
 };
 
 /// "softmax_axis", ...; "none" for mistake::none. And back: nullopt for an unknown id ("unknown" too).
@@ -38,10 +52,15 @@ const std::vector<mistake>& all_mistakes();
 ///   fill_value               0: 0 (-inf when the fill is 0)  1: -1e9 when the fill is -inf, else -inf
 ///   weight_not_transposed    0: x·W for q, k, v  1: and concat·W_o  2: concat·W_o only
 ///   missing_bias             0: q, k, v without bias  1: and the output  2: the output only
+///   window_off_by_one        0: |i - j| < W  1: |i - j| <= W + 1
 /// and 1 for the others.
 int mistake_variants(mistake m);
 
 /// The stage where way `variant` of `m` is made ("softmax"); "" for none.
 std::string_view mistake_stage(mistake m, int variant = 0);
+
+/// Whether `m` changes which keys the mask allows (the mask stage's mistakes but
+/// mask_inverted): the mask is then built whole from its rules with the mistake made.
+bool changes_mask_rules(mistake m);
 
 }  // namespace attn

@@ -38,6 +38,8 @@ struct check_report {
     std::string diagnosis_id;               // empty on a match; a mistake_id or "unknown"
     std::string diagnosis_message;          // one sentence with the fix
     std::string diagnosis_stage;            // where the diagnosed mistake is made ("softmax"); empty for unknown
+    int diagnosis_way = 0;                  // the way of the diagnosed mistake (mistake_variants)
+    std::string diagnosis_like;             // exercise check, a teacher's own mistake: the built-in id it is like
 };
 
 /// Whether `answer` equals `expected` within the tolerance, element by element as
@@ -52,7 +54,13 @@ bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expecte
 /// each of its ways (mistake_variants) and names the one whose tensor the answer
 /// matches within the tolerance (the closest, if several), or "unknown"; a
 /// mistake the run cannot make (mistake_problem) or that leaves the tensor as it
-/// is is not tried. Throws usage_error for a stage or tensor this run lacks
+/// is is not tried. An answer of another shape holding a mistake's numbers in
+/// order is named by that mistake, and the message adds the reshape; one holding
+/// the right numbers in order is "right_values_other_shape". For the masked,
+/// softmax and dropout stages the message adds where a named mistake first shows,
+/// and when none fits, the answer's structure names what departs
+/// (check_structure.hpp: planes_transposed, weight_where_masked, zero_where_allowed,
+/// rows_not_normalized) before "unknown". Throws usage_error for a stage or tensor this run lacks
 /// ("--stage dropout: ...", "--tensor keep: ...").
 check_report check_answer(const config& c, const inputs& in, std::string_view stage, std::string_view tensor,
                           const loaded_tensor& answer, const check_tolerance& tol = {});

@@ -17,8 +17,10 @@ std::string dims_text(const std::vector<std::string>& dim_names);
 ///   "this is the view stage's shape [B,Sq,H,dk]: the transpose(1, 2) is missing"
 ///   "the last two axes are swapped ([B,H,Sk,Sq], not [B,H,Sq,Sk]): a transposed matrix ..."
 ///   "the head axis (H = 4) is missing: ..."
-/// Empty when the shapes agree.
+///   "[B·H,Sq,Sk]: the axes B and H joined into one, as torch.bmm takes them"
+/// Empty when the shapes agree. `right_values_view` (".view(2, 4, 5, 5)") says the answer
+/// holds the right numbers in order: the note then ends in that reshape.
 std::string shape_note(const trace& right, const stage& checked, const tensor& expected,
-                       const std::vector<std::size_t>& answer_shape);
+                       const std::vector<std::size_t>& answer_shape, const std::string& right_values_view = {});
 
 }  // namespace attn

@@ -13,9 +13,11 @@
 //               // or a layout (layout_answer.hpp): { "kind": "shapes" }, every stage's shape;
 //               // { "kind": "strides", "stage": "transpose", "tensor": "k", "shape": [...] }
 //     "hints": ["a nudge", "more", "almost the code"],
-//     "mistakes": ["mask_inverted", "fill_value"],  // the diagnoses that apply (mistake ids)
+//     "mistakes": ["mask_inverted", "fill_value",   // the diagnoses that apply (mistake ids),
+//                  {"id": "forgot_padding", "like": "causal_only", "message": "..."}],  // and the teacher's own
 //     "tolerance": { "atol": 1e-3, "rtol": 1e-3 } }  // optional: for answers worked by hand
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,19 @@ namespace attn {
 /// after every stage, or one tensor's strides (the last two answered as JSON, layout_answer.hpp).
 enum class answer_kind { tensor, shapes, strides };
 
+/// A mistake a teacher defines in an exercise file: an id of their own, the diagnosis it is
+/// like (own_mistake_likes), optionally one way of it, and what exercise check then says.
+struct own_mistake {
+    std::string id;       // "forgot_padding": snake_case, not a built-in diagnosis id
+    std::string like;     // "causal_only"
+    std::optional<int> way;  // only that way of `like` (mistake_variants); any when empty
+    std::string message;  // printed instead of attn's
+};
+
+/// The diagnosis ids an own mistake may be like: every mistake id, planes_transposed, weight_where_masked,
+/// zero_where_allowed, rows_not_normalized and right_values_other_shape.
+const std::vector<std::string>& own_mistake_likes();
+
 struct exercise {
     int number = 0;                  // 1, 2, ...: what `attn exercise show N` takes
     std::string id;                  // "causal-mask": stable, also accepted for N
@@ -45,6 +60,7 @@ struct exercise {
     std::vector<std::size_t> answer_shape;
     std::vector<std::string> hints;  // progressively more explicit
     std::vector<mistake> mistakes;
+    std::vector<own_mistake> own_mistakes;  // the objects of "mistakes"
     check_tolerance tolerance;
     std::string path;                // the file it was read from
 };
@@ -99,7 +115,8 @@ struct exercise_variant {
 exercise_variant make_variant(const exercise& e, std::string_view student, std::string_view secret = {});
 
 /// `answer` against the variant's answer tensor, within the exercise's tolerance
-/// (attn::check_answer: the same report as attn check).
+/// (attn::check_answer: the same report as attn check); a diagnosis an own mistake is
+/// like becomes that mistake: its id and message, with diagnosis_like the built-in id.
 check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer);
 
 
