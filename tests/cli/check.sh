@@ -93,7 +93,7 @@ masks=(--seed 24 --batch 2 --seq 5 --d-model 8 --heads 4 --mask causal+padding -
 run check "${masks[@]}" --stage softmax --answer "$ref/seed24_masks/mask_not_applied.softmax.npy"
 check "mask_not_applied: the fix, and where it first shows against the run's mask kinds" grep -qx \
   "diagnosis  mask_not_applied: your scores are not masked: every query attends keys the mask forbids: use scores.masked_fill(mask == 0, float('-inf')) before the softmax; it shows first where query 0 → key 1 (batch 0, head 0) has weight 0.2101 where the causal mask forbids it" "$work/out"
-check "... a NaN expected prints as nan, never -nan" grep -qx 'largest    error inf at \[1\]\[0\]\[0\]\[0\]: yours 0.231166, expected nan' "$work/out"
+check "... a NaN expected prints as nan, never -nan" grep -qx 'largest    error inf at \[1,0,0,0\]: yours 0.231166, expected nan' "$work/out"
 run check "${masks[@]}" --stage softmax --answer "$ref/seed24_masks/causal_only.softmax.npy" --format json
 check "causal_only: the padding mask named where it was left out" sh -c \
   "jq -r .diagnosis.message '$work/out' | grep -q 'it shows first where query 3 → key 3 (batch 0, head 0) has weight 0.2034 where the padding mask forbids it\$'"
