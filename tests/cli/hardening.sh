@@ -185,4 +185,28 @@ expect_error "exercise show --secret '': refused, not the class secret of the en
 expect_error "exercise check --answer ''" 2 "attn: error: --answer given without a value; expected a file name" \
   exercise check 7 --answer ''
 
+# issue 25, item 2: 100,000 nested brackets (a 200 KB file) are refused when read, not
+# dumped into a message or copied level by level until the stack overflows
+deep=$($py -c "print('[' * 100000 + ']' * 100000)")
+printf '{"format":"attn.trace/1","config":%s}' "$deep" >deep-dump.json
+expect_error "a --from dump nested 100,000 deep" 1 \
+  "attn: error: --from deep-dump.json: nested more than 64 levels deep; no dump of attn trace is" \
+  trace --from deep-dump.json
+$py - <<'PY'
+import numpy as np  # the config as attn's npz holds it: a unicode scalar
+np.savez("deep-dump.npz", config=np.array("[" * 100000 + "]" * 100000))
+PY
+expect_error "an npz dump whose config is nested 100,000 deep" 1 \
+  "attn: error: --from deep-dump.npz: config: nested more than 64 levels deep; no document attn reads is" \
+  trace --from deep-dump.npz
+mkdir -p deep-share/exercises
+printf '{"number": 1, "id": "deep", "config": %s}' "$deep" >deep-share/exercises/01-deep.json
+ATTN_SHARE_DIR=$work/deep-share "$attn" exercise list >"$work/out" 2>"$work/err"; rc=$?
+check "an exercise file nested 100,000 deep: one line, exit 1" \
+  test "$rc $(cat "$work/err")" = "1 attn: error: $work/deep-share/exercises/01-deep.json: nested more than 64 levels deep; no document attn reads is"
+"$attn" trace --format json | jq -c '.config.seq = [[[1]], [[1]], [[1]]]' >odd-config.json
+run trace --from odd-config.json
+check "a config value is described by its kind, not dumped" \
+  bash -c "[ $rc -eq 1 ] && grep -q 'config \"seq\" is a list of 3 items; expected' '$work/err'"
+
 finish

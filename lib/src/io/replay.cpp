@@ -15,6 +15,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/io/json_document.hpp"
 #include "attn/io/npz.hpp"
 
 namespace attn {
@@ -30,12 +31,6 @@ std::string shortest_text(Number value) {
     return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
 }
 
-/// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
-std::string json_message(const std::exception& e) {
-    const std::string message = e.what();
-    const std::size_t end = message.rfind("] ", 40);
-    return message.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? message.substr(end + 2) : message;
-}
 
 // ----------------------------------------------------------------------------
 // config_from_json: every key as config_to_json writes it.
@@ -43,7 +38,7 @@ std::string json_message(const std::exception& e) {
 class config_keys {
 public:
     config_keys(const json& j, const std::string& what) : j_(j), what_(what) {
-        if (!j.is_object()) throw error(what + ": config is " + j.dump() + "; expected a JSON object");
+        if (!j.is_object()) throw error(what + ": config is " + json_excerpt(j) + "; expected a JSON object");
     }
     bool has(const char* key) {
         seen_.insert(key);
@@ -66,7 +61,7 @@ public:
     bool flag(const char* key) { return typed<bool>(key, &json::is_boolean, "true or false"); }
     std::string text(const char* key) { return typed<std::string>(key, &json::is_string, "a string"); }
     [[noreturn]] void wrong(const char* key, const std::string& expected) const {
-        throw error(what_ + ": config \"" + key + "\" is " + j_.at(key).dump() + "; expected " + expected);
+        throw error(what_ + ": config \"" + key + "\" is " + json_excerpt(j_.at(key)) + "; expected " + expected);
     }
     /// Throws for a key no call asked about: a setting this attn cannot replay.
     void no_others() const {
@@ -259,6 +254,9 @@ private:
         return true;
     }
     bool open(json empty, bool array) {
+        if (frames_.size() >= max_json_depth)
+            throw error(what_ + ": nested more than " + std::to_string(max_json_depth) +
+                        " levels deep; no dump of attn trace is");
         json* s = slot();
         if (s != nullptr) *s = std::move(empty);
         frames_.push_back({in_array() ? std::string() : key_, array, s});
@@ -286,7 +284,7 @@ float leaf_value(const json& v, const std::string& what, const std::vector<std::
         if (s == "inf") return std::numeric_limits<float>::infinity();
         if (s == "-inf") return -std::numeric_limits<float>::infinity();
     }
-    throw error(what + ": data" + element_index_text(index) + " is " + v.dump() +
+    throw error(what + ": data" + element_index_text(index) + " is " + json_excerpt(v) +
                 "; expected a number, \"nan\", \"inf\", \"-inf\" or a boolean");
 }
 
@@ -310,9 +308,9 @@ loaded_tensor tensor_from_json(const json& t, const std::string& what) {
         throw error(what + ": expected an object with \"shape\" and \"data\", as --format json writes a tensor");
     loaded_tensor out;
     const json& shape = t.at("shape");
-    if (!shape.is_array() || shape.size() > 32) throw error(what + ": \"shape\" is " + shape.dump() + "; expected a list of sizes");
+    if (!shape.is_array() || shape.size() > 32) throw error(what + ": \"shape\" is " + json_excerpt(shape) + "; expected a list of sizes");
     for (const json& s : shape) {
-        if (!s.is_number_unsigned()) throw error(what + ": \"shape\" is " + shape.dump() + "; expected a list of sizes");
+        if (!s.is_number_unsigned()) throw error(what + ": \"shape\" is " + json_excerpt(shape) + "; expected a list of sizes");
         out.shape.push_back(s.get<std::size_t>());
     }
     out.boolean = t.contains("dtype") && t.at("dtype") == "bool";
@@ -332,7 +330,7 @@ void check_whole_run(const json* selection, const std::string& what) {
     std::string flags;
     for (const auto& [key, flag] : {std::pair{"batch_index", "--batch-index"}, {"row", "--row"}})
         if (selection->contains(key))
-            flags += (flags.empty() ? "" : " ") + std::string(flag) + " " + selection->at(key).dump();
+            flags += (flags.empty() ? "" : " ") + std::string(flag) + " " + json_excerpt(selection->at(key));
     if (!flags.empty())
         throw error(what + ": the dump holds only part of the run (it was written with " + flags +
                     "); replay a dump written without --batch-index and --row");
@@ -346,7 +344,7 @@ json read_json_dump(const std::string& path, dump& d) {
     if (format == reader.parts.end())
         throw error(d.what + ": not a dump of attn trace --format json (it has no \"format\": \"attn.trace/1\")");
     if (format->second != "attn.trace/1")
-        throw error(d.what + ": \"format\" is " + format->second.dump() + "; this attn replays \"attn.trace/1\"");
+        throw error(d.what + ": \"format\" is " + json_excerpt(format->second) + "; this attn replays \"attn.trace/1\"");
     const auto config = reader.parts.find("config");
     if (config == reader.parts.end()) throw error(d.what + ": no \"config\" (attn trace --format json writes one)");
     const auto selection = reader.parts.find("selection");
@@ -370,11 +368,7 @@ json read_npz_dump(const std::string& path, dump& d) {
         const json parsed = json::parse(selection->second, nullptr, false);  // unreadable: not ours, ignored
         check_whole_run(&parsed, d.what);
     }
-    try {
-        return json::parse(config->second);
-    } catch (const json::exception& e) {
-        throw error(d.what + ": config: " + json_message(e));
-    }
+    return parse_json_document(config->second, d.what + ": config");
 }
 
 // ----------------------------------------------------------------------------

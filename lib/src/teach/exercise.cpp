@@ -10,6 +10,7 @@
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
+#include "attn/io/json_document.hpp"
 #include "attn/io/replay.hpp"
 #include "attn/io/tensor_file.hpp"
 
@@ -44,7 +45,7 @@ public:
         return out;
     }
     [[noreturn]] void wrong(const char* key, const std::string& expected) const {
-        fail(std::string("\"") + key + "\" is " + j_.at(key).dump() + "; expected " + expected);
+        fail(std::string("\"") + key + "\" is " + json_excerpt(j_.at(key)) + "; expected " + expected);
     }
     [[noreturn]] void fail(const std::string& what) const { throw error(path_ + ": " + what); }
 
@@ -58,7 +59,7 @@ private:
 /// seed 0, no mask, fill -inf; head_dim and cross derived. A fill may be written as
 /// text ("-1e9"), kept as typed. Then read as a dump's config is (replay.hpp).
 config exercise_config(json j, const std::string& path) {
-    if (!j.is_object()) throw error(path + ": \"config\" is " + j.dump() + "; expected a JSON object");
+    if (!j.is_object()) throw error(path + ": \"config\" is " + json_excerpt(j) + "; expected a JSON object");
     const auto fill_in = [&j](const char* key, const json& value) {
         if (!j.contains(key)) j[key] = value;
     };
@@ -107,10 +108,10 @@ std::pair<std::string, std::string> split_key(const std::string& key, const exer
 }
 
 std::vector<std::size_t> read_shape(const json& v, const exercise_keys& k) {
-    if (!v.is_array()) k.fail("\"answer\" \"shape\" is " + v.dump() + "; expected a list of sizes");
+    if (!v.is_array()) k.fail("\"answer\" \"shape\" is " + json_excerpt(v) + "; expected a list of sizes");
     std::vector<std::size_t> shape;
     for (const json& n : v) {
-        if (!n.is_number_unsigned()) k.fail("\"answer\" \"shape\" is " + v.dump() + "; expected a list of sizes");
+        if (!n.is_number_unsigned()) k.fail("\"answer\" \"shape\" is " + json_excerpt(v) + "; expected a list of sizes");
         shape.push_back(n.get<std::size_t>());
     }
     return shape;
@@ -121,7 +122,7 @@ void read_answer(const json& a, const exercise_keys& k, exercise& e) {
         const json& kind = a["kind"];
         if (kind == "shapes") e.kind = answer_kind::shapes;
         else if (kind == "strides") e.kind = answer_kind::strides;
-        else if (kind != "tensor") k.fail("answer \"kind\" is " + kind.dump() + "; expected \"tensor\", \"shapes\" or \"strides\"");
+        else if (kind != "tensor") k.fail("answer \"kind\" is " + json_excerpt(kind) + "; expected \"tensor\", \"shapes\" or \"strides\"");
         if (e.kind == answer_kind::shapes) {
             if (a.size() != 1) k.wrong("answer", "{\"kind\": \"shapes\"} and no other key (every stage is asked for)");
             return;
@@ -142,10 +143,10 @@ own_mistake read_own_mistake(const json& m, const exercise_keys& k) {
     const std::string shape = "{\"id\": \"your_id\", \"like\": \"a diagnosis id\", \"message\": \"...\"} (\"way\": N optional)";
     if (!m.is_object() || !m.contains("id") || !m.contains("like") || !m.contains("message") || !m["id"].is_string() ||
         !m["like"].is_string() || !m["message"].is_string())
-        k.fail("mistakes: " + m.dump() + ": expected a diagnosis id or " + shape);
+        k.fail("mistakes: " + json_excerpt(m) + ": expected a diagnosis id or " + shape);
     for (const auto& item : m.items())
         if (item.key() != "id" && item.key() != "like" && item.key() != "message" && item.key() != "way")
-            k.fail("mistakes: " + m.dump() + ": unknown key \"" + item.key() + "\" (expected " + shape + ")");
+            k.fail("mistakes: " + json_excerpt(m) + ": unknown key \"" + item.key() + "\" (expected " + shape + ")");
     own_mistake own{m["id"].get<std::string>(), m["like"].get<std::string>(), std::nullopt, m["message"].get<std::string>()};
     const auto& likes = own_mistake_likes();
     const bool snake = !own.id.empty() && own.id.size() <= 64 && own.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
@@ -211,12 +212,7 @@ std::uint64_t fnv1a_64(std::string_view text) {
 }  // namespace
 
 exercise read_exercise(const std::string& path) {
-    json j;
-    try {
-        j = json::parse(read_text_file(path, path));
-    } catch (const json::parse_error& e) {
-        throw error(path + ": not valid JSON: " + e.what());
-    }
+    const json j = parse_json_document(read_text_file(path, path), path);
     const exercise_keys k(j, path);
     exercise e;
     e.path = path;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/json_document.hpp"
 #include "attn/compute/stage_table.hpp"
 #include "attn/io/tensor_file.hpp"
 
@@ -56,7 +57,7 @@ std::optional<layout_problem> shape_problem(const exercise_variant& v, const std
                                             const nlohmann::json& given) {
     std::vector<std::int64_t> got;
     if (!read_sizes(given, got))
-        return layout_problem{name, "answer_format", name + ": " + given.dump() + " is not a list of sizes"};
+        return layout_problem{name, "answer_format", name + ": " + json_excerpt(given) + " is not a list of sizes"};
     const shape_sizes got_sizes(got.begin(), got.end());
     if (std::any_of(got.begin(), got.end(), [](std::int64_t n) { return n < 0; }) || got_sizes != want) {
         const std::string text = name + ": " + tensor_index_text(got_sizes);
@@ -125,7 +126,7 @@ layout_report check_strides(const exercise_variant& v, const nlohmann::json& ans
     };
     if (!read_sizes(answer, got))
         return say("answer_format", "expected the strides as a JSON list of whole numbers, e.g. [1, 2, 3, 4]; got " +
-                                        answer.dump());
+                                        json_excerpt(answer));
     if (got.size() != t.strides.size())
         return say("answer_format", what + " has " + std::to_string(t.strides.size()) + " axes, so " +
                                         std::to_string(t.strides.size()) + " strides; the answer has " +
@@ -176,15 +177,9 @@ layout_report check_layout_answer(const exercise_variant& v, const nlohmann::jso
 
 layout_report check_layout_answer_file(const exercise_variant& v, const std::string& path, const std::string& what) {
     const std::string text = read_text_file(path, what);
-    nlohmann::json answer;
-    try {
-        answer = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
-        const bool npy = text.rfind("\x93NUMPY", 0) == 0;
-        throw error(what + ": " + (npy ? "a NumPy .npy file; this exercise takes a .json answer (json.dump(answer, f))"
-                                       : "not valid JSON; this exercise takes a .json answer"));
-    }
-    return check_layout_answer(v, answer);
+    if (text.rfind("\x93NUMPY", 0) == 0)
+        throw error(what + ": a NumPy .npy file; this exercise takes a .json answer (json.dump(answer, f))");
+    return check_layout_answer(v, parse_json_document(text, what));
 }
 
 }  // namespace attn

@@ -1,0 +1,29 @@
+#pragma once
+// JSON documents from files a user hands attn (dumps, exercise files, layout answers):
+// read and described without recursion proportional to their depth. nlohmann parses
+// without recursion, but copying, comparing and dump() recurse once per level, so a
+// 200 KB file of 100,000 nested brackets would overflow the stack; such a document is
+// refused when read, and a bad value is described by its kind, never dumped whole.
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace attn {
+
+/// Deeper than any document attn reads: a dump nests a tensor's 32 axes at most in
+/// five levels of structure.
+inline constexpr std::size_t max_json_depth = 64;
+
+/// The document in `text`. Throws attn::error "<what>: not valid JSON: <where and why>"
+/// or "<what>: nested more than 64 levels deep; ..." .
+nlohmann::json parse_json_document(const std::string& text, const std::string& what);
+
+/// `v` in a message: a number, boolean, null or string as JSON writes it (a string cut to
+/// 40 characters), a list as "a list of 3 items", an object as "an object of 2 keys".
+std::string json_excerpt(const nlohmann::json& v);
+
+/// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string json_message(const std::exception& e);
+
+}  // namespace attn
