@@ -282,7 +282,7 @@ TEST_SUITE("replay") {
         attn::write_npz(dir / "bad.npz", "--out bad.npz", {attn::npz_member::text_member("config", "{\"seq\": ")});
         CHECK_THROWS_WITH_AS(attn::read_dump(dir / "bad.npz"),
                              ("--from " + (dir / "bad.npz") +
-                              ": config: parse error at line 1, column 9: syntax error while parsing value - "
+                              ": config: not valid JSON: parse error at line 1, column 9: syntax error while parsing value - "
                               "unexpected end of input; expected '[', '{', or a literal")
                                  .c_str(),
                              attn::error);
