@@ -233,6 +233,28 @@ for dir in "$work/planted/bob" "$work/planted/bob/"; do
     exercise show 7 --student bob --out "$dir"
 done
 
+# issue 25, items 1 and 4: an exercise file is data: its sizes are checked as the flags are,
+# and a control character in its texts is refused, never printed to a terminal or task.md
+mkdir -p "$work/hostile/exercises"
+hostile() {  # hostile JQ-FILTER: exercise 7 changed by the filter, as the only exercise
+  jq "$1" "$here/../../share/attn/exercises/07-causal-weights.json" >"$work/hostile/exercises/07-x.json"
+  ATTN_SHARE_DIR=$work/hostile "$attn" exercise show 7 >"$work/out" 2>"$work/err"; rc=$?
+}
+hostile '.config.seq = 4611686018427387904'
+check "an exercise whose sizes wrap: one line naming the file, exit 1, no crash" \
+  bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$work/err') -eq 1 ] &&
+           grep -q '^attn: error: .*07-x.json: config is not a run attn can make: these sizes make a tensor \[B,H,Sq,Sk\]' '$work/err'"
+hostile '.config.mask = "padding"'
+check "an exercise config as the flags would refuse it: named" \
+  grep -qx "attn: error: $work/hostile/exercises/07-x.json: config is not a run attn can make: --mask padding needs --lengths n1,n2,... (one valid key length per batch item)" "$work/err"
+hostile '.title = "T\u001b]0;pwned\u0007x"'
+check "an OSC sequence in a title: refused, nothing printed" \
+  bash -c "[ $rc -eq 1 ] && [ ! -s '$work/out' ] &&
+           grep -qx 'attn: error: .*07-x.json: \"title\" holds a control character (U+001B at byte 1); exercise texts are plain text' '$work/err'"
+hostile '.hints[1] = "a\u009bb"'
+check "a C1 control (CSI) in a hint: refused" grep -q '"hints" holds a control character (U+009B at byte 1)' "$work/err"
+check "... and no raw ESC reached stderr" bash -c "! grep -q \$'\x1b' '$work/err'"
+
 # e-mail addresses and names in any script: accepted, an e-mail address lowercased
 run exercise show 7 --student Alice.Martin@Uni.Example --format json
 check "an e-mail address is an ID, lowercased" test "$(jq -r .student "$work/out")" = alice.martin@uni.example

@@ -209,4 +209,18 @@ run trace --from odd-config.json
 check "a config value is described by its kind, not dumped" \
   bash -c "[ $rc -eq 1 ] && grep -q 'config \"seq\" is a list of 3 items; expected' '$work/err'"
 
+# issue 25, item 4: a dump's fill_text must say its fill: "0" over -1e9 made masked cells
+# read 0, and an OSC sequence there retitled the terminal
+"$attn" trace --mask causal --fill -1e9 --format json >fill.json
+jq '.config.fill_text = "0"' fill.json >fill0.json
+expect_error "a dump whose fill_text contradicts its fill" 1 \
+  "attn: error: --from fill0.json: config \"fill_text\" is \"0\"; expected the fill as typed, a number that reads as \"fill\" (-1e+09)" \
+  trace --from fill0.json
+jq '.config.fill_text = "-1e9\u001b]0;pwned\u0007"' fill.json >fill-osc.json
+run trace --from fill-osc.json
+check "a dump whose fill_text holds an OSC sequence: refused, no raw ESC on stderr" \
+  bash -c "[ $rc -eq 1 ] && [ ! -s '$work/out' ] && ! grep -q \$'\x1b' '$work/err'"
+expect_ok "a dump's own fill_text replays" trace --from fill.json --stage masked
+check "... and is the formula's" grep -qx '   masked = scaled.masked_fill(mask == false, -1e9)' "$work/out"
+
 finish

@@ -6,6 +6,8 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <set>
@@ -129,7 +131,15 @@ void read_fill_keys(config_keys& k, config& c) {
     if (fill.is_string() && fill.get<std::string>() == "-inf") c.fill = -std::numeric_limits<float>::infinity();
     else if (fill.is_number()) c.fill = float_of(fill.get<double>());
     else k.wrong("fill", "\"-inf\" or a number");
-    if (k.has("fill_text")) c.fill_text = k.text("fill_text");
+    if (k.has("fill_text")) {  // as typed ("-1e9"): printed in formulas, so it must say the same number
+        const std::string typed = k.text("fill_text");
+        char* end = nullptr;
+        const double value = typed.size() <= 32 ? std::strtod(typed.c_str(), &end) : 0.0;
+        const bool same = end == typed.c_str() + typed.size() && !typed.empty() && typed.size() <= 32 &&
+                          (std::isinf(c.fill) ? value == c.fill : float_of(value) == c.fill);
+        if (!same) k.wrong("fill_text", "the fill as typed, a number that reads as \"fill\" (" + fill_to_string(c.fill) + ")");
+        c.fill_text = typed;
+    }
     if (k.has("safe_softmax")) c.safe_softmax = k.flag("safe_softmax");
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -32,7 +33,7 @@ public:
     }
     std::string text(const char* key) const {
         if (!at(key).is_string()) wrong(key, "a string");
-        return j_.at(key).get<std::string>();
+        return plain(key, j_.at(key).get<std::string>());
     }
     std::vector<std::string> texts(const char* key) const {
         const json& v = at(key);
@@ -40,9 +41,26 @@ public:
         std::vector<std::string> out;
         for (const json& s : v) {
             if (!s.is_string()) wrong(key, "a list of strings");
-            out.push_back(s.get<std::string>());
+            out.push_back(plain(key, s.get<std::string>()));
         }
         return out;
+    }
+    /// `text`, which attn prints and writes into task.md and HTML, unless it holds a control
+    /// character (ESC, BEL, a C1 control such as U+009B): one could retitle or recolour the
+    /// terminal of whoever reads the exercise.
+    std::string plain(const char* key, std::string text) const {
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            const auto c = static_cast<unsigned char>(text[i]);
+            const bool c1 = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xA0 &&
+                            static_cast<unsigned char>(text[i + 1]) >= 0x80;
+            if (c < 0x20 || c == 0x7F || c1) {
+                char name[16];
+                std::snprintf(name, sizeof name, "U+%04X", c1 ? static_cast<unsigned char>(text[i + 1]) : c);
+                fail(std::string("\"") + key + "\" holds a control character (" + name + " at byte " +
+                     std::to_string(i) + "); exercise texts are plain text");
+            }
+        }
+        return text;
     }
     [[noreturn]] void wrong(const char* key, const std::string& expected) const {
         fail(std::string("\"") + key + "\" is " + json_excerpt(j_.at(key)) + "; expected " + expected);
@@ -87,7 +105,13 @@ config exercise_config(json j, const std::string& path) {
     if (j["d_model"].is_number_integer() && j["heads"].is_number_integer() && j["heads"].get<std::int64_t>() > 0)
         fill_in("head_dim", j["d_model"].get<std::int64_t>() / j["heads"].get<std::int64_t>());
     fill_in("cross", j["kv_seq"] != j["seq"] || j["d_kv_in"] != j["d_in"]);
-    return config_from_json(j, path);
+    config c = config_from_json(j, path);  // validated as the flags are
+    try {
+        check_addressable(c);  // sizes whose tensors would wrap size_t
+    } catch (const usage_error& e) {
+        throw error(path + ": config is not a run attn can make: " + e.what());
+    }
+    return c;
 }
 
 /// Whether the stage called `stage` can hold a tensor called `tensor` (stage_table.hpp).
@@ -147,7 +171,8 @@ own_mistake read_own_mistake(const json& m, const exercise_keys& k) {
     for (const auto& item : m.items())
         if (item.key() != "id" && item.key() != "like" && item.key() != "message" && item.key() != "way")
             k.fail("mistakes: " + json_excerpt(m) + ": unknown key \"" + item.key() + "\" (expected " + shape + ")");
-    own_mistake own{m["id"].get<std::string>(), m["like"].get<std::string>(), std::nullopt, m["message"].get<std::string>()};
+    own_mistake own{k.plain("mistakes", m["id"].get<std::string>()), k.plain("mistakes", m["like"].get<std::string>()),
+                    std::nullopt, k.plain("mistakes", m["message"].get<std::string>())};
     const auto& likes = own_mistake_likes();
     const bool snake = !own.id.empty() && own.id.size() <= 64 && own.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
                        std::string::npos && own.id[0] >= 'a' && own.id[0] <= 'z';
