@@ -100,7 +100,9 @@ layout_report check_shapes(const exercise_variant& v, const nlohmann::json& answ
         }
         if (auto p = shape_problem(v, name, shape, by_stage[name])) r.problems.push_back(std::move(*p));
     }
-    for (const auto& [name, given] : by_stage.items()) {
+    for (const auto& item : by_stage.items()) {
+        const std::string& name = item.key();  // not a structured binding: C++17 lambdas cannot capture one
+        const nlohmann::json& given = item.value();
         const bool asked = std::any_of(expected.begin(), expected.end(), [&](const auto& e) { return e.first == name; });
         if (asked) continue;
         if (name == "input" && v.run.find("input") != nullptr) {  // may be given too
