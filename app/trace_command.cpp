@@ -251,22 +251,10 @@ attn::warning_list to_torch(const run_output& r) {
     return r.into(torch);
 }
 
-/// The whole trace, kept, then drawn by `render`.
-template <void (*render)(const attn::trace&, const attn::render_options&, std::ostream&)>
-attn::warning_list whole(const run_output& r) {
-    attn::trace t;
-    t.cfg = r.c;
-    attn::trace_keeper keeper(t);
-    t.warnings = r.into(keeper);
-    r.progress.at("writing");
-    render(t, r.view, r.out);
-    return t.warnings;
-}
-
 /// The whole trace, kept, then drawn by `render`, whose notes (panels a slide leaves
 /// out) join the run's warnings on stderr.
 template <std::vector<std::string> (*render)(const attn::trace&, const attn::render_options&, std::ostream&)>
-attn::warning_list whole_noted(const run_output& r) {
+attn::warning_list whole(const run_output& r) {
     attn::trace t;
     t.cfg = r.c;
     attn::trace_keeper keeper(t);
@@ -274,6 +262,13 @@ attn::warning_list whole_noted(const run_output& r) {
     r.progress.at("writing");
     for (std::string& note : render(t, r.view, r.out)) t.warnings.push_back({"", std::move(note)});
     return t.warnings;
+}
+
+/// A renderer that has no notes, for whole<>.
+template <void (*render)(const attn::trace&, const attn::render_options&, std::ostream&)>
+std::vector<std::string> without_notes(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
+    render(t, view, out);
+    return {};
 }
 
 /// The command line attn was started with, for --format py's header (remember_command_line).
@@ -316,15 +311,15 @@ const trace_format formats[] = {
     {"jsonl", keeps::nothing, "", false, false, [](const run_output& r) { return to_json(r, true); }},
     {"npz", keeps::nothing, "a zip archive", false, false, to_npz},
     {"torch", keeps::printed_rows, "", false, false, to_torch},
-    {"py", keeps::everything, "", false, false, whole_noted<python_script>},
-    {"heatmap", keeps::everything, "", true, true, whole<heatmap>},
-    {"svg", keeps::everything, "a picture", true, true, whole_noted<attn::render_svg>},
-    {"png", keeps::everything, "a picture", true, true, whole_noted<attn::render_png>},
-    {"html", keeps::everything, "a page", false, true, whole_noted<attn::render_html>},
+    {"py", keeps::everything, "", false, false, whole<python_script>},
+    {"heatmap", keeps::everything, "", true, true, whole<without_notes<heatmap>>},
+    {"svg", keeps::everything, "a picture", true, true, whole<attn::render_svg>},
+    {"png", keeps::everything, "a picture", true, true, whole<attn::render_png>},
+    {"html", keeps::everything, "a page", false, true, whole<attn::render_html>},
 };
 
 /// --format table with --row: one query's weights as bars.
-const trace_format row_bars{"table", keeps::everything, "", false, true, whole<attn::render_row>};
+const trace_format row_bars{"table", keeps::everything, "", false, true, whole<without_notes<attn::render_row>>};
 
 const trace_format& format_named(const std::string& name, bool row) {
     if (name == "table" && row) return row_bars;

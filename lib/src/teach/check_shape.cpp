@@ -6,26 +6,13 @@
 #include <functional>
 #include <numeric>
 
+#include "attn/compute/stage_layouts.hpp"
 #include "attn/io/tensor_file.hpp"
 
 namespace attn {
 namespace {
 
 using shape_t = std::vector<std::size_t>;
-
-/// The letter of a dimension name: batch B, head H, seq and query Sq, kv_seq and key Sk,
-/// head_dim dk, d_model D, d_in Din, d_kv_in Dkv.
-std::string_view dim_letter(std::string_view name) {
-    if (name == "batch") return "B";
-    if (name == "head") return "H";
-    if (name == "seq" || name == "query") return "Sq";
-    if (name == "kv_seq" || name == "key") return "Sk";
-    if (name == "head_dim") return "dk";
-    if (name == "d_model") return "D";
-    if (name == "d_in") return "Din";
-    if (name == "d_kv_in") return "Dkv";
-    return name;
-}
 
 /// What an answer with another stage's shape is missing (or has too much), for the
 /// stages whose shapes students mix up.
