@@ -96,7 +96,7 @@ const attn::stage_info& stage_numbered(std::string_view text, const std::string&
     const attn::stage_info* info = attn::find_stage_info(small_number(text));
     if (info == nullptr)
         throw attn::usage_error("--stage " + entry + ": there is no stage " + std::string(text) +
-                                " (the stages are numbered 1 to " + std::to_string(attn::stage_table.size()) + ")");
+                                " (the stages are numbered " + attn::stage_numbers_list() + ")");
     return *info;
 }
 
@@ -105,8 +105,8 @@ const attn::stage_info& stage_numbered(std::string_view text, const std::string&
     const std::vector<const attn::stage_info*> holders = attn::stages_holding(name);
     if (holders.empty())
         throw attn::usage_error("--stage " + name + ": no stage is called " + name + " (the stages: " +
-                                attn::stage_names_list() + "; or their numbers, 1 to " +
-                                std::to_string(attn::stage_table.size()) + ")");
+                                attn::stage_names_list() + "; or their numbers, " +
+                                attn::stage_numbers_list() + ")");
     std::string where;
     const attn::stage_info* in_run = nullptr;
     for (std::size_t i = 0; i < holders.size(); ++i) {
@@ -121,7 +121,8 @@ const attn::stage_info& stage_numbered(std::string_view text, const std::string&
 
 /// --stage a,b,c: stage names, numbers (10 = softmax) or ranges of numbers (6-10),
 /// in any order; each named or numbered stage must be in this run, and a range
-/// takes the stages of this run within it. Returns the stage names.
+/// takes the stages of this run from its first to its last in the order they are
+/// computed (stages numbered after 15 included where they fall). Returns the stage names.
 std::vector<std::string> parse_stages(const std::string& text, const attn::config& c) {
     std::vector<std::string> names;
     if (text.empty()) return names;
@@ -136,13 +137,13 @@ std::vector<std::string> parse_stages(const std::string& text, const attn::confi
                 throw attn::usage_error("--stage " + entry + ": expected a range of stage numbers such as 6-10");
             const attn::stage_info& first = stage_numbered(entry.substr(0, dash), entry);
             const attn::stage_info& last = stage_numbered(entry.substr(dash + 1), entry);
-            if (first.step > last.step)
-                throw attn::usage_error("--stage " + entry + ": a range goes up, as in " + std::to_string(last.step) +
-                                        "-" + std::to_string(first.step));
+            if (first.id > last.id)
+                throw attn::usage_error("--stage " + entry + ": a range goes up, as in " +
+                                        std::to_string(last.step) + "-" + std::to_string(first.step));
             const std::size_t before = names.size();
-            for (int step = first.step; step <= last.step; ++step)
-                if (attn::stage_in_run(c, attn::find_stage_info(step)->name))
-                    names.emplace_back(attn::find_stage_info(step)->name);
+            for (const attn::stage_info& info : attn::stage_table)
+                if (info.id >= first.id && info.id <= last.id && attn::stage_in_run(c, info.id))
+                    names.emplace_back(info.name);
             if (names.size() == before)
                 throw attn::usage_error("--stage " + entry + ": this run has none of these stages (" +
                                         std::string(first.name) + ": " + absent_because(first.name) + ")");

@@ -1,5 +1,7 @@
 #include "attn/compute/stage_table.hpp"
 
+#include <algorithm>
+
 #include "attn/compute/config.hpp"
 
 namespace attn {
@@ -11,8 +13,9 @@ const stage_info* find_stage_info(std::string_view name) {
 }
 
 const stage_info* find_stage_info(int step) {
-    if (step < 1 || step > static_cast<int>(stage_count)) return nullptr;
-    return &stage_table[static_cast<std::size_t>(step - 1)];
+    for (const auto& info : stage_table)
+        if (info.step == step) return &info;
+    return nullptr;
 }
 
 std::vector<const stage_info*> stages_holding(std::string_view tensor) {
@@ -31,6 +34,12 @@ std::string stage_names_list() {
         names += info.name;
     }
     return names;
+}
+
+std::string stage_numbers_list() {
+    int largest = 0;
+    for (const auto& info : stage_table) largest = std::max(largest, info.step);
+    return "1 to " + std::to_string(largest);
 }
 
 bool stage_in_run(const config& c, stage_id id) {

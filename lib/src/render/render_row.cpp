@@ -83,7 +83,7 @@ void rank_keys(row_chart& chart, const render_options& options) {
 row_chart read_row(const trace& t, const stage& s, const tensor& x, std::size_t b, std::size_t h, std::size_t q,
                    const render_options& options) {
     const stage* mask_stage = t.find("mask");
-    const bool after_mask = mask_stage != nullptr && s.info->step >= find_stage_info("masked")->step;
+    const bool after_mask = mask_stage != nullptr && s.info->id >= stage_id::masked;
     const tensor* keep = s.name() == "dropout" ? &s.at("keep") : nullptr;
     row_chart chart;
     chart.title = x.name + "[batch=" + std::to_string(b) + ", head=" + std::to_string(h) +

@@ -79,8 +79,8 @@ const stage_info& stage_asked(const config& c, std::string_view name) {
                                     : find_stage_info(name);
     if (info == nullptr)
         throw usage_error("--stage " + std::string(name) + ": no stage is called or numbered " + std::string(name) +
-                          " (the stages: " + stage_names_list() + "; or their numbers, 1 to " +
-                          std::to_string(stage_table.size()) + ")");
+                          " (the stages: " + stage_names_list() + "; or their numbers, " +
+                          stage_numbers_list() + ")");
     if (!stage_in_run(c, info->name))
         throw usage_error("--stage " + std::string(name) + ": this run has no " + std::string(info->name) +
                           " stage (" + std::string(absent_because(info->id)) + ")");
@@ -121,7 +121,7 @@ std::optional<xt::xarray<float>> tensor_of_run(const config& c, const inputs& in
 /// (the mask and weights·V cannot take it: mistake_problem).
 bool worth_trying(const config& wrong, const stage_info& asked) {
     if (mistake_problem(wrong).empty()) return true;
-    return wrong.mistake == mistake::q_k_swapped && asked.step <= find_stage_info("scaled")->step;
+    return wrong.mistake == mistake::q_k_swapped && asked.id <= stage_id::scaled;
 }
 
 /// Whether a diagnosis of `m` ends in where it first shows: the mistakes of which keys are

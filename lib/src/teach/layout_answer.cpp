@@ -168,7 +168,7 @@ layout_report check_strides(const exercise_variant& v, const nlohmann::json& ans
 std::vector<std::pair<std::string, shape_sizes>> expected_shapes(const exercise_variant& v) {
     std::vector<std::pair<std::string, shape_sizes>> out;
     for (const stage& s : v.run.stages)
-        if (s.info->step >= info_of(stage_id::projections).step)
+        if (s.info->id >= stage_id::projections)
             out.emplace_back(std::string(s.name()), shape_of_tensor(s.tensors.front()));
     return out;
 }

@@ -12,7 +12,9 @@ namespace attn {
 
 struct config;
 
-/// The stages in order: stage_table[static_cast<std::size_t>(id)] is id's row.
+/// The stages in the order a run computes them: stage_table[static_cast<std::size_t>(id)] is
+/// id's row, and `a < b` means a comes before b. Steps 1..15 are CLI.md's table; stages added
+/// since take the numbers after 15, and their place in the order is where they are computed.
 enum class stage_id : std::uint8_t {
     input, params, projections, view, transpose,
     scores, scaled, mask, masked, softmax, dropout,
@@ -37,7 +39,7 @@ constexpr stage_set stages(Ids... ids) { return (stage_set{0} | ... | stage_bit(
 
 struct stage_info {
     stage_id id;
-    int step;                  // 1..15, the position in CLI.md's table
+    int step;                  // 1..15, CLI.md's table; 16 on, stages added since (not in order)
     std::string_view name;     // "scores": the key in JSON and the --stage name
     std::string_view title;    // what happened, in words
     std::string_view formula;  // what happened, in symbols (teach/stage_text.hpp says it for a run)
@@ -92,7 +94,7 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
 
 constexpr const stage_info& info_of(stage_id id) { return stage_table[static_cast<std::size_t>(id)]; }
 
-/// The entry of stage_table called `name`, or numbered `step` (1 input .. 15 output), or nullptr.
+/// The entry of stage_table called `name`, or numbered `step`, or nullptr.
 const stage_info* find_stage_info(std::string_view name);
 const stage_info* find_stage_info(int step);
 
@@ -101,6 +103,9 @@ std::vector<const stage_info*> stages_holding(std::string_view tensor);
 
 /// The valid stage names in order, joined with ", " (for error messages).
 std::string stage_names_list();
+
+/// The stage numbers as an error message states them: "1 to 15".
+std::string stage_numbers_list();
 
 /// Whether a run of `c` has the stage (its row's absent_unless).
 bool stage_in_run(const config& c, stage_id id);
