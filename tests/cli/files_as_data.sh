@@ -139,6 +139,24 @@ jq '.config.fill = 8 | .config.fill_text = "0x1p3"' dump.json >fill-hex.json
 run trace --from fill-hex.json
 check "a dump whose fill_text is hex: refused" bash -c "[ $rc -eq 1 ] && grep -qF 'config \"fill_text\"' err"
 
+# --- item 10: attn check: a wrong answer and an unreadable file, told apart -------------------
+"$attn" trace --stage softmax --format json | jq '.stages.softmax.tensors.weights.data | .[0][0][0][0] = 0.9' >wrong.json
+run check --stage softmax --answer wrong.json --format json
+check "check, a wrong answer: exit 1, \"match\": false, nothing on stderr" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(jq -c .match out)\" = false ] && [ ! -s err ]"
+run check --stage softmax --answer missing.json --format json
+check "check, an unreadable answer: exit 1 as before (scripts keep working)" test "$rc" -eq 1
+check "... its JSON says there is no verdict: match null, error unreadable_answer" \
+  test "$(jq -c '[.match, .error.id, .error.message]' out)" = \
+  '[null,"unreadable_answer","--answer missing.json: cannot open: No such file or directory"]'
+check "... and one line on stderr naming --answer" \
+  test "$(cat err)" = "attn: error: --answer missing.json: cannot open: No such file or directory"
+run check --stage softmax --answer missing.json
+check "... as a table: no report on stdout" bash -c "[ $rc -eq 1 ] && [ ! -s out ]"
+run exercise check 7 --answer missing.npy --format json
+check "exercise check, an unreadable answer: match null, error unreadable_answer" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(jq -c '[.match, .error.id]' out)\" = '[null,\"unreadable_answer\"]' ]"
+
 # --- item 10: ATTN_THREADS --------------------------------------------------------------------
 for bad in abc 0 -2 4097 '1 2' 99999999999999999999; do
   ATTN_THREADS=$bad run trace
