@@ -33,6 +33,19 @@ void require_tolerance(double value, const char* flag) {
         throw attn::usage_error(std::string(flag) + " must be 0 or more");
 }
 
+/// The answer file; one that cannot be read is an error (exit 1, as a mismatch), and with
+/// --format json also a document saying there is no verdict ("match": null, "error").
+attn::loaded_tensor read_answer(const std::string& path, const std::string& format) {
+    try {
+        return attn::read_tensor_file(path, "--answer " + path);
+    } catch (const attn::usage_error&) {
+        throw;
+    } catch (const attn::error& e) {
+        if (format == "json") attn::render_check_error_json(e.what(), std::cout);
+        throw;
+    }
+}
+
 void run_check(const check_options& o, const flag_given& given) {
     if (o.stage.empty())
         throw attn::usage_error("--stage is required: the stage the answer is for, by name or number "
@@ -51,7 +64,7 @@ void run_check(const check_options& o, const flag_given& given) {
     const std::vector<std::string> stages = stage_names_from_flag(o.stage, c);
     if (stages.size() != 1)
         throw attn::usage_error("--stage " + o.stage + ": attn check checks one stage; give one name or number");
-    const attn::loaded_tensor answer = attn::read_tensor_file(o.answer, "--answer " + o.answer);
+    const attn::loaded_tensor answer = read_answer(o.answer, o.format);
     const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
 
     const attn::check_report report = attn::check_answer(c, in, stages.front(), o.tensor, answer, o.tol);
@@ -105,7 +118,9 @@ void setup_check(CLI::App& app) {
         "  attn check --stage softmax --answer w.json --format json | jq -r .diagnosis.id\n"
         "  attn trace --mistake softmax_axis --stage softmax   # what softmax_axis looks like\n\n"
         "Exit status: 0 the answer matches, 1 it does not (the report says why),\n"
-        "2 bad flags (a message on stderr says which).");
+        "2 bad flags (a message on stderr says which). A file that cannot be read exits 1 too,\n"
+        "with one line on stderr and no report: --format json then prints {\"match\": null,\n"
+        "\"error\": {\"id\": \"unreadable_answer\", ...}} where a mismatch has \"match\": false.");
 
     cmd->option_defaults()->group("What to check");
     cmd->add_option("--stage", o->stage, "the stage the answer is for, by name or number: softmax or 10")

@@ -13,6 +13,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/exercise_folder.hpp"
+#include "attn/render/render_check.hpp"
 #include "attn/render/render_exercise.hpp"
 #include "attn/teach/exercise.hpp"
 #include "attn/teach/student_id.hpp"
@@ -36,7 +37,28 @@ struct exercise_options {
     int hint = 0;         // show --hint N: only hint N
 };
 
-std::vector<attn::exercise> all_exercises() { return attn::read_exercises(attn::find_exercise_dir(share_dirs())); }
+/// The exercises folder: $ATTN_SHARE_DIR's, else attn's own. An $ATTN_SHARE_DIR without
+/// exercises/ is passed over with a note: silently, a teacher would take attn's exercises for theirs.
+std::string exercise_dir() {
+    const std::string dir = attn::find_exercise_dir(share_dirs());
+    const char* env = std::getenv("ATTN_SHARE_DIR");
+    if (env != nullptr && *env != '\0') {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(std::filesystem::path(env) / "exercises", ec))
+            std::cerr << "attn: note: ATTN_SHARE_DIR=" << attn::printable_text(env)
+                      << " holds no exercises/ folder; using " << attn::printable_text(dir) << "\n";
+    }
+    return dir;
+}
+
+/// Every exercise; a *.json that is not a regular file (a FIFO) is skipped with a note.
+std::vector<attn::exercise> all_exercises() {
+    std::vector<std::string> skipped;
+    std::vector<attn::exercise> all = attn::read_exercises(exercise_dir(), &skipped);
+    for (const std::string& path : skipped)
+        std::cerr << "attn: note: " << attn::printable_text(path) << ": not a regular file; skipped\n";
+    return all;
+}
 
 /// The class secret: --secret FILE's text (without trailing white space), else
 /// $ATTN_CLASS_SECRET; empty when there is none.
@@ -79,7 +101,7 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
     const attn::exercise_variant v = student_variant(all, o);
     if (!o.out.empty()) {
         attn::write_exercise_folder(v, o.out, "--out " + o.out);
-        std::cout << o.out << ":";
+        std::cout << attn::printable_text(o.out) << ":";
         for (const attn::given_tensor& g : v.given) std::cout << ' ' << g.name << ".npy " << g.name << ".json";
         std::cout << " task.md exercise.json\n";
     } else if (o.format == "json") {
@@ -91,17 +113,35 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
     }
 }
 
+/// `read(path, "--answer <path>")`; an answer that cannot be read is an error (exit 1, as a
+/// mismatch), and with --format json also a document saying there is no verdict.
+template <class Read>
+auto read_student_answer(const exercise_options& o, Read read) {
+    try {
+        return read(o.answer, "--answer " + o.answer);
+    } catch (const attn::usage_error&) {
+        throw;
+    } catch (const attn::error& e) {
+        if (o.format == "json") attn::render_check_error_json(e.what(), std::cout);
+        throw;
+    }
+}
+
 void run_check(const exercise_options& o) {
     const std::vector<attn::exercise> all = all_exercises();
     const attn::exercise_variant v = student_variant(all, o);
     if (v.ex->kind != attn::answer_kind::tensor) {  // shapes or strides: a JSON answer
-        const attn::layout_report r = attn::check_layout_answer_file(v, o.answer, "--answer " + o.answer);
+        const attn::layout_report r = read_student_answer(o, [&v](const std::string& path, const std::string& what) {
+            return attn::check_layout_answer_file(v, path, what);
+        });
         if (o.format == "json") attn::render_layout_report_json(v, r, std::cout);
         else attn::render_layout_report_table(v, r, std::cout);
         if (!r.match) throw exit_status{1};
         return;
     }
-    const attn::loaded_tensor answer = attn::read_tensor_file(o.answer, "--answer " + o.answer);
+    const attn::loaded_tensor answer = read_student_answer(o, [](const std::string& path, const std::string& what) {
+        return attn::read_tensor_file(path, what);
+    });
     const attn::check_report r = attn::check_exercise(v, answer);
     if (o.format == "json") attn::render_check_report_json(v, r, std::cout);
     else attn::render_check_report_table(v, r, std::cout);
@@ -166,11 +206,12 @@ void setup_exercise(CLI::App& app) {
         "  attn exercise show causal-weights --student alice --out class/alice\n"
         "  attn exercise check 7 --student alice --answer class/alice/answer.npy\n"
         "  attn exercise check 7 --student alice --answer answer.npy --format json | jq .diagnosis\n\n" +
-        wrap("The exercises are share/attn/exercises/*.json, found in $ATTN_SHARE_DIR, next to the installed "
-             "program, or in the source tree.",
+        wrap("The exercises are share/attn/exercises/*.json, found in $ATTN_SHARE_DIR (one without "
+             "exercises/ is passed over with a note), next to the installed program, or in the source tree.",
              help_width) +
         "\n"
-        "Exit status of check: 0 the answer matches, 1 it does not (or a file cannot be read), 2 bad flags.");
+        "Exit status of check: 0 the answer matches, 1 it does not (or a file cannot be read: then\n"
+        "stdout holds no report, and with --format json {\"match\": null, \"error\": ...}), 2 bad flags.");
 
     CLI::App* list = cmd->add_subcommand("list", "List the exercises: number, id, what it asks for, title.");
     add_format_flag(list, *o, "table (one line each) or json");

@@ -2,6 +2,7 @@
 //
 // Wiring only: parse the command line, run the chosen subcommand, turn errors
 // into `attn: error: ...` and the exit codes of CLI.md (2 usage, 1 otherwise).
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +11,8 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/compute/error.hpp"
+#include "attn/compute/threads.hpp"
+#include "attn/io/tensor_file.hpp"
 #include "attn/io/output_file.hpp"
 #include "commands.hpp"
 #include "exit_status.hpp"
@@ -54,6 +57,13 @@ int run(int argc, char** argv) {
     for (CLI::App* command : app.get_subcommands({})) command->group("Commands");
 
     app.failure_message(attn_app::failure_message(std::vector<std::string>(argv + 1, argv + argc)));
+    // Once the command line is parsed (so --help still helps), before the command runs.
+    app.parse_complete_callback([] {
+        if (attn::threads_in_environment() < 0)
+            throw attn::usage_error("ATTN_THREADS=" + attn::printable_text(std::getenv("ATTN_THREADS")) +
+                                    ": expected a whole number from 1 to " + std::to_string(attn::max_threads) +
+                                    " (or leave it unset for every core)");
+    });
 
     try {
         app.parse(argc, argv);
@@ -65,14 +75,14 @@ int run(int argc, char** argv) {
         throw;
     } catch (const attn_app::exit_status& e) {  // said all it has to say (attn check: a mismatch)
         return e.code;
-    } catch (const attn::usage_error& e) {
-        std::cerr << "attn: error: " << e.what() << "\n";
+    } catch (const attn::usage_error& e) {  // control characters from a file name or a file escaped: one line
+        std::cerr << "attn: error: " << attn::printable_text(e.what()) << "\n";
         return 2;
     } catch (const std::bad_alloc&) {
         std::cerr << "attn: error: out of memory (try smaller sizes, or see --max-memory)\n";
         return 1;
     } catch (const std::exception& e) {  // attn::error, and anything else
-        std::cerr << "attn: error: " << e.what() << "\n";
+        std::cerr << "attn: error: " << attn::printable_text(e.what()) << "\n";
         return 1;
     }
     return 0;

@@ -9,6 +9,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/io/tensor_file.hpp"
 #include "attn/render/render_mask.hpp"
 #include "attn/teach/advice.hpp"
 #include "attn/teach/mask_conventions.hpp"
@@ -40,7 +41,7 @@ void run_mask(const mask_options& o, const flag_given& given) {
     else
         attn::render_mask_table(c, views, keep, warnings, std::cout);
     std::cout.flush();  // before the warnings (standard_output.hpp: a write error throws)
-    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
+    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << attn::printable_text(w.text) << "\n";
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <utility>
 
+#include "attn/io/tensor_file.hpp"
+
 namespace attn_app {
 namespace {
 
@@ -343,7 +345,7 @@ std::string shell_word(const std::string& text) {
 
 std::function<std::string(const CLI::App*, const CLI::Error&)> failure_message(std::vector<std::string> args) {
     return [args = std::move(args)](const CLI::App* app, const CLI::Error& e) {
-        return "attn: error: " + what_went_wrong(*app, e, args) + "\n";
+        return "attn: error: " + attn::printable_text(what_went_wrong(*app, e, args)) + "\n";  // one line, whatever was typed
     };
 }
 

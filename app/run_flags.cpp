@@ -18,12 +18,20 @@ float parse_fill(const std::string& text) {
     try {
         std::size_t used = 0;
         const double value = std::stod(text, &used);
-        if (used == text.size() && std::abs(value) <= std::numeric_limits<float>::max())
+        if (used == text.size() && std::abs(value) <= std::numeric_limits<float>::max()) {
+            const std::string underflow = attn::fill_underflow(value);
+            if (!underflow.empty()) throw attn::usage_error("--fill " + text + ": " + underflow);
             return static_cast<float>(value);
-    } catch (const std::exception&) {
+        }
+    } catch (const std::invalid_argument&) {
+    } catch (const std::out_of_range&) {  // beyond double's range, or below it (1e-400)
     }
     throw attn::usage_error("--fill " + text + ": expected -inf or a finite number such as -1e9");
 }
+
+/// --fill as typed when the table and a PyTorch line can show it so ("-1e9"); otherwise
+/// (0x1p3, " 8") empty, and they show its value (8).
+std::string fill_as_typed(const std::string& text) { return attn::is_decimal_number(text) ? text : ""; }
 
 /// --mask-convention: how the mask files given on the command line read.
 void apply_mask_convention(const run_options& o, attn::config& c) {
@@ -43,7 +51,7 @@ attn::config base_config(const run_options& o) {
     c.mask.lengths = o.lengths;
     c.mask.window_size = o.window;
     c.fill = parse_fill(o.fill);
-    c.fill_text = o.fill;  // as typed ("-1e9"), for the formula, the table and warnings
+    c.fill_text = fill_as_typed(o.fill);  // as typed ("-1e9"), for the formula, the table and warnings
     c.separate_kv = o.cross;
     c.mask.causal_align = *attn::parse_causal_alignment(o.causal_align);
     c.safe_softmax = o.safe_softmax;
@@ -77,7 +85,7 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
     if (given("--cross")) c.separate_kv = true;
     if (given("--fill")) {
         c.fill = parse_fill(o.fill);
-        c.fill_text = o.fill;
+        c.fill_text = fill_as_typed(o.fill);
     }
     if (given("--safe-softmax")) c.safe_softmax = true;
     if (given("--dropout")) c.dropout.p = o.cfg.dropout.p;
@@ -131,7 +139,10 @@ void add_file_flags(CLI::App* cmd, run_options& o) {
                     "replay a dump of attn trace (--format npz or json): its config, and its "
                     "input, params, projections (when the run started there) and mask (when "
                     "it came from a file); what it lacks is drawn as the run drew it. Flags "
-                    "given too override it; one that contradicts its tensors is an error")
+                    "given too override it; one that contradicts its tensors is an error. A dump "
+                    "whose config contradicts its own tensors (its sizes, or a tensor it says was "
+                    "drawn that is not the seed's draw: set \"input_file\": true for an edited x) "
+                    "is refused")
         ->transform(path_name())->type_name("DUMP");
 }
 
@@ -241,7 +252,9 @@ void add_mask_flags(CLI::App* cmd, run_options& o) {
         ->default_val(0.5);
     cmd->add_option("--fill", o.fill,
                     "value where the mask is false: -inf, which gives a row with no allowed key "
-                    "NaN weights as in PyTorch, or a number such as -1e9, which gives it uniform weights")
+                    "NaN weights as in PyTorch, or a number such as -1e9, which gives it uniform weights. "
+                    "Shown as typed when written in decimal, else by its value (0x1p3: 8); one that "
+                    "float32 cannot hold (1e-50, which it makes 0) is refused")
         ->type_name("V")
         ->default_val("-inf");
     cmd->add_flag("--safe-softmax", o.safe_softmax,

@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include "attn/io/tensor_file.hpp"
+
 namespace attn_app {
 namespace {
 
@@ -46,7 +48,7 @@ int report_write_error(const attn::write_error& e) {
         std::raise(SIGPIPE);
         return 128 + SIGPIPE;  // if SIGPIPE is blocked
     }
-    std::cerr << "attn: error: " << e.what() << "\n";
+    std::cerr << "attn: error: " << attn::printable_text(e.what()) << "\n";
     return 1;
 }
 

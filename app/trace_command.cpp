@@ -25,6 +25,7 @@
 #include "attn/compute/threads.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
+#include "attn/io/tensor_file.hpp"
 #include "attn/render/heatmap_cairo.hpp"
 #include "attn/render/heatmap_svg.hpp"
 #include "attn/render/heatmap_panels.hpp"
@@ -456,7 +457,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if (file) file->commit();
     else std::cout.flush();  // standard_output.hpp: a write error throws
     progress.finish();
-    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << w.text << "\n";
+    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << attn::printable_text(w.text) << "\n";
 }
 
 /// The stages by number and name, from stage_table, for trace's --help: three rows,
@@ -583,7 +584,7 @@ void setup_trace(CLI::App& app) {
                     "count. Idle threads sleep at once ($OMP_WAIT_POLICY=passive unless set), so that "
                     "attn does not take cores from other programs between stages")
         ->default_str("$ATTN_THREADS, else every core")
-        ->transform(whole_number(1, 4096))
+        ->transform(whole_number(1, attn::max_threads))
         ->type_name("N");
     cmd->add_option("--block-rows", o->block_rows,
                     "compute the [B,H,Sq,Sk] stages in blocks of N query rows (json, jsonl, npz; for tests)")

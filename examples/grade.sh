@@ -94,14 +94,15 @@ grade_handout() {
     row "$id" "$number" missing no_answer "no answer.npy or answer.json" "" "$notes"
     return
   fi
-  # exit 0: a match, 1: a mismatch (its report on stdout) or an unreadable answer (stderr)
+  # exit 0: a match, 1: a mismatch (its report on stdout) or an unreadable answer (stderr,
+  # and a report with "match": null and "error")
   local status=0 report errors
   errors=$(mktemp)
   report=$(attn exercise check "$number" --student "$id" --answer "$answer" --format json 2>"$errors") || status=$?
   local reason
   reason=$(sed -n '1s/^attn: error: //p' "$errors")
   rm -f "$errors"
-  if [ -n "$report" ] && [ "$status" -le 1 ]; then
+  if [ -n "$report" ] && [ "$status" -le 1 ] && ! jq -e '.error' <<<"$report" >/dev/null 2>&1; then
     jq -c --arg s "$id" --argjson n "$number" --argjson notes "$notes" --arg a "$answer" \
       '{student: $s, exercise: $n, grade: (if .match then "pass" else "fail" end), diagnosis,
         notes: $notes, answer: $a}' <<<"$report" >>"$rows"

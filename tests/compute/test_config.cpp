@@ -235,6 +235,23 @@ TEST_CASE("validate: the fill is -inf or a finite number") {
     }
 }
 
+TEST_CASE("a fill is shown as typed only when written in decimal, as Python reads it") {
+    for (const char* decimal : {"-1e9", "0", "-0.5", ".5", "5.", "+3", "1E-3", "-1e+09", "12"})
+        CHECK_MESSAGE(attn::is_decimal_number(decimal), decimal);
+    for (const char* other : {"0x1p3", "0x10", "inf", "-inf", "nan", " 1", "1 ", "1_000", "", "-", ".", "1e", "e5", "1e+"})
+        CHECK_MESSAGE(!attn::is_decimal_number(other), other);
+}
+
+TEST_CASE("a fill float32 turns into another number is named, one it holds is not") {
+    CHECK(attn::fill_underflow(-1e9) == "");
+    CHECK(attn::fill_underflow(0.0) == "");
+    CHECK(attn::fill_underflow(1e-30) == "");
+    CHECK(attn::fill_underflow(0x1p-140) == "");  // a subnormal float32 holds exactly
+    CHECK(attn::fill_underflow(1e-50) ==
+          "float32 makes it 0 (its smallest normal number is 1.1754944e-38); give 0, or a number from 1.2e-38 in size");
+    CHECK(attn::fill_underflow(-1e-40).rfind("float32 makes it -9.9999461e-41 (", 0) == 0);  // fewer digits
+}
+
 TEST_CASE("a usage_error is an attn::error") {
     attn::config c = defaults();
     c.batch = 0;

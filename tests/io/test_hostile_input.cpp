@@ -159,6 +159,9 @@ TEST_SUITE("hostile input") {
         CHECK(attn::printable_text("w\x1b[31mq") == "w\\x1b[31mq");
         CHECK(attn::printable_text(std::string("a\0b", 3)) == "a\\x00b");
         CHECK(attn::printable_text("tab\there\x7f") == "tab\\x09here\\x7f");
+        CHECK(attn::printable_text("c1\xc2\x9b" "31m") == "c1\\u009b31m");  // U+009B, CSI, in UTF-8
+        CHECK(attn::printable_text("Q\xc2\xb7K") == "Q\xc2\xb7K");           // U+00B7 is text: kept
+        CHECK(attn::printable_text("end\xc2") == "end\xc2");
         const std::string key = std::string("{\"w\\u001b[31mq\\u0000z\": [[1]]}");
         CHECK_THROWS_WITH_AS(attn::parse_json_tensors("{\"a\": [[1]], \"a\": [[2]]}", "--params p.json"),
                              "--params p.json: the key \"a\" appears twice", attn::error);

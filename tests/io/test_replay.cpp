@@ -213,6 +213,26 @@ TEST_SUITE("replay") {
             } catch (const attn::error&) {
             }
         }
+        SUBCASE("a number outside the flag's range, a string longer than any flag's value") {
+            j["mask_keep"] = 2.5;
+            CHECK_THROWS_WITH_AS(refuse(), "--from t.json: config \"mask_keep\" is 2.5; expected a number from 0 to 1",
+                                 attn::error);
+            j["mask_keep"] = 0.5;
+            j["mistake"] = std::string(65, 'x');
+            CHECK_THROWS_WITH_AS(refuse(), "--from t.json: config \"mistake\" is a string of 65 bytes; expected at most 64",
+                                 attn::error);
+        }
+        SUBCASE("a fill_text that Python would not read as the fill (hex), or float32 makes 0") {
+            j["fill"] = 8.0;
+            j["fill_text"] = "0x1p3";
+            CHECK_THROWS_WITH_AS(refuse(), doctest::Contains("config \"fill_text\" is \"0x1p3\""), attn::error);
+            j["fill"] = 0.0;
+            j["fill_text"] = "1e-50";
+            CHECK_THROWS_WITH_AS(refuse(), doctest::Contains("config \"fill_text\" is \"1e-50\""), attn::error);
+            j["fill"] = 1e-50;
+            j.erase("fill_text");
+            CHECK_THROWS_WITH_AS(refuse(), doctest::Contains("config \"fill\" is 1e-50"), attn::error);
+        }
         SUBCASE("not an object") {
             j = nlohmann::json::array({1, 2});
             CHECK_THROWS_WITH_AS(refuse(), "--from t.json: config is [1,2]; expected a JSON object", attn::error);

@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include "attn/compute/error.hpp"
 
@@ -107,6 +109,39 @@ std::string fill_to_string(float fill) {
 }
 
 std::string fill_text(const config& c) { return c.fill_text.empty() ? fill_to_string(c.fill) : c.fill_text; }
+
+bool is_decimal_number(std::string_view text) {
+    std::size_t i = 0;
+    const auto digits = [&] {
+        const std::size_t from = i;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+        return i - from;
+    };
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    std::size_t mantissa = digits();
+    if (i < text.size() && text[i] == '.') {
+        ++i;
+        mantissa += digits();
+    }
+    if (mantissa == 0) return false;
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+        if (digits() == 0) return false;
+    }
+    return i == text.size();
+}
+
+std::string fill_underflow(double typed) {
+    const auto as_float = static_cast<float>(typed);
+    if (typed == 0.0 || std::abs(typed) >= std::numeric_limits<float>::min()) return "";
+    // A subnormal keeps fewer digits; within float32's own rounding (2^-24) it still says `typed`.
+    if (std::abs(static_cast<double>(as_float) - typed) <= std::abs(typed) * 0x1p-24) return "";
+    char held[32];  // every digit it keeps: the shortest form of a subnormal reads as `typed` again
+    std::snprintf(held, sizeof held, "%.9g", static_cast<double>(as_float));
+    return "float32 makes it " + std::string(held) + " (its smallest normal number is " +
+           shortest(std::numeric_limits<float>::min()) + "); give 0, or a number from 1.2e-38 in size";
+}
 
 std::string_view mask_convention_name(mask_convention m) {
     switch (m) {

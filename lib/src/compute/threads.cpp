@@ -1,6 +1,8 @@
 #include "attn/compute/threads.hpp"
 
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include <omp.h>
@@ -15,15 +17,6 @@ namespace {
 
 int chosen = 0;  // 0: not set yet
 
-/// $ATTN_THREADS when it is a whole number from 1 on, else 0.
-int threads_from_environment() {
-    const char* text = std::getenv("ATTN_THREADS");
-    if (text == nullptr || *text == '\0') return 0;
-    char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    return *end == '\0' && n >= 1 && n <= 4096 ? static_cast<int>(n) : 0;
-}
-
 /// OpenMP's idle threads sleep at once (OMP_WAIT_POLICY=passive) unless the user chose, instead
 /// of spinning after every loop on cores others need (docs/streaming.md). Priority 101 runs this
 /// before a static libgomp reads it (ATTN_STATIC_RUNTIME); a shared one has read it already.
@@ -33,6 +26,15 @@ int threads_from_environment() {
 }
 
 }  // namespace
+
+int threads_in_environment() {
+    const char* text = std::getenv("ATTN_THREADS");
+    if (text == nullptr || *text == '\0') return 0;
+    int n = 0;
+    const char* end = text + std::strlen(text);
+    const std::from_chars_result read = std::from_chars(text, end, n);
+    return read.ec == std::errc() && read.ptr == end && n >= 1 && n <= max_threads ? n : -1;
+}
 
 int cores() {
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -51,8 +53,8 @@ void blas_threads_for_large_products() {
 
 int thread_count() {
     if (chosen == 0) {
-        const int from_environment = threads_from_environment();
-        set_thread_count(from_environment != 0 ? from_environment : cores());
+        const int from_environment = threads_in_environment();
+        set_thread_count(from_environment > 0 ? from_environment : cores());
     }
     return chosen;
 }

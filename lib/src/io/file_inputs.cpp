@@ -71,7 +71,10 @@ private:
     std::array<bool, size_count> from_file_{};
 };
 
-std::string flag_and_file(const char* flag, const std::string& path) { return std::string(flag) + " " + path; }
+/// "--input x.json", the file name escaped: messages and warnings quote it (a name with ESC).
+std::string flag_and_file(const char* flag, const std::string& path) {
+    return std::string(flag) + " " + printable_text(path);
+}
 
 /// One tensor from a .json or .npy file, or from an .npz: the array our own dumps
 /// call `dump_name` ("input.x"), else the archive's only one (the only one inflated).

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <set>
@@ -61,7 +62,22 @@ public:
     }
     double number(const char* key) { return typed<double>(key, &json::is_number, "a number"); }
     bool flag(const char* key) { return typed<bool>(key, &json::is_boolean, "true or false"); }
-    std::string text(const char* key) { return typed<std::string>(key, &json::is_string, "a string"); }
+    /// A string value: a name or a fill as typed, never long (a dump is data: nothing from
+    /// it is printed beyond what a flag could say).
+    std::string text(const char* key) {
+        std::string value = typed<std::string>(key, &json::is_string, "a string");
+        if (value.size() > longest_text)
+            throw error(what_ + ": config \"" + key + "\" is a string of " + std::to_string(value.size()) +
+                        " bytes; expected at most " + std::to_string(longest_text));
+        return value;
+    }
+    /// A number from `lo` to `hi`, as the flag takes it.
+    double number_from(const char* key, double lo, double hi) {
+        const double value = number(key);
+        if (!(value >= lo && value <= hi))
+            wrong(key, "a number from " + shortest_text(lo) + " to " + shortest_text(hi));
+        return value;
+    }
     [[noreturn]] void wrong(const char* key, const std::string& expected) const {
         throw error(what_ + ": config \"" + key + "\" is " + json_excerpt(j_.at(key)) + "; expected " + expected);
     }
@@ -73,6 +89,8 @@ public:
     }
 
 private:
+    static constexpr std::size_t longest_text = 64;
+
     template <class T>
     T typed(const char* key, bool (json::*is)() const noexcept, const char* expected) {
         if (!(at(key).*is)()) wrong(key, expected);
@@ -113,7 +131,7 @@ void read_mask_keys(config_keys& k, mask_spec& m) {
     }
     if (k.has("window")) m.window_size = k.whole("window");
     if (k.has("mask_seed")) m.random_seed = k.unsigned_whole("mask_seed");
-    if (k.has("mask_keep")) m.random_keep = k.number("mask_keep");
+    if (k.has("mask_keep")) m.random_keep = k.number_from("mask_keep", 0.0, 1.0);
     if (k.has("mask_file")) m.from_file = k.flag("mask_file");
     const auto convention = [&](const char* key, mask_convention& into) {
         if (!k.has(key)) return;
@@ -129,13 +147,14 @@ void read_mask_keys(config_keys& k, mask_spec& m) {
 void read_fill_keys(config_keys& k, config& c) {
     const json& fill = k.at("fill");
     if (fill.is_string() && fill.get<std::string>() == "-inf") c.fill = -std::numeric_limits<float>::infinity();
-    else if (fill.is_number()) c.fill = float_of(fill.get<double>());
-    else k.wrong("fill", "\"-inf\" or a number");
+    else if (fill.is_number() && fill_underflow(fill.get<double>()).empty()) c.fill = float_of(fill.get<double>());
+    else k.wrong("fill", "\"-inf\" or a number float32 holds");
     if (k.has("fill_text")) {  // as typed ("-1e9"): printed in formulas, so it must say the same number
         const std::string typed = k.text("fill_text");
         char* end = nullptr;
         const double value = typed.size() <= 32 ? std::strtod(typed.c_str(), &end) : 0.0;
-        const bool same = end == typed.c_str() + typed.size() && !typed.empty() && typed.size() <= 32 &&
+        const bool written = typed == "-inf" || (is_decimal_number(typed) && fill_underflow(value).empty());
+        const bool same = written && end == typed.c_str() + typed.size() && typed.size() <= 32 &&
                           (std::isinf(c.fill) ? value == c.fill : float_of(value) == c.fill);
         if (!same) k.wrong("fill_text", "the fill as typed, a number that reads as \"fill\" (" + fill_to_string(c.fill) + ")");
         c.fill_text = typed;
@@ -323,6 +342,13 @@ loaded_tensor tensor_from_json(const json& t, const std::string& what) {
         if (!s.is_number_unsigned()) throw error(what + ": \"shape\" is " + json_excerpt(shape) + "; expected a list of sizes");
         out.shape.push_back(s.get<std::size_t>());
     }
+    // Every stride (a product of sizes, in float32 bytes) must fit a signed 64-bit offset,
+    // even when a zero size elsewhere makes the data empty: [0, 2^62, 2^62].
+    std::uint64_t stride_bytes = sizeof(float);
+    for (const std::size_t size : out.shape)
+        if (size != 0 && (__builtin_mul_overflow(stride_bytes, std::uint64_t{size}, &stride_bytes) ||
+                          stride_bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
+            throw error(what + ": \"shape\" " + tensor_index_text(out.shape) + " has more elements than any tensor holds");
     out.boolean = t.contains("dtype") && t.at("dtype") == "bool";
     std::vector<float> values;
     std::vector<std::size_t> index;
@@ -429,6 +455,87 @@ std::string joined(const std::vector<std::string>& names) {
     return text;
 }
 
+/// Each tensor of the dump has the shape its config says ([B,Sq,Din] for input.x, with the
+/// config's B, Sq and Din): a dump that contradicts itself is refused naming both, never
+/// replayed with the tensor's sizes and the config's words.
+void check_tensors_match_config(const dump& d) {
+    const config& c = d.cfg;
+    struct size_key {
+        const char* key;
+        std::int64_t value;
+    };
+    const size_key B{"batch", c.batch}, Sq{"seq", c.seq}, Sk{"kv_seq", c.kv_seq}, D{"d_model", c.d_model},
+        Din{"d_in", c.d_in}, Dkv{"d_kv_in", c.d_kv_in}, one{"", 1};
+    const std::map<std::string, std::pair<const char*, std::vector<size_key>>> layouts{
+        {"input.x", {"[B,Sq,Din]", {B, Sq, Din}}},         {"input.x_kv", {"[B,Sk,Dkv]", {B, Sk, Dkv}}},
+        {"projections.q", {"[B,Sq,D]", {B, Sq, D}}},      {"projections.k", {"[B,Sk,D]", {B, Sk, D}}},
+        {"projections.v", {"[B,Sk,D]", {B, Sk, D}}},      {"params.w_q", {"[D,Din]", {D, Din}}},
+        {"params.w_k", {"[D,Dkv]", {D, Dkv}}},            {"params.w_v", {"[D,Dkv]", {D, Dkv}}},
+        {"params.w_o", {"[D,D]", {D, D}}},                {"params.b_q", {"[D]", {D}}},
+        {"params.b_k", {"[D]", {D}}},                     {"params.b_v", {"[D]", {D}}},
+        {"params.b_o", {"[D]", {D}}},                     {"mask.mask", {"[B,1,Sq,Sk]", {B, one, Sq, Sk}}}};
+    for (const auto& named : d.tensors) {
+        const auto layout = layouts.find(named.first);
+        if (layout == layouts.end()) continue;
+        const std::vector<std::size_t>& shape = named.second.shape;
+        const std::vector<size_key>& sizes = layout->second.second;
+        std::string config_shape;
+        bool same = shape.size() == sizes.size();
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+            config_shape += (i == 0 ? "" : ",") + std::to_string(sizes[i].value);
+            same = same && static_cast<std::int64_t>(shape[i]) == sizes[i].value;
+        }
+        if (same) continue;
+        std::string keys;  // the config keys the tensor's shape contradicts: "seq 6"
+        for (std::size_t i = 0; i < sizes.size() && shape.size() == sizes.size(); ++i)
+            if (*sizes[i].key != '\0' && static_cast<std::int64_t>(shape[i]) != sizes[i].value)
+                keys += (keys.empty() ? "" : ", ") + std::string("\"") + sizes[i].key + "\" " + std::to_string(sizes[i].value);
+        throw error(d.what + ": " + named.first + " has shape " + tensor_index_text(shape) + ", but its config " +
+                    (keys.empty() ? std::string("makes it ") : "says " + keys + ", which makes it ") +
+                    layout->second.first + " = [" + config_shape + "]; the dump contradicts itself");
+    }
+}
+
+/// A tensor the recorded run drew from its seed ("input_file": false) must be the seed's
+/// draw: an edited x would be called torch.randn(...) in every output, and a --format py
+/// script would draw other numbers. (Relabelling it as read from a file would move the
+/// draws after it, x_kv's, away from the recorded ones: the user says it, in the config.)
+void check_drawn_tensors(const dump& d, const given_tensors& given, const std::vector<std::string>& drawn) {
+    if (drawn.empty()) return;
+    const config& rec = d.cfg;
+    given_inputs files;  // what the recorded run read from files draws nothing
+    if (rec.params_from_file) files.params = parameters{};
+    if (rec.x_from_file) files.x = xt::xarray<float>();
+    if (rec.x_kv_from_file) files.x_kv = xt::xarray<float>();
+    const inputs seed = draw_inputs(rec, std::move(files));
+    const auto same = [](const xt::xarray<float>& a, const xt::xarray<float>& b) {
+        return a.shape() == b.shape() && std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
+                   return std::memcmp(&x, &y, sizeof x) == 0;
+               });
+    };
+    const auto refuse = [&](const std::string& name, const char* key) {
+        throw error(d.what + ": " + name + " is not what --seed " + std::to_string(rec.seed) + " draws, but config \"" +
+                    key + "\" is false (every output would call it torch.randn or nn.Linear's draw); set \"" + key +
+                    "\": true to replay it as read from a file");
+    };
+    for (const std::string& name : drawn) {
+        if (name == "input.x" && given.x && !same(given.x->tensor.values, seed.x)) refuse(name, "input_file");
+        if (name == "input.x_kv" && given.x_kv && seed.x_kv && !same(given.x_kv->tensor.values, *seed.x_kv))
+            refuse(name, "kv_input_file");
+        if (name != "params") continue;
+        const parameters& p = seed.params;
+        const std::pair<const char*, const xt::xarray<float>*> drawn_params[] = {
+            {"w_q", &p.w_q}, {"w_k", &p.w_k}, {"w_v", &p.w_v}, {"b_q", p.b_q ? &*p.b_q : nullptr},
+            {"b_k", p.b_k ? &*p.b_k : nullptr}, {"b_v", p.b_v ? &*p.b_v : nullptr},
+            {"w_o", p.w_o ? &*p.w_o : nullptr}, {"b_o", p.b_o ? &*p.b_o : nullptr}};
+        for (const auto& param : drawn_params) {
+            const auto it = given.params.find(param.first);
+            if (it == given.params.end() || param.second == nullptr || param.second->size() == 0) continue;
+            if (!same(it->second.values, *param.second)) refuse(std::string("params.") + param.first, "params_file");
+        }
+    }
+}
+
 /// Moves the tensors a replay starts from out of the dump into `given` (a file flag's
 /// tensor stays); returns the names of those the recorded run drew from its seed.
 std::vector<std::string> take_from_dump(dump& d, const config& c, given_tensors& given) {
@@ -533,7 +640,7 @@ config config_from_json(const json& j, const std::string& what) {
                                     {"input_file", &config::x_from_file}, {"kv_input_file", &config::x_kv_from_file},
                                     {"params_file", &config::params_from_file}})
         c.*flag = k.has(key) && k.flag(key);
-    if (k.has("dropout")) c.dropout.p = k.number("dropout");
+    if (k.has("dropout")) c.dropout.p = k.number_from("dropout", 0.0, 1.0);
     c.dropout.train = k.has("train") && k.flag("train");
     if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
     check_derived(k, c, what);
@@ -558,6 +665,7 @@ dump read_dump(const std::string& path) {
     else
         throw error(d.what + ": expected a dump of attn trace: .npz (--format npz) or .json (--format json)");
     d.cfg = config_from_json(config, d.what);
+    check_tensors_match_config(d);
     return d;
 }
 
@@ -576,6 +684,7 @@ loaded_inputs load_replay(dump d, config c, const size_flags& sizes, const input
     read_budget budget(c.max_memory == 0 ? read_budget::unlimited : c.max_memory);
     given_tensors given = read_given_files(paths, &budget);
     const std::vector<std::string> drawn = take_from_dump(d, c, given);
+    check_drawn_tensors(d, given, drawn);
     check_file_tensors(d, c, given);
     if (c.seed != rec.seed && !drawn.empty())
         throw usage_error("--seed " + std::to_string(c.seed) + " contradicts " + d.what + ", whose " + joined(drawn) +

@@ -73,6 +73,13 @@ void render_check_table(const check_report& r, std::ostream& out) {
                           " stage follows from it)");
 }
 
+void render_check_error_json(const std::string& message, std::ostream& out) {
+    nlohmann::ordered_json j;
+    j["match"] = nullptr;
+    j["error"] = {{"id", "unreadable_answer"}, {"message", message}};
+    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
 void render_check_json(const check_report& r, std::ostream& out) {
     const bool same_shape = r.answer_shape == r.expected_shape;
     nlohmann::ordered_json j;

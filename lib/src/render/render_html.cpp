@@ -313,7 +313,7 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
     const std::vector<const warning*> warnings = t.warnings_of(s.name());
     if (!warnings.empty()) {
         out << "<ul class=\"warnings\">\n";
-        for (const warning* w : warnings) out << "<li>" << heatmap::xml_escape(w->text) << "</li>\n";
+        for (const warning* w : warnings) out << "<li>" << heatmap::xml_escape(printable_text(w->text)) << "</li>\n";
         out << "</ul>\n";
     }
     std::vector<element_grid> printed;  // what the table shows of each tensor: its notation is the table's

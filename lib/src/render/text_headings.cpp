@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/io/tensor_file.hpp"
 #include "attn/teach/stage_text.hpp"
 
 namespace attn {
@@ -28,7 +29,7 @@ void print_stage_heading(std::ostream& out, const config& c, const stage& s, con
 }
 
 void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const heading_style& style) {
-    for (const warning* w : t.warnings_of(s.name())) out << style.red << "   ! " << w->text << style.reset << '\n';
+    for (const warning* w : t.warnings_of(s.name())) out << style.red << "   ! " << printable_text(w->text) << style.reset << '\n';
 }
 
 }  // namespace attn

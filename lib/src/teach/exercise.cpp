@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -241,8 +242,9 @@ exercise read_exercise(const std::string& path) {
     const exercise_keys k(j, path);
     exercise e;
     e.path = path;
-    if (!k.at("number").is_number_unsigned() || k.at("number").get<std::uint64_t>() == 0)
-        k.wrong("number", "a whole number, 1 or more");
+    if (!k.at("number").is_number_unsigned() || k.at("number").get<std::uint64_t>() == 0 ||
+        k.at("number").get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+        k.wrong("number", "a whole number from 1 to " + std::to_string(std::numeric_limits<int>::max()));
     e.number = k.at("number").get<int>();
     e.id = k.text("id");
     e.title = k.text("title");
@@ -260,11 +262,15 @@ exercise read_exercise(const std::string& path) {
     return e;
 }
 
-std::vector<exercise> read_exercises(const std::string& dir) {
+std::vector<exercise> read_exercises(const std::string& dir, std::vector<std::string>* skipped) {
     std::vector<std::string> paths;
     std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-        if (it->path().extension() == ".json") paths.push_back(it->path().string());
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().extension() != ".json") continue;
+        std::error_code kind_ec;  // a FIFO would block the read for ever, a device give anything
+        if (it->is_regular_file(kind_ec)) paths.push_back(it->path().string());
+        else if (skipped != nullptr) skipped->push_back(it->path().string());
+    }
     if (ec) throw error(dir + ": cannot read the exercises: " + ec.message());
     std::vector<exercise> all;
     for (const std::string& path : paths) all.push_back(read_exercise(path));

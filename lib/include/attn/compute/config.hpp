@@ -112,6 +112,16 @@ std::string fill_to_string(float fill);
 /// The fill as typed ("-1e9"), else fill_to_string(c.fill).
 std::string fill_text(const config& c);
 
+/// Whether `text` is a decimal number as Python reads it in a PyTorch line and as the table
+/// shows it: [+-]digits[.digits][(e|E)[+-]digits], ".5" and "5." too; not hex ("0x1p3"),
+/// "inf", "nan", spaces or "1_000". A --fill written otherwise is shown by its value.
+bool is_decimal_number(std::string_view text);
+
+/// Why the fill `typed` (as written, read as a double) says another number than its
+/// float32, "" when it does not: a number so small that float32 makes it 0 or a subnormal
+/// of fewer digits (1e-50 -> 0, 1e-40 -> 9.99995e-41). Finite values only.
+std::string fill_underflow(double typed);
+
 /// The names --mask-convention ("keep", "mha", "additive") and --causal-align ("upper-left",
 /// "lower-right") take, and back (nullopt for an unknown name).
 std::string_view mask_convention_name(mask_convention m);

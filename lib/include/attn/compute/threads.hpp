@@ -15,6 +15,13 @@ void set_thread_count(int n);
 /// here, for a quick start-up: linalg.cpp), unless called inside attn's parallel loops.
 void blas_threads_for_large_products();
 
+/// The most threads --threads and $ATTN_THREADS take.
+constexpr int max_threads = 4096;
+
+/// $ATTN_THREADS: 0 when it is unset or empty, its count when it is a whole number from 1
+/// to max_threads, -1 for anything else (the app refuses that before a command runs).
+int threads_in_environment();
+
 /// The current count: set_thread_count's, else $ATTN_THREADS, else every core.
 int thread_count();
 

@@ -76,7 +76,8 @@ input_file open_input_file(const std::string& path, const std::string& what);
 /// it gives more than 256.0 MiB").
 std::string read_text_file(const std::string& path, const std::string& what, const read_budget* budget = nullptr);
 
-/// `text` with control characters (ANSI escapes, NUL, DEL) written as \x1b, \x00:
+/// `text` with control characters (ANSI escapes, NUL, DEL) written as \x1b, \x00, and the
+/// C1 controls of UTF-8 (U+0080 to U+009F, such as the CSI U+009B) as \u009b:
 /// a name quoted from a file keeps a message on one line and cannot recolour a terminal.
 std::string printable_text(const std::string& text);
 

@@ -17,6 +17,7 @@
 // max_error and its place are null when the shapes differ; numbers JSON cannot
 // hold are the strings "inf", "-inf", "nan"; the diagnosis only on a mismatch.
 #include <ostream>
+#include <string>
 
 #include "attn/teach/check.hpp"
 
@@ -24,5 +25,11 @@ namespace attn {
 
 void render_check_table(const check_report& r, std::ostream& out);
 void render_check_json(const check_report& r, std::ostream& out);
+
+/// --format json when the answer file cannot be read (missing, unreadable, malformed): no
+/// verdict, and a document that says so, where a mismatch says "match": false:
+///   {"match": null, "error": {"id": "unreadable_answer", "message": "--answer a.npy: cannot open: ..."}}
+/// (the exit status is 1 for both, as CLI.md has it; the JSON and stdout tell them apart).
+void render_check_error_json(const std::string& message, std::ostream& out);
 
 }  // namespace attn

@@ -69,9 +69,10 @@ struct exercise {
 /// missing or wrong, a config attn cannot run, a given tensor or answer the run lacks.
 exercise read_exercise(const std::string& path);
 
-/// Every exercise (*.json) in `dir`, by number. Throws attn::error when `dir` cannot be
-/// read or two exercises share a number or an id.
-std::vector<exercise> read_exercises(const std::string& dir);
+/// Every exercise (*.json) in `dir`, by number. A *.json that is not a regular file (or a
+/// link to one) is not read (a FIFO would block for ever): its path goes into `skipped`.
+/// Throws attn::error when `dir` cannot be read or two exercises share a number or an id.
+std::vector<exercise> read_exercises(const std::string& dir, std::vector<std::string>* skipped = nullptr);
 
 /// The first of `candidates` (share directories, e.g. $ATTN_SHARE_DIR, the source
 /// tree's share/attn, the install prefix's) that holds an exercises/ folder, as
