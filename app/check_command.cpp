@@ -106,7 +106,8 @@ void setup_check(CLI::App& app) {
              "(|i - j| < W or <= W + 1), masked_after_softmax (softmax, then masked_fill(mask == 0, 0)), "
              "nan_replaced (torch.nan_to_num), log_softmax, sigmoid_instead_of_softmax, scale_multiplied "
              "(· √dk), heads_interleaved (view(B,S,dk,H).permute(0,3,1,2)), causal_misaligned (a KV-cache "
-             "step's causal mask aligned upper-left); from the structure: "
+             "step's causal mask aligned upper-left), kv_heads_tiled (k.repeat(1, H/G, 1, 1) for repeat_interleave); "
+             "from the structure: "
              "planes_transposed, weight_where_masked, zero_where_allowed, rows_not_normalized; "
              "right_values_other_shape; unknown.",
              help_width) +

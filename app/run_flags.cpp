@@ -55,6 +55,8 @@ attn::config base_config(const run_options& o) {
     c.separate_kv = o.cross;
     c.mask.causal_align = *attn::parse_causal_alignment(o.causal_align);
     c.safe_softmax = o.safe_softmax;
+    c.past = o.past;
+    c.kv_heads = o.kv_heads;
     c.mistake = *attn::parse_mistake(o.mistake);
     apply_mask_convention(o, c);
     return c;
@@ -74,6 +76,9 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
         if (!c.mask.padding) c.mask.lengths.clear();  // the dump's, for a kind no longer asked for
         if (!c.mask.window) c.mask.window_size.reset();
     }
+    if (given("--past")) c.past = o.past;
+    if (given("--kv-heads")) c.kv_heads = o.kv_heads;
+    if (given("--past") && c.past > 0 && !given("--causal-align")) c.mask.causal_align = attn::causal_alignment::lower_right;
     if (given("--causal-align")) c.mask.causal_align = *attn::parse_causal_alignment(o.causal_align);
     if (given("--lengths")) c.mask.lengths = o.lengths;
     if (given("--window")) c.mask.window_size = o.window;
@@ -185,19 +190,26 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
                "(softmax, then the masked weights zeroed), nan_replaced (nan_to_num after softmax; needs fill -inf), "
                "log_softmax, sigmoid_instead_of_softmax, scale_multiplied (· √dk), heads_interleaved "
                "(view(B,S,dk,H).permute(0,3,1,2)), causal_misaligned (upper-left for --causal-align lower-right, or "
-               "back; needs Sq != Sk). attn check names the same ids");
+               "back; needs Sq != Sk, as with --past N), kv_heads_tiled (k.repeat(1, H/G, 1, 1) for "
+               "repeat_interleave; needs --kv-heads G, 1 < G < H). attn check names the same ids");
 }
 
 }  // namespace
 
 attn::loaded_inputs load_run_inputs(const run_options& o, const flag_given& given) {
-    return o.from.empty() ? attn::load_inputs(base_config(o), o.sizes, o.files) : replay_inputs(o, given);
+    if (!o.from.empty()) return replay_inputs(o, given);
+    attn::config c = base_config(o);
+    // a decoding step's causal mask aligns lower-right by itself: the last query is the last token
+    // (an explicit --causal-align upper-left stays allowed: it is the mistake a student makes)
+    if (c.past > 0 && !given("--causal-align")) c.mask.causal_align = attn::causal_alignment::lower_right;
+    return attn::load_inputs(c, o.sizes, o.files);
 }
 
 std::string draw_order_help() {
     return wrap("Inputs are drawn as PyTorch would: torch.manual_seed(N); nn.Linear(Din,D) for q, "
          "nn.Linear(Dkv,D) for k and v, nn.Linear(D,D) for the output; x = torch.randn(B,Sq,Din); "
-         "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. Same seed, same numbers. "
+         "x_kv = torch.randn(B,Sk,Dkv) for cross-attention only. With --kv-heads G, k and v are "
+         "nn.Linear(Dkv,G·dk); with --past N, x = torch.randn(B,N+Sq,Din), the whole sequence. Same seed, same numbers. "
          "A tensor read from a file draws nothing; the rest keep this order. With --q --k --v "
          "only the output layer is drawn (right after the seed), unless --params gives w_o b_o.",
          help_width);
@@ -205,6 +217,13 @@ std::string draw_order_help() {
 
 void add_run_flags(CLI::App* cmd, run_options& o) {
     add_shape_flags(cmd, o);
+    cmd->option_defaults()->group("Shapes (a size not given comes from the input files, else the default)");
+    add_size(cmd, "--kv-heads", o.kv_heads,
+             "G, key/value heads: grouped-query attention (1 = multi-query, as Llama 2 70B and Mistral use G < H). "
+             "w_k and w_v become nn.Linear(Dkv, G·dk); the repeat_kv stage copies k and v to H heads with "
+             "k.repeat_interleave(H/G, dim=1), so query head h reads kv head h // (H/G). G must divide H. "
+             "Example: --heads 4 --kv-heads 2")
+        ->default_str("--heads");
     add_file_flags(cmd, o);
     add_parameter_flags(cmd, o);
     add_mask_flags(cmd, o);
@@ -224,6 +243,12 @@ void add_shape_flags(CLI::App* cmd, run_options& o) {
     add_size(cmd, "--heads", o.cfg.heads, "H, attention heads; dk = D / H must be whole")->default_val(2);
     add_size(cmd, "--d-in", sz.d_in, "Din, query-side input width")->default_str("--d-model");
     add_size(cmd, "--d-kv-in", sz.d_kv_in, "Dkv, key/value-side input width")->default_str("--d-in");
+    add_size(cmd, "--past", o.past,
+             "N, tokens already in the KV cache: one decoding step. x = torch.randn(B, N+Sq, Din); the queries "
+             "are the last Sq tokens, the cache stage holds k and v of the first N (same weights), the append "
+             "stage is torch.cat((past_k, k), dim=2), so Sk = N + Sq; causal aligns lower-right by itself. "
+             "Self-attention, not cross. Example: --past 6 --seq 1 --mask causal")
+        ->default_str("0");
     cmd->add_flag("--cross", o.cross,
                   "cross-attention even when the sizes match: keys and values from their own "
                   "x_kv = torch.randn(B,Sk,Dkv), drawn after x (a decoder attending an encoder)");

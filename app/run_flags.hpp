@@ -30,6 +30,8 @@ struct run_options {
     std::string mask_convention;  // empty: each file's own PyTorch convention
     bool cross = false;
     std::string mistake = "none";  // --mistake ID
+    std::int64_t past = 0;         // --past N: a decoding step with N cached tokens
+    std::int64_t kv_heads = 0;     // --kv-heads G (0: as many as --heads)
 };
 
 /// Whether a flag ("--seq") was given on the command line (not a default).

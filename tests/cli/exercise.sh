@@ -18,6 +18,8 @@ trace_flags() {
          + (if .lengths then ["--lengths", (.lengths | map(tostring) | join(","))] else [] end)
          + (if .window then ["--window", .window] else [] end)
          + (if .causal_align then ["--causal-align", .causal_align] else [] end)
+         + (if (.past // 0) > 0 then ["--past", .past] else [] end)
+         + (if .kv_heads then ["--kv-heads", .kv_heads] else [] end)
          + (if .train then ["--dropout", .dropout, "--train", "--dropout-seed", .dropout_seed] else [] end)
          + (if .qkv_bias then [] else ["--no-qkv-bias"] end)
          + (if .out_proj then [] else ["--no-out-proj"] end) | map(tostring) | .[]' "$1"

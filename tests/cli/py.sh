@@ -47,6 +47,8 @@ check "--explain's lines run: --train --dropout 0.3, attn's keep mask" \
 check "--explain's lines run: a random mask, --no-out-proj" explain_runs --heads 4 --mask random --mask-seed 2 --mask-keep 0.7 --no-out-proj
 check "--explain's lines run: lower-right causal, Sq < Sk, D != Din" \
   explain_runs --seq 2 --kv-seq 5 --d-in 6 --d-kv-in 10 --d-model 12 --heads 3 --mask causal --causal-align lower-right
+check "--explain's lines run: a decoding step (--past 4) with multi-query heads (--kv-heads 1)" \
+  explain_runs --past 4 --seq 2 --heads 4 --kv-heads 1 --mask causal
 
 # --- --format py: the run as a script that checks itself -------------------------------------
 # script_runs NAME ARGS...: attn writes the script; python3 runs it to the end (exit 0).
@@ -68,6 +70,9 @@ script_runs "py: a row with no allowed key (NaN where attn has NaN)" --batch 2 -
 script_runs "py: --mistake softmax_axis asserts the mistaken numbers" --mask causal --mistake softmax_axis
 script_runs "py: --mistake mask_inverted" --mask causal --mistake mask_inverted
 script_runs "py: --mistake dropout_not_rescaled" --mask causal --dropout 0.5 --train --mistake dropout_not_rescaled
+script_runs "py: a decoding step (--past 3) with grouped heads (--kv-heads 2): cache, append, repeat_kv" \
+  --batch 2 --past 3 --seq 2 --heads 4 --kv-heads 2 --mask causal+padding --lengths 5,4
+script_runs "py: --mistake kv_heads_tiled: k.repeat(1, H/G, 1, 1)" --past 2 --seq 2 --heads 4 --kv-heads 2 --mistake kv_heads_tiled
 
 # the notebook run's script, for what follows
 "$attn" trace "${notebook[@]}" --format py --out "$work/nb.py"

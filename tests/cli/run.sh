@@ -182,7 +182,7 @@ expect_error "bad seed" 2 "attn: error: --seed x: expected a whole number (negat
   trace --seed x
 expect_error "bad fill" 2 "attn: error: --fill abc: expected -inf or a finite number such as -1e9" trace --fill abc
 expect_error "unknown stage" 2 \
-  "attn: error: --stage foo: no stage is called foo (the stages: input, params, projections, view, transpose, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output; or their numbers, 1 to 15)" \
+  "attn: error: --stage foo: no stage is called foo (the stages: input, params, projections, view, transpose, cache, append, repeat_kv, scores, scaled, mask, masked, softmax, dropout, context, merge, concat, output; or their numbers, 1 to 15, 18 to 20)" \
   trace --stage foo
 expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs --mask, --mask-file or --key-padding-mask)" \
   trace --stage mask
@@ -214,5 +214,65 @@ done
 expect_error "--full prints every value: whole stages, counted by --max-memory" 1 \
   "attn: error: these sizes need 98.1 MiB but the limit is 24.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 32.0 MiB each, for [B,H,Sq,Sk] = [1,8,1024,1024]" \
   trace --seq 1024 --heads 8 --d-model 64 --format torch --full --max-memory 24MiB
+
+# --- a decoding step with a KV cache (--past N) and grouped-query heads (--kv-heads G) ---------
+run trace --past 6 --seq 1 --mask causal --format json
+check "--past 6 --seq 1: exit 0" test "$rc" = 0
+check "... the run is self-attention with a cache, never cross-attention" \
+  test "$(jq -c '[.config.past, .config.seq, .config.kv_seq, .config.cross, .config.causal_align]' "$work/out")" = '[6,1,7,false,"lower-right"]'
+check "... x holds all N + Sq tokens, the cache N, append N + Sq" \
+  test "$(jq -c '[.stages.input.tensors.x.shape, .stages.cache.tensors.k.shape, .stages.append.tensors.v.shape, .stages.cache.step, .stages.append.step]' "$work/out")" = '[[1,7,8],[1,2,6,4],[1,2,7,4],18,19]'
+check "... one new token sees every cached key" test "$(jq -c '.stages.mask.tensors.mask.data[0][0][0]' "$work/out")" = '[true,true,true,true,true,true,true]'
+run trace --past 6 --seq 1 --mask causal
+check "... the table's run line says so" grep -q '^run    self-attention, decoding with a KV cache (6 cached, 1 new)' "$work/out"
+check "... and nowhere cross-attention" sh -c "! grep -q cross-attention '$work/out'"
+run trace --past 6 --seq 1 --mask causal --format json --stage context
+cp "$work/out" "$work/step.json"
+run trace --seq 7 --mask causal --format json --stage context
+check "... its context row is the full causal pass's last (within 1e-6)" test "$(jq -n --slurpfile a "$work/step.json" --slurpfile b "$work/out" \
+  '[range(2) as $h | range(4) as $d | ($a[0].stages.context.tensors.context.data[0][$h][0][$d] - $b[0].stages.context.tensors.context.data[0][$h][6][$d]) | fabs] | max < 1e-6')" = true
+run trace --past 2 --seq 3 --kv-seq 6
+check "--kv-seq other than N + Sq: exit 2" test "$rc" = 2
+check "... naming both flags" grep -qx 'attn: error: --kv-seq 6 must equal --past 2 + --seq 3 = 5 (the keys are the cached tokens and the new ones; or leave --kv-seq out)' "$work/err"
+expect_error "--past refuses --cross" 2 \
+  "attn: error: --past 2 is a decoding step of self-attention: keys and values come from the same tokens as the queries, so it takes no --cross or --kv-input" \
+  trace --past 2 --cross
+expect_error "--past refuses a --d-kv-in other than --d-in" 2 \
+  "attn: error: --past 2 is a decoding step of self-attention: --d-kv-in 6 must equal --d-in 8 (or be left out)" \
+  trace --past 2 --d-kv-in 6
+expect_error "--past must be 0 or more" 2 "attn: error: --past -1 must be 0 or more" trace --past -1
+run trace --past 2 --seq 2 --mask causal --causal-align upper-left --format json --stage mask
+check "--causal-align upper-left stays allowed with --past (it is the mistake)" \
+  test "$(jq -c '.stages.mask.tensors.mask.data[0][0][0]' "$work/out")" = '[true,false,false,false]'
+run trace --past 0 --format json --stage output
+cp "$work/out" "$work/past0.json"
+run trace --format json --stage output
+check "--past 0 is today's run" test "$(jq -c .stages "$work/out")" = "$(jq -c .stages "$work/past0.json")"
+run trace --heads 4 --d-model 8 --kv-heads 2 --format json
+check "--kv-heads 2: w_k [G·dk,Dkv], k [B,G,S,dk], repeat_kv [B,H,Sk,dk]" \
+  test "$(jq -c '[.config.kv_heads, .stages.params.tensors.w_k.shape, .stages.transpose.tensors.k.shape, .stages.repeat_kv.tensors.k.shape, .stages.repeat_kv.step]' "$work/out")" = '[2,[4,8],[1,2,4,2],[1,4,4,2],20]'
+check "... repeat_interleave: query heads 0 and 1 read kv head 0" \
+  test "$(jq -c '[.stages.repeat_kv.tensors.k.data[0][0] == .stages.transpose.tensors.k.data[0][0], .stages.repeat_kv.tensors.k.data[0][1] == .stages.transpose.tensors.k.data[0][0], .stages.repeat_kv.tensors.k.data[0][2] == .stages.transpose.tensors.k.data[0][1]]' "$work/out")" = '[true,true,true]'
+expect_error "--kv-heads must divide --heads" 2 \
+  "attn: error: --kv-heads 3 must divide --heads 4 (1 <= G <= H: each kv head serves H/G query heads)" \
+  trace --heads 4 --kv-heads 3
+run trace --heads 4 --kv-heads 2 --shapes
+check "--shapes: repeat_kv is a copy" grep -q 'copy of transpose (repeat_interleave)' "$work/out"
+check "--shapes: the cache is absent without --past" sh -c "! grep -q '^ *18 ' '$work/out'"
+run trace --past 3 --seq 2 --heads 4 --kv-heads 1 --format json
+cp "$work/out" "$work/gqa.json"
+run trace --from "$work/gqa.json" --format json
+check "--from replays past and kv_heads" test "$(jq -c '[.config.past, .config.kv_heads, .stages.output.tensors.out.data]' "$work/out")" = \
+  "$(jq -c '[.config.past, .config.kv_heads, .stages.output.tensors.out.data]' "$work/gqa.json")"
+run trace --past 3 --stage cache
+check "--stage cache alone" test "$(grep -c '^── ' "$work/out")" = 1
+expect_error "--stage cache without --past" 2 \
+  "attn: error: --stage cache: this run has no cache stage (it needs --past N with N > 0 (a decoding step with a KV cache))" \
+  trace --stage cache
+run mask --mask causal --past 4 --seq 2 --format json
+check "attn mask --past 4: [Sq,Sk] = [2,6], aligned lower-right" test "$(jq -c '.conventions[0].data' "$work/out")" = '[[true,true,true,true,true,false],[true,true,true,true,true,true]]'
+check "... with no advice to align it otherwise" test ! -s "$work/err"
+run trace --past 4 --seq 2 --mask causal --causal-align upper-left --stage mask
+check "--past with --causal-align upper-left: the advice names lower-right" grep -q 'a KV-cache decoder aligns lower-right' "$work/err"
 
 finish

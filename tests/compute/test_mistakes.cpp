@@ -66,7 +66,8 @@ bool is_dropout_mistake(mistake m) {
 
 /// A run that can make `m`: seed24, with dropout for its mistakes, with causal+padding (lengths
 /// 3 and 0: batch item 1 has no allowed key) for the mask kinds' and nan_replaced, with a window
-/// of 1 for window_off_by_one, with Sq = 2 of Sk = 5 aligned lower-right for causal_misaligned.
+/// of 1 for window_off_by_one, with Sq = 2 of Sk = 5 aligned lower-right for causal_misaligned,
+/// with 2 kv heads for kv_heads_tiled.
 attn::config run_making(mistake m) {
     if (is_dropout_mistake(m)) return seed24_dropout(m);
     attn::config c = seed24(m);
@@ -74,6 +75,8 @@ attn::config run_making(mistake m) {
         c.mask.causal = false, c.mask.window = true, c.mask.window_size = 1;
     } else if (m == mistake::causal_misaligned) {  // a KV-cache step: 2 queries over 5 keys, lower-right
         c.seq = 2, c.mask.causal_align = attn::causal_alignment::lower_right;
+    } else if (m == mistake::kv_heads_tiled) {  // grouped-query: 2 kv heads for the 4 query heads
+        c.kv_heads = 2;
     } else if (attn::changes_mask_rules(m) || m == mistake::nan_replaced) {
         c.mask.padding = true, c.mask.lengths = {3, 0};
     }
@@ -110,7 +113,7 @@ TEST_SUITE("mistakes") {
                                            "padding_only", "padding_on_queries", "diagonal_masked",
                                            "window_off_by_one", "masked_after_softmax", "nan_replaced",
                                            "log_softmax", "sigmoid_instead_of_softmax", "scale_multiplied",
-                                           "heads_interleaved", "causal_misaligned"};
+                                           "heads_interleaved", "causal_misaligned", "kv_heads_tiled"};
         REQUIRE(attn::all_mistakes().size() == ids.size());
         for (std::size_t i = 0; i < ids.size(); ++i) {
             CHECK(attn::mistake_id(attn::all_mistakes()[i]) == ids[i]);

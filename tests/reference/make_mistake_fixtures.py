@@ -91,6 +91,13 @@ CONFIGS = {
     "seed24_kv_step": dict(seed=24, batch=1, seq=2, kv_seq=5, d_model=8, heads=2, mask="causal", lengths=None,
                            causal_align="lower-right", fill=float("-inf"), ext="npy",
                            mistakes={"causal_misaligned": ["mask", "softmax", "output"]}),
+    # a decoding step with a KV cache (--past 4: 2 new tokens after 4 cached ones) and grouped-query
+    # heads (--kv-heads 2 of 4): the cache's causal mask aligned upper-left, and k, v tiled with
+    # repeat(1, H/G, 1, 1) instead of repeat_interleave(H/G, dim=1)
+    "seed24_gqa_step": dict(seed=24, batch=1, seq=2, past=4, kv_heads=2, d_model=8, heads=4, mask="causal",
+                            lengths=None, causal_align="lower-right", fill=float("-inf"), ext="npy",
+                            mistakes={"causal_misaligned": ["mask", "softmax", "output"],
+                                      "kv_heads_tiled": ["repeat_kv", "softmax", "output"]}),
 }
 
 MISTAKES = ["softmax_axis", "missing_scale", "wrong_scale", "mask_inverted", "fill_value",
@@ -107,7 +114,7 @@ MADE_AT = {"softmax_axis": "softmax", "missing_scale": "scaled", "wrong_scale": 
            "padding_only": "mask", "padding_on_queries": "mask", "diagonal_masked": "mask",
            "window_off_by_one": "mask", "masked_after_softmax": "masked", "nan_replaced": "softmax",
            "log_softmax": "softmax", "sigmoid_instead_of_softmax": "softmax", "scale_multiplied": "scaled",
-           "heads_interleaved": "transpose", "causal_misaligned": "mask"}
+           "heads_interleaved": "transpose", "causal_misaligned": "mask", "kv_heads_tiled": "repeat_kv"}
 LATER = {"merge_without_transpose": ["concat", "output"]}
 # the other ways attn check knows (mistake, way, stages), for the first two configs
 WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
@@ -119,7 +126,7 @@ WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
         ("missing_bias", 1, ["output"]),                      # every bias forgotten
         ("missing_bias", 2, ["output"])]                      # b_o only
 DEFAULT_LATER = ["context", "output"]
-TENSOR = {"projections": "q", "view": "q", "transpose": "q", "scores": "scores", "scaled": "scaled",
+TENSOR = {"projections": "q", "view": "q", "transpose": "q", "repeat_kv": "k", "scores": "scores", "scaled": "scaled",
           "mask": "mask", "masked": "masked", "softmax": "weights", "dropout": "weights", "context": "context", "merge": "context",
           "concat": "concat", "output": "out"}
 
@@ -135,6 +142,10 @@ def args_of(cfg):
         args += ["--window", str(cfg["window"])]
     if "causal_align" in cfg:
         args += ["--causal-align", cfg["causal_align"]]
+    if "past" in cfg:
+        args += ["--past", str(cfg["past"])]
+    if "kv_heads" in cfg:
+        args += ["--kv-heads", str(cfg["kv_heads"])]
     if not math.isinf(cfg["fill"]):
         args += ["--fill", "-1e9"]
     if "dropout" in cfg:
@@ -146,7 +157,7 @@ def keep_mask(cfg, mistake=None, way=0):
     """[B,1,Sq,Sk] bool, true = may attend (attn's mask stage), with the mask mistakes made as a
     student makes them."""
     B, S = cfg["batch"], cfg["seq"]
-    Sk = cfg.get("kv_seq", S)
+    Sk = cfg.get("kv_seq", S + cfg.get("past", 0))
     assert Sk == S or cfg["mask"] in ("none", "causal")
     kinds = cfg["mask"].split("+")
     parts = {}
@@ -186,12 +197,16 @@ def attention(cfg, mistake=None, way=0):
     """Every stage of the run as a dict, with `mistake` made as a student makes it, in way `way`
     (attn's mistake_variants: 0 is what attn trace --mistake makes; WAYS below the others)."""
     B, S, D, H = cfg["batch"], cfg["seq"], cfg["d_model"], cfg["heads"]
-    Sk = cfg.get("kv_seq", S)
+    N, G = cfg.get("past", 0), cfg.get("kv_heads", H)
+    Sk = cfg.get("kv_seq", S + N)
     dk = D // H
     torch.manual_seed(cfg["seed"])
-    layers = [nn.Linear(D, D) for _ in range(4)]  # q, k, v, output (Din = Dkv = D)
-    x = torch.randn(B, S, D)
-    x_kv = torch.randn(B, Sk, D) if Sk != S else x  # cross-attention: keys and values from x_kv
+    layers = [nn.Linear(D, D), nn.Linear(D, G * dk), nn.Linear(D, G * dk), nn.Linear(D, D)]  # q, k, v, output
+    x = torch.randn(B, N + S, D)
+    x_kv = torch.randn(B, Sk, D) if Sk != S and N == 0 else x  # cross-attention: keys and values from x_kv
+    if N > 0:  # a decoding step: queries, keys and values of the last S tokens, the cache of the first N
+        x_past, x = x[:, :N], x[:, N:]
+        x_kv = x
     st = {}
     with torch.no_grad():
         def project(layer, t, output=False):
@@ -208,8 +223,18 @@ def attention(cfg, mistake=None, way=0):
         elif mistake == "heads_interleaved":
             qh, kh, vh = (t.view(B, t.shape[1], dk, H).permute(0, 3, 1, 2) for t in (q, k, v))  # dk before H
         else:
-            qh, kh, vh = (t.view(B, t.shape[1], H, dk).transpose(1, 2) for t in (q, k, v))
+            qh, kh, vh = (t.view(B, t.shape[1], t.shape[2] // dk, dk).transpose(1, 2) for t in (q, k, v))
         st["transpose"] = qh
+        if N > 0:  # the cache, then torch.cat((past, new), dim=2)
+            past_k = layers[1](x_past).view(B, N, G, dk).transpose(1, 2)
+            past_v = layers[2](x_past).view(B, N, G, dk).transpose(1, 2)
+            kh, vh = torch.cat((past_k, kh), dim=2), torch.cat((past_v, vh), dim=2)
+        if G < H:
+            if mistake == "kv_heads_tiled":
+                kh, vh = kh.repeat(1, H // G, 1, 1), vh.repeat(1, H // G, 1, 1)        # tiled: head h reads h % G
+            else:
+                kh, vh = kh.repeat_interleave(H // G, dim=1), vh.repeat_interleave(H // G, dim=1)
+            st["repeat_kv"] = kh
         if mistake == "q_k_swapped":
             scores = kh @ qh.transpose(-2, -1)                                # K·Qᵀ
         else:
@@ -288,7 +313,7 @@ def main():
     for name, cfg in CONFIGS.items():
         os.makedirs(os.path.join(OUT, name))
         index["configs"][name] = {"args": args_of(cfg), "seed": cfg["seed"], "batch": cfg["batch"],
-                                  "seq": cfg["seq"], "kv_seq": cfg.get("kv_seq", cfg["seq"]),
+                                  "seq": cfg["seq"], "kv_seq": cfg.get("kv_seq", cfg["seq"] + cfg.get("past", 0)),
                                   "d_model": cfg["d_model"], "heads": cfg["heads"],
                                   "mask": cfg["mask"], "lengths": cfg["lengths"] or [],
                                   "fill": "-inf" if math.isinf(cfg["fill"]) else "-1e9"}
@@ -296,6 +321,9 @@ def main():
             index["configs"][name]["window"] = cfg["window"]
         if "causal_align" in cfg:
             index["configs"][name]["causal_align"] = cfg["causal_align"]
+        for key in ("past", "kv_heads"):
+            if key in cfg:
+                index["configs"][name][key] = cfg[key]
         if "dropout" in cfg:
             index["configs"][name]["dropout"] = {"p": cfg["dropout"][0], "seed": cfg["dropout"][1]}
         right = attention(cfg)

@@ -22,6 +22,7 @@
 namespace {
 
 const char* const every_stage_name[] = {"input",   "params",  "projections", "view",    "transpose",
+                                        "cache",   "append",  "repeat_kv",
                                         "scores",  "scaled",  "mask",        "masked",  "softmax",
                                         "dropout", "context", "merge",       "concat",  "output"};
 
@@ -73,6 +74,14 @@ std::vector<tweak> tweaks() {
         [](attn::config& c) { c.dropout.p = 1.0; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 0.5; },
         [](attn::config& c) { c.dropout.train = true; },
+        [](attn::config& c) {  // a decoding step with a KV cache (--past 2)
+            c.past = 2;
+            c.kv_seq = c.seq + 2;
+            c.mask.causal = true;
+            c.mask.causal_align = attn::causal_alignment::lower_right;
+        },
+        [](attn::config& c) { c.kv_heads = 1; },                       // multi-query (--kv-heads 1)
+        [](attn::config& c) { c.kv_heads = 1; c.past = 1; c.kv_seq = c.seq + 1; c.x_from_file = true; },
     };
     for (mask_convention m : {mask_convention::keep, mask_convention::mha, mask_convention::additive}) {
         all.push_back([m](attn::config& c) { c.mask.from_file = true; c.mask.file_convention = m; });

@@ -141,6 +141,57 @@ tensor split_interleaved(const stage& from, const tensor& x, std::size_t heads, 
     return view_as(from, x, x.name, std::move(dim_names), layout);
 }
 
+// --- a decoding step (--past N) and grouped-query heads (--kv-heads G)
+
+/// Tokens [first, first + count) of x [B,S,Din]: x[:, first:first+count], a row-major copy
+/// [B,count,Din] (what F.linear's matmul copies a sliced input into before its GEMM).
+xt::xarray<float> token_rows(const xt::xarray<float>& x, std::size_t first, std::size_t count) {
+    const std::size_t B = x.shape()[0], S = x.shape()[1], width = x.shape()[2];
+    auto rows = xt::xarray<float>::from_shape({B, count, width});
+    for (std::size_t b = 0; b < B; ++b)
+        std::copy_n(x.data() + (b * S + first) * width, count * width, rows.data() + b * count * width);
+    return rows;
+}
+
+/// One [B,G,S,dk] tensor's row (b, g, s) of dk, at `out`.
+void copy_head_row(const tensor& t, std::size_t b, std::size_t g, std::size_t s, float* out) {
+    const float* from = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
+                        static_cast<std::ptrdiff_t>(g) * t.strides[1] + static_cast<std::ptrdiff_t>(s) * t.strides[2];
+    const std::size_t dk = t.values.shape()[3];
+    for (std::size_t d = 0; d < dk; ++d) out[d] = from[static_cast<std::ptrdiff_t>(d) * t.strides[3]];
+}
+
+/// torch.cat((past, now), dim=2): [B,G,N,dk] and [B,G,Sq,dk] -> [B,G,N+Sq,dk], a fresh
+/// contiguous tensor (cat always copies).
+tensor cat_on_tokens(const tensor& past, const tensor& now, dims dim_names) {
+    const auto& p = past.values.shape();
+    const std::size_t B = p[0], G = p[1], N = p[2], S = now.values.shape()[2], dk = p[3];
+    auto all = xt::xarray<float>::from_shape({B, G, N + S, dk});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t g = 0; g < G; ++g)
+            for (std::size_t s = 0; s < N + S; ++s) {
+                float* row = all.data() + ((b * G + g) * (N + S) + s) * dk;
+                if (s < N) copy_head_row(past, b, g, s, row);
+                else copy_head_row(now, b, g, s - N, row);
+            }
+    return tensor(past.name, std::move(dim_names), std::move(all));
+}
+
+/// k.repeat_interleave(H/G, dim=1): [B,G,Sk,dk] -> [B,H,Sk,dk], query head h reading kv head
+/// h / (H/G), a fresh contiguous copy. With --mistake kv_heads_tiled k.repeat(1, H/G, 1, 1)
+/// instead: head h reads kv head h % G.
+tensor repeat_heads(const config& c, const tensor& kv, dims dim_names) {
+    const auto& sz = kv.values.shape();
+    const std::size_t B = sz[0], G = sz[1], S = sz[2], dk = sz[3], H = static_cast<std::size_t>(c.heads);
+    const bool tiled = c.mistake == mistake::kv_heads_tiled;
+    auto out = xt::xarray<float>::from_shape({B, H, S, dk});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t s = 0; s < S; ++s)
+                copy_head_row(kv, b, tiled ? h % G : h / (H / G), s, out.data() + ((b * H + h) * S + s) * dk);
+    return tensor(kv.name, std::move(dim_names), std::move(out));
+}
+
 // --- the stages
 
 const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
@@ -153,20 +204,24 @@ std::vector<tensor> param_tensors(const parameters& p) {
     };
     add("w_q", &p.w_q, {"d_model", "d_in"});        // [D,Din]
     add("b_q", present(p.b_q), {"d_model"});        // [D]
-    add("w_k", &p.w_k, {"d_model", "d_kv_in"});     // [D,Dkv]
-    add("b_k", present(p.b_k), {"d_model"});
-    add("w_v", &p.w_v, {"d_model", "d_kv_in"});     // [D,Dkv]
-    add("b_v", present(p.b_v), {"d_model"});
+    const char* kv_out = p.w_k.dimension() == 2 && p.w_k.shape()[0] != p.w_q.shape()[0] ? "kv_width" : "d_model";
+    add("w_k", &p.w_k, {kv_out, "d_kv_in"});        // [D,Dkv]; [G·dk,Dkv] with --kv-heads G
+    add("b_k", present(p.b_k), {kv_out});
+    add("w_v", &p.w_v, {kv_out, "d_kv_in"});        // [D,Dkv]; [G·dk,Dkv]
+    add("b_v", present(p.b_v), {kv_out});
     add("w_o", present(p.w_o), {"d_model", "d_model"});  // [D,D]
     add("b_o", present(p.b_o), {"d_model"});
     return params;
 }
 
-/// Stage 3's tensors: q [B,Sq,D], k [B,Sk,D], v [B,Sk,D].
-std::vector<tensor> projection_tensors(projections qkv) {
+/// Stage 3's tensors: q [B,Sq,D], k [B,Sk,D], v [B,Sk,D]; k and v [B,Sq,G·dk] of the new
+/// tokens in a decoding step with G kv heads.
+std::vector<tensor> projection_tensors(const config& c, projections qkv) {
+    const char* tokens = c.past > 0 ? "seq" : "kv_seq";
+    const char* width = c.grouped() ? "kv_width" : "d_model";
     return {tensor("q", {"batch", "seq", "d_model"}, std::move(qkv.q)),
-            tensor("k", {"batch", "kv_seq", "d_model"}, std::move(qkv.k)),
-            tensor("v", {"batch", "kv_seq", "d_model"}, std::move(qkv.v))};
+            tensor("k", {"batch", tokens, width}, std::move(qkv.k)),
+            tensor("v", {"batch", tokens, width}, std::move(qkv.v))};
 }
 
 // --- a run: the stages it needs, the sink they go to
@@ -180,6 +235,10 @@ struct run {
     trace so_far;  // the config and the warnings; the sink keeps the stages it wants
 
     bool needs(stage_id id) const { return (needed & stage_bit(id)) != 0; }
+    /// Whether the run needs `id` or any stage after it but the mask (built first, emitted by finish).
+    bool needs_from(stage_id id) const {
+        return ((needed & ~stage_bit(stage_id::mask)) >> static_cast<unsigned>(id)) != 0;
+    }
     bool shows(stage_id id) const { return needs(id) && plan.shows(id); }
 
     stage make(stage_id id, std::vector<tensor> tensors) const {
@@ -511,58 +570,107 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
         return r.so_far.warnings;
     };
 
-    // 1. input: x [B,Sq,Din], and x_kv [B,Sk,Dkv] for cross-attention: drawn or read
-    // (the stage shares their storage: x is not copied, and is let go after the projections)
+    // 1. input: x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step), and x_kv [B,Sk,Dkv] for
+    // cross-attention: drawn or read (the stage shares their storage: x is not copied, and is
+    // let go after the projections)
     tensor_storage x = make_storage(std::move(in.x));
     tensor_storage x_kv = in.x_kv ? make_storage(std::move(*in.x_kv)) : x;  // self-attention: keys and values from x
     if (!in.qkv && r.shows(stage_id::input)) {
-        std::vector<tensor> input{tensor("x", {"batch", "seq", "d_in"}, x)};
+        std::vector<tensor> input{tensor("x", {"batch", c.past > 0 ? "kv_seq" : "seq", "d_in"}, x)};
         if (in.x_kv) input.push_back(tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, x_kv));
         r.emit(stage_id::input, std::move(input));
     }
-    // 2. params: w_q [D,Din], w_k w_v [D,Dkv], w_o [D,D] and the biases [D]
+    // 2. params: w_q [D,Din], w_k w_v [D,Dkv] ([G·dk,Dkv] with --kv-heads G), w_o [D,D] and the biases
     if (!in.qkv && r.shows(stage_id::params)) r.emit(stage_id::params, param_tensors(p));
-    if (!r.needs(stage_id::projections)) return finish();
+    if (!r.needs_from(stage_id::projections)) return finish();
+
+    // a decoding step: the queries and the new keys and values from the last Sq tokens, x[:, N:],
+    // the cache from the first N, x[:, :N] (copies [B,Sq,Din] and [B,N,Din], as F.linear's matmul makes)
+    const auto N = static_cast<std::size_t>(c.past), Sq = static_cast<std::size_t>(c.seq);
+    const auto G = static_cast<std::size_t>(c.kv_head_count());
+    tensor_storage x_new = x;
+    if (N > 0 && !in.qkv) x_new = make_storage(token_rows(*x, N, Sq));  // [B,Sq,Din]
+    const xt::xarray<float>& kv_source = N > 0 ? *x_new : *x_kv;
 
     // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v   [B,S,Din] · [Din,D] -> [B,S,D]
-    // (project: with --mistake weight_not_transposed x·W, with --mistake missing_bias no b)
+    // (k and v [B,S,G·dk] with --kv-heads G; project: with --mistake weight_not_transposed x·W,
+    // with --mistake missing_bias no b)
     stage proj = r.emit(stage_id::projections,
-                        in.qkv ? projection_tensors(std::move(*in.qkv))
-                               : projection_tensors({project(c, *x, p.w_q, present(p.b_q)),        // [B,Sq,D]
-                                                     project(c, *x_kv, p.w_k, present(p.b_k)),     // [B,Sk,D]
-                                                     project(c, *x_kv, p.w_v, present(p.b_v))}));  // [B,Sk,D]
-    x = x_kv = nullptr;  // no later stage reads them
-    if (!r.needs(stage_id::view)) return finish();
+                        in.qkv ? projection_tensors(c, std::move(*in.qkv))
+                               : projection_tensors(c, {project(c, *x_new, p.w_q, present(p.b_q)),        // [B,Sq,D]
+                                                        project(c, kv_source, p.w_k, present(p.b_k)),     // [B,Sk,G·dk]
+                                                        project(c, kv_source, p.w_v, present(p.b_v))}));  // [B,Sk,G·dk]
+    x_new = nullptr;
+    if (!r.needs(stage_id::cache)) x = x_kv = nullptr;  // no later stage reads them
+    if (!r.needs_from(stage_id::view)) return finish();
 
-    // 4. view: [B,S,D] -> [B,S,H,dk], the last axis split into heads: views of the projections
+    // 4. view: [B,S,D] -> [B,S,H,dk] (k and v [B,S,G,dk]), the last axis split into heads: views of the projections
+    const char* kv_tokens = N > 0 ? "seq" : "kv_seq";
+    const char* kv_head = c.grouped() ? "kv_head" : "head";
     stage view = r.emit(stage_id::view, {split_heads(proj, proj.tensors[0], heads, {"batch", "seq", "head", "head_dim"}),
-                                         split_heads(proj, proj.tensors[1], heads, {"batch", "kv_seq", "head", "head_dim"}),
-                                         split_heads(proj, proj.tensors[2], heads, {"batch", "kv_seq", "head", "head_dim"})});
-    if (!r.needs(stage_id::transpose)) return finish();
+                                         split_heads(proj, proj.tensors[1], G, {"batch", kv_tokens, kv_head, "head_dim"}),
+                                         split_heads(proj, proj.tensors[2], G, {"batch", kv_tokens, kv_head, "head_dim"})});
+    if (!r.needs_from(stage_id::transpose)) return finish();
 
     // 5. transpose: [B,S,H,dk] -> [B,H,S,dk], heads become a batch axis: views again, not contiguous
     // (--mistake split_without_transpose: projections.q.view(B,H,S,dk) instead, contiguous and wrong;
     // heads_interleaved: projections.q.view(B,S,dk,H).permute(0,3,1,2))
-    const auto split = [&](std::size_t i, const char* seq) {
-        const dims d{"batch", "head", seq, "head_dim"};
-        if (c.mistake == mistake::heads_interleaved) return split_interleaved(proj, proj.tensors[i], heads, d);
-        return c.mistake == mistake::split_without_transpose ? split_by_plain_view(proj, proj.tensors[i], heads, d)
+    const auto split = [&](std::size_t i, const char* head, std::size_t count, const char* seq) {
+        const dims d{"batch", head, seq, "head_dim"};
+        if (c.mistake == mistake::heads_interleaved) return split_interleaved(proj, proj.tensors[i], count, d);
+        return c.mistake == mistake::split_without_transpose ? split_by_plain_view(proj, proj.tensors[i], count, d)
                                                           : swap_axes_1_2(view, view.tensors[i], d);
     };
-    stage tr = r.emit(stage_id::transpose, {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")});
-    if (!r.needs(stage_id::scores)) return finish();
+    stage tr = r.emit(stage_id::transpose, {split(0, "head", heads, "seq"), split(1, kv_head, G, kv_tokens),
+                                            split(2, kv_head, G, kv_tokens)});
+    if (!r.needs_from(stage_id::cache)) return finish();
+    const tensor* keys = &tr.tensors[1];    // what scores reads: [B,G,Sk,dk], then [B,H,Sk,dk]
+    const tensor* values = &tr.tensors[2];
+
+    // 18. cache: the N earlier tokens' keys and values, as the steps before computed them:
+    // (X[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2)   [B,N,Din] -> [B,N,G·dk] -> [B,G,N,dk], views
+    stage cache, append;
+    if (r.needs(stage_id::cache)) {
+        const xt::xarray<float> x_past = token_rows(*x, 0, N);  // [B,N,Din]
+        x = x_kv = nullptr;
+        const auto past = [&](const char* name, const xt::xarray<float>& w, const optional_tensor& b) {
+            const tensor projected(name, {"batch", "past", "kv_width"}, project(c, x_past, w, present(b)));  // [B,N,G·dk]
+            const std::size_t B = projected.values.shape()[0], dk = projected.values.shape()[2] / G;
+            const tensor_layout heads_first = transposed(*viewed(projected.layout(), {B, N, G, dk}), 1, 2);
+            return as_strided(projected, "", name, {"batch", kv_head, "past", "head_dim"}, heads_first.shape, heads_first.strides);
+        };
+        cache = r.emit(stage_id::cache, {past("k", p.w_k, p.b_k), past("v", p.w_v, p.b_v)});
+    }
+    // 19. append: torch.cat((past_k, k), dim=2)   [B,G,N,dk] + [B,G,Sq,dk] -> [B,G,N+Sq,dk], a copy
+    if (r.needs(stage_id::append)) {
+        const dims d{"batch", kv_head, "kv_seq", "head_dim"};
+        append = r.emit(stage_id::append, {cat_on_tokens(cache.tensors[0], tr.tensors[1], d),
+                                           cat_on_tokens(cache.tensors[1], tr.tensors[2], d)});
+        cache = stage{};
+        keys = &append.tensors[0];
+        values = &append.tensors[1];
+    }
+    // 20. repeat_kv: k.repeat_interleave(H/G, dim=1)   [B,G,Sk,dk] -> [B,H,Sk,dk], a copy
+    // (--mistake kv_heads_tiled: k.repeat(1, H/G, 1, 1), query head h reading kv head h % G)
+    stage repeated;
+    if (r.needs(stage_id::repeat_kv)) {
+        const dims d{"batch", "head", "kv_seq", "head_dim"};
+        repeated = r.emit(stage_id::repeat_kv, {repeat_heads(c, *keys, d), repeat_heads(c, *values, d)});
+        keys = &repeated.tensors[0];
+        values = &repeated.tensors[1];
+    }
+    if (!r.needs_from(stage_id::scores)) return finish();
 
     // 6-11. scores = Q·Kᵀ, scaled = scores / √dk, masked = fill where the mask is false,
     // weights = softmax(dim=-1), dropout: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk], then
     // elementwise and row by row; and 12's product, context = weights · V [B,H,Sq,dk]
-    plane_chain chain = make_plane_chain(c, tr.tensors[0], tr.tensors[1],
-                                         r.needs(stage_id::context) ? &tr.tensors[2] : nullptr,
+    plane_chain chain = make_plane_chain(c, tr.tensors[0], *keys, r.needs(stage_id::context) ? values : nullptr,
                                          mask_by_row ? &*mask_by_row : nullptr);
     chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
     // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
     chain.fill = c.mistake == mistake::fill_value ? mistaken_fill(c, c.mistake_variant) : c.fill;
     std::optional<tensor> context = plane_steps(r, chain, mask_stage);
-    proj = view = tr = stage{};  // q, k, v: no later stage reads them
+    proj = view = tr = append = repeated = stage{};  // q, k, v: no later stage reads them
     mask_by_row.reset();
     mask = xt::xarray<bool>();
 

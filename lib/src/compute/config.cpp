@@ -48,6 +48,28 @@ void validate_mask(const config& c) {
         throw usage_error("--mask-keep " + shortest(m.random_keep) + " must be between 0 and 1");
 }
 
+/// --past N (a decoding step over the run's own tokens) and --kv-heads G (G divides H).
+void validate_cache(const config& c) {
+    if (c.past < 0) throw usage_error("--past " + std::to_string(c.past) + " must be 0 or more");
+    if (c.kv_heads < 0 || c.kv_heads > c.heads || (c.kv_heads > 0 && c.heads % c.kv_heads != 0))
+        throw usage_error("--kv-heads " + std::to_string(c.kv_heads) + " must divide --heads " +
+                          std::to_string(c.heads) + " (1 <= G <= H: each kv head serves H/G query heads)");
+    if (c.past == 0) return;
+    const std::string past = "--past " + std::to_string(c.past);
+    if (c.from_projections)
+        throw usage_error(past + " computes the cache from x, but --q/--k/--v start the run after the inputs");
+    if (c.separate_kv)
+        throw usage_error(past + " is a decoding step of self-attention: keys and values come from the same "
+                                 "tokens as the queries, so it takes no --cross or --kv-input");
+    if (c.d_kv_in != c.d_in)
+        throw usage_error(past + " is a decoding step of self-attention: --d-kv-in " + std::to_string(c.d_kv_in) +
+                          " must equal --d-in " + std::to_string(c.d_in) + " (or be left out)");
+    if (c.kv_seq != c.past + c.seq)
+        throw usage_error("--kv-seq " + std::to_string(c.kv_seq) + " must equal --past " + std::to_string(c.past) +
+                          " + --seq " + std::to_string(c.seq) + " = " + std::to_string(c.past + c.seq) +
+                          " (the keys are the cached tokens and the new ones; or leave --kv-seq out)");
+}
+
 /// "[B,H,Sq,Sk] = [6148914691236517206,2,3,3]".
 std::string sizes_text(const char* letters, std::initializer_list<std::int64_t> sizes) {
     std::string values;
@@ -89,6 +111,7 @@ void validate(const config& c) {
     if (c.d_model % c.heads != 0)
         throw usage_error("--d-model " + std::to_string(c.d_model) + " is not divisible by --heads " +
                           std::to_string(c.heads));
+    validate_cache(c);
     if (std::isnan(c.fill) || c.fill == std::numeric_limits<float>::infinity())
         throw usage_error("--fill " + fill_to_string(c.fill) + " must be -inf or a finite number");
     if (c.safe_softmax && !std::isinf(c.fill))

@@ -33,18 +33,25 @@ std::uint64_t floats(std::uint64_t count) { return count > saturated / 4 ? satur
 }  // namespace
 
 std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
-    const std::int64_t B = c.batch, Sq = c.seq, Sk = c.kv_seq, D = c.d_model, H = c.heads;
-    const std::uint64_t qkv = floats(sum({product({B, Sq, D}), product({2, B, Sk, D})}));  // q [B,Sq,D], k v [B,Sk,D]
+    const std::int64_t B = c.batch, Sq = c.seq, Sk = c.kv_seq, D = c.d_model, H = c.heads, N = c.past;
+    const std::int64_t Dg = c.kv_width(), S_kv = N > 0 ? Sq : Sk;  // k v's width G·dk, and tokens (the new ones in a step)
+    const std::uint64_t qkv = floats(sum({product({B, Sq, D}), product({2, B, S_kv, Dg})}));  // q [B,Sq,D], k v [B,Sk,G·dk]
     const std::uint64_t plane = floats(product({B, H, Sq, Sk}));                           // [B,H,Sq,Sk]
     const std::uint64_t per_query = floats(product({B, Sq, D}));                           // [B,Sq,D]
-    const std::uint64_t bias = c.qkv_bias ? product({3, D}) : 0;
+    const std::uint64_t bias = c.qkv_bias ? sum({product({D}), product({2, c.kv_width()})}) : 0;
 
     const auto bytes_of = [&](stage_id id) -> std::uint64_t {
-        if (id == stage_id::input) return floats(sum({product({B, Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
+        if (id == stage_id::input)  // x [B,Sq,Din] ([B,N+Sq,Din] in a step), x_kv [B,Sk,Dkv]
+            return floats(sum({product({B, N > 0 ? Sk : Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
         if (id == stage_id::params)
-            return floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
+            return floats(sum({product({D, c.d_in}), product({2, Dg, c.d_kv_in}), bias,
                                c.out_proj ? sum({product({D, D}), product({D})}) : 0}));
         if (id == stage_id::projections) return qkv;
+        // cache: k v [B,G,N,dk], views of their own projections [B,N,G·dk]; append: torch.cat's
+        // copies [B,G,N+Sq,dk]; repeat_kv: repeat_interleave's copies [B,H,Sk,dk]
+        if (id == stage_id::cache) return floats(product({2, B, N, Dg}));
+        if (id == stage_id::append) return floats(product({2, B, Sk, Dg}));
+        if (id == stage_id::repeat_kv) return floats(product({2, B, H, Sk, c.head_dim()}));
         // views of the storage before them (PyTorch's view and transpose): nothing of their own
         if (id == stage_id::view || id == stage_id::transpose || id == stage_id::merge) return 0;
         // the float copy in the trace plus the boolean mask it was built from

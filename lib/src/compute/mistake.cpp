@@ -18,7 +18,7 @@ struct mistake_entry {
     std::string_view stage;  // where it is made (way 2 of the projections' mistakes: output)
 };
 
-constexpr std::array<mistake_entry, 28> mistake_table{{
+constexpr std::array<mistake_entry, 29> mistake_table{{
     {mistake::none, "none", 1, ""},
     {mistake::softmax_axis, "softmax_axis", 2, "softmax"},
     {mistake::missing_scale, "missing_scale", 1, "scaled"},
@@ -47,6 +47,7 @@ constexpr std::array<mistake_entry, 28> mistake_table{{
     {mistake::scale_multiplied, "scale_multiplied", 1, "scaled"},
     {mistake::heads_interleaved, "heads_interleaved", 1, "transpose"},
     {mistake::causal_misaligned, "causal_misaligned", 1, "mask"},
+    {mistake::kv_heads_tiled, "kv_heads_tiled", 1, "repeat_kv"},
 }};
 
 const mistake_entry& entry_of(mistake m) {
@@ -191,11 +192,18 @@ std::string mistake_problem(const config& c) {
             return mask_rule_problem(m, c.mask);
         case mistake::causal_misaligned:
             if (!c.mask.causal || c.seq != c.kv_seq) return mask_rule_problem(m, c.mask);
-            return "with Sq == Sk both alignments are the same mask; give --kv-seq (a KV-cache step: Sq = 1, Sk = "
-                   "the cache and the new token) to see this mistake";
+            return "with Sq == Sk both alignments are the same mask; give --past N (a KV-cache step: Sq new tokens "
+                   "after N cached ones) or --kv-seq to see this mistake";
+        case mistake::kv_heads_tiled:
+            if (c.kv_head_count() > 1 && c.grouped()) return {};
+            return "it needs --kv-heads G with 1 < G < --heads " + n(c.heads) +
+                   ": with one kv head, or one per query head, tiling and repeat_interleave give the same heads";
         case mistake::weight_not_transposed:
             if (way == 2) return c.out_proj ? std::string() : no_out_proj;
             if (way == 1 && !c.out_proj) return no_out_proj;
+            if (c.grouped())
+                return "x·W_k multiplies x [B,S,Dkv] by W_k [G·dk,Dkv], which needs Dkv == G·dk; with --kv-heads "
+                       "G < --heads it does not (G·dk < D = Dkv)";
             return untransposed_projection_problem(c);
         case mistake::missing_bias:
             if (way >= 1 && !c.out_proj) return no_out_proj;

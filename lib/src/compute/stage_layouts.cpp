@@ -31,16 +31,22 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
         if (stage_in_run(c, id)) run.push_back({id, std::move(tensors)});
     };
 
-    // 1-2. input x [B,Sq,Din] (x_kv [B,Sk,Dkv]); params in nn.Linear's layout [out, in]
-    std::vector<planned_tensor> input{fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din})};
+    // 1-2. input x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step; x_kv [B,Sk,Dkv]); params in
+    // nn.Linear's layout [out, in], w_k w_v [G·dk,Dkv] with G kv heads
+    const std::size_t N = static_cast<std::size_t>(c.past), G = static_cast<std::size_t>(c.kv_head_count()),
+                      Dg = G * dk;
+    const bool step = N > 0;
+    std::vector<planned_tensor> input{step ? fresh_tensor("x", {"batch", "kv_seq", "d_in"}, {B, Sk, Din})
+                                           : fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din})};
     if (c.cross()) input.push_back(fresh_tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, {B, Sk, Dkv}));
     add(stage_id::input, std::move(input));
+    const std::string kv_out = c.grouped() ? "kv_width" : "d_model";
     std::vector<planned_tensor> params{fresh_tensor("w_q", {"d_model", "d_in"}, {D, Din})};
     if (c.qkv_bias) params.push_back(fresh_tensor("b_q", {"d_model"}, {D}));
-    params.push_back(fresh_tensor("w_k", {"d_model", "d_kv_in"}, {D, Dkv}));
-    if (c.qkv_bias) params.push_back(fresh_tensor("b_k", {"d_model"}, {D}));
-    params.push_back(fresh_tensor("w_v", {"d_model", "d_kv_in"}, {D, Dkv}));
-    if (c.qkv_bias) params.push_back(fresh_tensor("b_v", {"d_model"}, {D}));
+    params.push_back(fresh_tensor("w_k", {kv_out, "d_kv_in"}, {Dg, Dkv}));
+    if (c.qkv_bias) params.push_back(fresh_tensor("b_k", {kv_out}, {Dg}));
+    params.push_back(fresh_tensor("w_v", {kv_out, "d_kv_in"}, {Dg, Dkv}));
+    if (c.qkv_bias) params.push_back(fresh_tensor("b_v", {kv_out}, {Dg}));
     if (c.out_proj) {
         params.push_back(fresh_tensor("w_o", {"d_model", "d_model"}, {D, D}));
         params.push_back(fresh_tensor("b_o", {"d_model"}, {D}));
@@ -48,20 +54,42 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     add(stage_id::params, std::move(params));
 
     // 3-5. q [B,Sq,D] -> view [B,Sq,H,dk] -> transpose(1, 2) [B,H,Sq,dk]; k and v with Sk
+    // (the Sq new tokens in a decoding step) and G heads
+    const std::string kv_tokens = step ? "seq" : "kv_seq", kv_head = c.grouped() ? "kv_head" : "head";
+    const std::size_t S_kv = step ? Sq : Sk;
     const std::vector<planned_tensor> proj{fresh_tensor("q", {"batch", "seq", "d_model"}, {B, Sq, D}),
-                                           fresh_tensor("k", {"batch", "kv_seq", "d_model"}, {B, Sk, D}),
-                                           fresh_tensor("v", {"batch", "kv_seq", "d_model"}, {B, Sk, D})};
+                                           fresh_tensor("k", {"batch", kv_tokens, kv_out}, {B, S_kv, Dg}),
+                                           fresh_tensor("v", {"batch", kv_tokens, kv_out}, {B, S_kv, Dg})};
     add(stage_id::projections, proj);
     std::vector<planned_tensor> split, heads;
     for (const planned_tensor& t : proj) {
-        const std::string seq = t.dims[1];
-        split.push_back(view_tensor(t, "projections." + t.name, {"batch", seq, "head", "head_dim"},
-                                    *viewed(t.layout, {t.layout.shape[0], t.layout.shape[1], H, dk})));
-        heads.push_back(view_tensor(split.back(), "", {"batch", "head", seq, "head_dim"},
+        const std::string seq = t.dims[1], head = t.name == "q" ? "head" : kv_head;
+        const std::size_t count = t.name == "q" ? H : G;
+        split.push_back(view_tensor(t, "projections." + t.name, {"batch", seq, head, "head_dim"},
+                                    *viewed(t.layout, {t.layout.shape[0], t.layout.shape[1], count, dk})));
+        heads.push_back(view_tensor(split.back(), "", {"batch", head, seq, "head_dim"},
                                     transposed(split.back().layout, 1, 2)));
     }
     add(stage_id::view, split);
     add(stage_id::transpose, heads);
+
+    // 18-20. cache: (x[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2), views of their own
+    // projection [B,N,G·dk]; append: torch.cat(..., dim=2) [B,G,N+Sq,dk], fresh;
+    // repeat_kv: repeat_interleave(H/G, dim=1) [B,H,Sk,dk], fresh
+    std::vector<planned_tensor> cached, appended, repeated;
+    for (const char* name : {"k", "v"}) {
+        const tensor_layout past = transposed(*viewed(contiguous_layout({B, N, Dg}), {B, N, G, dk}), 1, 2);
+        cached.push_back({name, {"batch", kv_head, "past", "head_dim"}, past, element_type::float32, "", ""});
+        appended.push_back(fresh_tensor(name, {"batch", kv_head, "kv_seq", "head_dim"}, {B, G, Sk, dk}));
+        appended.back().copy_of = std::string("cache.") + name;  // and transpose's
+        appended.back().copy_by = "torch.cat with transpose";
+        repeated.push_back(fresh_tensor(name, {"batch", "head", "kv_seq", "head_dim"}, {B, H, Sk, dk}));
+        repeated.back().copy_of = std::string(step ? "append." : "transpose.") + name;
+        repeated.back().copy_by = "repeat_interleave";
+    }
+    add(stage_id::cache, cached);
+    add(stage_id::append, appended);
+    add(stage_id::repeat_kv, repeated);
 
     // 6-11. the planes [B,H,Sq,Sk], fresh; the mask [B,1,Sq,Sk], broadcast over the heads
     const planned_dims plane_dims{"batch", "head", "query", "key"};
@@ -97,6 +125,9 @@ std::string dim_letter(const std::string& dim) {
     if (dim == "head_dim") return "dk";
     if (dim == "d_in") return "Din";
     if (dim == "d_kv_in") return "Dkv";
+    if (dim == "past") return "N";
+    if (dim == "kv_head") return "G";
+    if (dim == "kv_width") return "G·dk";
     return dim;
 }
 

@@ -37,9 +37,18 @@ std::string stage_names_list() {
 }
 
 std::string stage_numbers_list() {
-    int largest = 0;
-    for (const auto& info : stage_table) largest = std::max(largest, info.step);
-    return "1 to " + std::to_string(largest);
+    std::vector<int> steps;
+    for (const auto& info : stage_table) steps.push_back(info.step);
+    std::sort(steps.begin(), steps.end());
+    std::string list;  // runs of numbers one after another: "1 to 15, 18 to 20"
+    for (std::size_t i = 0; i < steps.size();) {
+        std::size_t end = i;
+        while (end + 1 < steps.size() && steps[end + 1] == steps[end] + 1) ++end;
+        list += (list.empty() ? "" : ", ") + std::to_string(steps[i]) +
+                (end > i ? " to " + std::to_string(steps[end]) : std::string());
+        i = end + 1;
+    }
+    return list;
 }
 
 bool stage_in_run(const config& c, stage_id id) {
@@ -48,6 +57,8 @@ bool stage_in_run(const config& c, stage_id id) {
         case absent_unless::masked: return c.mask.any();
         case absent_unless::training: return c.dropout.applied();
         case absent_unless::out_proj: return c.out_proj;
+        case absent_unless::cached: return c.past > 0;
+        case absent_unless::grouped: return c.grouped();
         case absent_unless::always_there: break;
     }
     return true;
@@ -64,6 +75,8 @@ std::string_view absent_because(stage_id id) {
         case absent_unless::masked: return "it needs --mask, --mask-file or --key-padding-mask";
         case absent_unless::training: return "it needs --dropout P with P > 0 and --train";
         case absent_unless::out_proj: return "it is off with --no-out-proj";
+        case absent_unless::cached: return "it needs --past N with N > 0 (a decoding step with a KV cache)";
+        case absent_unless::grouped: return "it needs --kv-heads G with G < --heads (grouped-query attention)";
         case absent_unless::always_there: break;
     }
     return "every run has it";

@@ -21,7 +21,8 @@ std::vector<stage_work> estimate_work(const config& c, const stage_plan& plan) {
     const double B = static_cast<double>(c.batch), Sq = static_cast<double>(c.seq),
                  Sk = static_cast<double>(c.kv_seq), D = static_cast<double>(c.d_model),
                  H = static_cast<double>(c.heads), dk = D / H, Din = static_cast<double>(c.d_in),
-                 Dkv = static_cast<double>(c.d_kv_in);
+                 Dkv = static_cast<double>(c.d_kv_in), N = static_cast<double>(c.past),
+                 Dg = static_cast<double>(c.kv_width()), S_kv = c.past > 0 ? Sq : Sk;  // k v: G·dk wide, new tokens
     const stage_set needed = stages_needed(c, plan.shown);
     const auto needs = [&](stage_id id) { return (needed & stage_bit(id)) != 0; };
     const bool whole = plan.layout == plane_layout::whole_tensor;
@@ -41,12 +42,19 @@ std::vector<stage_work> estimate_work(const config& c, const stage_plan& plan) {
         work w;
         switch (info.id) {
             case stage_id::input:  // drawn before the run: the weights, then x (and x_kv)
-                if (!c.params_from_file) w.draws += D * Din + 2 * D * Dkv + (c.out_proj ? D * D : 0);
-                if (!c.x_from_file) w.draws += B * Sq * Din;
+                if (!c.params_from_file) w.draws += D * Din + 2 * Dg * Dkv + (c.out_proj ? D * D : 0);
+                if (!c.x_from_file) w.draws += B * (c.past > 0 ? Sk : Sq) * Din;
                 if (c.cross() && !c.x_kv_from_file) w.draws += B * Sk * Dkv;
                 break;
             case stage_id::projections:
-                if (!c.from_projections) w.flops = 2 * B * Sq * Din * D + 2 * 2 * B * Sk * Dkv * D;
+                if (!c.from_projections) w.flops = 2 * B * Sq * Din * D + 2 * 2 * B * S_kv * Dkv * Dg;
+                break;
+            case stage_id::cache:  // the N earlier tokens' k and v, projected again (a real cache keeps them)
+                w.flops = 2 * 2 * B * N * Dkv * Dg;
+                break;
+            case stage_id::append:  // torch.cat: copies
+            case stage_id::repeat_kv:
+                w.elements = 2 * B * Sk * (info.id == stage_id::append ? Dg : D);
                 break;
             case stage_id::mask:
                 w.elements = B * Sq * Sk;

@@ -147,14 +147,54 @@ parameters take_parameters(std::map<std::string, loaded_tensor> file, const conf
         if (t.non_finite > 0) warnings.push_back({"params", what + ": " + name + " holds NaN or infinite values"});
         return std::move(t.values);
     };
+    // w_k, w_v [G·dk,Dkv] and b_k, b_v [G·dk] with --kv-heads G: G·dk follows from D (w_q's rows)
+    const auto kv_rows_match = [&](const std::string& name, const layout& l) {
+        const auto it = file.find(name);
+        if (it == file.end() || it->second.shape.size() != l.size() || !sizes.known(D)) return;
+        const std::int64_t d = sizes.get(D), rows = static_cast<std::int64_t>(it->second.shape[0]);
+        const std::int64_t G = c.kv_head_count(), H = c.heads;
+        if (H <= 0 || d % H != 0) return;  // validate() names --d-model and --heads
+        const std::int64_t want = G * (d / H);
+        std::vector<std::size_t> expected = it->second.shape;
+        expected[0] = static_cast<std::size_t>(want);
+        const std::string want_text = std::string(l.size() == 2 ? "[G·dk,Dkv] = " : "[G·dk] = ") + tensor_index_text(expected);
+        if (rows != want)
+            throw usage_error(what + " " + name + " has shape " + tensor_index_text(it->second.shape) + ", but " +
+                              (c.grouped() ? "--kv-heads " + std::to_string(G) + " with --heads " + std::to_string(H)
+                                           : "--heads " + std::to_string(H) + " (no --kv-heads)") +
+                              " and D = " + std::to_string(d) + " need " + want_text +
+                              (c.grouped() || rows >= d || rows <= 0 || d % rows != 0 || (rows % (d / H)) != 0
+                                   ? std::string()
+                                   : "; a w_k of " + std::to_string(rows) + " rows is grouped-query: give --kv-heads " +
+                                         std::to_string(rows / (d / H))));
+    };
+    const auto take_kv = [&](const std::string& name, bool needed, const char* why_absent, const layout& l) {
+        kv_rows_match(name, l);
+        if (!c.grouped()) return take(name, needed, why_absent, l);
+        // grouped: the rows were checked above; only Dkv is a size of the run
+        const layout rest(l.begin() + 1, l.end());
+        const auto it = file.find(name);
+        if (it != file.end() && it->second.shape.size() == l.size()) {
+            loaded_tensor& t = it->second;
+            std::vector<std::size_t> tail(t.shape.begin() + 1, t.shape.end());
+            if (!rest.empty()) sizes.from_file(what + " " + name, tail, rest);
+            if (!needed) throw usage_error(what + " holds " + name + ", but " + why_absent + " says there is none");
+            if (t.non_finite > 0) warnings.push_back({"params", what + ": " + name + " holds NaN or infinite values"});
+            return optional_tensor(std::move(t.values));
+        }
+        if (it != file.end())
+            throw error(what + " " + name + ": shape " + tensor_index_text(it->second.shape) + " has " +
+                        std::to_string(it->second.shape.size()) + " axes; expected " + std::to_string(l.size()));
+        return take(name, needed, why_absent, l);  // absent: take says why
+    };
     parameters p;
     if (!c.from_projections) {
         p.w_q = *take("w_q", true, "", {D, Din});
         p.b_q = take("b_q", c.qkv_bias, "--no-qkv-bias", {D});
-        p.w_k = *take("w_k", true, "", {D, Dkv});
-        p.b_k = take("b_k", c.qkv_bias, "--no-qkv-bias", {D});
-        p.w_v = *take("w_v", true, "", {D, Dkv});
-        p.b_v = take("b_v", c.qkv_bias, "--no-qkv-bias", {D});
+        p.w_k = *take_kv("w_k", true, "", {D, Dkv});
+        p.b_k = take_kv("b_k", c.qkv_bias, "--no-qkv-bias", {D});
+        p.w_v = *take_kv("w_v", true, "", {D, Dkv});
+        p.b_v = take_kv("b_v", c.qkv_bias, "--no-qkv-bias", {D});
     }
     p.w_o = take("w_o", c.out_proj, "--no-out-proj", {D, D});
     p.b_o = take("b_o", c.out_proj, "--no-out-proj", {D});
@@ -214,11 +254,18 @@ void take_mask_sizes(const loaded_tensor& t, const std::string& what, size_table
 /// width a file shows: a [B,S,512] input means D = 512; a key-padding mask alone
 /// means self-attention over its keys).
 void resolve_sizes(config& c, const size_table& sizes, const config* r, bool key_padding_given) {
+    if (c.past > 0) {  // a decoding step: Sk = N + Sq, x [B,N+Sq,Din]
+        if (!sizes.known(Sq) && sizes.known(Sk) && sizes.get(Sk) <= c.past)
+            throw usage_error(sizes.source(Sk) + ", which leaves no new token after --past " + std::to_string(c.past) +
+                              " (Sk = N + Sq, Sq >= 1)");
+        c.seq = sizes.get_or(Sq, sizes.known(Sk) ? sizes.get(Sk) - c.past : (r ? r->seq : 4));
+        c.kv_seq = sizes.get_or(Sk, c.seq + c.past);
+    }
     c.batch = sizes.get_or(B, r ? r->batch : 1);
-    c.seq = sizes.get_or(Sq, r ? r->seq : (key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4));
+    if (c.past == 0) c.seq = sizes.get_or(Sq, r ? r->seq : (key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4));
     c.d_model = sizes.get_or(D, r ? r->d_model : (sizes.known_from_file(Din) ? sizes.get(Din) : 8));
     c.d_in = sizes.get_or(Din, !r || r->d_in == r->d_model ? c.d_model : r->d_in);
-    c.kv_seq = sizes.get_or(Sk, !r || r->kv_seq == r->seq ? c.seq : r->kv_seq);
+    if (c.past == 0) c.kv_seq = sizes.get_or(Sk, !r || r->kv_seq == r->seq ? c.seq : r->kv_seq);
     c.d_kv_in = sizes.get_or(Dkv, !r || r->d_kv_in == r->d_in ? c.d_in : r->d_kv_in);
 }
 
@@ -292,7 +339,7 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
         sizes.from_file(t->what, t->tensor.shape, l);
         return std::move(t->tensor.values);
     };
-    g.x = take(given.x, "input", {B, Sq, Din});
+    g.x = take(given.x, "input", c.past > 0 ? layout{B, Sk, Din} : layout{B, Sq, Din});  // [B,N+Sq,Din] in a decoding step
     g.x_kv = take(given.x_kv, "input", {B, Sk, Dkv});
     if (c.from_projections) {
         if (!given.q || !given.k || !given.v) throw error("the run starts at the projections, but Q, K and V are not all given");

@@ -174,7 +174,7 @@ void read_mistake_key(config_keys& k, config& c) {
 /// with Sk = Sq and Dkv = Din, is --cross or --kv-input: keys and values from x_kv).
 void check_derived(config_keys& k, config& c, const std::string& what) {
     const bool cross = k.flag("cross");
-    const bool by_sizes = c.kv_seq != c.seq || c.d_kv_in != c.d_in;
+    const bool by_sizes = (c.past == 0 && c.kv_seq != c.seq) || c.d_kv_in != c.d_in;  // a decoding step: Sk = N + Sq
     if (!cross && by_sizes)
         throw error(what + ": config \"cross\" is false, but kv_seq " + std::to_string(c.kv_seq) + " and d_kv_in " +
                     std::to_string(c.d_kv_in) + " differ from seq " + std::to_string(c.seq) + " and d_in " +
@@ -643,6 +643,8 @@ config config_from_json(const json& j, const std::string& what) {
     if (k.has("dropout")) c.dropout.p = k.number_from("dropout", 0.0, 1.0);
     c.dropout.train = k.has("train") && k.flag("train");
     if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
+    if (k.has("past")) c.past = k.whole("past");  // --past N, a decoding step (absent in older dumps: 0)
+    if (k.has("kv_heads")) c.kv_heads = k.whole("kv_heads") == c.heads ? 0 : k.whole("kv_heads");  // --kv-heads G
     check_derived(k, c, what);
     k.no_others();
     try {

@@ -113,6 +113,8 @@ nlohmann::ordered_json config_to_json(const config& c) {
         j["train"] = c.dropout.train;
         if (c.dropout.applied()) j["dropout_seed"] = c.dropout.seed;
     }
+    j["past"] = c.past;                 // --past N: N cached tokens (0: no cache)
+    j["kv_heads"] = c.kv_head_count();  // --kv-heads G (= heads without it)
     return j;
 }
 

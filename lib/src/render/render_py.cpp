@@ -28,7 +28,10 @@ double py_numbers_of(const config& c, std::string_view name) {
     if (name == "input") return B * Sq * Din + (c.cross() ? B * Sk * Dkv : 0);
     if (name == "params")
         return D * Din + 2 * D * Dkv + (c.qkv_bias ? 3 * D : 0) + (c.out_proj ? D * D + D : 0);
-    if (name == "projections") return B * Sq * D + 2 * B * Sk * D;
+    if (name == "projections") return B * Sq * D + 2 * B * (c.past > 0 ? Sq : Sk) * c.kv_width();
+    if (name == "cache") return 2 * B * c.past * c.kv_width();
+    if (name == "append") return 2 * B * Sk * c.kv_width();
+    if (name == "repeat_kv") return 2 * B * Sk * D;
     if (name == "view" || name == "transpose" || name == "merge") return 0;
     if (name == "mask") return B * Sq * Sk;
     if (name == "dropout") return 2 * B * H * Sq * Sk;
@@ -172,6 +175,10 @@ std::vector<std::string> py_with_mistake(const config& c, std::string_view name,
                 break;
             case mistake::dropout_keep_inverted: s = py_replaced(s, "(keep / ", "(~keep / "); break;
             case mistake::weights_transposed: s = py_replaced(s, "weights @ v", "weights.transpose(-2, -1) @ v"); break;
+            case mistake::kv_heads_tiled:  // tiling: k.repeat(1, H // G, 1, 1)
+                s = py_replaced(py_replaced(s, "k.repeat_interleave(H // G, dim=1)", "k.repeat(1, H // G, 1, 1)"),
+                                "v.repeat_interleave(H // G, dim=1)", "v.repeat(1, H // G, 1, 1)");
+                break;
             default: break;
         }
     }
@@ -183,6 +190,7 @@ std::string py_variable(const config& c, std::string_view stage, const std::stri
     if (stage == "params") return name.substr(0, 1) == "w" ? name + ".weight" : "w_" + name.substr(2) + ".bias";
     if (stage == "merge") return "merged";
     if (stage == "mask") return "mask.expand(" + std::to_string(c.batch) + ", 1, Sq, Sk)";  // [Sq,Sk] broadcasts
+    if (stage == "cache") return "past_" + name;  // the cached k and v, before torch.cat
     return name;
 }
 

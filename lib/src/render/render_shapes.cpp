@@ -8,6 +8,7 @@
 
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/render_json.hpp"
+#include "attn/render/table_parts.hpp"
 #include "attn/render/text_headings.hpp"
 
 namespace attn {
@@ -41,7 +42,7 @@ std::string stage_of(const std::string& path) { return path.substr(0, path.find(
 /// "view of projections, not contiguous", "copy of merge (.contiguous())", "own", "own, bool".
 std::string memory_text(const planned_tensor& t) {
     std::string text = !t.view_of.empty()   ? "view of " + stage_of(t.view_of)
-                       : !t.copy_of.empty() ? "copy of " + stage_of(t.copy_of) + " (.contiguous())"
+                       : !t.copy_of.empty() ? "copy of " + stage_of(t.copy_of) + " (" + t.copy_by + ")"
                                             : "own";
     if (!is_contiguous(t.layout)) text += ", not contiguous";
     if (t.type == element_type::boolean) text += ", bool";
@@ -89,12 +90,12 @@ void render_shapes_table(const config& c, const std::vector<planned_stage>& stag
     std::vector<std::size_t> w(6, 0);
     const auto measure = [&w](const shapes_line& l) {
         const std::string cells[] = {l.step, l.stage, l.names, l.letters, l.sizes, l.strides};
-        for (std::size_t i = 0; i < 6; ++i) w[i] = std::max(w[i], cells[i].size());
+        for (std::size_t i = 0; i < 6; ++i) w[i] = std::max(w[i], table::text_width(cells[i]));  // "G·dk": 4 columns
     };
     measure(widths_of);
     for (const shapes_line& l : lines) measure(l);
     const auto pad = [&out](const std::string& text, std::size_t width, bool right) {
-        const std::string spaces(width - std::min(width, text.size()), ' ');
+        const std::string spaces(width - std::min(width, table::text_width(text)), ' ');
         out << (right ? spaces + text : text + spaces);
     };
     out << '\n' << style.dim;

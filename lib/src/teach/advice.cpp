@@ -43,7 +43,9 @@ warning_list settings_advice(const config& c) {
         out.push_back({"softmax", prose("advice.dropout_without_train", {{"p", p}})});
     }
     if (c.dropout.train && c.dropout.p == 0.0) out.push_back({"softmax", prose("advice.train_without_dropout")});
-    if (c.mask.causal && c.seq != c.kv_seq) out.push_back({"mask", causal_alignment_advice(c)});
+    // a decoding step (--past N) aligns lower-right by itself, rightly: only upper-left is worth a word
+    const bool step_aligned = c.past > 0 && c.mask.causal_align == causal_alignment::lower_right;
+    if (c.mask.causal && c.seq != c.kv_seq && !step_aligned) out.push_back({"mask", causal_alignment_advice(c)});
     return out;
 }
 

@@ -84,6 +84,10 @@ config exercise_config(json j, const std::string& path) {
     };
     fill_in("batch", 1);
     fill_in("seq", 4);
+    fill_in("past", 0);  // a decoding step (--past N): Sk = N + Sq, causal aligned lower-right
+    const bool step = j["past"].is_number_integer() && j["past"].get<std::int64_t>() > 0;
+    if (step && j["seq"].is_number_integer()) fill_in("kv_seq", j["seq"].get<std::int64_t>() + j["past"].get<std::int64_t>());
+    if (step) fill_in("causal_align", "lower-right");
     fill_in("kv_seq", j["seq"]);
     fill_in("d_model", 8);
     fill_in("heads", 2);
@@ -105,7 +109,7 @@ config exercise_config(json j, const std::string& path) {
     }
     if (j["d_model"].is_number_integer() && j["heads"].is_number_integer() && j["heads"].get<std::int64_t>() > 0)
         fill_in("head_dim", j["d_model"].get<std::int64_t>() / j["heads"].get<std::int64_t>());
-    fill_in("cross", j["kv_seq"] != j["seq"] || j["d_kv_in"] != j["d_in"]);
+    fill_in("cross", (!step && j["kv_seq"] != j["seq"]) || j["d_kv_in"] != j["d_in"]);
     config c = config_from_json(j, path);  // validated as the flags are
     try {
         check_addressable(c);  // sizes whose tensors would wrap size_t

@@ -43,6 +43,7 @@ std::string stride_text(const layout& t) {
 struct run_shapes {
     std::size_t B, Sq, Sk, D, H, dk, Din, Dkv;
     bool cross;
+    std::size_t N, G, Dg, Sn;  // cached tokens, kv heads, k v's width G·dk, and the tokens k v are projected from
 
     explicit run_shapes(const config& c)
         : B(c.batch),
@@ -53,19 +54,25 @@ struct run_shapes {
           dk(c.head_dim()),
           Din(c.d_in),
           Dkv(c.d_kv_in),
-          cross(c.cross()) {}
+          cross(c.cross()),
+          N(c.past),
+          G(c.kv_head_count()),
+          Dg(c.kv_width()),
+          Sn(c.past > 0 ? c.seq : c.kv_seq) {}
 
     // stage 3: fresh tensors from nn.Linear (or read whole from files)
     layout q_projected() const { return contiguous_layout({B, Sq, D}); }
-    layout k_projected() const { return contiguous_layout({B, Sk, D}); }
+    layout k_projected() const { return contiguous_layout({B, Sn, Dg}); }
     // stage 4: q.view(B, Sq, H, dk), a view since q is contiguous
     layout q_split() const { return *viewed(q_projected(), {B, Sq, H, dk}); }
-    layout k_split() const { return *viewed(k_projected(), {B, Sk, H, dk}); }
+    layout k_split() const { return *viewed(k_projected(), {B, Sn, G, dk}); }
     // stage 5: q.transpose(1, 2)
     layout q_heads() const { return transposed(q_split(), 1, 2); }
     layout k_heads() const { return transposed(k_split(), 1, 2); }
+    // what scores and context read: k, v after append (torch.cat) and repeat_kv, fresh; else stage 5's
+    layout k_final() const { return N > 0 || G < H ? contiguous_layout({B, H, Sk, dk}) : k_heads(); }
     // stage 6: k.transpose(-2, -1)
-    layout k_turned() const { return transposed(k_heads(), 2, 3); }
+    layout k_turned() const { return transposed(k_final(), 2, 3); }
     // stage 12: weights @ v, a fresh tensor
     layout context() const { return contiguous_layout({B, H, Sq, dk}); }
     // stage 13: context.transpose(1, 2)
@@ -101,7 +108,9 @@ std::string say(const run_shapes& r, const std::string& id, std::vector<prose_ar
                              {"Sk", r.Sk},   {"s_Sk", plural(r.Sk)},   {"D", r.D},     {"s_D", plural(r.D)},
                              {"H", r.H},     {"s_H", plural(r.H)},     {"dk", r.dk},   {"s_dk", plural(r.dk)},
                              {"Din", r.Din}, {"s_Din", plural(r.Din)}, {"Dkv", r.Dkv}, {"s_Dkv", plural(r.Dkv)},
-                             {"BH", bh},     {"s_BH", plural(bh)},     {"plane", r.plane()}});
+                             {"BH", bh},     {"s_BH", plural(bh)},     {"plane", r.plane()},
+                             {"N", r.N},     {"s_N", plural(r.N)},     {"G", r.G},     {"s_G", plural(r.G)},
+                             {"per", r.H / r.G}, {"s_per", plural(r.H / r.G)}, {"Dg", r.Dg}});
     return prose("explain." + id, more);
 }
 
@@ -122,13 +131,15 @@ std::string strides_explained(const run_shapes& r, const std::string& name, cons
 std::string setup_line(const config& c, const run_shapes& r) {
     std::string line = "import math, torch; from torch import nn; B, Sq, Sk, D, H, dk = " + str(r.B) + ", " +
                        str(r.Sq) + ", " + str(r.Sk) + ", " + str(r.D) + ", " + str(r.H) + ", " + str(r.dk) + "; ";
+    if (r.N > 0) line += "N = " + str(r.N) + "; ";  // a decoding step: N cached tokens
+    if (r.G < r.H) line += "G = " + str(r.G) + "; ";  // grouped-query: G kv heads
     const std::string seed = "torch.manual_seed(" + str(c.seed) + "); ";
     const std::string qkv_bias = c.qkv_bias ? "" : ", bias=False";
     const auto linear = [](const std::string& name, std::int64_t in, std::int64_t out, const std::string& extra) {
         return name + " = nn.Linear(" + str(in) + ", " + str(out) + extra + "); ";
     };
     if (!c.params_from_file) line += seed;
-    line += linear("w_q", r.Din, r.D, qkv_bias) + linear("w_k", r.Dkv, r.D, qkv_bias) + linear("w_v", r.Dkv, r.D, qkv_bias);
+    line += linear("w_q", r.Din, r.D, qkv_bias) + linear("w_k", r.Dkv, r.Dg, qkv_bias) + linear("w_v", r.Dkv, r.Dg, qkv_bias);
     if (c.out_proj) line += linear("w_o", r.D, r.D, "");
     const auto randn = [](std::int64_t a, std::int64_t b, std::int64_t d) {
         return "torch.randn(" + str(a) + ", " + str(b) + ", " + str(d) + ")";
@@ -140,7 +151,7 @@ std::string setup_line(const config& c, const run_shapes& r) {
         line += "x = torch.tensor(data)";
         comments.push_back("data read from --input");
     } else {
-        line += (c.params_from_file ? seed : std::string()) + "x = " + randn(r.B, r.Sq, r.Din);
+        line += (c.params_from_file ? seed : std::string()) + "x = " + randn(r.B, r.N + r.Sq, r.Din);
         if (!c.params_from_file) comments.push_back("x drawn after the weights");
     }
     if (r.cross && c.x_kv_from_file) {
@@ -149,6 +160,7 @@ std::string setup_line(const config& c, const run_shapes& r) {
     } else if (r.cross) {
         line += "; x_kv = " + randn(r.B, r.Sk, r.Dkv);
     }
+    if (r.N > 0) comments.push_back("a decoding step: x holds all N + Sq tokens");
     if (!comments.empty()) line += "  # " + join(comments, "; ");
     return line;
 }
@@ -159,10 +171,11 @@ stage_explanation explain_input(const config& c, const run_shapes& r) {
     stage_explanation e;
     e.words = say(r, c.x_from_file ? "input.words.read" : "input.words.drawn");
     if (r.cross) e.words += " " + say(r, c.x_kv_from_file ? "input.words.x_kv.read" : "input.words.x_kv.drawn");
-    e.shapes = "x [B,Sq,Din] = " + shape_text({r.B, r.Sq, r.Din});
+    e.shapes = r.N > 0 ? "x [B,N+Sq,Din] = " + shape_text({r.B, r.N + r.Sq, r.Din})
+                       : "x [B,Sq,Din] = " + shape_text({r.B, r.Sq, r.Din});
     if (r.cross) e.shapes += "; x_kv [B,Sk,Dkv] = " + shape_text({r.B, r.Sk, r.Dkv});
     e.torch = setup_line(c, r);
-    const layout x = contiguous_layout({r.B, r.Sq, r.Din});
+    const layout x = contiguous_layout({r.B, r.N + r.Sq, r.Din});
     e.memory = say(r, "input.memory", {{"strides_x", strides_explained(r, "x", x, "bsi")}});
     if (r.cross)
         e.memory +=
@@ -205,26 +218,28 @@ stage_explanation explain_params(const config& c, const run_shapes& r) {
 
 stage_explanation explain_projections(const config& c, const run_shapes& r) {
     stage_explanation e;
-    const std::string kv_source = r.cross ? "x_kv" : "x";
+    const std::string kv_source = r.cross ? "x_kv" : r.N > 0 ? "x[:, N:]" : "x";
     e.words = say(r,
                   c.from_projections ? "projections.words.given"
                   : r.cross          ? "projections.words.cross"
                                      : "projections.words.self",
                   {{"roles", say(r, "projections.roles")}});
-    const std::string q_shape = r.bsd(r.Sq), k_shape = r.bsd(r.Sk);
+    const std::string q_shape = r.bsd(r.Sq), k_shape = shape_text({r.B, r.Sn, r.Dg});
     if (c.from_projections) {
         e.shapes = "q [B,Sq,D] = " + q_shape + "; k, v [B,Sk,D] = " + k_shape;
         e.torch = "q, k, v given by --q, --k, --v  # in a model: q = w_q(x); k = w_k(x); v = w_v(x)";
     } else {
         const auto product = [&](const std::string& in, const std::string& in_shape, std::size_t d_in,
-                                 const std::string& letter, const std::string& out_shape) {
-            return in + " " + in_shape + " · w_" + letter + "ᵀ " + shape_text({d_in, r.D}) +
-                   (c.qkv_bias ? " + b_" + letter + " " + shape_text({r.D}) : "") + " -> " + letter + " " + out_shape;
+                                 const std::string& letter, std::size_t d_out, const std::string& out_shape) {
+            return in + " " + in_shape + " · w_" + letter + "ᵀ " + shape_text({d_in, d_out}) +
+                   (c.qkv_bias ? " + b_" + letter + " " + shape_text({d_out}) : "") + " -> " + letter + " " + out_shape;
         };
-        e.shapes = product("x", shape_text({r.B, r.Sq, r.Din}), r.Din, "q", q_shape) + "; " +
-                   product(kv_source, shape_text({r.B, r.Sk, r.Dkv}), r.Dkv, "k", k_shape) + ", v likewise";
+        const std::string q_source = r.N > 0 ? "x[:, N:]" : "x";
+        e.shapes = product(q_source, shape_text({r.B, r.Sq, r.Din}), r.Din, "q", r.D, q_shape) + "; " +
+                   product(kv_source, shape_text({r.B, r.Sn, r.Dkv}), r.Dkv, "k", r.Dg, k_shape) + ", v likewise";
         e.einsum = "q: bqi,oi->bqo; k, v: bki,oi->bko";
-        e.torch = "q = w_q(x); k = w_k(" + kv_source + "); v = w_v(" + kv_source + ")" +
+        e.torch = std::string(r.N > 0 ? "x_new = x[:, N:]; " : "") + "q = w_q(" + (r.N > 0 ? "x_new" : "x") +
+                  "); k = w_k(" + (r.N > 0 ? "x_new" : kv_source) + "); v = w_v(" + (r.N > 0 ? "x_new" : kv_source) + ")" +
                   (c.qkv_bias ? "  # each x @ w.weight.T + w.bias" : "  # each x @ w.weight.T (bias=False)");
     }
     const layout q = r.q_projected();
@@ -232,7 +247,8 @@ stage_explanation explain_projections(const config& c, const run_shapes& r) {
                                       ? strides_explained(r, "q", q, "bsd")
                                       : say(r, "projections.memory.q", {{"strides", stride_text(q)}});
     e.memory = say(r, "projections.memory", {{"strides_q", strides_q}});
-    if (r.Sk != r.Sq) e.memory += " " + say(r, "projections.memory.kv", {{"strides", stride_text(r.k_projected())}});
+    if (r.Sn != r.Sq || r.Dg != r.D)
+        e.memory += " " + say(r, "projections.memory.kv", {{"strides", stride_text(r.k_projected())}});
     e.why = say(r, "projections.why");
     return e;
 }
@@ -247,9 +263,16 @@ stage_explanation explain_view(const config&, const run_shapes& r) {
                   (r.dk == 1 ? "feature " + str(h) : "features " + str(h * r.dk) + "-" + str(h * r.dk + r.dk - 1));
     if (r.H > 2) ranges += ", ...";
     e.words = say(r, "view.words", {{"ranges", ranges}});
-    e.shapes = qkv_shapes(r, r.bsd(r.Sq), r.bshd(r.Sq), r.bsd(r.Sk), r.bshd(r.Sk)) +
-               "   ([B,S,D] -> [B,S,H,dk]: " + str(r.D) + " = " + str(r.H) + " × " + str(r.dk) + ")";
-    e.torch = "q = q.view(B, Sq, H, dk); k = k.view(B, Sk, H, dk); v = v.view(B, Sk, H, dk)";
+    if (r.G == r.H && r.Sn == r.Sk) {
+        e.shapes = qkv_shapes(r, r.bsd(r.Sq), r.bshd(r.Sq), r.bsd(r.Sk), r.bshd(r.Sk)) +
+                   "   ([B,S,D] -> [B,S,H,dk]: " + str(r.D) + " = " + str(r.H) + " × " + str(r.dk) + ")";
+        e.torch = "q = q.view(B, Sq, H, dk); k = k.view(B, Sk, H, dk); v = v.view(B, Sk, H, dk)";
+    } else {  // k and v: the new tokens of a step, G heads
+        e.shapes = "q " + r.bsd(r.Sq) + " -> " + r.bshd(r.Sq) + "; k, v " + shape_text({r.B, r.Sn, r.Dg}) + " -> " +
+                   shape_text({r.B, r.Sn, r.G, r.dk}) + "   ([B,S,D] -> [B,S,H,dk]; k, v [B,S,G·dk] -> [B,S,G,dk])";
+        const std::string S = r.N > 0 ? "Sq" : "Sk", G = r.G == r.H ? "H" : "G";
+        e.torch = "q = q.view(B, Sq, H, dk); k = k.view(B, " + S + ", " + G + ", dk); v = v.view(B, " + S + ", " + G + ", dk)";
+    }
     e.memory =
         say(r, "view.memory", {{"before", stride_text(r.q_projected())}, {"after", stride_text(r.q_split())}});
     e.why = say(r, r.H == 1 ? "view.why.one_head" : "view.why");
@@ -268,7 +291,10 @@ stage_explanation explain_transpose(const config&, const run_shapes& r) {
     stage_explanation e;
     e.words =
         say(r, "transpose.words", {{"q_matrix", shape_text({r.Sq, r.dk})}, {"k_matrix", shape_text({r.Sk, r.dk})}});
-    e.shapes = qkv_shapes(r, r.bshd(r.Sq), r.bhsd(r.Sq), r.bshd(r.Sk), r.bhsd(r.Sk)) + "   ([B,S,H,dk] -> [B,H,S,dk])";
+    e.shapes = r.G == r.H && r.Sn == r.Sk
+                   ? qkv_shapes(r, r.bshd(r.Sq), r.bhsd(r.Sq), r.bshd(r.Sk), r.bhsd(r.Sk)) + "   ([B,S,H,dk] -> [B,H,S,dk])"
+                   : "q " + r.bshd(r.Sq) + " -> " + r.bhsd(r.Sq) + "; k, v " + shape_text({r.B, r.Sn, r.G, r.dk}) +
+                         " -> " + shape_text({r.B, r.G, r.Sn, r.dk}) + "   ([B,S,H,dk] -> [B,H,S,dk])";
     e.einsum = "bshd->bhsd";
     e.torch = "q = q.transpose(1, 2); k = k.transpose(1, 2); v = v.transpose(1, 2)";
     e.memory = say(r, "transpose.memory",
@@ -276,6 +302,61 @@ stage_explanation explain_transpose(const config&, const run_shapes& r) {
                     {"after", stride_text(r.q_heads())},
                     {"contiguity", transposed_contiguity(r)}});
     e.why = say(r, "transpose.why");
+    return e;
+}
+
+// --- 18-20: a decoding step's cache, and grouped-query heads ----------------------------------
+
+stage_explanation explain_cache(const config&, const run_shapes& r) {
+    stage_explanation e;
+    e.words = say(r, "cache.words");
+    e.shapes = "x[:, :N] " + shape_text({r.B, r.N, r.Din}) + " · w_kᵀ " + shape_text({r.Din, r.Dg}) + " -> " +
+               shape_text({r.B, r.N, r.Dg}) + " -> view " + shape_text({r.B, r.N, r.G, r.dk}) + " -> transpose " +
+               shape_text({r.B, r.G, r.N, r.dk}) + ", v likewise";
+    e.einsum = "bni,oi->bno";
+    const std::string G = r.G == r.H ? "H" : "G";
+    e.torch = "past_k = w_k(x[:, :N]).view(B, N, " + G + ", dk).transpose(1, 2); past_v = w_v(x[:, :N]).view(B, N, " +
+              G + ", dk).transpose(1, 2)  # N = " + str(r.N);
+    const layout past = transposed(*viewed(contiguous_layout({r.B, r.N, r.Dg}), {r.B, r.N, r.G, r.dk}), 1, 2);
+    e.memory = say(r, "cache.memory", {{"strides", stride_text(past)}});
+    // multiply-adds of the q, k, v projections: [tokens,Din] · [Din, D + 2·G·dk]
+    const std::int64_t widths = r.D + 2 * r.Dg;
+    const std::int64_t proj_step = r.B * r.Sq * r.Din * widths, proj_full = r.B * r.Sk * r.Din * widths;
+    const std::int64_t cache_floats = 2 * r.B * r.G * r.N * r.dk;
+    e.why = say(r, "cache.why", {{"proj_step", proj_step}, {"proj_full", proj_full},
+                                 {"cache_floats", cache_floats}, {"s_cache_floats", plural(cache_floats)}});
+    return e;
+}
+
+stage_explanation explain_append(const config&, const run_shapes& r) {
+    stage_explanation e;
+    e.words = say(r, "append.words", {{"last", r.Sk - 1}});
+    e.shapes = shape_text({r.B, r.G, r.N, r.dk}) + " + " + shape_text({r.B, r.G, r.Sq, r.dk}) + " -> " +
+               shape_text({r.B, r.G, r.Sk, r.dk}) + "   ([B,G,N,dk] + [B,G,Sq,dk] -> [B,G,N+Sq,dk])";
+    e.torch = "k = torch.cat((past_k, k), dim=2); v = torch.cat((past_v, v), dim=2)";
+    e.memory = say(r, "append.memory", {{"strides", stride_text(contiguous_layout({r.B, r.G, r.Sk, r.dk}))},
+                                        {"floats", 2 * r.B * r.G * r.Sk * r.dk}});
+    const std::int64_t step = r.B * r.H * r.Sq * r.Sk, full = r.B * r.H * r.Sk * r.Sk;
+    e.why = say(r, "append.why", {{"scores_step", step}, {"scores_full", full}});
+    return e;
+}
+
+stage_explanation explain_repeat_kv(const config&, const run_shapes& r) {
+    stage_explanation e;
+    const std::size_t per = r.H / r.G;
+    std::string groups;
+    for (std::size_t g = 0; g < std::min<std::size_t>(r.G, 3); ++g)
+        groups += (g ? "; " : "") + std::string("kv head ") + str(g) + " -> query heads " + str(g * per) +
+                  (per > 1 ? "-" + str(g * per + per - 1) : "");
+    if (r.G > 3) groups += "; ...";
+    e.words = say(r, "repeat_kv.words", {{"groups", groups}});
+    e.shapes = shape_text({r.B, r.G, r.Sk, r.dk}) + " -> " + shape_text({r.B, r.H, r.Sk, r.dk}) +
+               "   ([B,G,Sk,dk] -> [B,H,Sk,dk]: each head " + str(per) + " times, one after another)";
+    e.einsum = "";
+    e.torch = "k = k.repeat_interleave(H // G, dim=1); v = v.repeat_interleave(H // G, dim=1)  # G = " + str(r.G);
+    e.memory = say(r, "repeat_kv.memory", {{"strides", stride_text(contiguous_layout({r.B, r.H, r.Sk, r.dk}))},
+                                           {"floats", 2 * r.B * r.H * r.Sk * r.dk}});
+    e.why = say(r, "repeat_kv.why", {{"cache_floats", 2 * r.G * r.dk}, {"full_floats", 2 * r.H * r.dk}});
     return e;
 }
 
@@ -525,7 +606,8 @@ struct stage_explainer {
 
 constexpr stage_explainer explainers[] = {
     {"input", explain_input},     {"params", explain_params},       {"projections", explain_projections},
-    {"view", explain_view},       {"transpose", explain_transpose}, {"scores", explain_scores},
+    {"view", explain_view},       {"transpose", explain_transpose}, {"cache", explain_cache},
+    {"append", explain_append},   {"repeat_kv", explain_repeat_kv}, {"scores", explain_scores},
     {"scaled", explain_scaled},   {"mask", explain_mask},           {"masked", explain_masked},
     {"softmax", explain_softmax}, {"dropout", explain_dropout},     {"context", explain_context},
     {"merge", explain_merge},     {"concat", explain_concat},       {"output", explain_output},
@@ -566,8 +648,10 @@ std::vector<std::string> explain_intro(const config& c) {
             say(r, c.mask.any() ? "intro.formula.masked" : "intro.formula",
                 {{"out", out}, {"head", head}, {"fill", fill_text(c)}}),
             say(r, c.from_projections ? "intro.letters.given"
+                   : r.N > 0          ? "intro.letters.step"
                    : r.cross          ? "intro.letters.cross"
-                                      : "intro.letters.self"),
+                                      : "intro.letters.self") +
+                (r.G < r.H ? " " + say(r, "intro.letters.grouped") : std::string()),
             say(r, "intro.reading")};
 }
 
@@ -583,7 +667,7 @@ std::vector<explanation_line> explain_summary(const config& c) {
 
     std::string copies;  // "a; b"
     const bool scores_copy = r.matmul_copies(r.q_heads()) || r.matmul_copies(r.k_turned());
-    const bool context_copy = r.matmul_copies(r.k_heads());
+    const bool context_copy = r.matmul_copies(r.k_final());
     if (!is_contiguous(r.merged())) copies = say(r, "summary.copy.contiguous");
     if (scores_copy || context_copy)
         copies += (copies.empty() ? "" : "; ") +

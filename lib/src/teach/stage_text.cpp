@@ -12,6 +12,9 @@ namespace attn {
 namespace {
 
 std::string input_formula(const config& c) {
+    if (c.past > 0)
+        return prose("stages.formula.input.step",
+                     {{"x", prose(c.x_from_file ? "stages.formula.input.step.x.read" : "stages.formula.input.step.x.drawn")}});
     const std::string x = prose(c.x_from_file ? "stages.formula.input.x.read" : "stages.formula.input.x.drawn");
     if (!c.cross()) return prose("stages.formula.input.self", {{"x", x}});
     const std::string x_kv =
@@ -64,7 +67,14 @@ std::string run_text(const config& c, bool seed_secret) {
                                              : "stages.run.sources.self";
     const std::string files = prose(sources, {{"input", c.x_from_file ? " (--input)" : ""},
                                               {"kv_input", c.x_kv_from_file ? " (--kv-input)" : ""}});
-    std::vector<std::string> parts{prose(c.cross() ? "stages.run.cross" : "stages.run.self", {{"sources", files}})};
+    std::vector<std::string> parts{
+        c.past > 0 ? prose("stages.run.step", {{"past", c.past}, {"new", c.seq}, {"input", c.x_from_file ? " (--input)" : ""}})
+                   : prose(c.cross() ? "stages.run.cross" : "stages.run.self", {{"sources", files}})};
+    if (c.grouped()) {
+        const std::int64_t G = c.kv_head_count();
+        parts.push_back(prose("stages.run.grouped", {{"G", G}, {"heads_word", G == 1 ? "head" : "heads"},
+                                                     {"H", c.heads}, {"per", c.heads / G}}));
+    }
     if (!(c.from_projections && !c.out_proj))  // else nothing is drawn
         parts.push_back(seed_secret ? prose("stages.run.seed_secret") : prose("stages.run.seed", {{"seed", c.seed}}));
     if (!c.from_projections && !c.qkv_bias) parts.push_back(prose("stages.run.no_qkv_bias"));
@@ -80,12 +90,14 @@ std::string run_text(const config& c, bool seed_secret) {
 std::string sizes_text(const config& c) {
     std::vector<std::string> parts{"B=" + std::to_string(c.batch), "Sq=" + std::to_string(c.seq),
                                    "Sk=" + std::to_string(c.kv_seq)};
+    if (c.past > 0) parts.push_back("N=" + std::to_string(c.past));
     if (!c.from_projections) {
         parts.push_back("Din=" + std::to_string(c.d_in));
         if (c.d_kv_in != c.d_in || c.cross()) parts.push_back("Dkv=" + std::to_string(c.d_kv_in));
     }
     parts.push_back("D=" + std::to_string(c.d_model));
     parts.push_back("H=" + std::to_string(c.heads));
+    if (c.grouped()) parts.push_back("G=" + std::to_string(c.kv_head_count()));
     parts.push_back("dk=" + std::to_string(c.head_dim()));
     parts.push_back("√dk=" + short_number(std::sqrt(static_cast<float>(c.head_dim()))));  // as stage 7 divides
     return join(parts, "  ");
@@ -144,13 +156,14 @@ std::string join(const std::vector<std::int64_t>& numbers, std::string_view sepa
 }
 
 std::string projections_formula(const config& c, bool transposed, bool bias) {
-    const std::string x_kv = c.cross() ? "X_kv" : "X";
+    const std::string x_q = c.past > 0 ? "X[:, N:]" : "X";  // a decoding step: the new tokens
+    const std::string x_kv = c.cross() ? "X_kv" : x_q;
     const auto one = [&](const char* out, const std::string& x, const char* letter) {
         std::string f = std::string(out) + " = " + x + "·W_" + letter + (transposed ? "ᵀ" : "");
         if (bias && c.qkv_bias) f += std::string(" + b_") + letter;
         return f;
     };
-    return one("Q", "X", "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
+    return one("Q", x_q, "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
 }
 
 std::vector<run_line> run_summary(const config& c, bool seed_secret) {

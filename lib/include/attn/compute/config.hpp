@@ -85,10 +85,23 @@ struct config {
     std::uint64_t max_memory = 0;  // --max-memory: the bytes the run may hold (memory.hpp); 0 = no limit
     int mistake_variant = 0;   // which way it is made (mistake_variants); --mistake makes way 0
 
+    // a decoding step with a KV cache (--past N) and grouped-query heads (--kv-heads G)
+    std::int64_t past = 0;      // N, tokens already in the cache: x [B,N+Sq,Din], Sk = N + Sq; 0 = no cache
+    std::int64_t kv_heads = 0;  // G, key/value heads (G divides H; 1 = multi-query); 0 = H, as nn.MultiheadAttention
+
     std::int64_t head_dim() const { return d_model / heads; }  // dk
-    /// Cross-attention: keys and values come from x_kv, not from x.
-    bool cross() const { return separate_kv || kv_seq != seq || d_kv_in != d_in; }
+    std::int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }  // G
+    std::int64_t kv_width() const { return kv_head_count() * head_dim(); }          // G·dk, k and v's width
+    /// Whether k and v have fewer heads than q (the repeat_kv stage repeats them to H).
+    bool grouped() const { return kv_head_count() < heads; }
+    /// Cross-attention: keys and values come from x_kv, not from x. A decoding step (--past)
+    /// has Sk = N + Sq keys of its own tokens: self-attention.
+    bool cross() const { return separate_kv || (past == 0 && kv_seq != seq) || d_kv_in != d_in; }
 };
+
+/// The position of the first query token: N in a decoding step (--past N), whose queries are
+/// tokens N..N+Sq-1 and whose keys are 0..N+Sq-1; else 0.
+inline std::int64_t first_query_position(const config& c) { return c.past; }
 
 /// Throws usage_error naming the flag when a size or option is impossible ("--d-model 10 is
 /// not divisible by --heads 4"). Sizes too large for memory are check_memory's (exit 1).

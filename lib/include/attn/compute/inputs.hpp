@@ -16,9 +16,9 @@ using optional_tensor = std::optional<xt::xarray<float>>;
 /// --no-qkv-bias, w_o and b_o with --no-out-proj; w_q, w_k, w_v empty with given projections.
 struct parameters {
     xt::xarray<float> w_q;  // [D,Din]
-    xt::xarray<float> w_k;  // [D,Dkv]
-    xt::xarray<float> w_v;  // [D,Dkv]
-    optional_tensor b_q, b_k, b_v;  // [D] each
+    xt::xarray<float> w_k;  // [D,Dkv]; [G·dk,Dkv] with --kv-heads G
+    xt::xarray<float> w_v;  // [D,Dkv]; [G·dk,Dkv]
+    optional_tensor b_q, b_k, b_v;  // [D] each (b_k, b_v [G·dk])
     optional_tensor w_o;    // [D,D]
     optional_tensor b_o;    // [D]
 };
@@ -31,7 +31,7 @@ struct projections {
 };
 
 struct inputs {
-    xt::xarray<float> x;    // [B,Sq,Din]; empty when the run starts at the projections
+    xt::xarray<float> x;    // [B,Sq,Din] ([B,N+Sq,Din] with --past N); empty when the run starts at the projections
     optional_tensor x_kv;   // [B,Sk,Dkv]; absent for self-attention (keys and values come from x)
     parameters params;
     std::optional<projections> qkv;        // given Q, K, V: stages 1-2 are skipped (config::from_projections)

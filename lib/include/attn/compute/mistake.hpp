@@ -37,6 +37,7 @@ enum class mistake {
     scale_multiplied,         // scores · √dk instead of / √dk
     heads_interleaved,        // q.view(B,S,dk,H).permute(0,3,1,2): head h takes every H-th feature
     causal_misaligned,        // Sq != Sk: the causal mask aligned upper-left for lower-right (a KV-cache step), or back
+    kv_heads_tiled,           // --kv-heads G: k.repeat(1, H/G, 1, 1) (tiling) instead of k.repeat_interleave(H/G, dim=1)
 };
 
 /// "softmax_axis", ...; "none" for mistake::none. And back: nullopt for an unknown id ("unknown" too).

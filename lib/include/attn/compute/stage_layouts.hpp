@@ -21,6 +21,7 @@ struct planned_tensor {
     element_type type = element_type::float32;
     std::string view_of;            // "projections.q": a view of that tensor's memory; empty when its own
     std::string copy_of;            // "merge.context": a row-major copy of that tensor (t.contiguous())
+    std::string copy_by = ".contiguous()";  // the PyTorch that copies it: "torch.cat", "repeat_interleave"
 };
 
 /// One stage of the run and its tensors, in order.
@@ -36,7 +37,8 @@ struct planned_stage {
 std::vector<planned_stage> plan_stage_layouts(const config& c);
 
 /// The dimension's letter in CLI.md's key: batch B, seq and query Sq, kv_seq and key Sk,
-/// d_model D, head H, head_dim dk, d_in Din, d_kv_in Dkv; any other name as it is.
+/// d_model D, head H, head_dim dk, d_in Din, d_kv_in Dkv, past N, kv_head G, kv_width G·dk;
+/// any other name as it is.
 std::string dim_letter(const std::string& dim);
 
 }  // namespace attn

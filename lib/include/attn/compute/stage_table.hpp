@@ -17,10 +17,11 @@ struct config;
 /// since take the numbers after 15, and their place in the order is where they are computed.
 enum class stage_id : std::uint8_t {
     input, params, projections, view, transpose,
+    cache, append, repeat_kv,
     scores, scaled, mask, masked, softmax, dropout,
     context, merge, concat, output,
 };
-inline constexpr std::size_t stage_count = 15;
+inline constexpr std::size_t stage_count = 18;
 
 /// Why a run may lack a stage.
 enum class absent_unless : std::uint8_t {
@@ -29,6 +30,8 @@ enum class absent_unless : std::uint8_t {
     masked,         // mask, masked: only with a mask
     training,       // dropout: only with --dropout P > 0 and --train
     out_proj,       // output: not with --no-out-proj
+    cached,         // cache, append: only with --past N > 0 (a decoding step)
+    grouped,        // repeat_kv: only with --kv-heads G < H (grouped-query)
 };
 
 /// A set of stages, as a bit per stage_id.
@@ -65,8 +68,19 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
      {"q", "k", "v"}, false, stages(stage_id::projections), false, absent_unless::always_there},
     {stage_id::transpose, 5, "transpose", "heads become a batch axis", "[B,S,H,dk] -> [B,H,S,dk]",
      {"q", "k", "v"}, false, stages(stage_id::view), false, absent_unless::always_there},
+    // a decoding step (--past N): the cache is computed from x's first N tokens and the weights
+    {stage_id::cache, 18, "cache", "the keys and values of the N earlier tokens, kept from the steps before",
+     "past_k = (X[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2); past_v likewise",
+     {"k", "v"}, false, 0, false, absent_unless::cached},
+    {stage_id::append, 19, "append", "the new tokens' keys and values appended to the cache",
+     "K = torch.cat((past_k, k), dim=2), V = torch.cat((past_v, v), dim=2)",
+     {"k", "v"}, false, stages(stage_id::transpose, stage_id::cache), false, absent_unless::cached},
+    {stage_id::repeat_kv, 20, "repeat_kv", "each key/value head repeated for the H/G query heads it serves",
+     "K.repeat_interleave(H/G, dim=1), V likewise",
+     {"k", "v"}, false, stages(stage_id::transpose, stage_id::append), false, absent_unless::grouped},
     {stage_id::scores, 6, "scores", "every query against every key, per head", "Q·Kᵀ",
-     {"scores"}, true, stages(stage_id::transpose), false, absent_unless::always_there},
+     {"scores"}, true, stages(stage_id::transpose, stage_id::append, stage_id::repeat_kv), false,
+     absent_unless::always_there},
     {stage_id::scaled, 7, "scaled", "scores scaled by the square root of the head width", "Q·Kᵀ / √dk",
      {"scaled"}, true, stages(stage_id::scores), false, absent_unless::always_there},
     {stage_id::mask, 8, "mask", "where each query may attend (true = may attend)",
@@ -81,7 +95,8 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
     {stage_id::dropout, 11, "dropout", "weights after dropout (training mode only)", "weights · keep / (1 - p)",
      {"weights", "keep"}, true, stages(stage_id::softmax), false, absent_unless::training},
     {stage_id::context, 12, "context", "each query's weighted sum of the values", "weights·V",
-     {"context"}, false, stages(stage_id::transpose), true, absent_unless::always_there},
+     {"context"}, false, stages(stage_id::transpose, stage_id::append, stage_id::repeat_kv), true,
+     absent_unless::always_there},
     {stage_id::merge, 13, "merge", "transpose back: heads next to each other per position",
      "[B,H,Sq,dk] -> [B,Sq,H,dk]",
      {"context"}, false, stages(stage_id::context), false, absent_unless::always_there},
@@ -104,7 +119,7 @@ std::vector<const stage_info*> stages_holding(std::string_view tensor);
 /// The valid stage names in order, joined with ", " (for error messages).
 std::string stage_names_list();
 
-/// The stage numbers as an error message states them: "1 to 15".
+/// The stage numbers as an error message states them: "1 to 15, 18 to 20".
 std::string stage_numbers_list();
 
 /// Whether a run of `c` has the stage (its row's absent_unless).
