@@ -159,3 +159,109 @@ for name, args in lines.items():
 long_lengths = ["--mask", "padding", "--batch", "4000", "--lengths", ",".join(["3"] * 4000)]
 write(c, "big_lengths.txt", "\n".join(long_lengths) + "\n")                 # ~ 8 KB
 write(c, "big_repeated.txt", "\n".join(["--heads", "2"] * 1500) + "\n")    # ~ 17 KB
+
+# --- replay_json, replay_npz: real dumps of attn trace (--format json / npz) -----------------
+# Made by the attn named in $ATTN (default build/attn), small runs of every kind a dump
+# records: each mask kind, fill text, cross-attention, dropout, a mistake, and the runs
+# that start from files (x, params, a mask file, a key padding mask, Q K V), whose
+# tensors the dump carries. Then a few broken ones: truncated, config contradicting its
+# tensors, a key unknown, nesting deeper than any dump.
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+ATTN = os.environ.get("ATTN", os.path.join(ROOT, "build", "attn"))
+small = ["--seq", "3", "--d-model", "4", "--heads", "2"]
+dump_runs = {
+    "plain": [],
+    "causal_fill": ["--mask", "causal", "--fill", "-1e9"],
+    "padding": ["--mask", "padding+causal", "--batch", "2", "--lengths", "2,3"],
+    "window_safe": ["--mask", "window", "--window", "1", "--safe-softmax"],
+    "random": ["--mask", "random", "--mask-seed", "5", "--mask-keep", "0.5"],
+    "cross": ["--cross", "--kv-seq", "2", "--d-in", "3", "--d-kv-in", "5", "--causal-align", "lower-right",
+              "--mask", "causal"],
+    "dropout": ["--dropout", "0.25", "--train", "--dropout-seed", "7", "--no-qkv-bias"],
+    "mistake": ["--mistake", "mask_inverted", "--mask", "causal", "--seed", "3", "--no-out-proj"],
+    "input_file": ["--input", "@x"],
+    "params_file": ["--params", "@params"],
+    "mask_file": ["--mask-file", "@mask", "--mask-convention", "additive"],
+    "key_padding": ["--key-padding-mask", "@kpm", "--batch", "2"],
+    "qkv_files": ["--q", "@q", "--k", "@q", "--v", "@q"],
+}
+
+
+def dump_files(folder):
+    """The tensors the runs above read, as .npy files in `folder`, by their @names."""
+    files = {"x": randn(1, 3, 4), "params": params(d_in=4, d=4, d_kv=4), "q": randn(1, 3, 4),
+             "mask": np.where(np.tril(np.ones((3, 3), bool)), 0.0, -np.inf).astype(np.float32),
+             "kpm": np.array([[False, False, True], [False, False, False]])}
+    paths = {}
+    for name, value in files.items():
+        paths["@" + name] = os.path.join(folder, name + (".npz" if isinstance(value, dict) else ".npy"))
+        if isinstance(value, dict):
+            np.savez(paths["@" + name], **value)
+        else:
+            np.save(paths["@" + name], value)
+    return paths
+
+
+def attn_dump(args, fmt, folder, files, shape=small):
+    out = os.path.join(folder, "dump." + fmt)
+    run = subprocess.run([ATTN, "trace", *shape, *[files.get(a, a) for a in args], "--format", fmt, "--out", out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"{' '.join(run.args)}: {run.stderr}")
+    with open(out, "rb") as f:
+        return f.read()
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    files = dump_files(tmp)
+    dumps = {fmt: {name: attn_dump(args, fmt, tmp, files) for name, args in dump_runs.items()}
+             for fmt in ["json", "npz"]}
+    big_run = ["--batch", "2", "--seq", "8", "--d-model", "8"]  # ~ 40 KB
+    dumps["json"]["big"] = attn_dump(["--mask", "causal"], "json", tmp, files, big_run)
+    dumps["npz"]["big"] = attn_dump(["--mask", "causal"], "npz", tmp, files, big_run)
+
+c = corpus("replay_json")
+for name, data in dumps["json"].items():
+    write(c, name + ".json", data)
+plain = json.loads(dumps["json"]["plain"])
+write(c, "truncated.json", dumps["json"]["plain"][:2000])
+write(c, "config_only.json", json.dumps({"format": "attn.trace/1", "config": plain["config"], "stages": {}}))
+seq_contradicts = json.loads(dumps["json"]["input_file"])
+seq_contradicts["config"]["seq"] = 6                       # input.x is [1,3,4]
+write(c, "seq_contradicts_x.json", json.dumps(seq_contradicts))
+unknown_key = dict(plain, config=dict(plain["config"], newer_setting=1))
+write(c, "unknown_config_key.json", json.dumps(unknown_key))
+write(c, "deep_config.json", '{"format":"attn.trace/1","config":' + "[" * 300 + "]" * 300 + "}")
+
+c = corpus("replay_npz")
+for name, data in dumps["npz"].items():
+    write(c, name + ".npz", data)
+write(c, "truncated.npz", dumps["npz"]["input_file"][:1500])
+buf = io.BytesIO()
+with zipfile.ZipFile(io.BytesIO(dumps["npz"]["input_file"])) as z, zipfile.ZipFile(buf, "w") as out:
+    for member in z.namelist():                            # the config says seq 6, input.x is [1,3,4]
+        data = z.read(member)
+        if member == "config.npy":
+            text = json.loads(np.load(io.BytesIO(data)).item())
+            data = npy_bytes(np.array(json.dumps(dict(text, seq=6))))
+        out.writestr(zipfile.ZipInfo(member, date_time=(1980, 1, 1, 0, 0, 0)), data)  # the same bytes every time
+write(c, "seq_contradicts_x.npz", buf.getvalue())
+write(c, "config_not_json.npz", npz_bytes({"config": np.array("{\"seq\": "), "input.x": randn(1, 3, 4)}))
+
+# --- exercise: the shipped exercises, and a few broken ones ----------------------------------
+c = corpus("exercise")
+exercises = os.path.join(ROOT, "share", "attn", "exercises")
+for name in sorted(os.listdir(exercises)):
+    if name.endswith(".json"):
+        shutil.copy(os.path.join(exercises, name), os.path.join(c, name))
+with open(os.path.join(exercises, "03-causal-mask.json")) as f:
+    causal = json.load(f)
+write(c, "huge_seq.json", json.dumps(dict(causal, config=dict(causal["config"], seq=4611686018427387904))))
+write(c, "wrong_answer_shape.json", json.dumps(dict(causal, answer=dict(causal["answer"], shape=[1, 2, 4, 5]))))
+write(c, "control_in_title.json", json.dumps(dict(causal, title="A \x1b]0;owned\x07 mask")))
+write(c, "own_mistake.json", json.dumps(dict(causal, mistakes=[
+    "mask_inverted", {"id": "forgot_mask", "like": "mask_not_applied", "message": "Apply the mask."}])))
+write(c, "deep_config.json", json.dumps(dict(causal, config="@")).replace('"@"', "[" * 300 + "]" * 300))
