@@ -1,6 +1,7 @@
 // trace: the stage tables and their lookups (by name, by number, by tensor name),
 // as `--stage` uses them. The tensor table is checked against CLI.md's stage table
 // written out here, and against what compute_trace actually holds.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,14 +50,22 @@ TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, nothing outside th
     }
 }
 
-TEST_CASE("stage_table: each row's id is its place, every stage holds a tensor") {
+TEST_CASE("stage_table: each row's id is its place, CLI.md's fifteen keep steps 1-15 in order, later stages number on from 16") {
     REQUIRE(attn::stage_count == attn::stage_table.size());
+    int cli_steps = 0;
+    std::vector<int> later;
     for (std::size_t i = 0; i < attn::stage_table.size(); ++i) {
         CAPTURE(i);
         CHECK(static_cast<std::size_t>(attn::stage_table[i].id) == i);
-        CHECK(attn::stage_table[i].step == static_cast<int>(i) + 1);
+        const int step = attn::stage_table[i].step;
+        if (step <= 15) CHECK(step == ++cli_steps);
+        else later.push_back(step);
         CHECK_FALSE(attn::stage_table[i].tensors[0].empty());
     }
+    CHECK(cli_steps == 15);
+    std::sort(later.begin(), later.end());
+    CHECK(std::adjacent_find(later.begin(), later.end()) == later.end());  // each number once
+    CHECK(attn::info_of(attn::stage_id::flash).step == 23);
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
@@ -71,16 +80,17 @@ TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
     CHECK(info_tensor_names(attn::stage_table[8]) == names{"masked"});
     CHECK(info_tensor_names(attn::stage_table[9]) == names{"weights"});
     CHECK(info_tensor_names(attn::stage_table[10]) == names{"weights", "keep"});
-    CHECK(info_tensor_names(attn::stage_table[11]) == names{"context"});
-    CHECK(info_tensor_names(attn::stage_table[12]) == names{"context"});
-    CHECK(info_tensor_names(attn::stage_table[13]) == names{"concat"});
-    CHECK(info_tensor_names(attn::stage_table[14]) == names{"out"});
+    CHECK(info_tensor_names(attn::info_of(attn::stage_id::context)) == names{"context"});
+    CHECK(info_tensor_names(attn::info_of(attn::stage_id::merge)) == names{"context"});
+    CHECK(info_tensor_names(attn::info_of(attn::stage_id::concat)) == names{"concat"});
+    CHECK(info_tensor_names(attn::info_of(attn::stage_id::output)) == names{"out"});
+    CHECK(info_tensor_names(attn::info_of(attn::stage_id::flash)) == names{"m", "l", "rescale", "acc", "context"});
 }
 
 TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
     CHECK(info_stage_names(attn::stages_holding("weights")) == names{"softmax", "dropout"});
     CHECK(info_stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose"});
-    CHECK(info_stage_names(attn::stages_holding("context")) == names{"context", "merge"});
+    CHECK(info_stage_names(attn::stages_holding("context")) == names{"context", "flash", "merge"});
     CHECK(info_stage_names(attn::stages_holding("keep")) == names{"dropout"});
     CHECK(info_stage_names(attn::stages_holding("x_kv")) == names{"input"});
     CHECK(info_stage_names(attn::stages_holding("b_o")) == names{"params"});
@@ -103,16 +113,27 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     c.mask.causal = true;
     c.dropout.p = 0.5;
     c.dropout.train = true;
-    attn::validate(c);
-    const attn::trace t = attn::compute_trace(c, attn::draw_inputs(c));
-    REQUIRE(t.stages.size() == attn::stage_table.size());  // every stage is present
-    for (std::size_t i = 0; i < t.stages.size(); ++i) {
-        const attn::stage& s = t.stages[i];
-        CAPTURE(s.name());
-        names held;
-        for (const auto& tensor : s.tensors) held.push_back(tensor.name);
-        CHECK(held == info_tensor_names(attn::stage_table[i]));
+    attn::config flash = c;  // flash refuses dropout in training: a run of its own
+    flash.dropout.train = false;
+    flash.flash_block = 2;
+    std::vector<bool> seen(attn::stage_table.size(), false);
+    for (const attn::config& run : {c, flash}) {
+        attn::validate(run);
+        const attn::trace t = attn::compute_trace(run, attn::draw_inputs(run));
+        std::size_t previous = 0;
+        for (std::size_t i = 0; i < t.stages.size(); ++i) {
+            const attn::stage& s = t.stages[i];
+            CAPTURE(s.name());
+            const auto at = static_cast<std::size_t>(s.id());
+            CHECK((i == 0 || at > previous));  // in the table's order
+            previous = at;
+            seen[at] = true;
+            names held;
+            for (const auto& tensor : s.tensors) held.push_back(tensor.name);
+            CHECK(held == info_tensor_names(attn::stage_table[at]));
+        }
     }
+    CHECK(std::find(seen.begin(), seen.end(), false) == seen.end());  // every stage is present in one of them
 }
 
 }  // TEST_SUITE("trace")

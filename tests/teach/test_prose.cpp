@@ -23,7 +23,8 @@ namespace {
 
 const char* const every_stage_name[] = {"input",   "params",  "projections", "view",    "transpose",
                                         "scores",  "scaled",  "mask",        "masked",  "softmax",
-                                        "dropout", "context", "merge",       "concat",  "output"};
+                                        "dropout", "context", "merge",       "concat",  "output",
+                                        "flash"};
 
 /// Every text attn writes about a run of `c`.
 void say_everything(const attn::config& c) {
@@ -73,6 +74,8 @@ std::vector<tweak> tweaks() {
         [](attn::config& c) { c.dropout.p = 1.0; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 0.5; },
         [](attn::config& c) { c.dropout.train = true; },
+        [](attn::config& c) { c.flash_block = 2; },
+        [](attn::config& c) { c.flash_block = 3; c.mask.causal = true; },
     };
     for (mask_convention m : {mask_convention::keep, mask_convention::mha, mask_convention::additive}) {
         all.push_back([m](attn::config& c) { c.mask.from_file = true; c.mask.file_convention = m; });

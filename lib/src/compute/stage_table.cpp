@@ -37,9 +37,18 @@ std::string stage_names_list() {
 }
 
 std::string stage_numbers_list() {
-    int largest = 0;
-    for (const auto& info : stage_table) largest = std::max(largest, info.step);
-    return "1 to " + std::to_string(largest);
+    std::vector<int> steps;
+    for (const auto& info : stage_table) steps.push_back(info.step);
+    std::sort(steps.begin(), steps.end());
+    std::string text;  // runs of consecutive numbers as "1 to 15", the others alone: "1 to 15, 23"
+    for (std::size_t i = 0; i < steps.size();) {
+        std::size_t end = i;
+        while (end + 1 < steps.size() && steps[end + 1] == steps[end] + 1) ++end;
+        text += (text.empty() ? "" : ", ") + std::to_string(steps[i]) +
+                (end > i ? " to " + std::to_string(steps[end]) : "");
+        i = end + 1;
+    }
+    return text;
 }
 
 bool stage_in_run(const config& c, stage_id id) {
@@ -48,6 +57,7 @@ bool stage_in_run(const config& c, stage_id id) {
         case absent_unless::masked: return c.mask.any();
         case absent_unless::training: return c.dropout.applied();
         case absent_unless::out_proj: return c.out_proj;
+        case absent_unless::flash_block: return c.flash_block > 0;
         case absent_unless::always_there: break;
     }
     return true;
@@ -64,6 +74,7 @@ std::string_view absent_because(stage_id id) {
         case absent_unless::masked: return "it needs --mask, --mask-file or --key-padding-mask";
         case absent_unless::training: return "it needs --dropout P with P > 0 and --train";
         case absent_unless::out_proj: return "it is off with --no-out-proj";
+        case absent_unless::flash_block: return "it needs --flash-block N (keys per block)";
         case absent_unless::always_there: break;
     }
     return "every run has it";

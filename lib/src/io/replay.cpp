@@ -536,6 +536,7 @@ config config_from_json(const json& j, const std::string& what) {
     if (k.has("dropout")) c.dropout.p = k.number("dropout");
     c.dropout.train = k.has("train") && k.flag("train");
     if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
+    if (k.has("flash_block")) c.flash_block = k.whole("flash_block");
     check_derived(k, c, what);
     k.no_others();
     try {

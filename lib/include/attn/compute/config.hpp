@@ -84,6 +84,8 @@ struct config {
     attn::mistake mistake = attn::mistake::none;  // --mistake ID: compute the run with this mistake made
     std::uint64_t max_memory = 0;  // --max-memory: the bytes the run may hold (memory.hpp); 0 = no limit
     int mistake_variant = 0;   // which way it is made (mistake_variants); --mistake makes way 0
+    std::int64_t flash_block = 0;  // --flash-block N: flash attention's online softmax over blocks of N keys
+                                   // (stage flash), next to the exact one; 0 = off
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     /// Cross-attention: keys and values come from x_kv, not from x.
