@@ -97,6 +97,7 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
     if (given("--train")) c.dropout.train = true;
     if (given("--dropout-seed")) c.dropout.seed = o.cfg.dropout.seed;
     if (given("--mistake")) c.mistake = *attn::parse_mistake(o.mistake);
+    if (given("--flash-block")) c.flash_block = o.cfg.flash_block;
     return c;
 }
 
@@ -172,6 +173,23 @@ void add_dropout_flags(CLI::App* cmd, run_options& o) {
              "built, so these are reproducible but not PyTorch's nn.Dropout numbers");
 }
 
+void add_flash_flag(CLI::App* cmd, run_options& o) {
+    cmd->option_defaults()->group("Flash attention");
+    cmd->add_option("--flash-block", o.cfg.flash_block,
+                    "N, keys per block: adds stage flash, flash attention's tiled (online) softmax next to the "
+                    "exact one. Per query row, keys come N at a time: m = max(m, rowmax(S_j)), rescale = "
+                    "exp(m_old - m) (0 at the first block), l = rescale·l + sum(exp(S_j - m)), acc = rescale·acc + "
+                    "exp(S_j - m)·V_j, and context = acc / l, with no [Sq,Sk] plane held (memory O(Sq·N), not "
+                    "O(Sq·Sk)). The stage reports max_abs_diff, the largest |flash - exact| of the contexts, and "
+                    "warns above its tolerance, 1e-5 × max(1, max|v|). A row with no allowed key gives 0 "
+                    "(FlashAttention-2), where the exact softmax with --fill -inf gives NaN (such rows are left "
+                    "out of max_abs_diff). The PyTorch it mirrors: a loop over k[:, :, j:j+N] and v[:, :, j:j+N]. "
+                    "Not with --train --dropout (flash never forms the weights dropout acts on). "
+                    "Example: attn trace --seq 6 --mask causal --flash-block 4 --stage flash")
+        ->transform(whole_number(1, std::int64_t{1} << 40))
+        ->type_name("N");
+}
+
 void add_mistake_flag(CLI::App* cmd, run_options& o) {
     std::vector<std::string> ids{"none"};
     for (attn::mistake m : attn::all_mistakes()) ids.emplace_back(attn::mistake_id(m));
@@ -228,6 +246,7 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
     add_parameter_flags(cmd, o);
     add_mask_flags(cmd, o);
     add_dropout_flags(cmd, o);
+    add_flash_flag(cmd, o);
     add_mistake_flag(cmd, o);
 }
 

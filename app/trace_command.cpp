@@ -476,7 +476,8 @@ std::string stages_help() {
     }
     return text + wrap("Not every run has them all: input and params not with --q --k --v, mask and masked "
                        "only with a mask, dropout only with --train, output not with --no-out-proj, cache and "
-                       "append only with --past N, repeat_kv only with --kv-heads G < H.",
+                       "append only with --past N, repeat_kv only with --kv-heads G < H, flash only with "
+                       "--flash-block N.",
                        help_width) +
            "\n\n" +
            wrap("view, transpose and merge are views of the tensor before them, as in PyTorch: new strides, "

@@ -1,6 +1,7 @@
 // trace: the stage tables and their lookups (by name, by number, by tensor name),
 // as `--stage` uses them. The tensor table is checked against CLI.md's stage table
 // written out here, and against what compute_trace actually holds.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,16 +50,22 @@ TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, nothing outside th
     }
 }
 
-TEST_CASE("stage_table: each row's id is its place, every stage holds a tensor") {
+TEST_CASE("stage_table: each row's id is its place, CLI.md's fifteen keep steps 1-15 in order, later stages number on from 16") {
     REQUIRE(attn::stage_count == attn::stage_table.size());
+    int cli_steps = 0;
+    std::vector<int> later;
     for (std::size_t i = 0; i < attn::stage_table.size(); ++i) {
         CAPTURE(i);
         CHECK(static_cast<std::size_t>(attn::stage_table[i].id) == i);
-        // CLI.md's 1..15 in their order, with the decoding step's and grouped heads' 18..20 after transpose
-        const int step = i < 5 ? static_cast<int>(i) + 1 : i < 8 ? static_cast<int>(i) + 13 : static_cast<int>(i) - 2;
-        CHECK(attn::stage_table[i].step == step);
+        const int step = attn::stage_table[i].step;
+        if (step <= 15) CHECK(step == ++cli_steps);
+        else later.push_back(step);
         CHECK_FALSE(attn::stage_table[i].tensors[0].empty());
     }
+    CHECK(cli_steps == 15);
+    std::sort(later.begin(), later.end());
+    CHECK(std::adjacent_find(later.begin(), later.end()) == later.end());  // each number once
+    CHECK(attn::info_of(attn::stage_id::flash).step == 23);
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
@@ -81,12 +88,13 @@ TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
     CHECK(of("merge") == names{"context"});
     CHECK(of("concat") == names{"concat"});
     CHECK(of("output") == names{"out"});
+    CHECK(of("flash") == names{"m", "l", "rescale", "acc", "context"});
 }
 
 TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
     CHECK(info_stage_names(attn::stages_holding("weights")) == names{"softmax", "dropout"});
     CHECK(info_stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose"});
-    CHECK(info_stage_names(attn::stages_holding("context")) == names{"context", "merge"});
+    CHECK(info_stage_names(attn::stages_holding("context")) == names{"context", "flash", "merge"});
     CHECK(info_stage_names(attn::stages_holding("keep")) == names{"dropout"});
     CHECK(info_stage_names(attn::stages_holding("x_kv")) == names{"input"});
     CHECK(info_stage_names(attn::stages_holding("b_o")) == names{"params"});
@@ -109,17 +117,33 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     c.mask.causal = true;
     c.dropout.p = 0.5;
     c.dropout.train = true;
-    attn::validate(c);
-    const attn::trace t = attn::compute_trace(c, attn::draw_inputs(c));
-    REQUIRE(t.stages.size() == attn::stage_table.size() - 3);  // every stage but cache, append and repeat_kv
-    for (std::size_t i = 0; i < t.stages.size(); ++i) {
-        const attn::stage& s = t.stages[i];
-        CAPTURE(s.name());
-        names held;
-        for (const auto& tensor : s.tensors) held.push_back(tensor.name);
-        CHECK(held == info_tensor_names(*attn::find_stage_info(s.name())));
-        if (i > 0) CHECK(attn::find_stage_info(t.stages[i - 1].name())->id < attn::find_stage_info(s.name())->id);
+    attn::config flash = c;  // flash refuses dropout in training: a run of its own
+    flash.dropout.train = false;
+    flash.flash_block = 2;
+    attn::config decoding = flash;  // a decoding step with grouped heads: cache, append, repeat_kv
+    decoding.flash_block = 0;
+    decoding.past = 2;
+    decoding.kv_seq = decoding.seq + 2;
+    decoding.d_kv_in = decoding.d_in;
+    decoding.kv_heads = 1;
+    std::vector<bool> seen(attn::stage_table.size(), false);
+    for (const attn::config& run : {c, flash, decoding}) {
+        attn::validate(run);
+        const attn::trace t = attn::compute_trace(run, attn::draw_inputs(run));
+        std::size_t previous = 0;
+        for (std::size_t i = 0; i < t.stages.size(); ++i) {
+            const attn::stage& s = t.stages[i];
+            CAPTURE(s.name());
+            const auto at = static_cast<std::size_t>(s.id());
+            CHECK((i == 0 || at > previous));  // in the table's order
+            previous = at;
+            seen[at] = true;
+            names held;
+            for (const auto& tensor : s.tensors) held.push_back(tensor.name);
+            CHECK(held == info_tensor_names(attn::stage_table[at]));
+        }
     }
+    CHECK(std::find(seen.begin(), seen.end(), false) == seen.end());  // every stage is present in one of them
 }
 
 }  // TEST_SUITE("trace")

@@ -24,7 +24,8 @@ namespace {
 const char* const every_stage_name[] = {"input",   "params",  "projections", "view",    "transpose",
                                         "cache",   "append",  "repeat_kv",
                                         "scores",  "scaled",  "mask",        "masked",  "softmax",
-                                        "dropout", "context", "merge",       "concat",  "output"};
+                                        "dropout", "context", "merge",       "concat",  "output",
+                                        "flash"};
 
 /// Every text attn writes about a run of `c`.
 void say_everything(const attn::config& c) {
@@ -82,6 +83,8 @@ std::vector<tweak> tweaks() {
         },
         [](attn::config& c) { c.kv_heads = 1; },                       // multi-query (--kv-heads 1)
         [](attn::config& c) { c.kv_heads = 1; c.past = 1; c.kv_seq = c.seq + 1; c.x_from_file = true; },
+        [](attn::config& c) { c.flash_block = 2; },
+        [](attn::config& c) { c.flash_block = 3; c.mask.causal = true; },
     };
     for (mask_convention m : {mask_convention::keep, mask_convention::mha, mask_convention::additive}) {
         all.push_back([m](attn::config& c) { c.mask.from_file = true; c.mask.file_convention = m; });

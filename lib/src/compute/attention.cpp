@@ -14,6 +14,7 @@
 #include <xtensor/xmanipulation.hpp>
 
 #include "attn/compute/error.hpp"
+#include "attn/compute/flash.hpp"
 #include "attn/compute/generator.hpp"
 #include "attn/compute/plane_chain.hpp"
 #include "attn/compute/stage_sink.hpp"
@@ -242,11 +243,12 @@ struct run {
     bool shows(stage_id id) const { return needs(id) && plan.shows(id); }
 
     stage make(stage_id id, std::vector<tensor> tensors) const {
-        return stage{&info_of(id), std::move(tensors)};
+        return stage{&info_of(id), std::move(tensors), {}};
     }
-    /// The stage `id` with `tensors`, handed to the sink whole when the plan shows it.
-    stage emit(stage_id id, std::vector<tensor> tensors) {
+    /// The stage `id` with `tensors` (and `figures`), handed to the sink whole when the plan shows it.
+    stage emit(stage_id id, std::vector<tensor> tensors, std::vector<stage_figure> figures = {}) {
         stage s = make(id, std::move(tensors));
+        s.figures = std::move(figures);
         if (plan.shows(id)) {
             sink.begin(so_far, s);
             sink.end(so_far, s);
@@ -491,10 +493,27 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
     return tensor("context", {"batch", "head", "seq", "head_dim"}, std::move(context));
 }
 
-/// Stages 12-15 from context [B,H,Sq,dk].
-void context_to_output(run& r, const parameters& p, tensor context_tensor) {
+/// What the flash stage computed before q, k, v were let go: its tensors and its tolerance.
+struct flash_stage {
+    std::vector<tensor> tensors;  // m, l, rescale, acc, context (flash.hpp)
+    double tolerance = 0;         // flash_tolerance(v)
+};
+
+/// 23. flash: its tensors, and how far its context is from the exact one (a warning past the tolerance).
+void emit_flash(run& r, flash_stage flash, const tensor& exact_context) {
+    const double difference = max_abs_difference(flash.tensors.back(), exact_context);
+    if (!(difference <= flash.tolerance))
+        r.so_far.warnings.push_back({"flash", "the flash context differs from the exact one by up to " +
+                                                  fill_to_string(static_cast<float>(difference)) + ", more than the tolerance " +
+                                                  fill_to_string(static_cast<float>(flash.tolerance))});
+    r.emit(stage_id::flash, std::move(flash.tensors), {{"max_abs_diff", difference}, {"tolerance", flash.tolerance}});
+}
+
+/// Stages 12-15 (and 23, flash, after context) from context [B,H,Sq,dk].
+void context_to_output(run& r, const parameters& p, tensor context_tensor, std::optional<flash_stage> flash) {
     const config& c = r.c;
     stage context = r.emit(stage_id::context, {std::move(context_tensor)});
+    if (flash) emit_flash(r, std::move(*flash), context.tensors[0]);
     if (!r.needs(stage_id::merge)) return;
 
     // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk], context.transpose(1, 2): a view, not contiguous
@@ -670,12 +689,20 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
     chain.fill = c.mistake == mistake::fill_value ? mistaken_fill(c, c.mistake_variant) : c.fill;
     std::optional<tensor> context = plane_steps(r, chain, mask_stage);
+
+    // 23. flash: the same q, k, v, mask, divisor and fill, keys a block of --flash-block N at a
+    // time with a running max and sum: m, l, rescale [B,H,Sq,nb], acc [B,H,Sq,nb,dk], context [B,H,Sq,dk]
+    std::optional<flash_stage> flash;
+    if (r.needs(stage_id::flash))
+        flash = flash_stage{flash_attention({&tr.tensors[0], keys, values, mask_by_row ? &*mask_by_row : nullptr,
+                                             chain.divisor, chain.fill, static_cast<std::size_t>(c.flash_block)}),
+                            flash_tolerance(*values)};
     proj = view = tr = append = repeated = stage{};  // q, k, v: no later stage reads them
     mask_by_row.reset();
     mask = xt::xarray<bool>();
 
     // 12-15. context, merge, concat, output
-    if (context) context_to_output(r, p, std::move(*context));
+    if (context) context_to_output(r, p, std::move(*context), std::move(flash));
     return finish();
 }
 

@@ -98,6 +98,8 @@ void check_addressable(const config& c) {
     check("[D,Din]", {D, c.d_in});
     check("[D,Dkv]", {D, c.d_kv_in});
     check("[D,D]", {D, D});
+    if (c.flash_block > 0)  // flash's acc [B,H,Sq,nb,dk], nb = ceil(Sk/N)
+        check("[B,H,Sq,nb,dk]", {B, H, Sq, Sk / c.flash_block + (Sk % c.flash_block != 0), D / std::max<std::int64_t>(H, 1)});
 }
 
 void validate(const config& c) {
@@ -121,6 +123,12 @@ void validate(const config& c) {
     validate_mask(c);
     if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
         throw usage_error("--dropout " + shortest(c.dropout.p) + " must be between 0 and 1");
+    if (c.flash_block < 0)
+        throw usage_error("--flash-block " + std::to_string(c.flash_block) + " must be at least 1 (keys per block)");
+    if (c.flash_block > 0 && c.dropout.applied())
+        throw usage_error("--flash-block with --train and --dropout " + shortest(c.dropout.p) +
+                          ": the flash stage is compared with the exact context, and dropout's weights exist "
+                          "only in the exact path (flash never forms the weights); drop --train or --flash-block");
     const std::string problem = mistake_problem(c);
     if (!problem.empty()) throw usage_error("--mistake " + std::string(mistake_id(c.mistake)) + ": " + problem);
 }

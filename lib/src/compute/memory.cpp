@@ -61,6 +61,10 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
         if (id == stage_id::concat) return H == 1 || Sq == 1 ? 0 : per_query;
         if (id == stage_id::context || id == stage_id::output) return per_query;
         if (id == stage_id::dropout) return sum({plane, plane});  // weights and the keep mask
+        if (id == stage_id::flash) {  // m, l, rescale [B,H,Sq,nb]; acc [B,H,Sq,nb,dk] (nb times context); context
+            const std::int64_t nb = Sk / c.flash_block + (Sk % c.flash_block != 0), dk = c.head_dim();
+            return floats(sum({product({3, B, H, Sq, nb}), product({B, H, Sq, nb, dk}), product({B, H, Sq, dk})}));
+        }
         return plane;  // scores, scaled, masked, softmax
     };
     std::vector<stage_bytes> stages;

@@ -105,6 +105,15 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     // merge.contiguous().view(B,Sq,D) -> out [B,Sq,D]
     const planned_tensor context = fresh_tensor("context", {"batch", "head", "seq", "head_dim"}, {B, H, Sq, dk});
     add(stage_id::context, {context});
+    // 23. flash: nb = ceil(Sk/N) blocks; m, l, rescale [B,H,Sq,nb], acc [B,H,Sq,nb,dk], its own context
+    if (c.flash_block > 0) {
+        const auto nb = (Sk + static_cast<std::size_t>(c.flash_block) - 1) / static_cast<std::size_t>(c.flash_block);
+        const planned_dims per_block{"batch", "head", "query", "block"};
+        add(stage_id::flash, {fresh_tensor("m", per_block, {B, H, Sq, nb}), fresh_tensor("l", per_block, {B, H, Sq, nb}),
+                              fresh_tensor("rescale", per_block, {B, H, Sq, nb}),
+                              fresh_tensor("acc", {"batch", "head", "query", "block", "head_dim"}, {B, H, Sq, nb, dk}),
+                              fresh_tensor("context", {"batch", "head", "seq", "head_dim"}, {B, H, Sq, dk})});
+    }
     const planned_tensor merged =
         view_tensor(context, "context.context", {"batch", "seq", "head", "head_dim"}, transposed(context.layout, 1, 2));
     add(stage_id::merge, {merged});
@@ -128,6 +137,7 @@ std::string dim_letter(const std::string& dim) {
     if (dim == "past") return "N";
     if (dim == "kv_head") return "G";
     if (dim == "kv_width") return "G·dk";
+    if (dim == "block") return "nb";
     return dim;
 }
 

@@ -59,6 +59,7 @@ bool stage_in_run(const config& c, stage_id id) {
         case absent_unless::out_proj: return c.out_proj;
         case absent_unless::cached: return c.past > 0;
         case absent_unless::grouped: return c.grouped();
+        case absent_unless::flash_block: return c.flash_block > 0;
         case absent_unless::always_there: break;
     }
     return true;
@@ -77,6 +78,7 @@ std::string_view absent_because(stage_id id) {
         case absent_unless::out_proj: return "it is off with --no-out-proj";
         case absent_unless::cached: return "it needs --past N with N > 0 (a decoding step with a KV cache)";
         case absent_unless::grouped: return "it needs --kv-heads G with G < --heads (grouped-query attention)";
+        case absent_unless::flash_block: return "it needs --flash-block N (keys per block)";
         case absent_unless::always_there: break;
     }
     return "every run has it";

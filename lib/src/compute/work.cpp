@@ -76,6 +76,10 @@ std::vector<stage_work> estimate_work(const config& c, const stage_plan& plan) {
                 w.flops = 2 * rows * Sk * dk * B * H + (whole ? 0 : scores_flops * B * H);
                 w.elements = whole ? 0 : steps_before * plane_elements * B * H;
                 break;
+            case stage_id::flash:  // per plane: S_j = Q·K_jᵀ and P_j·V_j over every block, exp and sums on each score
+                w.flops = 2 * 2 * Sq * Sk * dk * B * H;
+                w.elements = 3 * Sq * Sk * B * H;
+                break;
             case stage_id::concat:
                 w.elements = B * Sq * D;
                 break;

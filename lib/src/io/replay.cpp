@@ -645,6 +645,7 @@ config config_from_json(const json& j, const std::string& what) {
     if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
     if (k.has("past")) c.past = k.whole("past");  // --past N, a decoding step (absent in older dumps: 0)
     if (k.has("kv_heads")) c.kv_heads = k.whole("kv_heads") == c.heads ? 0 : k.whole("kv_heads");  // --kv-heads G
+    if (k.has("flash_block")) c.flash_block = k.whole("flash_block");
     check_derived(k, c, what);
     k.no_others();
     try {

@@ -40,15 +40,17 @@ void write_tensor(const tensor& t, const render_options& options, std::ostream& 
 }
 
 /// --explain: {"words":..,"shapes":..,"einsum":..,"torch":..,"memory":..,"why":..}.
-nlohmann::ordered_json explanation_json(const config& c, std::string_view stage_name) {
-    const stage_explanation e = explain_stage(c, stage_name);
-    return {{"words", e.words}, {"shapes", e.shapes}, {"einsum", e.einsum},
-            {"torch", e.torch}, {"memory", e.memory}, {"why", e.why}};
+nlohmann::ordered_json explanation_json(const config& c, const stage& s) {
+    const stage_explanation e = explain_stage(c, s);
+    nlohmann::ordered_json j{{"words", e.words}, {"shapes", e.shapes}, {"einsum", e.einsum},
+                             {"torch", e.torch}, {"memory", e.memory}, {"why", e.why}};
+    if (!e.row.empty()) j["row"] = e.row;  // flash: the recurrence with this run's numbers
+    return j;
 }
 
-/// {"step":..,"title":..,"formula":..,["warnings":[..],]["explain":{..},]"tensors":{...}} with an
-/// optional leading "name"; "warnings" only when the trace has some about this stage, "explain"
-/// only with --explain.
+/// {"step":..,"title":..,"formula":..,[figures,]["warnings":[..],]["explain":{..},]"tensors":{...}}
+/// with an optional leading "name"; the stage's figures as keys of their own ("max_abs_diff":
+/// 2.9e-08), "warnings" only when the trace has some about this stage, "explain" only with --explain.
 void write_stage_head(const trace& t, const stage& s, const render_options& options, bool with_name,
                       std::ostream& out) {
     nlohmann::ordered_json head;
@@ -56,8 +58,9 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
     head["step"] = s.info->step;
     head["title"] = stage_title(t.cfg, s.name());
     head["formula"] = stage_formula(t.cfg, s.name());
+    for (const stage_figure& f : s.figures) head[f.name] = f.value;
     for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
-    if (options.explain) head["explain"] = explanation_json(t.cfg, s.name());
+    if (options.explain) head["explain"] = explanation_json(t.cfg, s);
     std::string text = head.dump();
     text.pop_back();
     out << text << ",\"tensors\":{";
@@ -115,6 +118,7 @@ nlohmann::ordered_json config_to_json(const config& c) {
     }
     j["past"] = c.past;                 // --past N: N cached tokens (0: no cache)
     j["kv_heads"] = c.kv_head_count();  // --kv-heads G (= heads without it)
+    j["flash_block"] = c.flash_block;  // 0: no flash stage
     return j;
 }
 

@@ -282,6 +282,9 @@ void check_py_run(const config& c, const render_options& options) {
     if (c.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");
     if (c.mask.from_file || c.mask.key_padding)
         refuse("the script builds the mask from its rules; it cannot read --mask-file or --key-padding-mask");
+    if (c.flash_block > 0)  // a loop over the blocks: its body is more than one line
+        refuse("no script for the flash stage yet (--flash-block): its loop is --explain's torch line, and "
+               "tests/reference/make_flash_fixtures.py runs it");
     if (c.mistake != mistake::none && (!py_writes_mistake(c.mistake) || c.mistake_variant != 0))
         refuse("no PyTorch line for --mistake " + std::string(mistake_id(c.mistake)) +
                " yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, "

@@ -152,7 +152,7 @@ void table_stream::print(const trace& so_far, const stage& s, const std::vector<
     print_skipped_before(out_, c_, s, previous_step_, style_);
     previous_step_ = s.info->step;
     print_stage_heading(out_, c_, s, style_);
-    if (options_.explain) table::print_stage_explanation(out_, c_, s.name(), style_);
+    if (options_.explain) table::print_stage_explanation(out_, c_, s, style_);
     print_stage_warnings(out_, so_far, s, style_);  // before the tensors, where they are seen
     if (s.name() == "params" && summarise_params(options_))
         print_param_summary(out_, s, options_, style_);

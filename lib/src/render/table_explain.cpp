@@ -117,6 +117,10 @@ void print_stage_explanation(std::ostream& out, const config& c, std::string_vie
     print_labelled(out, explanation_lines(explain_stage(c, stage_name)), p);
 }
 
+void print_stage_explanation(std::ostream& out, const config& c, const stage& s, const palette& p) {
+    print_labelled(out, explanation_lines(explain_stage(c, s)), p);
+}
+
 void print_explain_summary(std::ostream& out, const config& c, const palette& p) {
     out << '\n' << p.bold << "── summary ──" << p.reset << '\n';
     print_labelled(out, explain_summary(c), p);

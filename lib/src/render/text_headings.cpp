@@ -29,6 +29,12 @@ void print_stage_heading(std::ostream& out, const config& c, const stage& s, con
 }
 
 void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const heading_style& style) {
+    if (!s.figures.empty()) {  // "   max_abs_diff = 2.98e-08, tolerance = 1.2e-05"
+        out << "  ";
+        for (std::size_t i = 0; i < s.figures.size(); ++i)
+            out << (i == 0 ? " " : ", ") << s.figures[i].name << " = " << fill_to_string(static_cast<float>(s.figures[i].value));
+        out << '\n';
+    }
     for (const warning* w : t.warnings_of(s.name())) out << style.red << "   ! " << printable_text(w->text) << style.reset << '\n';
 }
 

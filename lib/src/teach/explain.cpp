@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attn/compute/memory.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/teach/prose.hpp"
@@ -597,6 +598,70 @@ stage_explanation explain_output(const config& c, const run_shapes& r) {
     return e;
 }
 
+// --- 23: flash, the tiled softmax -------------------------------------------------------------
+
+stage_explanation explain_flash(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    const std::size_t N = static_cast<std::size_t>(std::max<std::int64_t>(c.flash_block, 1));
+    const std::size_t nb = (r.Sk + N - 1) / N, last = r.Sk - (nb - 1) * N;
+    const std::string blocks = str(nb) + " block" + plural(nb) + (last != N ? " (the last of " + str(last) + ")" : "");
+    e.words = say(r, "flash.words", {{"N", N}, {"blocks", blocks}, {"logits", c.mask.any() ? "masked" : "scaled"}}) +
+              " " + say(r, "flash.chunks");
+    e.shapes = "per block j: q " + r.bhsd(r.Sq) + " · k_jᵀ " + shape_text({r.B, r.H, r.dk, std::min(N, r.Sk)}) + " -> S_j " +
+               shape_text({r.B, r.H, r.Sq, std::min(N, r.Sk)}) + ", exp(S_j - m) · v_j " +
+               shape_text({r.B, r.H, std::min(N, r.Sk), r.dk}) + " -> " + r.bhsd(r.Sq) + "; m, l, rescale " +
+               shape_text({r.B, r.H, r.Sq, nb}) + ", acc " + shape_text({r.B, r.H, r.Sq, nb, r.dk});
+    e.einsum = "bhqd,bhkd->bhqk per block; bhqk,bhkd->bhqd";
+    e.torch = "for j in range(0, Sk, " + str(N) +
+              "): s = (q @ k[:, :, j:j+N].transpose(-2, -1)) / math.sqrt(dk)" + (c.mask.any() ? "; s = s.masked_fill(~mask[..., j:j+N], fill)" : "") +
+              "; m_new = torch.maximum(m, s.amax(-1)); m_safe = torch.where(m_new == -inf, 0, m_new); "
+              "rescale = torch.exp(m - m_safe); p = torch.exp(s - m_safe[..., None]); l = rescale * l + p.sum(-1); "
+              "acc = rescale[..., None] * acc + p @ v[:, :, j:j+N]; m = m_new.  Then context = acc / l[..., None]";
+    const auto bytes = [](std::size_t floats) { return format_bytes(static_cast<std::uint64_t>(floats) * 4); };
+    e.memory = say(r, "flash.memory",
+                   {{"N", N},
+                    {"plane_bytes", bytes(r.B * r.H * r.Sq * r.Sk)},
+                    {"block_bytes", bytes(r.B * r.H * (r.Sq * std::min(N, r.Sk) + 2 * r.Sq))},
+                    {"stage_bytes", bytes(r.B * r.H * r.Sq * nb * (3 + r.dk))},
+                    {"nb", nb}});
+    e.why = say(r, "flash.why");
+    return e;
+}
+
+/// "-0.4121": a number of the walkthrough, 4 significant digits.
+std::string walk_number(float v) {
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", static_cast<double>(v));
+    return text;
+}
+
+/// The flash recurrence for the last query row of batch 0, head 0, with the stage's values.
+std::string flash_row(const config& c, const stage& s) {
+    const tensor& m = s.at("m");
+    const tensor& l = s.at("l");
+    const tensor& rescale = s.at("rescale");
+    const auto& shape = m.values.shape();
+    if (shape.size() != 4 || shape[0] == 0 || shape[1] == 0 || shape[2] == 0) return {};
+    const std::size_t Sq = shape[2], nb = shape[3], i = Sq - 1;
+    const std::size_t N = static_cast<std::size_t>(std::max<std::int64_t>(c.flash_block, 1));
+    const auto at = [&](const tensor& t, std::size_t j) {
+        return t.values.data()[static_cast<std::ptrdiff_t>(i) * t.strides[2] + static_cast<std::ptrdiff_t>(j) * t.strides[3]];
+    };
+    std::string text = "batch 0, head 0, query " + str(i) + ": m = -inf, l = 0, acc = 0";
+    for (std::size_t j = 0; j < nb; ++j) {
+        const std::size_t first = j * N, end = std::min<std::size_t>(first + N, static_cast<std::size_t>(c.kv_seq));
+        text += "; block " + str(j) + (end - first > 1 ? " (keys " + str(first) + "-" + str(end - 1) : " (key " + str(first)) + "): m = " +
+                walk_number(at(m, j)) + ", rescale = exp(" + walk_number(j == 0 ? -INFINITY : at(m, j - 1)) + " - " +
+                walk_number(at(m, j)) + ") = " + walk_number(at(rescale, j)) + ", l = " +
+                walk_number(j == 0 ? 0.0f : at(l, j - 1)) + "·" + walk_number(at(rescale, j)) + " + Σexp(S_j - m) = " +
+                walk_number(at(l, j));
+    }
+    text += "; context = acc / " + walk_number(at(l, nb - 1)) + " (max_abs_diff from the exact context: " +
+            (s.figures.empty() ? std::string("-") : walk_number(static_cast<float>(s.figures[0].value))) + ")";
+    return text;
+}
+
 using explainer = stage_explanation (*)(const config&, const run_shapes&);
 
 struct stage_explainer {
@@ -611,6 +676,7 @@ constexpr stage_explainer explainers[] = {
     {"scaled", explain_scaled},   {"mask", explain_mask},           {"masked", explain_masked},
     {"softmax", explain_softmax}, {"dropout", explain_dropout},     {"context", explain_context},
     {"merge", explain_merge},     {"concat", explain_concat},       {"output", explain_output},
+    {"flash", explain_flash},
 };
 
 }  // namespace
@@ -625,6 +691,12 @@ stage_explanation explain_stage(const config& c, std::string_view name) {
     return {};
 }
 
+stage_explanation explain_stage(const config& c, const stage& s) {
+    stage_explanation e = explain_stage(c, s.name());
+    if (s.id() == stage_id::flash && !s.in_rows()) e.row = flash_row(c, s);
+    return e;
+}
+
 std::vector<explanation_line> explanation_lines(const stage_explanation& e) {
     std::vector<explanation_line> lines;
     const auto add = [&](const char* label, const std::string& text) {
@@ -636,6 +708,7 @@ std::vector<explanation_line> explanation_lines(const stage_explanation& e) {
     add("torch", e.torch);
     add("memory", e.memory);
     add("why", e.why);
+    add("row", e.row);
     return lines;
 }
 

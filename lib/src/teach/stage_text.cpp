@@ -1,5 +1,6 @@
 #include "attn/teach/stage_text.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -191,6 +192,10 @@ std::string stage_formula(const config& c, std::string_view name) {
         char p[32];
         std::snprintf(p, sizeof p, "%g", c.dropout.p);
         return prose("stages.formula.dropout", {{"p", p}});
+    }
+    if (name == "flash") {
+        const std::int64_t N = std::max<std::int64_t>(c.flash_block, 1);
+        return prose("stages.formula.flash", {{"N", N}, {"nb", (c.kv_seq + N - 1) / N}});
     }
     const stage_info* info = find_stage_info(name);
     return info ? std::string(info->formula) : std::string();

@@ -84,6 +84,8 @@ struct config {
     attn::mistake mistake = attn::mistake::none;  // --mistake ID: compute the run with this mistake made
     std::uint64_t max_memory = 0;  // --max-memory: the bytes the run may hold (memory.hpp); 0 = no limit
     int mistake_variant = 0;   // which way it is made (mistake_variants); --mistake makes way 0
+    std::int64_t flash_block = 0;  // --flash-block N: flash attention's online softmax over blocks of N keys
+                                   // (stage flash), next to the exact one; 0 = off
 
     // a decoding step with a KV cache (--past N) and grouped-query heads (--kv-heads G)
     std::int64_t past = 0;      // N, tokens already in the cache: x [B,N+Sq,Din], Sk = N + Sq; 0 = no cache

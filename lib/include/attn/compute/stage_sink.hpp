@@ -62,7 +62,8 @@ struct stage_plan {
     static stage_plan of(const std::vector<std::string>& names);
     /// Whether a run of `c` computes every query row of the [B,H,Sq,Sk] stages and context, not
     /// only shown_query's: with whole planes or blocks of a whole plane (a smaller block's
-    /// products may differ in a last bit), with dropout (its draws are one stream) and with a
+    /// products may differ in a last bit), with dropout (its draws are one stream), with flash (it
+    /// compares every row of context with its own) and with a
     /// --mistake (some read other rows). q and output are always computed whole.
     bool computes_every_query_row(const config& c) const;
     void show(stage_id id) { shown |= stage_bit(id); }

@@ -19,9 +19,9 @@ enum class stage_id : std::uint8_t {
     input, params, projections, view, transpose,
     cache, append, repeat_kv,
     scores, scaled, mask, masked, softmax, dropout,
-    context, merge, concat, output,
+    context, flash, merge, concat, output,
 };
-inline constexpr std::size_t stage_count = 18;
+inline constexpr std::size_t stage_count = 19;
 
 /// Why a run may lack a stage.
 enum class absent_unless : std::uint8_t {
@@ -32,6 +32,7 @@ enum class absent_unless : std::uint8_t {
     out_proj,       // output: not with --no-out-proj
     cached,         // cache, append: only with --past N > 0 (a decoding step)
     grouped,        // repeat_kv: only with --kv-heads G < H (grouped-query)
+    flash_block,    // flash: only with --flash-block N
 };
 
 /// A set of stages, as a bit per stage_id.
@@ -97,6 +98,13 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
     {stage_id::context, 12, "context", "each query's weighted sum of the values", "weights·V",
      {"context"}, false, stages(stage_id::transpose, stage_id::append, stage_id::repeat_kv), true,
      absent_unless::always_there},
+    // the tiled online softmax over blocks of N keys, from the q, k, v and mask the planes read;
+    // it reads context too, to report how far its own context is from the exact one
+    {stage_id::flash, 23, "flash", "flash attention: online softmax over blocks of keys",
+     "m = max(m, rowmax(S_j)); l = e^(m_old-m)·l + Σ e^(S_j-m); acc = e^(m_old-m)·acc + e^(S_j-m)·V_j; context = acc / l",
+     {"m", "l", "rescale", "acc", "context"}, false,
+     stages(stage_id::transpose, stage_id::append, stage_id::repeat_kv, stage_id::mask,
+             stage_id::context), false, absent_unless::flash_block},
     {stage_id::merge, 13, "merge", "transpose back: heads next to each other per position",
      "[B,H,Sq,dk] -> [B,Sq,H,dk]",
      {"context"}, false, stages(stage_id::context), false, absent_unless::always_there},
@@ -119,7 +127,7 @@ std::vector<const stage_info*> stages_holding(std::string_view tensor);
 /// The valid stage names in order, joined with ", " (for error messages).
 std::string stage_names_list();
 
-/// The stage numbers as an error message states them: "1 to 15, 18 to 20".
+/// The stage numbers as an error message states them: "1 to 15, 18 to 20, 23".
 std::string stage_numbers_list();
 
 /// Whether a run of `c` has the stage (its row's absent_unless).

@@ -11,9 +11,16 @@
 
 namespace attn {
 
+/// A number a stage reports besides its tensors (flash: "max_abs_diff", "tolerance").
+struct stage_figure {
+    std::string name;  // its key in the stage's JSON object
+    double value = 0;
+};
+
 struct stage {
     const stage_info* info = nullptr;  // points into stage_table
     std::vector<tensor> tensors;
+    std::vector<stage_figure> figures;  // in the order they are printed; most stages have none
 
     stage_id id() const { return info->id; }
     std::string_view name() const { return info->name; }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/trace.hpp"
 #include "attn/render/table_parts.hpp"
 
 namespace attn::table {
@@ -22,6 +23,8 @@ void print_explain_intro(std::ostream& out, const config& c, const palette& p);
 
 /// The block under a stage's heading: "   what    ...", "   shape   ...", ... (explanation_lines).
 void print_stage_explanation(std::ostream& out, const config& c, std::string_view stage_name, const palette& p);
+/// The same for a stage at hand, with its worked row (flash).
+void print_stage_explanation(std::ostream& out, const config& c, const stage& s, const palette& p);
 
 /// A blank line, "── summary ──" and the lines of explain_summary.
 void print_explain_summary(std::ostream& out, const config& c, const palette& p);

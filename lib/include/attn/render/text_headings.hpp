@@ -24,6 +24,7 @@ void print_run_header(std::ostream& out, const config& c, const heading_style& s
 /// "── 6 · scores ── every query against every key, per head", and the formula under it.
 void print_stage_heading(std::ostream& out, const config& c, const stage& s, const heading_style& style);
 
+/// "   max_abs_diff = 2.98e-08, tolerance = 1.2e-05": the stage's figures, when it has some; then
 /// "   ! batch 1, query 3: no key may be attended ...": the warnings about the stage.
 void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const heading_style& style);
 

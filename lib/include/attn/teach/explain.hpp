@@ -17,11 +17,18 @@ struct stage_explanation {
     std::string torch;    // the one line of PyTorch that computes it: "scores = q @ k.transpose(-2, -1)"
     std::string memory;   // whether data moves, and why: "a view: no copy (strides change)"
     std::string why;      // why the step exists, in one or two sentences
+    std::string row;      // one row worked through with the run's own numbers (flash: the recurrence),
+                          // when the stage's tensors are at hand; else empty
 };
 
 /// The explanation of stage `name` for a run of `c` (as if the run had the
 /// stage: ask stage_in_run whether it does); all fields empty for an unknown name.
 stage_explanation explain_stage(const config& c, std::string_view name);
+
+struct stage;
+/// The same, and for the flash stage its `row`: the recurrence for the last query row of
+/// batch 0, head 0, block by block, with the values in s's tensors (m, l, rescale).
+stage_explanation explain_stage(const config& c, const stage& s);
 
 /// One labelled line of an explanation: "why" and its text.
 struct explanation_line {
@@ -31,7 +38,7 @@ struct explanation_line {
 
 /// The lines of `e` in reading order, each with its label, leaving out the empty
 /// ones and the symbols (shown as the stage's formula): what, shape, einsum,
-/// torch, memory, why.
+/// torch, memory, why, row.
 std::vector<explanation_line> explanation_lines(const stage_explanation& e);
 
 /// The paragraphs that open --explain: what multi-head attention is, the whole
