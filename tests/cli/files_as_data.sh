@@ -87,6 +87,11 @@ run trace --from edited-w.json
 check "params_file false with an edited w_o: refused naming params_file" \
   bash -c "[ $rc -eq 1 ] && grep -qF 'params.w_o is not what --seed 0 draws, but config \"params_file\" is false' err"
 expect_ok "an unedited dump still replays" trace --from self.json
+"$attn" trace --stage params --format json | jq '.config.batch = 100000000000 | .config.seq = 100000 | .config.kv_seq = 100000' >params-only.json
+# (no ulimit -v under ASan, ATTN_SANITIZED=1: its shadow memory needs terabytes of address space)
+(if [ -z "${ATTN_SANITIZED:-}" ]; then ulimit -v 2000000; fi
+ "$attn" trace --from params-only.json --batch 1 --seq 4 --stage input >out 2>err); rc=$?
+check "a params-only dump whose config is huge, shrunk by flags: its check draws no x (2 GB of address space)" test "$rc" -eq 0
 "$attn" trace --cross --kv-seq 3 --seed 5 --format npz --out cross.npz
 expect_ok "an unedited cross-attention npz dump still replays" trace --from cross.npz
 

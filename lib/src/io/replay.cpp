@@ -501,16 +501,22 @@ void check_tensors_match_config(const dump& d) {
 /// script would draw other numbers. (Relabelling it as read from a file would move the
 /// draws after it, x_kv's, away from the recorded ones: the user says it, in the config.)
 void check_drawn_tensors(const dump& d, const given_tensors& given, const std::vector<std::string>& drawn) {
-    if (drawn.empty()) return;
     const config& rec = d.cfg;
-    given_inputs files;  // what the recorded run read from files draws nothing
+    const auto has = [&drawn](const char* name) { return std::find(drawn.begin(), drawn.end(), name) != drawn.end(); };
+    // Only what is compared is drawn, and only at the sizes of the dump's own tensors (checked
+    // against its config): x_kv only after an x that is compared too, or was read from a file.
+    const bool x = has("input.x") && given.x.has_value();
+    const bool x_kv = has("input.x_kv") && given.x_kv.has_value() && (x || rec.x_from_file);
+    const bool params = has("params");
+    if (!x && !x_kv && !params) return;
+    given_inputs files;  // what the recorded run read from files draws nothing; nor what is not compared
     if (rec.params_from_file) files.params = parameters{};
-    if (rec.x_from_file) files.x = xt::xarray<float>();
-    if (rec.x_kv_from_file) files.x_kv = xt::xarray<float>();
+    if (rec.x_from_file || !(x || x_kv)) files.x = xt::xarray<float>();
+    if (rec.x_kv_from_file || !x_kv) files.x_kv = xt::xarray<float>();
     const inputs seed = draw_inputs(rec, std::move(files));
     const auto same = [](const xt::xarray<float>& a, const xt::xarray<float>& b) {
-        return a.shape() == b.shape() && std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
-                   return std::memcmp(&x, &y, sizeof x) == 0;
+        return a.shape() == b.shape() && std::equal(a.begin(), a.end(), b.begin(), [](float in_dump, float drawn_value) {
+                   return std::memcmp(&in_dump, &drawn_value, sizeof in_dump) == 0;  // the bits: -0, NaN
                });
     };
     const auto refuse = [&](const std::string& name, const char* key) {
@@ -518,21 +524,18 @@ void check_drawn_tensors(const dump& d, const given_tensors& given, const std::v
                     key + "\" is false (every output would call it torch.randn or nn.Linear's draw); set \"" + key +
                     "\": true to replay it as read from a file");
     };
-    for (const std::string& name : drawn) {
-        if (name == "input.x" && given.x && !same(given.x->tensor.values, seed.x)) refuse(name, "input_file");
-        if (name == "input.x_kv" && given.x_kv && seed.x_kv && !same(given.x_kv->tensor.values, *seed.x_kv))
-            refuse(name, "kv_input_file");
-        if (name != "params") continue;
-        const parameters& p = seed.params;
-        const std::pair<const char*, const xt::xarray<float>*> drawn_params[] = {
-            {"w_q", &p.w_q}, {"w_k", &p.w_k}, {"w_v", &p.w_v}, {"b_q", p.b_q ? &*p.b_q : nullptr},
-            {"b_k", p.b_k ? &*p.b_k : nullptr}, {"b_v", p.b_v ? &*p.b_v : nullptr},
-            {"w_o", p.w_o ? &*p.w_o : nullptr}, {"b_o", p.b_o ? &*p.b_o : nullptr}};
-        for (const auto& param : drawn_params) {
-            const auto it = given.params.find(param.first);
-            if (it == given.params.end() || param.second == nullptr || param.second->size() == 0) continue;
-            if (!same(it->second.values, *param.second)) refuse(std::string("params.") + param.first, "params_file");
-        }
+    if (x && !same(given.x->tensor.values, seed.x)) refuse("input.x", "input_file");
+    if (x_kv && seed.x_kv && !same(given.x_kv->tensor.values, *seed.x_kv)) refuse("input.x_kv", "kv_input_file");
+    if (!params) return;
+    const parameters& p = seed.params;
+    const std::pair<const char*, const xt::xarray<float>*> drawn_params[] = {
+        {"w_q", &p.w_q}, {"w_k", &p.w_k}, {"w_v", &p.w_v}, {"b_q", p.b_q ? &*p.b_q : nullptr},
+        {"b_k", p.b_k ? &*p.b_k : nullptr}, {"b_v", p.b_v ? &*p.b_v : nullptr},
+        {"w_o", p.w_o ? &*p.w_o : nullptr}, {"b_o", p.b_o ? &*p.b_o : nullptr}};
+    for (const auto& param : drawn_params) {
+        const auto it = given.params.find(param.first);
+        if (it == given.params.end() || param.second == nullptr || param.second->size() == 0) continue;
+        if (!same(it->second.values, *param.second)) refuse(std::string("params.") + param.first, "params_file");
     }
 }
 
