@@ -17,7 +17,7 @@ nlohmann::json parse_json_document(const std::string& text, const std::string& w
     };
     try {
         return json::parse(text, within_depth);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // a syntax error; a number past double's range (1e400)
         throw error(what + ": not valid JSON: " + json_message(e));
     }
 }
