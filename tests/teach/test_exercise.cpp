@@ -293,6 +293,17 @@ TEST_CASE("a broken exercise file: one error naming the file and what is wrong")
     }
 }
 
+// tests/fuzz/crashes/exercise/number-past-double-range.json: nlohmann's out_of_range (406)
+// escaped read_exercise as a message naming no file.
+TEST_CASE("an exercise file with a number past double's range is refused naming the file") {
+    const temp_file f("3.33332e2333");
+    CHECK_THROWS_WITH_AS(attn::read_exercise(f.path),
+                         (f.path + ": not valid JSON: number overflow parsing '3.33332e2333'").c_str(), attn::error);
+    const temp_file nested(R"({"number": 1, "id": "x", "config": {"seq": 1e400}})");
+    CHECK_THROWS_WITH_AS(attn::read_exercise(nested.path),
+                         (nested.path + ": not valid JSON: number overflow parsing '1e400'").c_str(), attn::error);
+}
+
 TEST_CASE("the exercise folder is found in the first candidate that has one") {
     const std::string share = exercise_dir.substr(0, exercise_dir.size() - std::string("/exercises").size());
     CHECK(attn::find_exercise_dir({"", "/nonexistent", share}) == exercise_dir);
