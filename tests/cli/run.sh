@@ -272,6 +272,9 @@ expect_error "--stage cache without --past" 2 \
 run mask --mask causal --past 4 --seq 2 --format json
 check "attn mask --past 4: [Sq,Sk] = [2,6], aligned lower-right" test "$(jq -c '.conventions[0].data' "$work/out")" = '[[true,true,true,true,true,false],[true,true,true,true,true,true]]'
 check "... with no advice to align it otherwise" test ! -s "$work/err"
+run mask --mask window --window 1 --past 3 --seq 1 --format json
+check "attn mask --past 3 --mask window: the window counts from the query's position N + i" \
+  test "$(jq -c '.conventions[0].data' "$work/out")" = '[[false,false,true,true]]'
 run trace --past 4 --seq 2 --mask causal --causal-align upper-left --stage mask
 check "--past with --causal-align upper-left: the advice names lower-right" grep -q 'a KV-cache decoder aligns lower-right' "$work/err"
 

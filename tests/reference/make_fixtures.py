@@ -197,6 +197,8 @@ CASES = [
     case("past_3_two_tokens_batch2", seed=41, batch=2, seq=2, past=3, d_model=8, heads=4,
          mask="causal+padding", causal_align="lower-right", lengths=[5, 4]),
     case("past_4_no_mask", seed=42, batch=1, seq=3, past=4, d_model=6, heads=3),
+    case("past_5_causal_window_2", seed=47, batch=1, seq=2, past=5, d_model=8, heads=2,
+         mask="causal+window", window=2, causal_align="lower-right"),  # the window from N + i
     # grouped-query heads (--kv-heads G): G = 2 of H = 4, multi-query G = 1, and with a cache
     case("kv_heads_2_of_4", seed=43, batch=2, seq=4, d_model=16, heads=4, kv_heads=2, mask="causal"),
     case("kv_heads_1_multi_query", seed=44, batch=1, seq=3, d_model=8, heads=4, kv_heads=1),
@@ -302,7 +304,7 @@ def build_mask(c, B, Sq, Sk):
     assert all(k in MASK_KINDS for k in kinds), c["mask"]
     if not kinds:
         return None
-    i = torch.arange(Sq).view(1, 1, Sq, 1)
+    i = torch.arange(Sq).view(1, 1, Sq, 1) + c.get("past", 0)   # positions: N + i in a decoding step
     j = torch.arange(Sk).view(1, 1, 1, Sk)
     mask = torch.ones(B, 1, Sq, Sk, dtype=torch.bool)
     if "causal" in kinds:  # torch.tril's diagonal: 0 upper-left, Sk - Sq lower-right

@@ -570,7 +570,7 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     xt::xarray<bool> mask;                 // when built whole
     std::optional<mask_rows> mask_by_row;  // what the planes read
     if (r.needs(stage_id::mask) && !r.shows(stage_id::mask) && !in.mask && mask_rows::make_all_of(c)) {
-        mask_by_row.emplace(c.mask, c.seq, c.kv_seq);
+        mask_by_row.emplace(c.mask, c.seq, c.kv_seq, mistake::none, 0, first_query_position(c));
     } else if (r.needs(stage_id::mask)) {
         mask = build_mask(c, in.mask ? &*in.mask : nullptr);
         if (c.mistake == mistake::mask_inverted) mask = xt::xarray<bool>(!mask);  // --mistake: true = may NOT attend

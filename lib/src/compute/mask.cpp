@@ -23,9 +23,9 @@ shape4 mask_shape(std::int64_t batch, std::int64_t sq, std::int64_t sk) {
 
 /// A [B,1,Sq,Sk] mask of the rules in `m` (with the mask-rule mistake `wrong`), each row made by mask_rows.
 xt::xarray<bool> rules_mask(const mask_spec& m, std::int64_t batch, std::int64_t sq, std::int64_t sk,
-                            mistake wrong, int way) {
+                            mistake wrong, int way, std::int64_t first_query) {
     xt::xarray<bool> mask(mask_shape(batch, sq, sk));
-    const mask_rows rows(m, sq, sk, wrong, way);
+    const mask_rows rows(m, sq, sk, wrong, way, first_query);
     for (std::int64_t b = 0; b < batch; ++b)
         for (std::int64_t i = 0; i < sq; ++i)
             rows.row(static_cast<std::size_t>(b), static_cast<std::size_t>(i), mask.data() + (b * sq + i) * sk);
@@ -50,7 +50,8 @@ xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) 
     const mask_spec& m = c.mask;
     const mistake wrong = changes_mask_rules(c.mistake) ? c.mistake : mistake::none;
     xt::xarray<bool> mask = m.causal || m.padding || m.window
-                                ? rules_mask(m, c.batch, c.seq, c.kv_seq, wrong, c.mistake_variant)
+                                ? rules_mask(m, c.batch, c.seq, c.kv_seq, wrong, c.mistake_variant,
+                                             first_query_position(c))
                                 : xt::xarray<bool>(mask_shape(c.batch, c.seq, c.kv_seq), true);
     if (m.random) mask = mask && mask_random(c.batch, c.seq, c.kv_seq, m.random_seed, m.random_keep);
     if (from_file) mask = mask && *from_file;
@@ -63,8 +64,9 @@ bool mask_rows::make_all_of(const config& c) {
            !changes_mask_rules(c.mistake);
 }
 
-mask_rows::mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk, mistake wrong, int way)
-    : rules_(&m), wrong_(wrong), way_(way), sq_(sq), sk_(sk) {}
+mask_rows::mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk, mistake wrong, int way,
+                     std::int64_t first_query)
+    : rules_(&m), wrong_(wrong), way_(way), sq_(sq), sk_(sk), first_query_(first_query) {}
 
 mask_rows::mask_rows(const xt::xarray<bool>& whole)
     : whole_(&whole), sq_(static_cast<std::int64_t>(whole.shape()[2])), sk_(static_cast<std::int64_t>(whole.shape()[3])) {}
@@ -86,9 +88,10 @@ const bool* mask_rows::row(std::size_t b, std::size_t i, bool* scratch) const {
     const bool padding = m.padding && wrong_ != mistake::causal_only;
     const bool in_window = m.window && wrong_ != mistake::causal_only && wrong_ != mistake::padding_only;
     const bool any_of = wrong_ == mistake::mask_or_instead_of_and;      // causal | padding instead of &
+    const std::int64_t at = q + first_query_;  // the query's position among the keys' (a decoding step: N + i)
     for (std::int64_t j = 0; j < sk_; ++j) {
-        const bool causal_ok = j <= q + diagonal, padding_ok = m.padding && (on_queries ? q : j) < m.lengths[b],
-                   window_ok = std::llabs(q - j) <= window;
+        const bool causal_ok = j <= q + diagonal, padding_ok = m.padding && (on_queries ? at : j) < m.lengths[b],
+                   window_ok = std::llabs(at - j) <= window;
         scratch[j] = any_of ? (causal && causal_ok) || (padding && padding_ok) || (in_window && window_ok)
                             : (!causal || causal_ok) && (!padding || padding_ok) && (!in_window || window_ok);
     }

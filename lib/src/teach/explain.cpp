@@ -425,8 +425,9 @@ std::vector<std::string> mask_torch_terms(const config& c, const run_shapes& r) 
         terms.push_back("(torch.arange(" + str(r.Sk) + ") < torch.tensor([" + join(m.lengths, ", ") + "]).view(" +
                         str(r.B) + ", 1, 1, 1))");
     if (m.window)
-        terms.push_back("((torch.arange(" + str(r.Sq) + ")[:, None] - torch.arange(" + str(r.Sk) +
-                        ")).abs() <= " + (m.window_size ? str(*m.window_size) : "W") + ")");
+        terms.push_back("((torch.arange(" + (r.N > 0 ? str(r.N) + ", " + str(r.N + r.Sq) : str(r.Sq)) +  // positions
+                        ")[:, None] - torch.arange(" + str(r.Sk) + ")).abs() <= " +
+                        (m.window_size ? str(*m.window_size) : "W") + ")");
     if (m.random)
         terms.push_back("(torch.rand(" + str(r.B) + ", 1, " + str(r.Sq) + ", " + str(r.Sk) + ") < " +
                         exact_number(m.random_keep) + ")");

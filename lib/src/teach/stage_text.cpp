@@ -45,7 +45,8 @@ std::string mask_formula(const config& c) {
     };
     add(m.causal, causal_condition(c));
     add(m.padding, "(j < lengths[b])");
-    add(m.window, "(|i - j| <= " + (m.window_size ? std::to_string(*m.window_size) : std::string("W")) + ")");
+    add(m.window, std::string(c.past > 0 ? "(|N + i - j| <= " : "(|i - j| <= ") +  // a step: query i is token N + i
+                      (m.window_size ? std::to_string(*m.window_size) : std::string("W")) + ")");
     add(m.random, "(rand[b,0,i,j] < mask_keep)");
     add(m.from_file && m.file_convention == mask_convention::keep, "file[b,i,j]");
     add(m.from_file && m.file_convention == mask_convention::mha, "NOT file[b,i,j] (mha: true = not allowed)");

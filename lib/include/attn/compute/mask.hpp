@@ -29,8 +29,11 @@ public:
     /// Whether the rules make all of c's mask (c.mask.any() and nothing but rules).
     static bool make_all_of(const config& c);
     /// Made from the rules of `m` for Sq queries, Sk keys; with a mask-rule mistake
-    /// (changes_mask_rules), made in way `way` as that mistake makes it.
-    mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk, mistake wrong = mistake::none, int way = 0);
+    /// (changes_mask_rules), made in way `way` as that mistake makes it. Query i is the token at
+    /// position first_query + i (first_query_position: N in a decoding step), which the window
+    /// and padding_on_queries measure from; causal's own alignment says where its diagonal is.
+    mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk, mistake wrong = mistake::none, int way = 0,
+              std::int64_t first_query = 0);
     /// Read from `whole` [B,1,Sq,Sk], which must outlive this.
     explicit mask_rows(const xt::xarray<bool>& whole);
     /// Query i of batch item b: Sk bools, in the whole mask or made into `scratch` (room for Sk).
@@ -42,6 +45,7 @@ private:
     mistake wrong_ = mistake::none;
     int way_ = 0;
     std::int64_t sq_, sk_;
+    std::int64_t first_query_ = 0;
 };
 
 /// The softmax stage's warnings about rows of `mask` with no allowed key: one per row when
