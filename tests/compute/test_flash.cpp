@@ -240,7 +240,9 @@ TEST_SUITE("flash") {
         // what --max-memory chooses) give the whole context: bit for bit while each row's products
         // are summed in one order (aten's small loop: dk·Sq·Sk = 4·6·6 < 400), and within rounding
         // when they go to BLAS (16·16·16), whose kernel may tile a chunk otherwise than the plane
-        for (const auto& [seq, d_model, bit_for_bit] : {std::tuple<int, int, bool>{6, 8, true}, {16, 32, false}}) {
+        for (const auto& sizes : {std::tuple<int, int, bool>{6, 8, true}, {16, 32, false}}) {
+            const int seq = std::get<0>(sizes), d_model = std::get<1>(sizes);  // no structured binding: CAPTURE is a lambda
+            const bool bit_for_bit = std::get<2>(sizes);
             attn::config c;
             c.batch = 2;
             c.seq = c.kv_seq = seq;
