@@ -33,14 +33,19 @@ names info_tensor_names(const attn::stage_info& entry) {
 
 TEST_SUITE("trace") {
 
-TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, nothing outside them") {
+TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, then issue 23's, nothing outside them") {
     CHECK(attn::find_stage_info(1)->name == "input");
     CHECK(attn::find_stage_info(6)->name == "scores");
     CHECK(attn::find_stage_info(10)->name == "softmax");
     CHECK(attn::find_stage_info(11)->name == "dropout");
     CHECK(attn::find_stage_info(15)->name == "output");
     CHECK(attn::find_stage_info(0) == nullptr);
-    CHECK(attn::find_stage_info(16) == nullptr);
+    CHECK(attn::find_stage_info(16)->name == "positions");
+    CHECK(attn::find_stage_info(17)->name == "rope");
+    CHECK(attn::find_stage_info(21)->name == "alibi");
+    CHECK(attn::find_stage_info(22)->name == "biased");
+    CHECK(attn::find_stage_info(18) == nullptr);  // cache, append, repeat_kv, flash: not on this branch
+    CHECK(attn::find_stage_info(23) == nullptr);
     CHECK(attn::find_stage_info(-3) == nullptr);
     for (const auto& info : attn::stage_table) {
         CAPTURE(info.name);
@@ -49,40 +54,48 @@ TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, nothing outside th
     }
 }
 
-TEST_CASE("stage_table: each row's id is its place, every stage holds a tensor") {
+TEST_CASE("stage_table: each row's id is its place, every stage holds a tensor, CLI.md's steps in their order") {
     REQUIRE(attn::stage_count == attn::stage_table.size());
+    int cli_step = 0;
     for (std::size_t i = 0; i < attn::stage_table.size(); ++i) {
         CAPTURE(i);
         CHECK(static_cast<std::size_t>(attn::stage_table[i].id) == i);
-        CHECK(attn::stage_table[i].step == static_cast<int>(i) + 1);
+        if (attn::stage_table[i].step <= 15) CHECK(attn::stage_table[i].step == ++cli_step);  // 16 on: where computed
         CHECK_FALSE(attn::stage_table[i].tensors[0].empty());
     }
+    CHECK(cli_step == 15);
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
-    CHECK(info_tensor_names(attn::stage_table[0]) == names{"x", "x_kv"});
-    CHECK(info_tensor_names(attn::stage_table[1]) == names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"});
-    CHECK(info_tensor_names(attn::stage_table[2]) == names{"q", "k", "v"});
-    CHECK(info_tensor_names(attn::stage_table[3]) == names{"q", "k", "v"});
-    CHECK(info_tensor_names(attn::stage_table[4]) == names{"q", "k", "v"});
-    CHECK(info_tensor_names(attn::stage_table[5]) == names{"scores"});
-    CHECK(info_tensor_names(attn::stage_table[6]) == names{"scaled"});
-    CHECK(info_tensor_names(attn::stage_table[7]) == names{"mask"});
-    CHECK(info_tensor_names(attn::stage_table[8]) == names{"masked"});
-    CHECK(info_tensor_names(attn::stage_table[9]) == names{"weights"});
-    CHECK(info_tensor_names(attn::stage_table[10]) == names{"weights", "keep"});
-    CHECK(info_tensor_names(attn::stage_table[11]) == names{"context"});
-    CHECK(info_tensor_names(attn::stage_table[12]) == names{"context"});
-    CHECK(info_tensor_names(attn::stage_table[13]) == names{"concat"});
-    CHECK(info_tensor_names(attn::stage_table[14]) == names{"out"});
+    using attn::info_of;
+    using attn::stage_id;
+    CHECK(info_tensor_names(info_of(stage_id::input)) == names{"x", "x_kv"});
+    CHECK(info_tensor_names(info_of(stage_id::params)) == names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"});
+    CHECK(info_tensor_names(info_of(stage_id::positions)) == names{"pe", "x", "pe_kv", "x_kv"});
+    CHECK(info_tensor_names(info_of(stage_id::projections)) == names{"q", "k", "v"});
+    CHECK(info_tensor_names(info_of(stage_id::view)) == names{"q", "k", "v"});
+    CHECK(info_tensor_names(info_of(stage_id::transpose)) == names{"q", "k", "v"});
+    CHECK(info_tensor_names(info_of(stage_id::rope)) == names{"cos", "sin", "q", "k"});
+    CHECK(info_tensor_names(info_of(stage_id::scores)) == names{"scores"});
+    CHECK(info_tensor_names(info_of(stage_id::scaled)) == names{"scaled"});
+    CHECK(info_tensor_names(info_of(stage_id::alibi)) == names{"bias"});
+    CHECK(info_tensor_names(info_of(stage_id::biased)) == names{"biased"});
+    CHECK(info_tensor_names(info_of(stage_id::mask)) == names{"mask"});
+    CHECK(info_tensor_names(info_of(stage_id::masked)) == names{"masked"});
+    CHECK(info_tensor_names(info_of(stage_id::softmax)) == names{"weights"});
+    CHECK(info_tensor_names(info_of(stage_id::dropout)) == names{"weights", "keep"});
+    CHECK(info_tensor_names(info_of(stage_id::context)) == names{"context"});
+    CHECK(info_tensor_names(info_of(stage_id::merge)) == names{"context"});
+    CHECK(info_tensor_names(info_of(stage_id::concat)) == names{"concat"});
+    CHECK(info_tensor_names(info_of(stage_id::output)) == names{"out"});
 }
 
 TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
     CHECK(info_stage_names(attn::stages_holding("weights")) == names{"softmax", "dropout"});
-    CHECK(info_stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose"});
+    CHECK(info_stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose", "rope"});
     CHECK(info_stage_names(attn::stages_holding("context")) == names{"context", "merge"});
     CHECK(info_stage_names(attn::stages_holding("keep")) == names{"dropout"});
-    CHECK(info_stage_names(attn::stages_holding("x_kv")) == names{"input"});
+    CHECK(info_stage_names(attn::stages_holding("x_kv")) == names{"input", "positions"});
     CHECK(info_stage_names(attn::stages_holding("b_o")) == names{"params"});
     CHECK(info_stage_names(attn::stages_holding("out")) == names{"output"});
     SUBCASE("a name no stage holds, or none") {
@@ -103,15 +116,17 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     c.mask.causal = true;
     c.dropout.p = 0.5;
     c.dropout.train = true;
+    c.pos = attn::position_encoding::sinusoidal;  // positions with pe_kv and x_kv
     attn::validate(c);
     const attn::trace t = attn::compute_trace(c, attn::draw_inputs(c));
-    REQUIRE(t.stages.size() == attn::stage_table.size());  // every stage is present
+    REQUIRE(t.stages.size() == attn::stage_table.size() - 3);  // every stage but rope, alibi, biased (one --pos a run)
     for (std::size_t i = 0; i < t.stages.size(); ++i) {
         const attn::stage& s = t.stages[i];
         CAPTURE(s.name());
+        if (i > 0) CHECK(t.stages[i - 1].info->id < s.info->id);
         names held;
         for (const auto& tensor : s.tensors) held.push_back(tensor.name);
-        CHECK(held == info_tensor_names(attn::stage_table[i]));
+        CHECK(held == info_tensor_names(*s.info));
     }
 }
 

@@ -20,6 +20,7 @@
 #include "attn/compute/threads.hpp"
 #include "attn/compute/linalg.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/compute/positions.hpp"
 
 namespace attn {
 namespace {
@@ -261,6 +262,9 @@ struct plane_steps_state {
             case stage_id::scaled:  // / √dk
                 for_each_plane(ch, block, [&](const plane_block& b) { block_scale(ch, b); });
                 break;
+            case stage_id::biased:  // + the ALiBi bias -m_h·(i - j)
+                for_each_plane(ch, block, [&](const plane_block& b) { block_bias(ch, b); });
+                break;
             case stage_id::masked:  // the fill where the mask is false
                 for_each_plane(ch, block, [&](const plane_block& b) { block_mask(ch, b, finding); });
                 break;
@@ -310,8 +314,9 @@ std::size_t longest_run(const std::vector<bool>& shown) {
 
 /// Stages 6-11 and context's product (stage 12) on each block of rows: the whole [B,H,Sq,Sk]
 /// tensor, one pass per step; or query rows of one plane, one pass per stage shown, each anew
-/// from the scores. Emits the mask (stage 8) in its place. Returns context when a later stage needs it.
-std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
+/// from the scores. Emits the ALiBi bias (stage 21) and the mask (stage 8) in their places. Returns context when a later stage needs it.
+std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::function<void()>& alibi_stage,
+                                  const std::function<void()>& mask_stage) {
     const config& c = r.c;
     const stage_plan& plan = r.plan;
     const bool whole = plan.layout == plane_layout::whole_tensor;
@@ -343,6 +348,7 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
     std::size_t next_step = 0;  // whole: the first step not yet applied to tensor_now
     for (std::size_t k = 0; k < passes.size(); ++k) {
         const stage_id target = passes[k];
+        if (target > stage_id::alibi) alibi_stage();
         if (target > stage_id::mask) mask_stage();
         const bool shown = plan.shows(target);
         const bool computes_context = wants_context && k + 1 == passes.size();
@@ -506,7 +512,15 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
         r.emit(stage_id::mask, {tensor("mask", {"batch", "head", "query", "key"}, xt::xarray<float>(xt::cast<float>(mask)),
                                        element_type::boolean)});
     };
+    // 21. alibi: bias [1,H,Sq,Sk] = -m_h·(i - j), shown in its place; biased adds it a block at a time
+    bool alibi_emitted = !r.shows(stage_id::alibi);
+    const std::function<void()> alibi_stage = [&] {
+        if (alibi_emitted) return;
+        alibi_emitted = true;
+        r.emit(stage_id::alibi, {tensor("bias", {"batch", "head", "query", "key"}, alibi_bias(c))});
+    };
     const auto finish = [&] {
+        alibi_stage();
         mask_stage();
         return r.so_far.warnings;
     };
@@ -522,6 +536,25 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     }
     // 2. params: w_q [D,Din], w_k w_v [D,Dkv], w_o [D,D] and the biases [D]
     if (!in.qkv && r.shows(stage_id::params)) r.emit(stage_id::params, param_tensors(p));
+    if (!r.needs(stage_id::projections) && !r.needs(stage_id::positions)) return finish();
+
+    // 16. positions (--pos sinusoidal): pe [S,Din] from the queries' first position, x = x + pe
+    // [B,Sq,Din]; x_kv + its own pe [Sk,Dkv] from 0 in cross-attention. New tensors: x stays as drawn
+    if (r.needs(stage_id::positions)) {
+        const tensor_storage pe = make_storage(sinusoidal_table(first_query_position(c), x->shape()[1], x->shape()[2]));
+        const bool cross = in.x_kv.has_value();
+        x = make_storage(add_positions(*x, *pe));
+        std::vector<tensor> positions{tensor("pe", {"seq", "d_in"}, pe), tensor("x", {"batch", "seq", "d_in"}, x)};
+        if (cross) {
+            const tensor_storage pe_kv = make_storage(sinusoidal_table(0, x_kv->shape()[1], x_kv->shape()[2]));
+            x_kv = make_storage(add_positions(*x_kv, *pe_kv));
+            positions.push_back(tensor("pe_kv", {"kv_seq", "d_kv_in"}, pe_kv));
+            positions.push_back(tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, x_kv));
+        } else {
+            x_kv = x;
+        }
+        r.emit(stage_id::positions, std::move(positions));
+    }
     if (!r.needs(stage_id::projections)) return finish();
 
     // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v   [B,S,Din] · [Din,D] -> [B,S,D]
@@ -550,19 +583,40 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
                                                           : swap_axes_1_2(view, view.tensors[i], d);
     };
     stage tr = r.emit(stage_id::transpose, {split(0, "seq"), split(1, "kv_seq"), split(2, "kv_seq")});
+    if (!r.needs(stage_id::rope) && !r.needs(stage_id::scores)) return finish();
+
+    // 17. rope: cos, sin [Sq,dk] for positions first_query_position(c) on; q [B,H,Sq,dk] and the new
+    // k [B,H,Sk,dk] rotated, q·cos + rotate_half(q)·sin: new contiguous tensors (v is not rotated)
+    const tensor* q_heads = &tr.tensors[0];
+    const tensor* k_heads = &tr.tensors[1];
+    stage rope;
+    if (r.needs(stage_id::rope)) {
+        rope_angles angles = make_rope_angles(c, first_query_position(c), static_cast<std::size_t>(c.seq));
+        xt::xarray<float> q_rotated = rotate(tr.tensors[0], angles, c.rope_style);  // [B,H,Sq,dk]
+        xt::xarray<float> k_rotated = rotate(tr.tensors[1], angles, c.rope_style);  // [B,H,Sk,dk], Sk = Sq
+        rope = r.emit(stage_id::rope, {tensor("cos", {"seq", "head_dim"}, std::move(angles.cos)),
+                                       tensor("sin", {"seq", "head_dim"}, std::move(angles.sin)),
+                                       tensor("q", {"batch", "head", "seq", "head_dim"}, std::move(q_rotated)),
+                                       tensor("k", {"batch", "head", "kv_seq", "head_dim"}, std::move(k_rotated))});
+        q_heads = &rope.tensors[2];
+        k_heads = &rope.tensors[3];
+    }
     if (!r.needs(stage_id::scores)) return finish();
 
     // 6-11. scores = Q·Kᵀ, scaled = scores / √dk, masked = fill where the mask is false,
     // weights = softmax(dim=-1), dropout: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk], then
     // elementwise and row by row; and 12's product, context = weights · V [B,H,Sq,dk]
-    plane_chain chain = make_plane_chain(c, tr.tensors[0], tr.tensors[1],
-                                         r.needs(stage_id::context) ? &tr.tensors[2] : nullptr,
+    plane_chain chain = make_plane_chain(c, *q_heads, *k_heads, r.needs(stage_id::context) ? &tr.tensors[2] : nullptr,
                                          mask_by_row ? &*mask_by_row : nullptr);
+    // (--pos alibi: biased = scaled + bias, the bias made a block at a time from the slopes)
+    const std::vector<float> slopes = r.needs(stage_id::biased) ? alibi_slopes(c.heads) : std::vector<float>{};
+    chain.alibi_slopes = slopes.empty() ? nullptr : slopes.data();
+    chain.first_query_position = first_query_position(c);
     chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
     // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
     chain.fill = c.mistake == mistake::fill_value ? mistaken_fill(c, c.mistake_variant) : c.fill;
-    std::optional<tensor> context = plane_steps(r, chain, mask_stage);
-    proj = view = tr = stage{};  // q, k, v: no later stage reads them
+    std::optional<tensor> context = plane_steps(r, chain, alibi_stage, mask_stage);
+    proj = view = tr = rope = stage{};  // q, k, v: no later stage reads them
     mask_by_row.reset();
     mask = xt::xarray<bool>();
 

@@ -45,6 +45,13 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
             return floats(sum({product({D, c.d_in}), product({2, D, c.d_kv_in}), bias,
                                c.out_proj ? sum({product({D, D}), product({D})}) : 0}));
         if (id == stage_id::projections) return qkv;
+        // pe [Sq,Din] and x + pe [B,Sq,Din] (and for x_kv in cross-attention)
+        if (id == stage_id::positions)
+            return floats(sum({product({Sq, c.d_in}), product({B, Sq, c.d_in}),
+                               c.cross() ? sum({product({Sk, c.d_kv_in}), product({B, Sk, c.d_kv_in})}) : 0}));
+        // cos, sin [Sq,dk] and the rotated q [B,H,Sq,dk] and k [B,H,Sk,dk]
+        if (id == stage_id::rope) return floats(sum({product({2, Sq, c.head_dim()}), product({B, Sq, D}), product({B, Sk, D})}));
+        if (id == stage_id::alibi) return floats(product({H, Sq, Sk}));  // bias [1,H,Sq,Sk]
         // views of the storage before them (PyTorch's view and transpose): nothing of their own
         if (id == stage_id::view || id == stage_id::transpose || id == stage_id::merge) return 0;
         // the float copy in the trace plus the boolean mask it was built from
@@ -54,7 +61,7 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
         if (id == stage_id::concat) return H == 1 || Sq == 1 ? 0 : per_query;
         if (id == stage_id::context || id == stage_id::output) return per_query;
         if (id == stage_id::dropout) return sum({plane, plane});  // weights and the keep mask
-        return plane;  // scores, scaled, masked, softmax
+        return plane;  // scores, scaled, biased, masked, softmax
     };
     std::vector<stage_bytes> stages;
     for (const stage_info& info : stage_table)

@@ -48,6 +48,9 @@ bool stage_in_run(const config& c, stage_id id) {
         case absent_unless::masked: return c.mask.any();
         case absent_unless::training: return c.dropout.applied();
         case absent_unless::out_proj: return c.out_proj;
+        case absent_unless::pos_sinusoidal: return c.pos == position_encoding::sinusoidal && !c.from_projections;
+        case absent_unless::pos_rope: return c.pos == position_encoding::rope;
+        case absent_unless::pos_alibi: return c.pos == position_encoding::alibi;
         case absent_unless::always_there: break;
     }
     return true;
@@ -64,6 +67,9 @@ std::string_view absent_because(stage_id id) {
         case absent_unless::masked: return "it needs --mask, --mask-file or --key-padding-mask";
         case absent_unless::training: return "it needs --dropout P with P > 0 and --train";
         case absent_unless::out_proj: return "it is off with --no-out-proj";
+        case absent_unless::pos_sinusoidal: return "it needs --pos sinusoidal";
+        case absent_unless::pos_rope: return "it needs --pos rope";
+        case absent_unless::pos_alibi: return "it needs --pos alibi";
         case absent_unless::always_there: break;
     }
     return "every run has it";

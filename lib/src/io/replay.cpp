@@ -151,6 +151,21 @@ void read_mistake_key(config_keys& k, config& c) {
     else c.mistake = *m;
 }
 
+/// "pos", "rope_base", "rope_style" (issue 23): how the positions entered; absent in older dumps.
+void read_position_keys(config_keys& k, config& c) {
+    if (k.has("pos")) {
+        const auto p = parse_position_encoding(k.text("pos"));
+        if (!p) k.wrong("pos", "none, rope, alibi or sinusoidal");
+        else c.pos = *p;
+    }
+    if (k.has("rope_base")) c.rope_base = k.number("rope_base");
+    if (k.has("rope_style")) {
+        const auto r = parse_rope_pairing(k.text("rope_style"));
+        if (!r) k.wrong("rope_style", "half or interleaved");
+        else c.rope_style = *r;
+    }
+}
+
 /// cross and head_dim are derived; they must agree with the sizes (a forced cross,
 /// with Sk = Sq and Dkv = Din, is --cross or --kv-input: keys and values from x_kv).
 void check_derived(config_keys& k, config& c, const std::string& what) {
@@ -529,6 +544,7 @@ config config_from_json(const json& j, const std::string& what) {
     read_mask_keys(k, c.mask);
     read_fill_keys(k, c);
     read_mistake_key(k, c);
+    read_position_keys(k, c);
     for (const auto& [key, flag] : {std::pair{"from_projections", &config::from_projections},
                                     {"input_file", &config::x_from_file}, {"kv_input_file", &config::x_kv_from_file},
                                     {"params_file", &config::params_from_file}})

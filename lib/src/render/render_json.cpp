@@ -113,6 +113,10 @@ nlohmann::ordered_json config_to_json(const config& c) {
         j["train"] = c.dropout.train;
         if (c.dropout.applied()) j["dropout_seed"] = c.dropout.seed;
     }
+    // issue 23's keys, always written, so that a dump replays with --from
+    j["pos"] = std::string(position_encoding_name(c.pos));
+    j["rope_base"] = c.rope_base;
+    j["rope_style"] = std::string(rope_pairing_name(c.rope_style));
     return j;
 }
 

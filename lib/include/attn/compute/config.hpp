@@ -27,6 +27,20 @@ enum class causal_alignment {
                   // as flash-attention and KV-cache decoding (the last query sees every key)
 };
 
+/// Where the positions of the tokens enter (--pos): nowhere, or one of three ways models do it.
+enum class position_encoding {
+    none,        // attention itself ignores order: permuting the keys permutes nothing but the weights
+    rope,        // rotary (Su et al.; Hugging Face's Llama): q and k rotated by angles ∝ position, after the head split
+    alibi,       // ALiBi (Press et al.): -m_h·(i - j) added to the scaled scores, one slope m_h per head
+    sinusoidal,  // the Annotated Transformer's PE[pos, 2i] = sin(pos/10000^(2i/Din)), cos at 2i+1, added to x
+};
+
+/// Which coordinates --pos rope rotates together (--rope-style).
+enum class rope_pairing {
+    half,         // (i, i + dk/2): Hugging Face's rotate_half, cat((-x2, x1), -1)
+    interleaved,  // (2i, 2i + 1): GPT-J and Meta's original Llama code (rotate_every_two)
+};
+
 /// Which masks to apply; all that are on are combined with AND.
 struct mask_spec {
     bool causal = false;   // query i may attend keys j <= i (j <= i + Sk - Sq when aligned lower-right)
@@ -84,11 +98,18 @@ struct config {
     attn::mistake mistake = attn::mistake::none;  // --mistake ID: compute the run with this mistake made
     std::uint64_t max_memory = 0;  // --max-memory: the bytes the run may hold (memory.hpp); 0 = no limit
     int mistake_variant = 0;   // which way it is made (mistake_variants); --mistake makes way 0
+    position_encoding pos = position_encoding::none;  // --pos
+    double rope_base = 10000.0;                       // --rope-base: inv_freq = 1 / base^(2i/dk)
+    rope_pairing rope_style = rope_pairing::half;     // --rope-style
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     /// Cross-attention: keys and values come from x_kv, not from x.
     bool cross() const { return separate_kv || kv_seq != seq || d_kv_in != d_in; }
 };
+
+/// The absolute position of query row 0 (rope's angles, alibi's i - j, sinusoidal's pe rows);
+/// key j is at position j. 0 until --past N lands (then N: the queries are the last Sq tokens).
+std::int64_t first_query_position(const config& c);
 
 /// Throws usage_error naming the flag when a size or option is impossible ("--d-model 10 is
 /// not divisible by --heads 4"). Sizes too large for memory are check_memory's (exit 1).
@@ -118,5 +139,12 @@ std::string_view mask_convention_name(mask_convention m);
 std::optional<mask_convention> parse_mask_convention(std::string_view name);
 std::string_view causal_alignment_name(causal_alignment a);
 std::optional<causal_alignment> parse_causal_alignment(std::string_view name);
+
+/// The names --pos ("none", "rope", "alibi", "sinusoidal") and --rope-style ("half",
+/// "interleaved") take, and back (nullopt for an unknown name).
+std::string_view position_encoding_name(position_encoding p);
+std::optional<position_encoding> parse_position_encoding(std::string_view name);
+std::string_view rope_pairing_name(rope_pairing r);
+std::optional<rope_pairing> parse_rope_pairing(std::string_view name);
 
 }  // namespace attn

@@ -16,11 +16,11 @@ struct config;
 /// id's row, and `a < b` means a comes before b. Steps 1..15 are CLI.md's table; stages added
 /// since take the numbers after 15, and their place in the order is where they are computed.
 enum class stage_id : std::uint8_t {
-    input, params, projections, view, transpose,
-    scores, scaled, mask, masked, softmax, dropout,
+    input, params, positions, projections, view, transpose, rope,
+    scores, scaled, alibi, biased, mask, masked, softmax, dropout,
     context, merge, concat, output,
 };
-inline constexpr std::size_t stage_count = 15;
+inline constexpr std::size_t stage_count = 19;
 
 /// Why a run may lack a stage.
 enum class absent_unless : std::uint8_t {
@@ -29,6 +29,9 @@ enum class absent_unless : std::uint8_t {
     masked,         // mask, masked: only with a mask
     training,       // dropout: only with --dropout P > 0 and --train
     out_proj,       // output: not with --no-out-proj
+    pos_sinusoidal, // positions: only with --pos sinusoidal
+    pos_rope,       // rope: only with --pos rope
+    pos_alibi,      // alibi, biased: only with --pos alibi
 };
 
 /// A set of stages, as a bit per stage_id.
@@ -57,26 +60,37 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
      {"x", "x_kv"}, false, 0, false, absent_unless::drawn_or_read},
     {stage_id::params, 2, "params", "weights in nn.Linear layout [out, in]", "y = x·Wᵀ + b",
      {"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"}, false, 0, false, absent_unless::drawn_or_read},
+    {stage_id::positions, 16, "positions", "sinusoidal positions added to the token embeddings",
+     "pe[p,2i] = sin(p·e^(-2i·ln(10000)/Din)), pe[p,2i+1] = cos(...); x = x + pe",
+     {"pe", "x", "pe_kv", "x_kv"}, false, 0, false, absent_unless::pos_sinusoidal},
     // the projections read the inputs themselves: input and params are computed only when shown
     {stage_id::projections, 3, "projections", "queries, keys and values",
      "Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v",
-     {"q", "k", "v"}, false, 0, false, absent_unless::always_there},
+     {"q", "k", "v"}, false, stages(stage_id::positions), false, absent_unless::always_there},
     {stage_id::view, 4, "view", "split the last axis into heads (no data moves)", "[B,S,D] -> [B,S,H,dk]",
      {"q", "k", "v"}, false, stages(stage_id::projections), false, absent_unless::always_there},
     {stage_id::transpose, 5, "transpose", "heads become a batch axis", "[B,S,H,dk] -> [B,H,S,dk]",
      {"q", "k", "v"}, false, stages(stage_id::view), false, absent_unless::always_there},
+    {stage_id::rope, 17, "rope", "queries and keys rotated by angles proportional to their positions",
+     "q·cos + rotate_half(q)·sin, k·cos + rotate_half(k)·sin; θ = pos / base^(2i/dk)",
+     {"cos", "sin", "q", "k"}, false, stages(stage_id::transpose), false, absent_unless::pos_rope},
     {stage_id::scores, 6, "scores", "every query against every key, per head", "Q·Kᵀ",
-     {"scores"}, true, stages(stage_id::transpose), false, absent_unless::always_there},
+     {"scores"}, true, stages(stage_id::transpose, stage_id::rope), false, absent_unless::always_there},
     {stage_id::scaled, 7, "scaled", "scores scaled by the square root of the head width", "Q·Kᵀ / √dk",
      {"scaled"}, true, stages(stage_id::scores), false, absent_unless::always_there},
+    {stage_id::alibi, 21, "alibi", "a linear penalty for distance, one slope per head",
+     "bias[0,h,i,j] = -m_h·(i - j), m_h = 2^(-8(h+1)/H)",
+     {"bias"}, false, 0, false, absent_unless::pos_alibi},
+    {stage_id::biased, 22, "biased", "scaled scores plus the ALiBi bias", "scaled + bias",
+     {"biased"}, true, stages(stage_id::scaled), false, absent_unless::pos_alibi},
     {stage_id::mask, 8, "mask", "where each query may attend (true = may attend)",
      "mask[b,0,i,j]: may query i attend key j?",
      {"mask"}, false, 0, false, absent_unless::masked},
     {stage_id::masked, 9, "masked", "scaled scores with the fill value where the mask is false",
      "masked_fill(mask == false, fill)",
-     {"masked"}, true, stages(stage_id::scaled, stage_id::mask), false, absent_unless::masked},
+     {"masked"}, true, stages(stage_id::scaled, stage_id::mask), true, absent_unless::masked},
     {stage_id::softmax, 10, "softmax", "attention weights: softmax over the key axis (last)",
-     "softmax(masked or scaled, dim=-1)",
+     "softmax(masked, biased or scaled, dim=-1)",
      {"weights"}, true, 0, true, absent_unless::always_there},
     {stage_id::dropout, 11, "dropout", "weights after dropout (training mode only)", "weights · keep / (1 - p)",
      {"weights", "keep"}, true, stages(stage_id::softmax), false, absent_unless::training},
