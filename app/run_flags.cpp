@@ -58,8 +58,26 @@ attn::config base_config(const run_options& o) {
     c.past = o.past;
     c.kv_heads = o.kv_heads;
     c.mistake = *attn::parse_mistake(o.mistake);
+    c.pos = *attn::parse_position_encoding(o.pos);
+    c.rope_style = *attn::parse_rope_pairing(o.rope_style);
     apply_mask_convention(o, c);
     return c;
+}
+
+/// --rope-base and --rope-style say how rope rotates: without --pos rope they would do nothing.
+void check_rope_flags(const attn::config& c, const flag_given& given) {
+    if (c.pos == attn::position_encoding::rope) return;
+    const auto has = [&](const char* flag) {
+        try {
+            return given(flag);
+        } catch (const std::exception&) {  // a command without the flag (attn mask)
+            return false;
+        }
+    };
+    for (const char* flag : {"--rope-base", "--rope-style"})
+        if (has(flag))
+            throw attn::usage_error(std::string(flag) + " says how --pos rope rotates q and k, but --pos is " +
+                                    std::string(attn::position_encoding_name(c.pos)) + "; add --pos rope");
 }
 
 /// A replay's config: the dump's, with each flag that was given on top. A size
@@ -98,6 +116,9 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
     if (given("--dropout-seed")) c.dropout.seed = o.cfg.dropout.seed;
     if (given("--mistake")) c.mistake = *attn::parse_mistake(o.mistake);
     if (given("--flash-block")) c.flash_block = o.cfg.flash_block;
+    if (given("--pos")) c.pos = *attn::parse_position_encoding(o.pos);
+    if (given("--rope-base")) c.rope_base = o.cfg.rope_base;
+    if (given("--rope-style")) c.rope_style = *attn::parse_rope_pairing(o.rope_style);
     return c;
 }
 
@@ -190,6 +211,25 @@ void add_flash_flag(CLI::App* cmd, run_options& o) {
         ->type_name("N");
 }
 
+void add_position_flags(CLI::App* cmd, run_options& o) {
+    cmd->option_defaults()->group("Positions");
+    add_choice(cmd, "--pos", o.pos, {"none", "rope", "alibi", "sinusoidal"}, "KIND",
+               "how the tokens' positions enter (attention alone ignores order): rope rotates q and k after the "
+               "head split by angles pos/base^(2i/dk), as Hugging Face's Llama (q*cos + rotate_half(q)*sin), "
+               "stage rope; alibi adds -m_h*(i-j) to the scaled scores, slopes 2^(-8(h+1)/H) as Press et al.'s "
+               "get_slopes, stages alibi and biased; sinusoidal adds the Annotated Transformer's "
+               "PE[pos,2i] = sin(pos/10000^(2i/Din)), PE[pos,2i+1] = cos(...) to x before the projections, stage "
+               "positions. rope and alibi need self-attention. Example: attn trace --pos rope --stage rope");
+    cmd->add_option("--rope-base", o.cfg.rope_base,
+                    "B, rope's base: inv_freq = 1.0 / (B ** (torch.arange(0, dk, 2).float() / dk)); Llama 2 "
+                    "uses 10000, Llama 3 500000 (a larger base turns the slow pairs slower). Needs --pos rope")
+        ->transform(number())->type_name("B")->default_val(10000.0);
+    add_choice(cmd, "--rope-style", o.rope_style, {"half", "interleaved"}, "PAIRS",
+               "which coordinates rope rotates together: half, (i, i+dk/2) as Hugging Face's rotate_half, "
+               "torch.cat((-x2, x1), -1); interleaved, (2i, 2i+1) as GPT-J and Meta's original Llama code "
+               "(rotate_every_two). Needs --pos rope");
+}
+
 void add_mistake_flag(CLI::App* cmd, run_options& o) {
     std::vector<std::string> ids{"none"};
     for (attn::mistake m : attn::all_mistakes()) ids.emplace_back(attn::mistake_id(m));
@@ -215,12 +255,18 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
 }  // namespace
 
 attn::loaded_inputs load_run_inputs(const run_options& o, const flag_given& given) {
-    if (!o.from.empty()) return replay_inputs(o, given);
+    if (!o.from.empty()) {
+        attn::loaded_inputs loaded = replay_inputs(o, given);
+        check_rope_flags(loaded.cfg, given);
+        return loaded;
+    }
     attn::config c = base_config(o);
     // a decoding step's causal mask aligns lower-right by itself: the last query is the last token
     // (an explicit --causal-align upper-left stays allowed: it is the mistake a student makes)
     if (c.past > 0 && !given("--causal-align")) c.mask.causal_align = attn::causal_alignment::lower_right;
-    return attn::load_inputs(c, o.sizes, o.files);
+    attn::loaded_inputs loaded = attn::load_inputs(c, o.sizes, o.files);
+    check_rope_flags(loaded.cfg, given);
+    return loaded;
 }
 
 std::string draw_order_help() {
@@ -244,6 +290,7 @@ void add_run_flags(CLI::App* cmd, run_options& o) {
         ->default_str("--heads");
     add_file_flags(cmd, o);
     add_parameter_flags(cmd, o);
+    add_position_flags(cmd, o);
     add_mask_flags(cmd, o);
     add_dropout_flags(cmd, o);
     add_flash_flag(cmd, o);

@@ -32,12 +32,14 @@ struct run_options {
     std::string mistake = "none";  // --mistake ID
     std::int64_t past = 0;         // --past N: a decoding step with N cached tokens
     std::int64_t kv_heads = 0;     // --kv-heads G (0: as many as --heads)
+    std::string pos = "none";          // --pos
+    std::string rope_style = "half";   // --rope-style
 };
 
 /// Whether a flag ("--seq") was given on the command line (not a default).
 using flag_given = std::function<bool(const char*)>;
 
-/// Adds the groups Shapes, Tensors from files, Parameters, Masks, Dropout and Mistakes
+/// Adds the groups Shapes, Tensors from files, Parameters, Positions, Masks, Dropout and Mistakes
 /// to `cmd`, writing into `o` (which must outlive parsing).
 void add_run_flags(CLI::App* cmd, run_options& o);
 

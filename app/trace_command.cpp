@@ -346,8 +346,8 @@ void choose_picture_stages(const trace_options& o, attn::render_options& view) {
     for (const std::string& name : view.stages)
         if (attn::heatmap::drawable(name)) return;
     throw attn::usage_error("--stage " + o.stages + ": --format " + o.format +
-                            " draws the stages with [.., Sq, Sk] tensors (scores, scaled, mask, masked, softmax, "
-                            "dropout), and these have none");
+                            " draws the stages with [.., Sq, Sk] tensors (scores, scaled, biased, mask, masked, "
+                            "softmax, dropout), and these have none");
 }
 
 /// The run's work, stage by stage, in seconds on this machine: measured speeds when the
@@ -460,11 +460,11 @@ void run_trace(const trace_options& o, const flag_given& given) {
     for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << attn::printable_text(w.text) << "\n";
 }
 
-/// The stages by number and name, from stage_table, for trace's --help: three rows,
-/// numbered down the columns.
+/// The stages by number and name, from stage_table, for trace's --help: at most five
+/// columns (85 characters), numbered down the columns.
 std::string stages_help() {
     std::string text = "Stages, in order (--stage takes the name or the number):\n";
-    const std::size_t rows = 3, n = attn::stage_table.size();
+    const std::size_t n = attn::stage_table.size(), rows = (n + 4) / 5;
     for (std::size_t row = 0; row < rows; ++row) {
         std::string line = " ";
         for (std::size_t i = row; i < n; i += rows) {
@@ -475,7 +475,8 @@ std::string stages_help() {
         text += line + "\n";
     }
     return text + wrap("Not every run has them all: input and params not with --q --k --v, mask and masked "
-                       "only with a mask, dropout only with --train, output not with --no-out-proj, cache and "
+                       "only with a mask, dropout only with --train, output not with --no-out-proj, positions only "
+                       "with --pos sinusoidal, rope with --pos rope, alibi and biased with --pos alibi, cache and "
                        "append only with --past N, repeat_kv only with --kv-heads G < H, flash only with "
                        "--flash-block N.",
                        help_width) +

@@ -70,7 +70,7 @@ check "... -∞" grep -q '^        1 -∞' "$work/out"
 check "... 0·inf is NaN" grep -q '^        2 ??' "$work/out"
 check "... the legend names them" grep -q -e '-∞ -inf   +∞ inf   ?? NaN$' "$work/out"
 expect_error "--stage without a [.., Sq, Sk] tensor" 2 \
-  "attn: error: --stage input,view: --format heatmap draws the stages with [.., Sq, Sk] tensors (scores, scaled, mask, masked, softmax, dropout), and these have none" \
+  "attn: error: --stage input,view: --format heatmap draws the stages with [.., Sq, Sk] tensors (scores, scaled, biased, mask, masked, softmax, dropout), and these have none" \
   trace --format heatmap --stage input,view
 expect_ok "--format heatmap --stage 6-10: scores, scaled, mask, masked, softmax" trace --mask causal --format heatmap --stage 6-10
 check "... five stages" test "$(grep -c '^── ' "$work/out")" = 5
@@ -231,7 +231,7 @@ expect_ok "--format png to a redirected stdout" trace "${notebook[@]}" --format 
 check "... the same bytes as --out" cmp -s "$work/out" "$work/t.png"
 cp "$work/t.png" "$work/keep.png"
 expect_error "a failing run leaves --out as it was" 2 \
-  "attn: error: --stage input: --format png draws the stages with [.., Sq, Sk] tensors (scores, scaled, mask, masked, softmax, dropout), and these have none" \
+  "attn: error: --stage input: --format png draws the stages with [.., Sq, Sk] tensors (scores, scaled, biased, mask, masked, softmax, dropout), and these have none" \
   trace --format png --stage input --out "$work/keep.png"
 check "... untouched" cmp -s "$work/keep.png" "$work/t.png"
 check "... and no temporary file beside it" test -z "$(ls "$work" | grep 'keep.png.tmp')"

@@ -49,6 +49,8 @@ check "--explain's lines run: lower-right causal, Sq < Sk, D != Din" \
   explain_runs --seq 2 --kv-seq 5 --d-in 6 --d-kv-in 10 --d-model 12 --heads 3 --mask causal --causal-align lower-right
 check "--explain's lines run: a decoding step (--past 4) with multi-query heads (--kv-heads 1)" \
   explain_runs --past 4 --seq 2 --heads 4 --kv-heads 1 --mask causal
+check "--explain's lines run: rope in a decoding step with grouped heads" \
+  explain_runs --pos rope --past 4 --seq 2 --heads 4 --kv-heads 2 --mask causal
 
 # --- --format py: the run as a script that checks itself -------------------------------------
 # script_runs NAME ARGS...: attn writes the script; python3 runs it to the end (exit 0).
@@ -73,6 +75,12 @@ script_runs "py: --mistake dropout_not_rescaled" --mask causal --dropout 0.5 --t
 script_runs "py: a decoding step (--past 3) with grouped heads (--kv-heads 2): cache, append, repeat_kv" \
   --batch 2 --past 3 --seq 2 --heads 4 --kv-heads 2 --mask causal+padding --lengths 5,4
 script_runs "py: --mistake kv_heads_tiled: k.repeat(1, H/G, 1, 1)" --past 2 --seq 2 --heads 4 --kv-heads 2 --mistake kv_heads_tiled
+for style in half interleaved; do
+  script_runs "py: --pos rope --rope-style $style in a decoding step: the cache's keys rotated at 0..N-1" \
+    --pos rope --rope-style $style --past 3 --seq 2 --heads 4 --kv-heads 2 --mask causal
+done
+script_runs "py: --pos alibi in a decoding step (i counts from N)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal
+script_runs "py: --pos sinusoidal in a decoding step (pe over all N + Sq tokens)" --pos sinusoidal --past 3 --seq 2 --kv-heads 1
 
 # the notebook run's script, for what follows
 "$attn" trace "${notebook[@]}" --format py --out "$work/nb.py"

@@ -182,7 +182,7 @@ expect_error "bad seed" 2 "attn: error: --seed x: expected a whole number (negat
   trace --seed x
 expect_error "bad fill" 2 "attn: error: --fill abc: expected -inf or a finite number such as -1e9" trace --fill abc
 expect_error "unknown stage" 2 \
-  "attn: error: --stage foo: no stage is called foo (the stages: input, params, projections, view, transpose, cache, append, repeat_kv, scores, scaled, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 1 to 15, 18 to 20, 23)" \
+  "attn: error: --stage foo: no stage is called foo (the stages: input, params, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 1 to 23)" \
   trace --stage foo
 expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs --mask, --mask-file or --key-padding-mask)" \
   trace --stage mask
@@ -277,5 +277,74 @@ check "attn mask --past 3 --mask window: the window counts from the query's posi
   test "$(jq -c '.conventions[0].data' "$work/out")" = '[[false,false,true,true]]'
 run trace --past 4 --seq 2 --mask causal --causal-align upper-left --stage mask
 check "--past with --causal-align upper-left: the advice names lower-right" grep -q 'a KV-cache decoder aligns lower-right' "$work/err"
+# --- positions: --pos rope|alibi|sinusoidal, --rope-base, --rope-style (issue 23, item 3) ------
+expect_ok "--pos rope: stage rope in the json" trace --pos rope --seq 5 --stage rope --format json
+check "... cos and sin [Sq,dk], q [B,H,Sq,dk] rotated, the config says how" test \
+  "$(jq -c '[.stages.rope.step, .stages.rope.tensors.cos.shape, .stages.rope.tensors.q.shape, .config.pos, .config.rope_base, .config.rope_style]' "$work/out")" \
+  = '[17,[5,4],[1,2,5,4],"rope",10000,"half"]'
+check "... position 0 is not rotated: q[.,.,0] is the transposed q" test \
+  "$(jq -c '.stages.rope.tensors.q.data[0][0][0]' "$work/out")" = "$("$attn" trace --stage transpose --seq 5 --format json | jq -c '.stages.transpose.tensors.q.data[0][0][0]')"
+expect_ok "--rope-style interleaved: cos repeats each angle on (2i, 2i+1)" trace --pos rope --rope-style interleaved --stage rope --format json
+check "... cos[1] = cos 1, cos 1, cos 0.01, cos 0.01" test \
+  "$(jq -c '.stages.rope.tensors.cos.data[1] | map(. * 1000 | round)' "$work/out")" = '[540,540,1000,1000]'
+expect_ok "--pos alibi: alibi and biased, in their place" trace --pos alibi --heads 4 --mask causal --format json
+check "... in computation order: scaled, alibi, biased, mask, masked" test \
+  "$(jq -c '.stages | keys_unsorted | .[6:11]' "$work/out")" = '["scaled","alibi","biased","mask","masked"]'
+check "... head 0's slope is 1/4 for H = 4: bias[0,0,3,0] = -0.75" test "$(jq -c '.stages.alibi.tensors.bias.data[0][0][3][0]' "$work/out")" = "-0.75"
+check "... biased = scaled + bias" test "$(jq -c '[.stages.scaled.tensors.scaled.data[0][1][2][0] + .stages.alibi.tensors.bias.data[0][1][2][0] - .stages.biased.tensors.biased.data[0][1][2][0] | fabs < 1e-6]' "$work/out")" = "[true]"
+"$attn" trace --pos alibi --heads 4 --seq 9 --mask causal --stage biased,softmax --format json >"$work/whole.json"
+expect_ok "--pos alibi in blocks of 2 rows (--block-rows) gives the whole run's numbers" \
+  trace --pos alibi --heads 4 --seq 9 --mask causal --stage biased,softmax --format json --block-rows 2
+check "... biased and softmax equal" test "$(jq -c '.stages' "$work/out")" = "$(jq -c '.stages' "$work/whole.json")"
+expect_ok "--pos sinusoidal: pe and x + pe before the projections" trace --pos sinusoidal --seq 3 --stage input,positions --format json
+check "... pe[1][0] = sin 1, x = input.x + pe" test \
+  "$(jq -c '[(.stages.positions.tensors.pe.data[1][0] * 1e6 | round), ((.stages.input.tensors.x.data[0][2][3] + .stages.positions.tensors.pe.data[2][3] - .stages.positions.tensors.x.data[0][2][3]) | fabs < 1e-6)]' "$work/out")" = '[841471,true]'
+expect_ok "--pos sinusoidal in cross-attention: x_kv gets its own positions" trace --pos sinusoidal --kv-seq 5 --d-kv-in 6 --stage positions --format json
+check "... pe_kv [Sk,Dkv]" test "$(jq -c '.stages.positions.tensors.pe_kv.shape' "$work/out")" = '[5,6]'
+"$attn" trace --pos rope --rope-base 500 --rope-style interleaved --format json --out "$work/rope.json"
+expect_ok "a --pos rope dump replays (--from)" trace --from "$work/rope.json" --stage rope --format json
+check "... with its base and style" test "$(jq -c '[.config.rope_base, .config.rope_style, .stages.rope.tensors.k.data]' "$work/out")" = \
+  "$(jq -c '[.config.rope_base, .config.rope_style, .stages.rope.tensors.k.data]' "$work/rope.json")"
+jq '.stages.rope.tensors.q.data' "$work/rope.json" >"$work/rope_q.json"
+expect_ok "attn check --stage rope --tensor q accepts the rotated q" check --pos rope --rope-base 500 --rope-style interleaved \
+  --stage rope --tensor q --answer "$work/rope_q.json"
+run check --pos rope --stage rope --tensor q --answer "$work/rope_q.json"
+check "... and refuses it for another base (exit 1)" test "$rc" -eq 1
+expect_error "--pos rope with an odd head width" 2 \
+  "attn: error: --pos rope rotates pairs of coordinates, but dk = --d-model 6 / --heads 2 = 3 is odd; give an even head width" \
+  trace --pos rope --d-model 6 --heads 2
+expect_error "--pos rope in cross-attention" 2 \
+  "attn: error: --pos rope encodes the distance i - j between a query and a key of the same sequence; in cross-attention (--kv-seq, --d-kv-in, --cross or --kv-input) the keys come from another sequence; use --pos sinusoidal or none" \
+  trace --pos rope --kv-seq 6
+expect_error "--pos alibi with --cross" 2 \
+  "attn: error: --pos alibi encodes the distance i - j between a query and a key of the same sequence; in cross-attention (--kv-seq, --d-kv-in, --cross or --kv-input) the keys come from another sequence; use --pos sinusoidal or none" \
+  trace --pos alibi --cross
+expect_error "--rope-base without --pos rope" 2 \
+  "attn: error: --rope-base says how --pos rope rotates q and k, but --pos is none; add --pos rope" trace --rope-base 500
+expect_error "--rope-style without --pos rope" 2 \
+  "attn: error: --rope-style says how --pos rope rotates q and k, but --pos is alibi; add --pos rope" trace --pos alibi --rope-style interleaved
+expect_error "--rope-base 0" 2 "attn: error: --rope-base 0 must be a finite number above 0 (10000 by default)" trace --pos rope --rope-base 0
+expect_error "--pos sinusoidal with an odd --d-in" 2 \
+  "attn: error: --pos sinusoidal pairs sin and cos over the input width, but --d-in 5 is odd; give an even width" trace --pos sinusoidal --d-in 5
+expect_error "an unknown --pos" 2 "attn: error: --pos bogus: expected one of none, rope, alibi or sinusoidal" trace --pos bogus
+expect_error "--stage rope without --pos rope" 2 "attn: error: --stage rope: this run has no rope stage (it needs --pos rope)" trace --stage rope
+
+# --- positions in a decoding step, with grouped heads and flash: all combine ---------------------
+for pos in rope alibi sinusoidal; do
+  "$attn" trace --pos $pos --seq 7 --heads 4 --kv-heads 2 --mask causal --stage context --format json >"$work/full.json"
+  expect_ok "--pos $pos --past 5 --kv-heads 2 --flash-block 3" \
+    trace --pos $pos --past 5 --seq 2 --heads 4 --kv-heads 2 --mask causal --flash-block 3 --format json
+  check "... positions count over all N + Sq tokens: the step's context rows are the full causal pass's last two (within 1e-6)" \
+    test "$(jq -n --slurpfile a "$work/out" --slurpfile b "$work/full.json" \
+      '[range(4) as $h | range(2) as $i | range(2) as $d | ($a[0].stages.context.tensors.context.data[0][$h][$i][$d] - $b[0].stages.context.tensors.context.data[0][$h][5 + $i][$d]) | fabs] | max < 1e-6')" = true
+  check "... flash agrees with the exact context" test "$(jq '.stages.flash.max_abs_diff < .stages.flash.tolerance' "$work/out")" = true
+done
+"$attn" trace --pos rope --seq 7 --kv-heads 1 --stage rope --format json >"$work/full.json"
+run trace --pos rope --past 5 --seq 2 --kv-heads 1 --stage rope,cache --format json
+check "--pos rope --past 5: rope's angles start at position 5, the cache's keys are rotated at 0..4" \
+  test "$(jq -c '[.stages.rope.tensors.cos.data[0], .stages.cache.tensors.k.data[0][0]]' "$work/out")" = \
+  "$(jq -c '[.stages.rope.tensors.cos.data[5], .stages.rope.tensors.k.data[0][0][0:5]]' "$work/full.json")"
+run trace --pos sinusoidal --past 3 --seq 2 --stage positions --format json
+check "--pos sinusoidal --past 3: pe covers all 5 tokens of x" test "$(jq -c '.stages.positions.tensors.pe.shape' "$work/out")" = '[5,8]'
 
 finish

@@ -15,6 +15,13 @@
 // openblas_get_corename() names at run time. For a kernel with no set it checks the Haswell
 // set to the tolerance only, and says once that bit equality was not checked.
 //
+// The fixtures of --pos (tests/reference/positions/<Set>/, make_position_fixtures.py) are
+// checked the same way, with one difference: cos and sin (rope.cos, rope.sin, positions.pe,
+// positions.pe_kv) come from SLEEF's vector code in torch and from the double result rounded
+// in attn, which differ by at most 1 ulp (measured: the script prints it per case). Those
+// tensors must be within 1 ulp, and the stages computed from them within the tolerance, not
+// to the bit; every stage before them, and every stage of ALiBi (no cos or sin), to the bit.
+//
 // A failing fixture never stops the others: per fixture the checks are CHECKs followed by an
 // early return (a REQUIRE inside the loop would skip every later fixture).
 #include <doctest/doctest.h>
@@ -27,6 +34,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iterator>
 #include <limits>
@@ -56,6 +64,7 @@ const fs::path reference_dir = ATTN_REFERENCE_DIR;
 const fs::path fixture_dir = reference_dir / "fixtures";
 const fs::path kernel_index = reference_dir / "openblas" / "kernels.txt";
 const fs::path not_made_index = reference_dir / "openblas" / "not_made.txt";  // "<Set> <path>" per line
+const fs::path position_dir = reference_dir / "positions";
 
 // ----------------------------------------------------------------------------
 // the set of the running OpenBLAS kernel
@@ -80,28 +89,43 @@ struct fixture_set {
     }
 };
 
-/// kernels.txt: "<kernel> <set>" per line, # comments.
+/// kernels.txt: "<kernel> <set>" per line, # comments; not_made.txt (optional): "<set> <path>" per line.
+fixture_set read_fixture_set(const fs::path& index, const fs::path& not_made_index = {}) {
+    fixture_set s;
+    s.kernel = openblas_get_corename();
+    std::ifstream in(index);
+    if (!in) throw std::runtime_error("cannot open " + index.string());
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream words(line);
+        std::string kernel, name;
+        if (line.empty() || line[0] == '#' || !(words >> kernel >> name)) continue;
+        if (kernel == s.kernel) s.name = name;
+    }
+    std::ifstream not_made(not_made_index);  // absent: every set has every file
+    for (std::string line; std::getline(not_made, line);) {
+        std::istringstream words(line);
+        std::string name, path;
+        if (line.empty() || line[0] == '#' || !(words >> name >> path)) continue;
+        if (name == s.name) s.not_made.push_back(path);
+    }
+    return s;
+}
+
+/// The position fixtures' set of the running kernel (positions/kernels.txt).
+const fixture_set& running_position_set() {
+    static const fixture_set set = read_fixture_set(position_dir / "kernels.txt");
+    return set;
+}
+
+/// How a tensor of the fixture being checked must match beyond the tolerance.
+enum class bits_rule { bit_equal, within_ulp, tolerance_only };
+
+/// For a position fixture: which rule a tensor "stage.tensor" follows (see the top of this file);
+/// empty while the CLI.md fixtures are checked.
+std::function<bits_rule(const std::string&)> position_rule;
+
 const fixture_set& running_set() {
-    static const fixture_set set = [] {
-        fixture_set s;
-        s.kernel = openblas_get_corename();
-        std::ifstream in(kernel_index);
-        if (!in) throw std::runtime_error("cannot open " + kernel_index.string());
-        for (std::string line; std::getline(in, line);) {
-            std::istringstream words(line);
-            std::string kernel, name;
-            if (line.empty() || line[0] == '#' || !(words >> kernel >> name)) continue;
-            if (kernel == s.kernel) s.name = name;
-        }
-        std::ifstream not_made(not_made_index);  // absent: every set has every file
-        for (std::string line; std::getline(not_made, line);) {
-            std::istringstream words(line);
-            std::string name, path;
-            if (line.empty() || line[0] == '#' || !(words >> name >> path)) continue;
-            if (name == s.name) s.not_made.push_back(path);
-        }
-        return s;
-    }();
+    static const fixture_set set = read_fixture_set(kernel_index, not_made_index);
     return set;
 }
 
@@ -171,6 +195,14 @@ attn::config config_from_json(const ordered_json& j) {
     if (j.contains("safe_softmax")) c.safe_softmax = j.at("safe_softmax").get<bool>();
     if (j.contains("past")) c.past = j.at("past").get<std::int64_t>();          // a decoding step (--past N)
     if (j.contains("kv_heads")) c.kv_heads = j.at("kv_heads").get<std::int64_t>();  // grouped-query (--kv-heads G)
+    if (j.contains("pos")) {
+        const auto pos = attn::parse_position_encoding(j.at("pos").get<std::string>());
+        const auto style = attn::parse_rope_pairing(j.at("rope_style").get<std::string>());
+        if (!pos || !style) throw std::runtime_error("unknown pos or rope_style");
+        c.pos = *pos;
+        c.rope_style = *style;
+        c.rope_base = j.at("rope_base").get<double>();
+    }
     if (j.contains("dropout")) {
         c.dropout.p = j.at("dropout").get<double>();
         c.dropout.train = j.at("train").get<bool>();
@@ -230,7 +262,7 @@ void check_tensor(const attn::tensor& actual, const ordered_json& expected, cons
                     label << ": the fixture has " << data.size() << " values for its shape");
 
     std::size_t mismatches = 0, non_finite = 0;  // non_finite: NaN or ±inf where they differ
-    std::size_t not_bit_equal = 0;
+    std::size_t not_bit_equal = 0, beyond_one_ulp = 0;
     double max_diff = 0.0;                          // over elements where both are finite
     std::ostringstream listed;
     listed << std::setprecision(9);
@@ -239,6 +271,9 @@ void check_tensor(const attn::tensor& actual, const ordered_json& expected, cons
         const double a = values[i];
         bool ok = boolean ? (a == e) : value_matches(e, a);
         if (!(static_cast<float>(e) == static_cast<float>(a) || (std::isnan(e) && std::isnan(a)))) ++not_bit_equal;
+        if (std::nextafter(static_cast<float>(e), -INFINITY) > static_cast<float>(a) ||
+            std::nextafter(static_cast<float>(e), INFINITY) < static_cast<float>(a))
+            ++beyond_one_ulp;
         if (std::isfinite(e) && std::isfinite(a))
             max_diff = std::max(max_diff, std::fabs(a - e));
         else if (!ok)
@@ -251,9 +286,17 @@ void check_tensor(const attn::tensor& actual, const ordered_json& expected, cons
     // and aten's lane-wise sums in softmax) but one: with dk = 1, PyTorch's concat is a
     // strided view, so its output projection runs BLAS on another layout and sums otherwise.
     // Only for a kernel with a fixture set (see the top of this file).
-    if (running_set().has_bits_of(label.substr(0, label.find(':'))) && label.rfind("heads_eq_d_model: output.", 0) != 0)
+    const bits_rule rule = position_rule ? position_rule(label)
+                           : running_set().has_bits_of(label.substr(0, label.find(':'))) &&
+                                     label.rfind("heads_eq_d_model: output.", 0) != 0
+                               ? bits_rule::bit_equal
+                               : bits_rule::tolerance_only;
+    if (rule == bits_rule::bit_equal)
         CHECK_MESSAGE(not_bit_equal == 0, label << ": " << not_bit_equal << " values are within tolerance "
                                                 << "but not bit-equal to PyTorch's");
+    if (rule == bits_rule::within_ulp)  // SLEEF's cos and sin against the rounded double ones
+        CHECK_MESSAGE(beyond_one_ulp == 0, label << ": " << beyond_one_ulp << " values differ from PyTorch's "
+                                                 << "by more than 1 ulp");
     CHECK_MESSAGE(mismatches == 0, label << ": " << mismatches << " of " << values.size()
                                          << " values differ (" << non_finite
                                          << " of them NaN or inf), max finite |diff| "
@@ -403,6 +446,37 @@ TEST_CASE("every stage of every PyTorch fixture matches, and no stage is extra")
                       file.string() << " is named \"" << doc.at("name").get<std::string>() << '"');
         check_fixture(name, doc);
     }
+}
+
+TEST_CASE("every stage of every --pos fixture matches PyTorch: to the bit before cos and sin, within 1 ulp at them") {
+    const fixture_set& set = running_position_set();
+    if (!set.bits_checked())
+        MESSAGE("OpenBLAS kernel " << set.kernel << " has no position fixture set: checked to the tolerance only");
+    std::vector<fs::path> paths;
+    for (const auto& entry : fs::directory_iterator(position_dir / "Haswell"))
+        if (entry.path().extension() == ".json") paths.push_back(entry.path());
+    std::sort(paths.begin(), paths.end());
+    REQUIRE(paths.size() >= 7);
+    for (const auto& path : paths) {
+        const std::string name = path.stem().string();
+        const fs::path file = position_dir / (set.bits_checked() ? set.name : "Haswell") / path.filename();
+        const ordered_json doc = read_ordered_json(file.string());
+        // stages from positions (sinusoidal) or rope on read cos and sin: 1 ulp there, the tolerance after
+        bool after_trig = false;
+        position_rule = [&](const std::string& label) {
+            if (!set.bits_checked()) return bits_rule::tolerance_only;
+            const std::string tensor = label.substr(name.size() + 2);  // "rope.cos"
+            if (tensor == "rope.cos" || tensor == "rope.sin" || tensor == "positions.pe" || tensor == "positions.pe_kv") {
+                after_trig = true;
+                return bits_rule::within_ulp;
+            }
+            return after_trig ? bits_rule::tolerance_only : bits_rule::bit_equal;
+        };
+        check_fixture(name, doc);
+        if (name.find("alibi") != std::string::npos) CHECK_MESSAGE(!after_trig, name << ": ALiBi has no cos or sin");
+        else CHECK_MESSAGE(after_trig, name << ": the fixture should hold cos and sin");
+    }
+    position_rule = nullptr;
 }
 
 TEST_CASE("tensors from .npy, .npz and .json files give every stage PyTorch gives") {

@@ -34,14 +34,21 @@ names info_tensor_names(const attn::stage_info& entry) {
 
 TEST_SUITE("trace") {
 
-TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, nothing outside them") {
+TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, then issue 23's, nothing outside them") {
     CHECK(attn::find_stage_info(1)->name == "input");
     CHECK(attn::find_stage_info(6)->name == "scores");
     CHECK(attn::find_stage_info(10)->name == "softmax");
     CHECK(attn::find_stage_info(11)->name == "dropout");
     CHECK(attn::find_stage_info(15)->name == "output");
     CHECK(attn::find_stage_info(0) == nullptr);
-    CHECK(attn::find_stage_info(16) == nullptr);
+    CHECK(attn::find_stage_info(16)->name == "positions");
+    CHECK(attn::find_stage_info(17)->name == "rope");
+    CHECK(attn::find_stage_info(21)->name == "alibi");
+    CHECK(attn::find_stage_info(22)->name == "biased");
+    CHECK(attn::find_stage_info(18)->name == "cache");
+    CHECK(attn::find_stage_info(20)->name == "repeat_kv");
+    CHECK(attn::find_stage_info(23)->name == "flash");
+    CHECK(attn::find_stage_info(24) == nullptr);
     CHECK(attn::find_stage_info(-3) == nullptr);
     for (const auto& info : attn::stage_table) {
         CAPTURE(info.name);
@@ -64,22 +71,25 @@ TEST_CASE("stage_table: each row's id is its place, CLI.md's fifteen keep steps 
     }
     CHECK(cli_steps == 15);
     std::sort(later.begin(), later.end());
-    CHECK(std::adjacent_find(later.begin(), later.end()) == later.end());  // each number once
-    CHECK(attn::info_of(attn::stage_id::flash).step == 23);
+    CHECK(later == std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23});  // each number once, none skipped
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
     const auto of = [](const char* stage) { return info_tensor_names(*attn::find_stage_info(stage)); };
     CHECK(of("input") == names{"x", "x_kv"});
     CHECK(of("params") == names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"});
+    CHECK(of("positions") == names{"pe", "x", "pe_kv", "x_kv"});
     CHECK(of("projections") == names{"q", "k", "v"});
     CHECK(of("view") == names{"q", "k", "v"});
     CHECK(of("transpose") == names{"q", "k", "v"});
+    CHECK(of("rope") == names{"cos", "sin", "q", "k"});
     CHECK(of("cache") == names{"k", "v"});
     CHECK(of("append") == names{"k", "v"});
     CHECK(of("repeat_kv") == names{"k", "v"});
     CHECK(of("scores") == names{"scores"});
     CHECK(of("scaled") == names{"scaled"});
+    CHECK(of("alibi") == names{"bias"});
+    CHECK(of("biased") == names{"biased"});
     CHECK(of("mask") == names{"mask"});
     CHECK(of("masked") == names{"masked"});
     CHECK(of("softmax") == names{"weights"});
@@ -93,10 +103,10 @@ TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
 
 TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
     CHECK(info_stage_names(attn::stages_holding("weights")) == names{"softmax", "dropout"});
-    CHECK(info_stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose"});
+    CHECK(info_stage_names(attn::stages_holding("q")) == names{"projections", "view", "transpose", "rope"});
     CHECK(info_stage_names(attn::stages_holding("context")) == names{"context", "flash", "merge"});
     CHECK(info_stage_names(attn::stages_holding("keep")) == names{"dropout"});
-    CHECK(info_stage_names(attn::stages_holding("x_kv")) == names{"input"});
+    CHECK(info_stage_names(attn::stages_holding("x_kv")) == names{"input", "positions"});
     CHECK(info_stage_names(attn::stages_holding("b_o")) == names{"params"});
     CHECK(info_stage_names(attn::stages_holding("out")) == names{"output"});
     SUBCASE("a name no stage holds, or none") {
@@ -117,17 +127,22 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     c.mask.causal = true;
     c.dropout.p = 0.5;
     c.dropout.train = true;
+    c.pos = attn::position_encoding::sinusoidal;  // positions with pe_kv and x_kv
     attn::config flash = c;  // flash refuses dropout in training: a run of its own
     flash.dropout.train = false;
     flash.flash_block = 2;
-    attn::config decoding = flash;  // a decoding step with grouped heads: cache, append, repeat_kv
+    attn::config decoding = flash;  // a decoding step with grouped heads and rope: rope, cache, append, repeat_kv
     decoding.flash_block = 0;
     decoding.past = 2;
     decoding.kv_seq = decoding.seq + 2;
     decoding.d_kv_in = decoding.d_in;
     decoding.kv_heads = 1;
+    decoding.pos = attn::position_encoding::rope;
+    attn::config alibi = decoding;  // and with alibi and flash: alibi, biased, and flash's bias
+    alibi.pos = attn::position_encoding::alibi;
+    alibi.flash_block = 2;
     std::vector<bool> seen(attn::stage_table.size(), false);
-    for (const attn::config& run : {c, flash, decoding}) {
+    for (const attn::config& run : {c, flash, decoding, alibi}) {
         attn::validate(run);
         const attn::trace t = attn::compute_trace(run, attn::draw_inputs(run));
         std::size_t previous = 0;
@@ -141,7 +156,7 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
             names held;
             for (const auto& tensor : s.tensors) held.push_back(tensor.name);
             const names listed = info_tensor_names(attn::stage_table[at]);
-            if (&run == &decoding && s.id() == attn::stage_id::input)
+            if (!run.cross() && s.id() == attn::stage_id::input)
                 CHECK(held == names{"x"});  // self-attention: x_kv is x itself, not held twice
             else
                 CHECK(held == listed);

@@ -364,6 +364,10 @@ def run(c, given=None):
     elif N > 0:  # a decoding step: the whole sequence drawn, queries from its last Sq tokens
         x = given["x"] if "x" in given else torch.randn(B, N + Sq, Din)        # [B,N+Sq,Din]
         stages.update(input_and_params(x, x, False, w_q, w_k, w_v, w_o))
+        if c.get("pos") == "sinusoidal":                         # positions 0..N+Sq-1, the cache's too
+            pe = sinusoidal_pe(N + Sq, Din)                      # [N+Sq,Din]
+            x = x + pe
+            stages["positions"] = {"pe": pe, "x": x}
         x_past, x_new = x[:, :N], x[:, N:]
         q, k, v = w_q(x_new), w_k(x_new), w_v(x_new)               # [B,Sq,D], [B,Sq,G*dk], [B,Sq,G*dk]
         past = {"k": w_k(x_past).view(B, N, G, dk).transpose(1, 2),  # [B,G,N,dk]
@@ -376,8 +380,78 @@ def run(c, given=None):
         else:
             x_kv = x
         stages.update(input_and_params(x, x_kv, cross, w_q, w_k, w_v, w_o))
+        if c.get("pos") == "sinusoidal":
+            pe = sinusoidal_pe(Sq, Din)                          # [Sq,Din]
+            x = x + pe                                           # [B,Sq,Din]
+            stages["positions"] = {"pe": pe, "x": x}
+            if cross:
+                pe_kv = sinusoidal_pe(Sk, Dkv)                   # the keys' own positions, from 0
+                x_kv = x_kv + pe_kv
+                stages["positions"].update({"pe_kv": pe_kv, "x_kv": x_kv})
+            else:
+                x_kv = x
         q, k, v = w_q(x), w_k(x_kv), w_v(x_kv)                   # [B,Sq,D], [B,Sk,D], [B,Sk,D]
     return attend(c, stages, q, k, v, w_o, given.get("mask"))
+
+
+def sinusoidal_pe(max_len, d_model):
+    """The Annotated Transformer's PositionalEncoding table [max_len, d_model]."""
+    pe = torch.zeros(max_len, d_model)
+    position = torch.arange(0, max_len).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2) * -(math.log(10000.0) / d_model))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe
+
+
+def rotate_half(x):
+    """Hugging Face's Llama: the two halves of the last axis, (-x2, x1)."""
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rotate_every_two(x):
+    """GPT-J: the pairs (2i, 2i+1) of the last axis, (-x[2i+1], x[2i])."""
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
+def rope(c, q, k, first=0):
+    """Hugging Face's LlamaRotaryEmbedding + apply_rotary_pos_emb (interleaved: GPT-J's
+    repeat_interleave and rotate_every_two), positions first..first+S-1."""
+    dk = q.shape[-1]
+    base = c.get("rope_base", 10000.0)
+    inv_freq = 1.0 / (base ** (torch.arange(0, dk, 2).float() / dk))
+    t = torch.arange(first, first + q.shape[2]).float()
+    freqs = torch.outer(t, inv_freq)                             # [S,dk/2]
+    if c.get("rope_style", "half") == "interleaved":
+        emb, rot = freqs.repeat_interleave(2, dim=-1), rotate_every_two
+    else:
+        emb, rot = torch.cat((freqs, freqs), dim=-1), rotate_half
+    cos, sin = emb.cos(), emb.sin()                              # [S,dk]
+    return cos, sin, q * cos + rot(q) * sin, k * cos + rot(k) * sin
+
+
+def get_slopes(n):
+    """Press et al.'s ALiBi slopes (github.com/ofirpress/attention_with_linear_biases)."""
+    def get_slopes_power_of_2(n):
+        start = (2 ** (-2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (get_slopes_power_of_2(closest_power_of_2)
+            + get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2])
+
+
+def alibi_bias(H, Sq, Sk, first=0):
+    """bias [1,H,Sq,Sk] = -m_h·(i - j), i and j absolute positions, as slopes·(j - i)."""
+    slopes = torch.Tensor(get_slopes(H))                         # [H] float32
+    i = torch.arange(first, first + Sq).unsqueeze(1)
+    j = torch.arange(0, Sk).unsqueeze(0)
+    distance = (j - i).float()                                   # [Sq,Sk]
+    return (slopes.view(H, 1, 1) * distance).unsqueeze(0)
 
 
 def input_and_params(x, x_kv, cross, w_q, w_k, w_v, w_o):
@@ -409,6 +483,12 @@ def attend(c, stages, q, k, v, w_o, mask_file, past=None):
     stages["view"] = {"q": q, "k": k, "v": v}
     q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # [B,H,S,dk], [B,G,S,dk]
     stages["transpose"] = {"q": q, "k": k, "v": v}
+    if c.get("pos") == "rope":
+        N = past["k"].shape[2] if past is not None else 0        # the queries and new keys at N..N+Sq-1
+        cos, sin, q, k = rope(c, q, k, first=N)                  # q [B,H,Sq,dk], k [B,G,S_new,dk]
+        stages["rope"] = {"cos": cos, "sin": sin, "q": q, "k": k}
+        if past is not None:                                     # a model's cache keeps its keys rotated
+            past = dict(past, k=rope(c, past["k"], past["k"], first=0)[3])
     if past is not None:
         stages["cache"] = dict(past)                             # [B,G,N,dk]
         k = torch.cat((past["k"], k), dim=2)                     # [B,G,N+Sq,dk]
@@ -423,6 +503,11 @@ def attend(c, stages, q, k, v, w_o, mask_file, past=None):
     stages["scores"] = {"scores": scores}
     scaled = scores / math.sqrt(dk)
     stages["scaled"] = {"scaled": scaled}
+    if c.get("pos") == "alibi":
+        bias = alibi_bias(H, Sq, Sk, first=Sk - Sq if past is not None else 0)  # [1,H,Sq,Sk], queries at N..
+        scaled = scaled + bias
+        stages["alibi"] = {"bias": bias}
+        stages["biased"] = {"biased": scaled}
 
     mask = build_mask(c, B, Sq, Sk)                              # [B,1,Sq,Sk]
     if mask_file is not None:
@@ -508,6 +593,10 @@ def config_json(c):
         out["past"] = c["past"]
     if c.get("kv_heads", c["heads"]) != c["heads"]:
         out["kv_heads"] = c["kv_heads"]
+    if "pos" in c:
+        out["pos"] = c["pos"]
+        out["rope_base"] = c.get("rope_base", 10000.0)
+        out["rope_style"] = c.get("rope_style", "half")
     if "dropout" in c:
         out["dropout"] = c["dropout"]
         out["train"] = c["train"]

@@ -295,10 +295,11 @@ TEST_CASE("the config block") {
         const ordered_json doc = render_parsed(run(c));
         const ordered_json& cfg = doc.at("config");
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
-                                 "qkv_bias", "out_proj", "seed", "mask", "fill", "past", "kv_heads", "flash_block"});
+                                 "qkv_bias", "out_proj", "seed", "mask", "fill", "past", "kv_heads", "flash_block",
+                                 "pos", "rope_base", "rope_style"});
         CHECK(cfg == parse_ordered_json(R"({"batch":1,"seq":4,"kv_seq":4,"d_model":8,"heads":2,"head_dim":4,"d_in":8,
                                     "d_kv_in":8,"cross":false,"qkv_bias":true,"out_proj":true,"seed":0,
-                                    "mask":"none","fill":"-inf","past":0,"kv_heads":2,"flash_block":0})"));
+                                    "mask":"none","fill":"-inf","past":0,"kv_heads":2,"flash_block":0,"pos":"none","rope_base":10000.0,"rope_style":"half"})"));
     }
     SUBCASE("cross-attention, flags and a finite fill") {
         c.batch = 2;
@@ -311,10 +312,20 @@ TEST_CASE("the config block") {
         c.fill = -1e9f;
         const ordered_json cfg = render_parsed(run(c)).at("config");
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
-                                 "qkv_bias", "out_proj", "seed", "mask", "fill", "past", "kv_heads", "flash_block"});
+                                 "qkv_bias", "out_proj", "seed", "mask", "fill", "past", "kv_heads", "flash_block",
+                                 "pos", "rope_base", "rope_style"});
         CHECK(cfg == parse_ordered_json(R"({"batch":2,"seq":4,"kv_seq":6,"d_model":8,"heads":2,"head_dim":4,"d_in":8,
                                     "d_kv_in":3,"cross":true,"qkv_bias":false,"out_proj":false,"seed":7,
-                                    "mask":"causal","fill":-1e9,"past":0,"kv_heads":2,"flash_block":0})"));
+                                    "mask":"causal","fill":-1e9,"past":0,"kv_heads":2,"flash_block":0,"pos":"none","rope_base":10000.0,"rope_style":"half"})"));
+    }
+    SUBCASE("--pos, --rope-base and --rope-style: always written, last, so that a dump replays") {
+        c.pos = attn::position_encoding::rope;
+        c.rope_base = 500000.0;
+        c.rope_style = attn::rope_pairing::interleaved;
+        const ordered_json cfg = attn::config_to_json(c);
+        CHECK(cfg.at("pos") == "rope");
+        CHECK(cfg.at("rope_base") == 500000.0);
+        CHECK(cfg.at("rope_style") == "interleaved");
     }
     SUBCASE("a finite fill reads back as the same float32") {
         c.mask.causal = true;
@@ -334,7 +345,8 @@ TEST_CASE("the config block") {
         const ordered_json cfg = render_parsed(run(c)).at("config");
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "lengths", "window", "mask_seed", "mask_keep",
-                                 "fill", "past", "kv_heads", "flash_block"});
+                                 "fill", "past", "kv_heads", "flash_block",
+                                 "pos", "rope_base", "rope_style"});
         CHECK(cfg.at("mask") == "padding+window+random");
         CHECK(cfg.at("lengths") == ordered_json::array({4, 2}));
         CHECK(cfg.at("window") == 1);
@@ -362,7 +374,8 @@ TEST_CASE("the config block") {
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "mask_file", "mask_convention", "key_padding",
                                  "key_padding_convention",
-                                 "fill", "fill_text", "input_file", "kv_input_file", "params_file", "past", "kv_heads", "flash_block"});
+                                 "fill", "fill_text", "input_file", "kv_input_file", "params_file", "past", "kv_heads",
+                                 "flash_block", "pos", "rope_base", "rope_style"});
         CHECK(cfg.at("mask_convention") == "mha");
         CHECK(cfg.at("fill") == -1e9);
         CHECK(cfg.at("fill_text") == "-1e9");

@@ -25,7 +25,7 @@ const char* const every_stage_name[] = {"input",   "params",  "projections", "vi
                                         "cache",   "append",  "repeat_kv",
                                         "scores",  "scaled",  "mask",        "masked",  "softmax",
                                         "dropout", "context", "merge",       "concat",  "output",
-                                        "flash"};
+                                        "flash",   "positions", "rope",      "alibi",   "biased"};
 
 /// Every text attn writes about a run of `c`.
 void say_everything(const attn::config& c) {
@@ -71,6 +71,11 @@ std::vector<tweak> tweaks() {
         [](attn::config& c) { c.mask.causal = true; c.fill = -1e9f; c.fill_text = "-1e9"; },
         [](attn::config& c) { c.mask.causal = true; c.fill = -5.0f; c.safe_softmax = true; },
         [](attn::config& c) { c.safe_softmax = true; },
+        [](attn::config& c) { c.pos = attn::position_encoding::rope; },
+        [](attn::config& c) { c.pos = attn::position_encoding::rope; c.rope_style = attn::rope_pairing::interleaved; },
+        [](attn::config& c) { c.pos = attn::position_encoding::alibi; c.mask.causal = true; },
+        [](attn::config& c) { c.pos = attn::position_encoding::alibi; c.heads = 6; c.d_model = c.d_in = c.d_kv_in = 12; },
+        [](attn::config& c) { c.pos = attn::position_encoding::sinusoidal; },
         [](attn::config& c) { c.dropout.p = 0.5; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 1.0; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 0.5; },

@@ -21,6 +21,7 @@
 #include "attn/compute/threads.hpp"
 #include "attn/compute/linalg.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/compute/positions.hpp"
 
 namespace attn {
 namespace {
@@ -322,6 +323,9 @@ struct plane_steps_state {
             case stage_id::scaled:  // / √dk
                 for_each_plane(ch, block, [&](const plane_block& b) { block_scale(ch, b); });
                 break;
+            case stage_id::biased:  // + the ALiBi bias -m_h·(i - j)
+                for_each_plane(ch, block, [&](const plane_block& b) { block_bias(ch, b); });
+                break;
             case stage_id::masked:  // the fill where the mask is false
                 for_each_plane(ch, block, [&](const plane_block& b) { block_mask(ch, b, finding); });
                 break;
@@ -371,8 +375,9 @@ std::size_t longest_run(const std::vector<bool>& shown) {
 
 /// Stages 6-11 and context's product (stage 12) on each block of rows: the whole [B,H,Sq,Sk]
 /// tensor, one pass per step; or query rows of one plane, one pass per stage shown, each anew
-/// from the scores. Emits the mask (stage 8) in its place. Returns context when a later stage needs it.
-std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::function<void()>& mask_stage) {
+/// from the scores. Emits the ALiBi bias (stage 21) and the mask (stage 8) in their places. Returns context when a later stage needs it.
+std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::function<void()>& alibi_stage,
+                                  const std::function<void()>& mask_stage) {
     const config& c = r.c;
     const stage_plan& plan = r.plan;
     const bool whole = plan.layout == plane_layout::whole_tensor;
@@ -404,6 +409,7 @@ std::optional<tensor> plane_steps(run& r, const plane_chain& chain, const std::f
     std::size_t next_step = 0;  // whole: the first step not yet applied to tensor_now
     for (std::size_t k = 0; k < passes.size(); ++k) {
         const stage_id target = passes[k];
+        if (target > stage_id::alibi) alibi_stage();
         if (target > stage_id::mask) mask_stage();
         const bool shown = plan.shows(target);
         const bool computes_context = wants_context && k + 1 == passes.size();
@@ -584,7 +590,15 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
         r.emit(stage_id::mask, {tensor("mask", {"batch", "head", "query", "key"}, xt::xarray<float>(xt::cast<float>(mask)),
                                        element_type::boolean)});
     };
+    // 21. alibi: bias [1,H,Sq,Sk] = -m_h·(i - j), shown in its place; biased adds it a block at a time
+    bool alibi_emitted = !r.shows(stage_id::alibi);
+    const std::function<void()> alibi_stage = [&] {
+        if (alibi_emitted) return;
+        alibi_emitted = true;
+        r.emit(stage_id::alibi, {tensor("bias", {"batch", "head", "query", "key"}, alibi_bias(c))});
+    };
     const auto finish = [&] {
+        alibi_stage();
         mask_stage();
         return r.so_far.warnings;
     };
@@ -601,6 +615,27 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     }
     // 2. params: w_q [D,Din], w_k w_v [D,Dkv] ([G·dk,Dkv] with --kv-heads G), w_o [D,D] and the biases
     if (!in.qkv && r.shows(stage_id::params)) r.emit(stage_id::params, param_tensors(p));
+    if (!r.needs_from(stage_id::positions)) return finish();
+
+    // 16. positions (--pos sinusoidal): pe [S,Din] for positions 0..S-1 of the tokens x holds (N + Sq
+    // in a decoding step), x = x + pe [B,S,Din]; x_kv + its own pe [Sk,Dkv] in cross-attention.
+    // New tensors: x stays as drawn
+    if (r.needs(stage_id::positions)) {
+        const char* tokens = c.past > 0 ? "kv_seq" : "seq";
+        const tensor_storage pe = make_storage(sinusoidal_table(0, x->shape()[1], x->shape()[2]));
+        const bool cross = in.x_kv.has_value();
+        x = make_storage(add_positions(*x, *pe));
+        std::vector<tensor> positions{tensor("pe", {tokens, "d_in"}, pe), tensor("x", {"batch", tokens, "d_in"}, x)};
+        if (cross) {
+            const tensor_storage pe_kv = make_storage(sinusoidal_table(0, x_kv->shape()[1], x_kv->shape()[2]));
+            x_kv = make_storage(add_positions(*x_kv, *pe_kv));
+            positions.push_back(tensor("pe_kv", {"kv_seq", "d_kv_in"}, pe_kv));
+            positions.push_back(tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, x_kv));
+        } else {
+            x_kv = x;
+        }
+        r.emit(stage_id::positions, std::move(positions));
+    }
     if (!r.needs_from(stage_id::projections)) return finish();
 
     // a decoding step: the queries and the new keys and values from the last Sq tokens, x[:, N:],
@@ -642,29 +677,52 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     };
     stage tr = r.emit(stage_id::transpose, {split(0, "head", heads, "seq"), split(1, kv_head, G, kv_tokens),
                                             split(2, kv_head, G, kv_tokens)});
-    if (!r.needs_from(stage_id::cache)) return finish();
-    const tensor* keys = &tr.tensors[1];    // what scores reads: [B,G,Sk,dk], then [B,H,Sk,dk]
+    if (!r.needs_from(stage_id::rope)) return finish();
+    const tensor* queries = &tr.tensors[0];  // what scores reads: [B,H,Sq,dk]
+    const tensor* keys = &tr.tensors[1];     // [B,G,Sk,dk], then [B,H,Sk,dk]
     const tensor* values = &tr.tensors[2];
+
+    // 17. rope: cos, sin [Sq,dk] for the queries' positions N..N+Sq-1; q [B,H,Sq,dk] and the new
+    // keys k [B,G,Sq,dk] (the same tokens) rotated, q·cos + rotate_half(q)·sin: new contiguous
+    // tensors (v is not rotated)
+    stage rope;
+    if (r.needs(stage_id::rope)) {
+        rope_angles angles = make_rope_angles(c, first_query_position(c), Sq);
+        xt::xarray<float> q_rotated = rotate(*queries, angles, c.rope_style);  // [B,H,Sq,dk]
+        xt::xarray<float> k_rotated = rotate(*keys, angles, c.rope_style);     // [B,G,Sq,dk]
+        rope = r.emit(stage_id::rope, {tensor("cos", {"seq", "head_dim"}, std::move(angles.cos)),
+                                       tensor("sin", {"seq", "head_dim"}, std::move(angles.sin)),
+                                       tensor("q", {"batch", "head", "seq", "head_dim"}, std::move(q_rotated)),
+                                       tensor("k", {"batch", kv_head, kv_tokens, "head_dim"}, std::move(k_rotated))});
+        queries = &rope.tensors[2];
+        keys = &rope.tensors[3];
+    }
+    if (!r.needs_from(stage_id::cache)) return finish();
 
     // 18. cache: the N earlier tokens' keys and values, as the steps before computed them:
     // (X[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2)   [B,N,Din] -> [B,N,G·dk] -> [B,G,N,dk], views
+    // (with --pos rope the keys rotated at their positions 0..N-1, as a model's cache keeps them: a copy)
     stage cache, append;
     if (r.needs(stage_id::cache)) {
         const xt::xarray<float> x_past = token_rows(*x, 0, N);  // [B,N,Din]
         x = x_kv = nullptr;
+        const dims d{"batch", kv_head, "past", "head_dim"};
         const auto past = [&](const char* name, const xt::xarray<float>& w, const optional_tensor& b) {
             const tensor projected(name, {"batch", "past", "kv_width"}, project(c, x_past, w, present(b)));  // [B,N,G·dk]
             const std::size_t B = projected.values.shape()[0], dk = projected.values.shape()[2] / G;
             const tensor_layout heads_first = transposed(*viewed(projected.layout(), {B, N, G, dk}), 1, 2);
-            return as_strided(projected, "", name, {"batch", kv_head, "past", "head_dim"}, heads_first.shape, heads_first.strides);
+            return as_strided(projected, "", name, d, heads_first.shape, heads_first.strides);
         };
-        cache = r.emit(stage_id::cache, {past("k", p.w_k, p.b_k), past("v", p.w_v, p.b_v)});
+        tensor past_k = past("k", p.w_k, p.b_k);
+        if (c.pos == position_encoding::rope)
+            past_k = tensor("k", d, rotate(past_k, make_rope_angles(c, 0, N), c.rope_style));  // [B,G,N,dk]
+        cache = r.emit(stage_id::cache, {std::move(past_k), past("v", p.w_v, p.b_v)});
     }
     // 19. append: torch.cat((past_k, k), dim=2)   [B,G,N,dk] + [B,G,Sq,dk] -> [B,G,N+Sq,dk], a copy
     if (r.needs(stage_id::append)) {
         const dims d{"batch", kv_head, "kv_seq", "head_dim"};
-        append = r.emit(stage_id::append, {cat_on_tokens(cache.tensors[0], tr.tensors[1], d),
-                                           cat_on_tokens(cache.tensors[1], tr.tensors[2], d)});
+        append = r.emit(stage_id::append, {cat_on_tokens(cache.tensors[0], *keys, d),
+                                           cat_on_tokens(cache.tensors[1], *values, d)});
         cache = stage{};
         keys = &append.tensors[0];
         values = &append.tensors[1];
@@ -683,21 +741,28 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // 6-11. scores = Q·Kᵀ, scaled = scores / √dk, masked = fill where the mask is false,
     // weights = softmax(dim=-1), dropout: [B,H,Sq,dk] · [B,H,dk,Sk] -> [B,H,Sq,Sk], then
     // elementwise and row by row; and 12's product, context = weights · V [B,H,Sq,dk]
-    plane_chain chain = make_plane_chain(c, tr.tensors[0], *keys, r.needs(stage_id::context) ? values : nullptr,
+    plane_chain chain = make_plane_chain(c, *queries, *keys, r.needs(stage_id::context) ? values : nullptr,
                                          mask_by_row ? &*mask_by_row : nullptr);
+    // (--pos alibi: biased = scaled + bias, the bias made a block at a time from the slopes)
+    const std::vector<float> slopes = c.pos == position_encoding::alibi ? alibi_slopes(c.heads) : std::vector<float>{};
+    chain.alibi_slopes = slopes.empty() ? nullptr : slopes.data();
+    chain.first_query_position = first_query_position(c);
     chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk
     // (--mistake fill_value: another fill, 0 or -1e9 or -inf: mistaken_fill)
     chain.fill = c.mistake == mistake::fill_value ? mistaken_fill(c, c.mistake_variant) : c.fill;
-    std::optional<tensor> context = plane_steps(r, chain, mask_stage);
+    std::optional<tensor> context = plane_steps(r, chain, alibi_stage, mask_stage);
 
-    // 23. flash: the same q, k, v, mask, divisor and fill, keys a block of --flash-block N at a
-    // time with a running max and sum: m, l, rescale [B,H,Sq,nb], acc [B,H,Sq,nb,dk], context [B,H,Sq,dk]
+    // 23. flash: the same q, k, v, mask, divisor, bias and fill, keys a block of --flash-block N at
+    // a time with a running max and sum: m, l, rescale [B,H,Sq,nb], acc [B,H,Sq,nb,dk], context [B,H,Sq,dk]
     std::optional<flash_stage> flash;
-    if (r.needs(stage_id::flash))
-        flash = flash_stage{flash_attention({&tr.tensors[0], keys, values, mask_by_row ? &*mask_by_row : nullptr,
-                                             chain.divisor, chain.fill, static_cast<std::size_t>(c.flash_block)}),
-                            flash_tolerance(*values)};
-    proj = view = tr = append = repeated = stage{};  // q, k, v: no later stage reads them
+    if (r.needs(stage_id::flash)) {
+        flash_inputs f{queries, keys, values, mask_by_row ? &*mask_by_row : nullptr, chain.divisor, chain.fill,
+                       static_cast<std::size_t>(c.flash_block)};
+        f.alibi_slopes = chain.alibi_slopes;
+        f.first_query_position = chain.first_query_position;
+        flash = flash_stage{flash_attention(f), flash_tolerance(*values)};
+    }
+    proj = view = tr = rope = append = repeated = stage{};  // q, k, v: no later stage reads them
     mask_by_row.reset();
     mask = xt::xarray<bool>();
 

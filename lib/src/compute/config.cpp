@@ -77,6 +77,31 @@ std::string sizes_text(const char* letters, std::initializer_list<std::int64_t> 
     return std::string(letters) + " = [" + values + "]";
 }
 
+void validate_positions(const config& c) {
+    if (c.pos == position_encoding::rope && c.head_dim() % 2 != 0)
+        throw usage_error("--pos rope rotates pairs of coordinates, but dk = --d-model " + std::to_string(c.d_model) +
+                          " / --heads " + std::to_string(c.heads) + " = " + std::to_string(c.head_dim()) +
+                          " is odd; give an even head width");
+    if (!(c.rope_base > 0.0) || !std::isfinite(c.rope_base))
+        throw usage_error("--rope-base " + shortest(c.rope_base) + " must be a finite number above 0 (10000 by default)");
+    if (c.pos == position_encoding::sinusoidal) {
+        if (c.from_projections)
+            throw usage_error("--pos sinusoidal adds its table to x before the projections, but --q --k --v start the "
+                              "run after them; give x (--input) or let it be drawn");
+        if (c.d_in % 2 != 0 || (c.cross() && c.d_kv_in % 2 != 0))
+            throw usage_error("--pos sinusoidal pairs sin and cos over the input width, but --d-in " +
+                              std::to_string(c.d_in) + (c.cross() ? " (or --d-kv-in " + std::to_string(c.d_kv_in) + ")" : "") +
+                              " is odd; give an even width");
+    }
+    // a cross-attention's keys have positions of another sequence: no distance i - j between them
+    // (a decoding step with --past is self-attention, and passes)
+    if ((c.pos == position_encoding::rope || c.pos == position_encoding::alibi) && c.cross())
+        throw usage_error("--pos " + std::string(position_encoding_name(c.pos)) +
+                          " encodes the distance i - j between a query and a key of the same sequence; in "
+                          "cross-attention (--kv-seq, --d-kv-in, --cross or --kv-input) the keys come from another "
+                          "sequence; use --pos sinusoidal or none");
+}
+
 }  // namespace
 
 void check_addressable(const config& c) {
@@ -121,6 +146,7 @@ void validate(const config& c) {
                           ": PyTorch's safe softmax zeroes only rows that are all -inf, and a finite fill "
                           "leaves none (a row with no allowed key stays uniform); use --fill -inf or drop --safe-softmax");
     validate_mask(c);
+    validate_positions(c);
     if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
         throw usage_error("--dropout " + shortest(c.dropout.p) + " must be between 0 and 1");
     if (c.flash_block < 0)
@@ -196,6 +222,31 @@ std::string_view causal_alignment_name(causal_alignment a) {
 std::optional<causal_alignment> parse_causal_alignment(std::string_view name) {
     for (const auto a : {causal_alignment::upper_left, causal_alignment::lower_right})
         if (causal_alignment_name(a) == name) return a;
+    return std::nullopt;
+}
+
+std::string_view position_encoding_name(position_encoding p) {
+    switch (p) {
+        case position_encoding::rope: return "rope";
+        case position_encoding::alibi: return "alibi";
+        case position_encoding::sinusoidal: return "sinusoidal";
+        case position_encoding::none: break;
+    }
+    return "none";
+}
+
+std::optional<position_encoding> parse_position_encoding(std::string_view name) {
+    for (const auto p : {position_encoding::none, position_encoding::rope, position_encoding::alibi,
+                         position_encoding::sinusoidal})
+        if (position_encoding_name(p) == name) return p;
+    return std::nullopt;
+}
+
+std::string_view rope_pairing_name(rope_pairing r) { return r == rope_pairing::interleaved ? "interleaved" : "half"; }
+
+std::optional<rope_pairing> parse_rope_pairing(std::string_view name) {
+    for (const auto r : {rope_pairing::half, rope_pairing::interleaved})
+        if (rope_pairing_name(r) == name) return r;
     return std::nullopt;
 }
 

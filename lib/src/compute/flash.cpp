@@ -1,5 +1,6 @@
 // Stage 23: flash attention's online softmax over blocks of keys (flash.hpp).
 #include "attn/compute/flash.hpp"
+#include "attn/compute/positions.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -57,6 +58,11 @@ std::vector<tensor> flash_attention(const flash_inputs& in) {
                 // S_j = Q·K_jᵀ / divisor   [Sq,dk] · [dk,n] -> [Sq,n], the fill where the mask is false
                 bmm_rows(q.data(), k.data() + first * dk, scores.data(), Sq, n, dk, true, Sq);
                 for (std::size_t e = 0; e < Sq * n; ++e) scores[e] = scores[e] / in.divisor;
+                if (in.alibi_slopes != nullptr)  // + bias[h,i,j] before the mask, as biased comes before masked
+                    for (std::size_t i = 0; i < Sq; ++i)
+                        for (std::size_t c = 0; c < n; ++c)
+                            scores[i * n + c] += alibi_bias_at(in.alibi_slopes[h], in.first_query_position + static_cast<std::int64_t>(i),
+                                                               static_cast<std::int64_t>(first + c));
                 if (in.mask != nullptr)
                     for (std::size_t i = 0; i < Sq; ++i) {
                         const bool* allowed = in.mask->row(b, i, made.get());

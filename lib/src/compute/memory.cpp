@@ -47,8 +47,17 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
             return floats(sum({product({D, c.d_in}), product({2, Dg, c.d_kv_in}), bias,
                                c.out_proj ? sum({product({D, D}), product({D})}) : 0}));
         if (id == stage_id::projections) return qkv;
-        // cache: k v [B,G,N,dk], views of their own projections [B,N,G·dk]; append: torch.cat's
-        // copies [B,G,N+Sq,dk]; repeat_kv: repeat_interleave's copies [B,H,Sk,dk]
+        // pe [S,Din] and x + pe [B,S,Din] (and for x_kv in cross-attention); S = N + Sq in a decoding step
+        if (id == stage_id::positions) {
+            const std::int64_t S = c.past + Sq;
+            return floats(sum({product({S, c.d_in}), product({B, S, c.d_in}),
+                               c.cross() ? sum({product({Sk, c.d_kv_in}), product({B, Sk, c.d_kv_in})}) : 0}));
+        }
+        // cos, sin [Sq,dk] and the rotated q [B,H,Sq,dk] and new k [B,G,Sq,dk]
+        if (id == stage_id::rope) return floats(sum({product({2, Sq, c.head_dim()}), product({B, Sq, D}), product({B, S_kv, Dg})}));
+        if (id == stage_id::alibi) return floats(product({H, Sq, Sk}));  // bias [1,H,Sq,Sk]
+        // cache: k v [B,G,N,dk], views of their own projections [B,N,G·dk] (k a rotated copy with
+        // --pos rope); append: torch.cat's copies [B,G,N+Sq,dk]; repeat_kv: repeat_interleave's copies [B,H,Sk,dk]
         if (id == stage_id::cache) return floats(product({2, B, N, Dg}));
         if (id == stage_id::append) return floats(product({2, B, Sk, Dg}));
         if (id == stage_id::repeat_kv) return floats(product({2, B, H, Sk, c.head_dim()}));
@@ -65,7 +74,7 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
             const std::int64_t nb = Sk / c.flash_block + (Sk % c.flash_block != 0), dk = c.head_dim();
             return floats(sum({product({3, B, H, Sq, nb}), product({B, H, Sq, nb, dk}), product({B, H, Sq, dk})}));
         }
-        return plane;  // scores, scaled, masked, softmax
+        return plane;  // scores, scaled, biased, masked, softmax
     };
     std::vector<stage_bytes> stages;
     for (const stage_info& info : stage_table)

@@ -8,6 +8,7 @@
 
 #include "attn/compute/linalg.hpp"
 #include "attn/compute/mistake.hpp"
+#include "attn/compute/positions.hpp"
 
 namespace attn {
 namespace {
@@ -140,6 +141,17 @@ void block_scale(const plane_chain& chain, const plane_block& block) {
     }
 #pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
     for (std::ptrdiff_t e = 0; e < n; ++e) x[e] = in[e] / divisor;
+}
+
+void block_bias(const plane_chain& chain, const plane_block& block) {
+    const float slope = chain.alibi_slopes[block.head];
+    const std::size_t width = chain.width;
+    const float* in = block.input();
+    for (std::size_t r = 0; r < block.rows; ++r) {
+        const auto i = chain.first_query_position + static_cast<std::int64_t>(block.first_row + r);
+        for (std::size_t j = 0; j < width; ++j)
+            block.data[r * width + j] = in[r * width + j] + alibi_bias_at(slope, i, static_cast<std::int64_t>(j));
+    }
 }
 
 void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_finding* finding) {

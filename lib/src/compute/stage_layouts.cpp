@@ -52,6 +52,14 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
         params.push_back(fresh_tensor("b_o", {"d_model"}, {D}));
     }
     add(stage_id::params, std::move(params));
+    // 16. positions: pe [Sq,Din], x + pe [B,Sq,Din] (pe_kv [Sk,Dkv], x_kv + pe_kv in cross-attention)
+    std::vector<planned_tensor> positions{fresh_tensor("pe", {"seq", "d_in"}, {Sq, Din}),
+                                          fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din})};
+    if (c.cross()) {
+        positions.push_back(fresh_tensor("pe_kv", {"kv_seq", "d_kv_in"}, {Sk, Dkv}));
+        positions.push_back(fresh_tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, {B, Sk, Dkv}));
+    }
+    add(stage_id::positions, std::move(positions));
 
     // 3-5. q [B,Sq,D] -> view [B,Sq,H,dk] -> transpose(1, 2) [B,H,Sq,dk]; k and v with Sk
     // (the Sq new tokens in a decoding step) and G heads
@@ -72,6 +80,10 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     }
     add(stage_id::view, split);
     add(stage_id::transpose, heads);
+    // 17. rope: cos, sin [Sq,dk]; q [B,H,Sq,dk] and k [B,H,Sk,dk] rotated, new and contiguous
+    add(stage_id::rope, {fresh_tensor("cos", {"seq", "head_dim"}, {Sq, dk}), fresh_tensor("sin", {"seq", "head_dim"}, {Sq, dk}),
+                         fresh_tensor("q", {"batch", "head", "seq", "head_dim"}, {B, H, Sq, dk}),
+                         fresh_tensor("k", {"batch", "head", "kv_seq", "head_dim"}, {B, H, Sk, dk})});
 
     // 18-20. cache: (x[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2), views of their own
     // projection [B,N,G·dk]; append: torch.cat(..., dim=2) [B,G,N+Sq,dk], fresh;
@@ -95,6 +107,8 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     const planned_dims plane_dims{"batch", "head", "query", "key"};
     add(stage_id::scores, {fresh_tensor("scores", plane_dims, {B, H, Sq, Sk})});
     add(stage_id::scaled, {fresh_tensor("scaled", plane_dims, {B, H, Sq, Sk})});
+    add(stage_id::alibi, {fresh_tensor("bias", plane_dims, {1, H, Sq, Sk})});
+    add(stage_id::biased, {fresh_tensor("biased", plane_dims, {B, H, Sq, Sk})});
     add(stage_id::mask, {fresh_tensor("mask", plane_dims, {B, 1, Sq, Sk}, element_type::boolean)});
     add(stage_id::masked, {fresh_tensor("masked", plane_dims, {B, H, Sq, Sk})});
     add(stage_id::softmax, {fresh_tensor("weights", plane_dims, {B, H, Sq, Sk})});

@@ -60,6 +60,9 @@ bool stage_in_run(const config& c, stage_id id) {
         case absent_unless::cached: return c.past > 0;
         case absent_unless::grouped: return c.grouped();
         case absent_unless::flash_block: return c.flash_block > 0;
+        case absent_unless::pos_sinusoidal: return c.pos == position_encoding::sinusoidal && !c.from_projections;
+        case absent_unless::pos_rope: return c.pos == position_encoding::rope;
+        case absent_unless::pos_alibi: return c.pos == position_encoding::alibi;
         case absent_unless::always_there: break;
     }
     return true;
@@ -79,6 +82,9 @@ std::string_view absent_because(stage_id id) {
         case absent_unless::cached: return "it needs --past N with N > 0 (a decoding step with a KV cache)";
         case absent_unless::grouped: return "it needs --kv-heads G with G < --heads (grouped-query attention)";
         case absent_unless::flash_block: return "it needs --flash-block N (keys per block)";
+        case absent_unless::pos_sinusoidal: return "it needs --pos sinusoidal";
+        case absent_unless::pos_rope: return "it needs --pos rope";
+        case absent_unless::pos_alibi: return "it needs --pos alibi";
         case absent_unless::always_there: break;
     }
     return "every run has it";

@@ -170,6 +170,21 @@ void read_mistake_key(config_keys& k, config& c) {
     else c.mistake = *m;
 }
 
+/// "pos", "rope_base", "rope_style" (issue 23): how the positions entered; absent in older dumps.
+void read_position_keys(config_keys& k, config& c) {
+    if (k.has("pos")) {
+        const auto p = parse_position_encoding(k.text("pos"));
+        if (!p) k.wrong("pos", "none, rope, alibi or sinusoidal");
+        else c.pos = *p;
+    }
+    if (k.has("rope_base")) c.rope_base = k.number("rope_base");
+    if (k.has("rope_style")) {
+        const auto r = parse_rope_pairing(k.text("rope_style"));
+        if (!r) k.wrong("rope_style", "half or interleaved");
+        else c.rope_style = *r;
+    }
+}
+
 /// cross and head_dim are derived; they must agree with the sizes (a forced cross,
 /// with Sk = Sq and Dkv = Din, is --cross or --kv-input: keys and values from x_kv).
 void check_derived(config_keys& k, config& c, const std::string& what) {
@@ -466,13 +481,21 @@ void check_tensors_match_config(const dump& d) {
     };
     const size_key B{"batch", c.batch}, Sq{"seq", c.seq}, Sk{"kv_seq", c.kv_seq}, D{"d_model", c.d_model},
         Din{"d_in", c.d_in}, Dkv{"d_kv_in", c.d_kv_in}, one{"", 1};
+    // a decoding step (--past N): x holds all N + Sq = Sk tokens, k and v only the Sq new ones;
+    // grouped heads (--kv-heads G): k and v are G·dk wide
+    const bool step = c.past > 0, grouped = c.grouped();
+    const size_key Dg = grouped ? size_key{"kv_heads", c.kv_width()} : D, S_new = step ? Sq : Sk;
+    const char* k_shape = step ? (grouped ? "[B,Sq,G·dk]" : "[B,Sq,D]") : (grouped ? "[B,Sk,G·dk]" : "[B,Sk,D]");
+    const char* w_shape = grouped ? "[G·dk,Dkv]" : "[D,Dkv]";
     const std::map<std::string, std::pair<const char*, std::vector<size_key>>> layouts{
-        {"input.x", {"[B,Sq,Din]", {B, Sq, Din}}},         {"input.x_kv", {"[B,Sk,Dkv]", {B, Sk, Dkv}}},
-        {"projections.q", {"[B,Sq,D]", {B, Sq, D}}},      {"projections.k", {"[B,Sk,D]", {B, Sk, D}}},
-        {"projections.v", {"[B,Sk,D]", {B, Sk, D}}},      {"params.w_q", {"[D,Din]", {D, Din}}},
-        {"params.w_k", {"[D,Dkv]", {D, Dkv}}},            {"params.w_v", {"[D,Dkv]", {D, Dkv}}},
+        {"input.x", step ? std::pair<const char*, std::vector<size_key>>{"[B,N+Sq,Din]", {B, Sk, Din}}
+                         : std::pair<const char*, std::vector<size_key>>{"[B,Sq,Din]", {B, Sq, Din}}},
+        {"input.x_kv", {"[B,Sk,Dkv]", {B, Sk, Dkv}}},
+        {"projections.q", {"[B,Sq,D]", {B, Sq, D}}},      {"projections.k", {k_shape, {B, S_new, Dg}}},
+        {"projections.v", {k_shape, {B, S_new, Dg}}},     {"params.w_q", {"[D,Din]", {D, Din}}},
+        {"params.w_k", {w_shape, {Dg, Dkv}}},             {"params.w_v", {w_shape, {Dg, Dkv}}},
         {"params.w_o", {"[D,D]", {D, D}}},                {"params.b_q", {"[D]", {D}}},
-        {"params.b_k", {"[D]", {D}}},                     {"params.b_v", {"[D]", {D}}},
+        {"params.b_k", {grouped ? "[G·dk]" : "[D]", {Dg}}}, {"params.b_v", {grouped ? "[G·dk]" : "[D]", {Dg}}},
         {"params.b_o", {"[D]", {D}}},                     {"mask.mask", {"[B,1,Sq,Sk]", {B, one, Sq, Sk}}}};
     for (const auto& named : d.tensors) {
         const auto layout = layouts.find(named.first);
@@ -639,6 +662,7 @@ config config_from_json(const json& j, const std::string& what) {
     read_mask_keys(k, c.mask);
     read_fill_keys(k, c);
     read_mistake_key(k, c);
+    read_position_keys(k, c);
     for (const auto& [key, flag] : {std::pair{"from_projections", &config::from_projections},
                                     {"input_file", &config::x_from_file}, {"kv_input_file", &config::x_kv_from_file},
                                     {"params_file", &config::params_from_file}})

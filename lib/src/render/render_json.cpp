@@ -119,6 +119,10 @@ nlohmann::ordered_json config_to_json(const config& c) {
     j["past"] = c.past;                 // --past N: N cached tokens (0: no cache)
     j["kv_heads"] = c.kv_head_count();  // --kv-heads G (= heads without it)
     j["flash_block"] = c.flash_block;  // 0: no flash stage
+    // issue 23's keys, always written, so that a dump replays with --from
+    j["pos"] = std::string(position_encoding_name(c.pos));
+    j["rope_base"] = c.rope_base;
+    j["rope_style"] = std::string(rope_pairing_name(c.rope_style));
     return j;
 }
 

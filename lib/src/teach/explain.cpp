@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "attn/compute/memory.hpp"
+#include "attn/compute/positions.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/teach/prose.hpp"
@@ -308,7 +309,7 @@ stage_explanation explain_transpose(const config&, const run_shapes& r) {
 
 // --- 18-20: a decoding step's cache, and grouped-query heads ----------------------------------
 
-stage_explanation explain_cache(const config&, const run_shapes& r) {
+stage_explanation explain_cache(const config& c, const run_shapes& r) {
     stage_explanation e;
     e.words = say(r, "cache.words");
     e.shapes = "x[:, :N] " + shape_text({r.B, r.N, r.Din}) + " · w_kᵀ " + shape_text({r.Din, r.Dg}) + " -> " +
@@ -317,7 +318,14 @@ stage_explanation explain_cache(const config&, const run_shapes& r) {
     e.einsum = "bni,oi->bno";
     const std::string G = r.G == r.H ? "H" : "G";
     e.torch = "past_k = w_k(x[:, :N]).view(B, N, " + G + ", dk).transpose(1, 2); past_v = w_v(x[:, :N]).view(B, N, " +
-              G + ", dk).transpose(1, 2)  # N = " + str(r.N);
+              G + ", dk).transpose(1, 2)";
+    if (c.pos == position_encoding::rope)  // a model's cache keeps its keys rotated, at positions 0..N-1
+        e.torch += c.rope_style == rope_pairing::half
+                       ? "; emb_past = torch.cat((torch.outer(torch.arange(0, N).float(), inv_freq),) * 2, -1); "
+                         "past_k = past_k * emb_past.cos() + rotate_half(past_k) * emb_past.sin()"
+                       : "; emb_past = torch.outer(torch.arange(0, N).float(), inv_freq).repeat_interleave(2, -1); "
+                         "past_k = past_k * emb_past.cos() + rotate_every_two(past_k) * emb_past.sin()";
+    e.torch += "  # N = " + str(r.N);
     const layout past = transposed(*viewed(contiguous_layout({r.B, r.N, r.Dg}), {r.B, r.N, r.G, r.dk}), 1, 2);
     e.memory = say(r, "cache.memory", {{"strides", stride_text(past)}});
     // multiply-adds of the q, k, v projections: [tokens,Din] · [Din, D + 2·G·dk]
@@ -411,6 +419,112 @@ stage_explanation explain_scaled(const config&, const run_shapes& r) {
     return e;
 }
 
+// --- 16, 17, 21, 22: positions (--pos) -------------------------------------------------------
+
+stage_explanation explain_positions(const config&, const run_shapes& r) {
+    stage_explanation e;
+    // x holds positions 0..S-1: the Sq tokens, or in a decoding step all N + Sq (the cache's too)
+    const std::size_t S = r.N > 0 ? r.Sk : r.Sq;
+    e.words = say(r, "positions.words", {{"first", 0}, {"last", static_cast<std::int64_t>(S) - 1}});
+    e.shapes = "pe " + shape_text({S, r.Din}) + " + x " + shape_text({r.B, S, r.Din}) + " -> " +
+               shape_text({r.B, S, r.Din}) + "   ([S,Din] broadcast over B)" +
+               (r.cross ? "; x_kv " + shape_text({r.B, r.Sk, r.Dkv}) + " + pe_kv " + shape_text({r.Sk, r.Dkv}) : "");
+    // the Annotated Transformer's PositionalEncoding, rows first..first+S-1 of its table
+    const auto table = [&](const std::string& pe, const std::string& x, std::int64_t from, std::size_t S, std::size_t W) {
+        const std::string width = str(static_cast<std::int64_t>(W));
+        return "position = torch.arange(" + str(from) + ", " + str(from + static_cast<std::int64_t>(S)) +
+               ").unsqueeze(1); div_term = torch.exp(torch.arange(0, " + width + ", 2) * -(math.log(10000.0) / " +
+               width + ")); " + pe + " = torch.zeros(" + str(static_cast<std::int64_t>(S)) + ", " + width + "); " + pe +
+               "[:, 0::2] = torch.sin(position * div_term); " + pe + "[:, 1::2] = torch.cos(position * div_term); " + x +
+               " = " + x + " + " + pe;
+    };
+    e.torch = table("pe", "x", 0, S, r.Din);
+    if (r.cross) e.torch += "; " + table("pe_kv", "x_kv", 0, r.Sk, r.Dkv);
+    e.memory = say(r, "positions.memory");
+    e.why = say(r, "positions.why");
+    return e;
+}
+
+/// The score of the same q and k put at positions i and j: q_i · k_j after rope (this run's dk,
+/// base and pairing). q = (1, 2, 3, ...), k = (-1, 0, 1, -1, 0, 1, ...), one head.
+float rope_demo_score(const config& c, std::int64_t i, std::int64_t j) {
+    const auto dk = static_cast<std::size_t>(c.head_dim());
+    if (dk < 2 || dk % 2 != 0) return 0.0f;  // no pairs to rotate (validate refuses --pos rope then)
+    const auto at = [&](std::int64_t position, bool alternate) {
+        xt::xarray<float> v = xt::xarray<float>::from_shape({1, 1, 1, dk});
+        for (std::size_t d = 0; d < dk; ++d)
+            v(0, 0, 0, d) = alternate ? static_cast<float>(d % 3) - 1.0f : static_cast<float>(d + 1);
+        const tensor t("v", {"batch", "head", "seq", "head_dim"}, std::move(v));
+        return rotate(t, make_rope_angles(c, position, 1), c.rope_style);
+    };
+    const xt::xarray<float> q = at(i, false), k = at(j, true);
+    float score = 0.0f;
+    for (std::size_t d = 0; d < dk; ++d) score += q.data()[d] * k.data()[d];
+    return score + 0.0f;  // no -0
+}
+
+stage_explanation explain_rope(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    const std::int64_t first = first_query_position(c);
+    const bool half = c.rope_style == rope_pairing::half;
+    const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, r.dk);
+    e.words = say(r, half ? "rope.words.half" : "rope.words.interleaved",
+                  {{"first", first}, {"last", first + static_cast<std::int64_t>(r.Sq) - 1}, {"base", short_number(c.rope_base)},
+                   {"pairs", r.dk / 2}, {"fast", inv.empty() ? "1" : short_number(inv.front())},
+                   {"slow", inv.empty() ? "1" : short_number(inv.back())}});
+    e.shapes = "cos, sin " + shape_text({r.Sq, r.dk}) + "; q " + r.bhsd(r.Sq) + " · cos + rotated(q) · sin -> " +
+               r.bhsd(r.Sq) + "; k " + shape_text({r.B, r.G, r.N > 0 ? r.Sq : r.Sk, r.dk}) +
+               " likewise; v is not rotated";
+    e.torch = "inv_freq = 1.0 / (" + short_number(c.rope_base) + " ** (torch.arange(0, dk, 2).float() / dk)); "
+              "freqs = torch.outer(torch.arange(" + str(first) + ", " + str(first + static_cast<std::int64_t>(r.Sq)) +
+              ").float(), inv_freq); " +
+              (half ? "emb = torch.cat((freqs, freqs), -1); cos, sin = emb.cos(), emb.sin(); "
+                      "rotate_half = lambda x: torch.cat((-x[..., dk//2:], x[..., :dk//2]), -1); "
+                      "q = q * cos + rotate_half(q) * sin; k = k * cos + rotate_half(k) * sin"
+                    : "emb = freqs.repeat_interleave(2, -1); cos, sin = emb.cos(), emb.sin(); "
+                      "rotate_every_two = lambda x: torch.stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2); "
+                      "q = q * cos + rotate_every_two(q) * sin; k = k * cos + rotate_every_two(k) * sin");
+    e.memory = say(r, "rope.memory");
+    const auto score = [&](std::int64_t i, std::int64_t j) { return short_number(rope_demo_score(c, i, j)); };
+    e.why = say(r, "rope.why", {{"s31", score(3, 1)}, {"s75", score(7, 5)}, {"s1210", score(12, 10)},
+                                {"s33", score(3, 3)}, {"s13", score(1, 3)}});
+    return e;
+}
+
+stage_explanation explain_alibi(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    const std::vector<float> slopes = alibi_slopes(c.heads);
+    std::vector<std::string> listed;
+    for (std::size_t h = 0; h < slopes.size() && h < 8; ++h) listed.push_back(short_number(slopes[h]));
+    if (slopes.size() > 8) listed.push_back("...");
+    const bool power_of_2 = (r.H & (r.H - 1)) == 0;
+    e.words = say(r, power_of_2 ? "alibi.words" : "alibi.words.not_power_of_2",
+                  {{"slopes", join(listed, ", ")}, {"last_key", r.Sk - 1},
+                   {"far", short_number(alibi_bias_at(slopes.front(), static_cast<std::int64_t>(r.Sk) - 1, 0))}});
+    e.shapes = "slopes [" + str(r.H) + "] · (j - i) " + shape_text({r.Sq, r.Sk}) + " -> bias " +
+               shape_text({1, r.H, r.Sq, r.Sk});
+    // Press et al.'s get_slopes, as lambdas (get_slopes calls itself through its name)
+    e.torch = "slopes_power_of_2 = lambda n: [2 ** (-2 ** -(math.log2(n) - 3)) * (2 ** (-2 ** -(math.log2(n) - 3))) ** i "
+              "for i in range(n)]; get_slopes = lambda n: slopes_power_of_2(n) if math.log2(n).is_integer() else "
+              "slopes_power_of_2(2 ** math.floor(math.log2(n))) + get_slopes(2 ** (math.floor(math.log2(n)) + 1))[0::2]"
+              "[:n - 2 ** math.floor(math.log2(n))]; slopes = torch.Tensor(get_slopes(" + str(r.H) + ")); i = torch.arange(" +
+              str(first_query_position(c)) + ", " + str(first_query_position(c) + static_cast<std::int64_t>(r.Sq)) +
+              ").unsqueeze(1); j = torch.arange(Sk).unsqueeze(0); bias = (slopes.view(H, 1, 1) * (j - i).float()).unsqueeze(0)";
+    e.memory = say(r, "alibi.memory");
+    e.why = say(r, "alibi.why");
+    return e;
+}
+
+stage_explanation explain_biased(const config&, const run_shapes& r) {
+    stage_explanation e;
+    e.words = say(r, "biased.words");
+    e.shapes = r.plane() + " + " + shape_text({1, r.H, r.Sq, r.Sk}) + " -> " + r.plane() + "   (the bias broadcast over B)";
+    e.torch = "biased = scaled + bias";
+    e.memory = say(r, "biased.memory");
+    e.why = say(r, "biased.why");
+    return e;
+}
+
 /// The mask's terms in PyTorch, in the order mask_formula lists them, for `mask = a & b`.
 std::vector<std::string> mask_torch_terms(const config& c, const run_shapes& r) {
     const mask_spec& m = c.mask;
@@ -489,7 +603,7 @@ stage_explanation explain_masked(const config& c, const run_shapes& r) {
     const bool inf = std::isinf(c.fill);
     e.words = say(r, "masked.words", {{"fill", fill}});
     e.shapes = say(r, "masked.shapes", {{"mask_shape", shape_text({r.B, 1, r.Sq, r.Sk})}});
-    e.torch = "masked = scaled.masked_fill(~mask, " + (inf ? std::string("float('-inf')") : fill) + ")";
+    e.torch = std::string("masked = ") + (c.pos == position_encoding::alibi ? "biased" : "scaled") + ".masked_fill(~mask, " + (inf ? std::string("float('-inf')") : fill) + ")";
     e.memory = say(r, "masked.memory");
     // -inf gives exactly 0; a large negative fill underflows to 0; a small one is only a number
     e.why = say(r, inf ? "masked.why.inf" : c.fill <= -1e4f ? "masked.why.large" : "masked.why.small",
@@ -499,7 +613,7 @@ stage_explanation explain_masked(const config& c, const run_shapes& r) {
 
 stage_explanation explain_softmax(const config& c, const run_shapes& r) {
     stage_explanation e;
-    const std::string from = c.mask.any() ? "masked" : "scaled";
+    const std::string from = c.mask.any() ? "masked" : c.pos == position_encoding::alibi ? "biased" : "scaled";
     const std::int64_t rows = r.B * r.H * r.Sq;
     e.words = say(r, "softmax.words");
     e.shapes = say(r, "softmax.shapes", {{"rows", rows}, {"s_rows", plural(rows)}});
@@ -675,6 +789,8 @@ constexpr stage_explainer explainers[] = {
     {"view", explain_view},       {"transpose", explain_transpose}, {"cache", explain_cache},
     {"append", explain_append},   {"repeat_kv", explain_repeat_kv}, {"scores", explain_scores},
     {"scaled", explain_scaled},   {"mask", explain_mask},           {"masked", explain_masked},
+    {"positions", explain_positions}, {"rope", explain_rope},       {"alibi", explain_alibi},
+    {"biased", explain_biased},
     {"softmax", explain_softmax}, {"dropout", explain_dropout},     {"context", explain_context},
     {"merge", explain_merge},     {"concat", explain_concat},       {"output", explain_output},
     {"flash", explain_flash},

@@ -57,7 +57,7 @@ std::string mask_formula(const config& c) {
 
 /// "weights = softmax(masked, dim=-1)", and with --safe-softmax what it does to an empty row.
 std::string softmax_formula(const config& c) {
-    const char* logits = c.mask.any() ? "masked" : "scaled";
+    const char* logits = c.mask.any() ? "masked" : c.pos == position_encoding::alibi ? "biased" : "scaled";
     if (!c.safe_softmax) return prose("stages.formula.softmax", {{"logits", logits}});
     return prose("stages.formula.softmax.safe", {{"logits", logits}});  // validate(): the fill is -inf
 }
@@ -187,7 +187,13 @@ std::string stage_formula(const config& c, std::string_view name) {
     if (name == "projections")
         return c.from_projections ? prose("stages.formula.projections.given") : projections_formula(c);
     if (name == "mask") return mask_formula(c);
-    if (name == "masked") return prose("stages.formula.masked", {{"fill", fill_text(c)}});
+    if (name == "masked") {
+        std::string formula = prose("stages.formula.masked", {{"fill", fill_text(c)}});
+        if (c.pos == position_encoding::alibi) formula.replace(formula.find("scaled"), 6, "biased");  // ALiBi's scores
+        return formula;
+    }
+    if (name == "rope" && c.rope_style == rope_pairing::interleaved)
+        return "q·cos + rotate_every_two(q)·sin, k·cos + rotate_every_two(k)·sin; θ = pos / base^(2i/dk), pairs (2i, 2i+1)";
     if (name == "softmax") return softmax_formula(c);
     if (name == "dropout") {
         char p[32];

@@ -27,6 +27,20 @@ enum class causal_alignment {
                   // as flash-attention and KV-cache decoding (the last query sees every key)
 };
 
+/// Where the positions of the tokens enter (--pos): nowhere, or one of three ways models do it.
+enum class position_encoding {
+    none,        // attention itself ignores order: permuting the keys permutes nothing but the weights
+    rope,        // rotary (Su et al.; Hugging Face's Llama): q and k rotated by angles ∝ position, after the head split
+    alibi,       // ALiBi (Press et al.): -m_h·(i - j) added to the scaled scores, one slope m_h per head
+    sinusoidal,  // the Annotated Transformer's PE[pos, 2i] = sin(pos/10000^(2i/Din)), cos at 2i+1, added to x
+};
+
+/// Which coordinates --pos rope rotates together (--rope-style).
+enum class rope_pairing {
+    half,         // (i, i + dk/2): Hugging Face's rotate_half, cat((-x2, x1), -1)
+    interleaved,  // (2i, 2i + 1): GPT-J and Meta's original Llama code (rotate_every_two)
+};
+
 /// Which masks to apply; all that are on are combined with AND.
 struct mask_spec {
     bool causal = false;   // query i may attend keys j <= i (j <= i + Sk - Sq when aligned lower-right)
@@ -90,6 +104,9 @@ struct config {
     // a decoding step with a KV cache (--past N) and grouped-query heads (--kv-heads G)
     std::int64_t past = 0;      // N, tokens already in the cache: x [B,N+Sq,Din], Sk = N + Sq; 0 = no cache
     std::int64_t kv_heads = 0;  // G, key/value heads (G divides H; 1 = multi-query); 0 = H, as nn.MultiheadAttention
+    position_encoding pos = position_encoding::none;  // --pos
+    double rope_base = 10000.0;                       // --rope-base: inv_freq = 1 / base^(2i/dk)
+    rope_pairing rope_style = rope_pairing::half;     // --rope-style
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     std::int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }  // G
@@ -143,5 +160,12 @@ std::string_view mask_convention_name(mask_convention m);
 std::optional<mask_convention> parse_mask_convention(std::string_view name);
 std::string_view causal_alignment_name(causal_alignment a);
 std::optional<causal_alignment> parse_causal_alignment(std::string_view name);
+
+/// The names --pos ("none", "rope", "alibi", "sinusoidal") and --rope-style ("half",
+/// "interleaved") take, and back (nullopt for an unknown name).
+std::string_view position_encoding_name(position_encoding p);
+std::optional<position_encoding> parse_position_encoding(std::string_view name);
+std::string_view rope_pairing_name(rope_pairing r);
+std::optional<rope_pairing> parse_rope_pairing(std::string_view name);
 
 }  // namespace attn

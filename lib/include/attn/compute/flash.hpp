@@ -4,6 +4,7 @@
 // accumulator acc are updated block by block, and context = acc / l at the end. No [Sq,Sk]
 // plane is ever formed: memory O(Sq·N) per head instead of O(Sq·Sk).
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "attn/compute/mask.hpp"
@@ -21,6 +22,8 @@ struct flash_inputs {
     float divisor = 1.0f;             // S_j = Q·K_jᵀ / divisor
     float fill = 0.0f;                // S_j = fill where the mask is false
     std::size_t block = 1;            // N keys per block (the last block may be shorter)
+    const float* alibi_slopes = nullptr;   // --pos alibi: S_j + bias, bias = -m_h·(i - j); null without
+    std::int64_t first_query_position = 0; // i of query row 0 (N in a decoding step)
 };
 
 /// The flash stage's tensors, nb = ceil(Sk/N), each after block j = 0..nb-1:

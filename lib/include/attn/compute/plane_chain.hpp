@@ -4,6 +4,7 @@
 // place. A block of the whole plane gives the whole tensor's bits; a smaller one may differ
 // in the products (bmm_rows). R = Sq and W = Sk, or the other way with --mistake q_k_swapped.
 #include <cstddef>
+#include <cstdint>
 
 #include "attn/compute/config.hpp"
 #include "attn/compute/mask.hpp"
@@ -21,6 +22,8 @@ struct plane_chain {
     const mask_rows* mask = nullptr;     // [B,1,Sq,Sk] a row at a time (true = may attend); null without a mask
     float divisor = 1.0f;                // scaled = scores / divisor
     float fill = 0.0f;                   // masked = fill where the mask is false
+    const float* alibi_slopes = nullptr; // [H]: biased = scaled + slope_h·(j - i) (--pos alibi); else null
+    std::int64_t first_query_position = 0;  // the absolute position of query row 0 (keys start at 0)
     std::size_t batch = 0, heads = 0, rows = 0, width = 0;  // B, H, R, W
 
     std::size_t planes() const { return batch * heads; }
@@ -45,6 +48,9 @@ void block_scores(const plane_chain& chain, const plane_block& block);
 
 /// 7. scaled: block / divisor.
 void block_scale(const plane_chain& chain, const plane_block& block);
+
+/// 22. biased: block + bias[h,i,j], bias = -m_h·(i - j) (alibi_bias_at), made as it goes.
+void block_bias(const plane_chain& chain, const plane_block& block);
 
 /// 9. masked: fill where the mask is false. With a finding, also gathers what
 /// weak_fill_warning reports from these rows.

@@ -16,12 +16,12 @@ struct config;
 /// id's row, and `a < b` means a comes before b. Steps 1..15 are CLI.md's table; stages added
 /// since take the numbers after 15, and their place in the order is where they are computed.
 enum class stage_id : std::uint8_t {
-    input, params, projections, view, transpose,
+    input, params, positions, projections, view, transpose, rope,
     cache, append, repeat_kv,
-    scores, scaled, mask, masked, softmax, dropout,
+    scores, scaled, alibi, biased, mask, masked, softmax, dropout,
     context, flash, merge, concat, output,
 };
-inline constexpr std::size_t stage_count = 19;
+inline constexpr std::size_t stage_count = 23;
 
 /// Why a run may lack a stage.
 enum class absent_unless : std::uint8_t {
@@ -33,6 +33,9 @@ enum class absent_unless : std::uint8_t {
     cached,         // cache, append: only with --past N > 0 (a decoding step)
     grouped,        // repeat_kv: only with --kv-heads G < H (grouped-query)
     flash_block,    // flash: only with --flash-block N
+    pos_sinusoidal, // positions: only with --pos sinusoidal
+    pos_rope,       // rope: only with --pos rope
+    pos_alibi,      // alibi, biased: only with --pos alibi
 };
 
 /// A set of stages, as a bit per stage_id.
@@ -61,37 +64,48 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
      {"x", "x_kv"}, false, 0, false, absent_unless::drawn_or_read},
     {stage_id::params, 2, "params", "weights in nn.Linear layout [out, in]", "y = x·Wᵀ + b",
      {"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"}, false, 0, false, absent_unless::drawn_or_read},
+    {stage_id::positions, 16, "positions", "sinusoidal positions added to the token embeddings",
+     "pe[p,2i] = sin(p·e^(-2i·ln(10000)/Din)), pe[p,2i+1] = cos(...); x = x + pe",
+     {"pe", "x", "pe_kv", "x_kv"}, false, 0, false, absent_unless::pos_sinusoidal},
     // the projections read the inputs themselves: input and params are computed only when shown
     {stage_id::projections, 3, "projections", "queries, keys and values",
      "Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v",
-     {"q", "k", "v"}, false, 0, false, absent_unless::always_there},
+     {"q", "k", "v"}, false, stages(stage_id::positions), false, absent_unless::always_there},
     {stage_id::view, 4, "view", "split the last axis into heads (no data moves)", "[B,S,D] -> [B,S,H,dk]",
      {"q", "k", "v"}, false, stages(stage_id::projections), false, absent_unless::always_there},
     {stage_id::transpose, 5, "transpose", "heads become a batch axis", "[B,S,H,dk] -> [B,H,S,dk]",
      {"q", "k", "v"}, false, stages(stage_id::view), false, absent_unless::always_there},
+    {stage_id::rope, 17, "rope", "queries and keys rotated by angles proportional to their positions",
+     "q·cos + rotate_half(q)·sin, k·cos + rotate_half(k)·sin; θ = pos / base^(2i/dk)",
+     {"cos", "sin", "q", "k"}, false, stages(stage_id::transpose), false, absent_unless::pos_rope},
     // a decoding step (--past N): the cache is computed from x's first N tokens and the weights
     {stage_id::cache, 18, "cache", "the keys and values of the N earlier tokens, kept from the steps before",
      "past_k = (X[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2); past_v likewise",
      {"k", "v"}, false, 0, false, absent_unless::cached},
     {stage_id::append, 19, "append", "the new tokens' keys and values appended to the cache",
      "K = torch.cat((past_k, k), dim=2), V = torch.cat((past_v, v), dim=2)",
-     {"k", "v"}, false, stages(stage_id::transpose, stage_id::cache), false, absent_unless::cached},
+     {"k", "v"}, false, stages(stage_id::transpose, stage_id::rope, stage_id::cache), false, absent_unless::cached},
     {stage_id::repeat_kv, 20, "repeat_kv", "each key/value head repeated for the H/G query heads it serves",
      "K.repeat_interleave(H/G, dim=1), V likewise",
-     {"k", "v"}, false, stages(stage_id::transpose, stage_id::append), false, absent_unless::grouped},
+     {"k", "v"}, false, stages(stage_id::transpose, stage_id::rope, stage_id::append), false, absent_unless::grouped},
     {stage_id::scores, 6, "scores", "every query against every key, per head", "Q·Kᵀ",
-     {"scores"}, true, stages(stage_id::transpose, stage_id::append, stage_id::repeat_kv), false,
+     {"scores"}, true, stages(stage_id::transpose, stage_id::rope, stage_id::append, stage_id::repeat_kv), false,
      absent_unless::always_there},
     {stage_id::scaled, 7, "scaled", "scores scaled by the square root of the head width", "Q·Kᵀ / √dk",
      {"scaled"}, true, stages(stage_id::scores), false, absent_unless::always_there},
+    {stage_id::alibi, 21, "alibi", "a linear penalty for distance, one slope per head",
+     "bias[0,h,i,j] = -m_h·(i - j), m_h = 2^(-8(h+1)/H)",
+     {"bias"}, false, 0, false, absent_unless::pos_alibi},
+    {stage_id::biased, 22, "biased", "scaled scores plus the ALiBi bias", "scaled + bias",
+     {"biased"}, true, stages(stage_id::scaled), false, absent_unless::pos_alibi},
     {stage_id::mask, 8, "mask", "where each query may attend (true = may attend)",
      "mask[b,0,i,j]: may query i attend key j?",
      {"mask"}, false, 0, false, absent_unless::masked},
     {stage_id::masked, 9, "masked", "scaled scores with the fill value where the mask is false",
      "masked_fill(mask == false, fill)",
-     {"masked"}, true, stages(stage_id::scaled, stage_id::mask), false, absent_unless::masked},
+     {"masked"}, true, stages(stage_id::scaled, stage_id::mask), true, absent_unless::masked},
     {stage_id::softmax, 10, "softmax", "attention weights: softmax over the key axis (last)",
-     "softmax(masked or scaled, dim=-1)",
+     "softmax(masked, biased or scaled, dim=-1)",
      {"weights"}, true, 0, true, absent_unless::always_there},
     {stage_id::dropout, 11, "dropout", "weights after dropout (training mode only)", "weights · keep / (1 - p)",
      {"weights", "keep"}, true, stages(stage_id::softmax), false, absent_unless::training},
@@ -103,7 +117,7 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
     {stage_id::flash, 23, "flash", "flash attention: online softmax over blocks of keys",
      "m = max(m, rowmax(S_j)); l = e^(m_old-m)·l + Σ e^(S_j-m); acc = e^(m_old-m)·acc + e^(S_j-m)·V_j; context = acc / l",
      {"m", "l", "rescale", "acc", "context"}, false,
-     stages(stage_id::transpose, stage_id::append, stage_id::repeat_kv, stage_id::mask,
+     stages(stage_id::transpose, stage_id::rope, stage_id::append, stage_id::repeat_kv, stage_id::mask,
              stage_id::context), false, absent_unless::flash_block},
     {stage_id::merge, 13, "merge", "transpose back: heads next to each other per position",
      "[B,H,Sq,dk] -> [B,Sq,H,dk]",

@@ -23,7 +23,7 @@
 namespace attn::heatmap {
 
 /// The stages with a [.., Sq, Sk] tensor, in order: what the pictures can draw.
-inline constexpr std::array<std::string_view, 6> drawable_stages{"scores", "scaled", "mask",
+inline constexpr std::array<std::string_view, 7> drawable_stages{"scores", "scaled", "biased", "mask",
                                                                  "masked", "softmax", "dropout"};
 
 /// Whether stage `name` has a tensor to draw.

@@ -1,0 +1,80 @@
+// --pos by hand (positions.hpp): Press et al.'s slopes written out, a rotation worked by hand,
+// the sinusoidal table's first rows, and the identity rope exists for (scores depend on i - j).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "attn/compute/attention.hpp"
+#include "attn/compute/config.hpp"
+#include "attn/compute/inputs.hpp"
+#include "attn/compute/positions.hpp"
+
+TEST_SUITE("positions") {
+
+TEST_CASE("alibi slopes: geometric for H a power of 2, interleaved extras otherwise (get_slopes)") {
+    CHECK(attn::alibi_slopes(8) == std::vector<float>{0.5f, 0.25f, 0.125f, 0.0625f, 0.03125f, 0.015625f, 0.0078125f, 0.00390625f});
+    CHECK(attn::alibi_slopes(4) == std::vector<float>{0.25f, 0.0625f, 0.015625f, 0.00390625f});
+    // H = 6: get_slopes(4), then get_slopes(8)[0::2][:2]
+    CHECK(attn::alibi_slopes(6) == std::vector<float>{0.25f, 0.0625f, 0.015625f, 0.00390625f, 0.5f, 0.125f});
+    CHECK(attn::alibi_slopes(1) == std::vector<float>{0.00390625f});
+    CHECK(attn::alibi_bias_at(0.25f, 3, 0) == -0.75f);  // -m·(i - j): the key 3 back
+    CHECK(attn::alibi_bias_at(0.25f, 1, 3) == 0.5f);
+}
+
+TEST_CASE("rope: one pair rotated by hand, half and interleaved") {
+    attn::config c;
+    c.d_model = 4;
+    c.heads = 1;  // dk = 4: inv_freq = 1, 1/100
+    const attn::rope_angles a = attn::make_rope_angles(c, 0, 2);
+    CHECK(a.cos(1, 0) == static_cast<float>(std::cos(1.0)));
+    CHECK(a.cos(1, 2) == static_cast<float>(std::cos(1.0)));  // half: i and i + dk/2 share the angle
+    CHECK(a.sin(1, 1) == static_cast<float>(std::sin(0.01)));
+    xt::xarray<float> x = xt::xarray<float>::from_shape({1, 1, 2, 4});
+    for (std::size_t e = 0; e < 8; ++e) x.data()[e] = 1.0f;
+    const attn::tensor t("q", {"batch", "head", "seq", "head_dim"}, x);
+    const xt::xarray<float> r = attn::rotate(t, a, attn::rope_pairing::half);
+    CHECK(r(0, 0, 0, 0) == 1.0f);  // position 0: no rotation
+    // position 1, pair (0, 2) = (1, 1) by 1 radian: (cos 1 - sin 1, cos 1 + sin 1)
+    CHECK(r(0, 0, 1, 0) == doctest::Approx(std::cos(1.0) - std::sin(1.0)).epsilon(1e-6));
+    CHECK(r(0, 0, 1, 2) == doctest::Approx(std::cos(1.0) + std::sin(1.0)).epsilon(1e-6));
+    c.rope_style = attn::rope_pairing::interleaved;
+    const attn::rope_angles b = attn::make_rope_angles(c, 0, 2);
+    CHECK(b.cos(1, 1) == static_cast<float>(std::cos(1.0)));  // interleaved: 2i and 2i + 1 share it
+    const xt::xarray<float> s = attn::rotate(t, b, attn::rope_pairing::interleaved);
+    CHECK(s(0, 0, 1, 0) == doctest::Approx(std::cos(1.0) - std::sin(1.0)).epsilon(1e-6));
+    CHECK(s(0, 0, 1, 1) == doctest::Approx(std::cos(1.0) + std::sin(1.0)).epsilon(1e-6));
+}
+
+TEST_CASE("sinusoidal: row 0 is sin 0, cos 0; row 1 starts sin 1, cos 1") {
+    const xt::xarray<float> pe = attn::sinusoidal_table(0, 2, 4);
+    CHECK(pe(0, 0) == 0.0f);
+    CHECK(pe(0, 1) == 1.0f);
+    CHECK(pe(1, 0) == static_cast<float>(std::sin(1.0)));
+    CHECK(pe(1, 1) == static_cast<float>(std::cos(1.0)));
+    CHECK(pe(1, 2) == doctest::Approx(std::sin(0.01)).epsilon(1e-6));  // 10000^(-2/4) = 1/100
+}
+
+TEST_CASE("rope: a run's scores with the same q and k at every position depend only on i - j") {
+    attn::config c;
+    c.seq = c.kv_seq = 6;
+    c.pos = attn::position_encoding::rope;
+    attn::validate(c);
+    attn::inputs in = attn::draw_inputs(c);
+    for (std::size_t b = 0; b < in.x.shape()[0]; ++b)  // one token repeated: only the positions differ
+        for (std::size_t s = 1; s < in.x.shape()[1]; ++s)
+            for (std::size_t d = 0; d < in.x.shape()[2]; ++d) in.x(b, s, d) = in.x(b, 0, d);
+    const attn::trace t = attn::compute_trace(c, in);
+    const attn::tensor& scores = t.find("scores")->tensors[0];
+    for (std::size_t h = 0; h < 2; ++h)
+        for (std::size_t i = 1; i < 6; ++i)
+            for (std::size_t j = 1; j < 6; ++j)  // (i, j) and (i - 1, j - 1): the same distance
+                CHECK(scores.values(0, h, i, j) == doctest::Approx(scores.values(0, h, i - 1, j - 1)).epsilon(1e-5));
+    c.pos = attn::position_encoding::none;  // without rope every score of the repeated token is the same
+    const attn::trace plain = attn::compute_trace(c, in);
+    CHECK(plain.find("scores")->tensors[0].values(0, 0, 0, 5) ==
+          doctest::Approx(plain.find("scores")->tensors[0].values(0, 0, 5, 0)).epsilon(1e-6));
+    CHECK(scores.values(0, 0, 0, 5) != doctest::Approx(scores.values(0, 0, 5, 0)).epsilon(1e-3));
+}
+
+}  // TEST_SUITE("positions")
