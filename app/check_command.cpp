@@ -6,10 +6,13 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
+#include "attn/compute/memory.hpp"
+#include "attn/io/npy.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/render_check.hpp"
 #include "attn/teach/check.hpp"
@@ -33,17 +36,27 @@ void require_tolerance(double value, const char* flag) {
         throw attn::usage_error(std::string(flag) + " must be 0 or more");
 }
 
-/// The answer file; one that cannot be read is an error (exit 1, as a mismatch), and with
-/// --format json also a document saying there is no verdict ("match": null, "error").
-attn::loaded_tensor read_answer(const std::string& path, const std::string& format) {
+/// What read() returns; an answer file that cannot be read is an error (exit 1, as a mismatch),
+/// and with --format json also a document saying there is no verdict ("match": null, "error").
+template <class Read>
+auto read_answer(const std::string& format, Read read) {
     try {
-        return attn::read_tensor_file(path, "--answer " + path);
+        return read();
     } catch (const attn::usage_error&) {
         throw;
     } catch (const attn::error& e) {
         if (format == "json") attn::render_check_error_json(e.what(), std::cout);
         throw;
     }
+}
+
+/// The report on stdout; a mismatch exits 1.
+void show_report(const attn::check_report& report, const std::string& format) {
+    if (format == "json")
+        attn::render_check_json(report, std::cout);
+    else
+        attn::render_check_table(report, std::cout);
+    if (!report.match) throw exit_status{1};
 }
 
 void run_check(const check_options& o, const flag_given& given) {
@@ -64,15 +77,21 @@ void run_check(const check_options& o, const flag_given& given) {
     const std::vector<std::string> stages = stage_names_from_flag(o.stage, c);
     if (stages.size() != 1)
         throw attn::usage_error("--stage " + o.stage + ": attn check checks one stage; give one name or number");
-    const attn::loaded_tensor answer = read_answer(o.answer, o.format);
+    const std::string what = "--answer " + o.answer;
+    // an .npy answer's shape from its header: of a count no run makes, it is reported
+    // without reading its data (which may be gigabytes) or computing anything
+    if (attn::file_extension(o.answer) == ".npy") {
+        const std::optional<attn::npy_header> header =
+            read_answer(o.format, [&] { return attn::read_npy_file_header(o.answer, what); });
+        if (header)
+            if (const auto report = attn::check_answer_shape(c, stages.front(), o.tensor, header->shape, o.tol))
+                return show_report(*report, o.format);
+    }
+    if (c.max_memory != 0) attn::check_memory(c, c.max_memory);  // the right run is computed whole
+    attn::read_budget budget(c.max_memory == 0 ? attn::read_budget::unlimited : c.max_memory);
+    const attn::loaded_tensor answer = read_answer(o.format, [&] { return attn::read_tensor_file(o.answer, what, &budget); });
     const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
-
-    const attn::check_report report = attn::check_answer(c, in, stages.front(), o.tensor, answer, o.tol);
-    if (o.format == "json")
-        attn::render_check_json(report, std::cout);
-    else
-        attn::render_check_table(report, std::cout);
-    if (!report.match) throw exit_status{1};
+    show_report(attn::check_answer(c, in, stages.front(), o.tensor, answer, o.tol), o.format);
 }
 
 }  // namespace
@@ -142,6 +161,7 @@ void setup_check(CLI::App& app) {
     add_choice(cmd, "--format", o->format, {"table", "json"}, "FORMAT",
                "table (for reading) or json (one object: match, stage, tensor, expected_shape, answer_shape, "
                "max_error, max_error_at, diagnosis {id, message, made_at})");
+    add_max_memory_flag(cmd, o->run.max_memory);
 
     add_run_flags(cmd, o->run);
     cmd->get_option("--mistake")->group("");  // trace's; hidden here, and refused with a word on why

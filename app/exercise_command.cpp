@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attn/compute/error.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/exercise_folder.hpp"
 #include "attn/render/render_check.hpp"
@@ -20,6 +21,7 @@
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
+#include "run_flags.hpp"
 #include "share_dirs.hpp"
 
 namespace attn_app {
@@ -35,6 +37,7 @@ struct exercise_options {
     std::string secret_file;  // --secret FILE; else $ATTN_CLASS_SECRET
     int precision = 4;
     int hint = 0;         // show --hint N: only hint N
+    std::string max_memory;  // --max-memory, as run_flags.hpp reads it
 };
 
 /// The exercises folder: $ATTN_SHARE_DIR's, else attn's own. An $ATTN_SHARE_DIR without
@@ -76,7 +79,14 @@ std::string class_secret(const exercise_options& o) {
 /// The exercise as this student gets it, with the class secret if there is one.
 attn::exercise_variant student_variant(const std::vector<attn::exercise>& all, const exercise_options& o) {
     const std::string student = o.student_given ? attn::normalise_student_id(o.student) : std::string();
-    return attn::make_variant(attn::find_exercise(all, o.which), student, class_secret(o));
+    const attn::exercise& ex = attn::find_exercise(all, o.which);
+    const std::uint64_t limit = memory_limit(o.max_memory);
+    try {
+        if (limit != 0) attn::check_memory(ex.cfg, limit);  // its run is computed whole
+    } catch (const attn::error& e) {
+        throw attn::error(ex.path + ": " + e.what());
+    }
+    return attn::make_variant(ex, student, class_secret(o));
 }
 
 void run_list(const exercise_options& o) {
@@ -139,8 +149,10 @@ void run_check(const exercise_options& o) {
         if (!r.match) throw exit_status{1};
         return;
     }
-    const attn::loaded_tensor answer = read_student_answer(o, [](const std::string& path, const std::string& what) {
-        return attn::read_tensor_file(path, what);
+    const std::uint64_t limit = memory_limit(o.max_memory);  // the answer's file read within it too
+    attn::read_budget budget(limit == 0 ? attn::read_budget::unlimited : limit);
+    const attn::loaded_tensor answer = read_student_answer(o, [&budget](const std::string& path, const std::string& what) {
+        return attn::read_tensor_file(path, what, &budget);
     });
     const attn::check_report r = attn::check_exercise(v, answer);
     if (o.format == "json") attn::render_check_report_json(v, r, std::cout);
@@ -236,6 +248,7 @@ void setup_exercise(CLI::App& app) {
                      "every student; the whole exercise prints the hints folded away")
         ->transform(whole_number(1, 99))
         ->type_name("N");
+    add_max_memory_flag(show, o->max_memory);
     show->footer("Examples:\n  attn exercise show 7 --student alice --out class/alice\n  attn exercise show 7 --hint 1");
     show->callback([o, show] {
         o->student_given = show->count("--student") > 0;
@@ -254,6 +267,7 @@ void setup_exercise(CLI::App& app) {
     add_format_flag(check, *o,
                     "table (verdict, max error, diagnosis) or json (match, diagnosis {id, message}, shapes, "
                     "max_error)");
+    add_max_memory_flag(check, o->max_memory);
     check->footer(
         "Example:\n  attn exercise check 7 --student alice --answer class/alice/answer.npy\n\n"
         "Exit status: 0 the answer matches, 1 it does not (or the file cannot be read), 2 bad flags.");

@@ -9,6 +9,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/render_mask.hpp"
 #include "attn/teach/advice.hpp"
@@ -31,6 +32,7 @@ void run_mask(const mask_options& o, const flag_given& given) {
     if (!c.mask.any())
         throw attn::usage_error("attn mask shows a mask: give --mask KINDS (causal, padding, window, random "
                                 "joined by '+'), --mask-file or --key-padding-mask, e.g. attn mask --mask causal");
+    if (c.max_memory != 0) attn::check_mask_views_memory(c, c.max_memory);  // before the mask is made
     const xt::xarray<bool>* files = loaded.given.mask ? &*loaded.given.mask : nullptr;
     const xt::xarray<bool> keep = attn::build_mask(c, files);  // [B,1,Sq,Sk], true = may attend
     const attn::mask_views views = attn::describe_mask(c, keep, files);
@@ -77,6 +79,7 @@ void setup_mask(CLI::App& app) {
     add_choice(cmd, "--format", o->format, {"table", "json"}, "FORMAT",
                "table (the four side by side, for reading) or json (one object per convention: name, "
                "meaning, the PyTorch expression, data)");
+    add_max_memory_flag(cmd, o->run.max_memory);
 
     cmd->callback([o, cmd] { run_mask(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
 }

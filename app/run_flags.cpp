@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <unistd.h>
+
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/io/replay.hpp"
@@ -124,7 +126,8 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
 
 /// --from DUMP: the dump's config and tensors, the flags given on top.
 attn::loaded_inputs replay_inputs(const run_options& o, const flag_given& given) {
-    attn::dump d = attn::read_dump(o.from);
+    attn::read_budget budget(o.cfg.max_memory == 0 ? attn::read_budget::unlimited : o.cfg.max_memory);
+    attn::dump d = attn::read_dump(o.from, &budget);
     const attn::config c = replay_config(o, d.cfg, given);
     return attn::load_replay(std::move(d), c, o.sizes, o.files);
 }
@@ -254,7 +257,9 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
 
 }  // namespace
 
-attn::loaded_inputs load_run_inputs(const run_options& o, const flag_given& given) {
+attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& given) {
+    run_options o = flags;
+    o.cfg.max_memory = memory_limit(o.max_memory);  // 0: none
     if (!o.from.empty()) {
         attn::loaded_inputs loaded = replay_inputs(o, given);
         check_rope_flags(loaded.cfg, given);
@@ -267,6 +272,23 @@ attn::loaded_inputs load_run_inputs(const run_options& o, const flag_given& give
     attn::loaded_inputs loaded = attn::load_inputs(c, o.sizes, o.files);
     check_rope_flags(loaded.cfg, given);
     return loaded;
+}
+
+CLI::Option* add_max_memory_flag(CLI::App* cmd, std::string& into) {
+    return cmd->add_option("--max-memory", into,
+                           "refuse sizes whose stages need more than SIZE, e.g. 4GiB, before anything is read or "
+                           "computed (files too: a file or .npz member larger than SIZE is not read); the message "
+                           "names the largest stages. 0 or none: no limit")
+        ->default_str("80% of RAM")
+        ->transform(byte_size_or_none())
+        ->type_name("SIZE");
+}
+
+std::uint64_t memory_limit(const std::string& flag_value) {
+    if (!flag_value.empty()) return std::stoull(flag_value);  // byte_size_or_none() made it digits
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0) return std::uint64_t(8) << 30;
+    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 10 * 8;
 }
 
 std::string draw_order_help() {

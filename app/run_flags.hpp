@@ -34,6 +34,7 @@ struct run_options {
     std::int64_t kv_heads = 0;     // --kv-heads G (0: as many as --heads)
     std::string pos = "none";          // --pos
     std::string rope_style = "half";   // --rope-style
+    std::string max_memory;        // --max-memory as byte_size_or_none() left it: "" = 80% of RAM, "0" = none
 };
 
 /// Whether a flag ("--seq") was given on the command line (not a default).
@@ -43,12 +44,22 @@ using flag_given = std::function<bool(const char*)>;
 /// to `cmd`, writing into `o` (which must outlive parsing).
 void add_run_flags(CLI::App* cmd, run_options& o);
 
+/// --max-memory SIZE, the same flag and default for every command that computes a run
+/// (trace, check, mask, exercise show|check), into `into` ("" until given).
+CLI::Option* add_max_memory_flag(CLI::App* cmd, std::string& into);
+
+/// The bytes --max-memory allows: `flag_value` as add_max_memory_flag left it; "" is
+/// 80% of the physical memory; 0 means no limit.
+std::uint64_t memory_limit(const std::string& flag_value);
+
 /// The groups Shapes and Masks alone, for attn mask.
 void add_shape_flags(CLI::App* cmd, run_options& o);
 void add_mask_flags(CLI::App* cmd, run_options& o);
 
 /// The run the flags describe: the files read, the sizes resolved and validated; with
-/// --from, the dump's config and tensors with the flags given on top.
+/// --from, the dump's config and tensors with the flags given on top. Every size, from a
+/// flag or a file, is checked against o.max_memory (memory_limit) before anything large
+/// is read or allocated; the config carries that limit.
 attn::loaded_inputs load_run_inputs(const run_options& o, const flag_given& given);
 
 /// "Inputs are drawn as PyTorch would: ...", wrapped for a command's --help footer.

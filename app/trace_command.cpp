@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "attn/io/output_space.hpp"
 #include "attn/render/heatmap_cairo.hpp"
 #include "attn/render/heatmap_svg.hpp"
 #include "attn/render/heatmap_panels.hpp"
@@ -60,7 +62,6 @@ struct trace_options {
     std::string sci_mode = "auto";
     bool full = false;
     std::string color = "auto";
-    std::string max_memory;        // bytes as byte_size_or_none() left them; "" = 80% of RAM, "0" = no limit
     view_flags views;              // --batch-index, --head, --row
     picture_flags pictures;        // --vmin, --vmax, --layout
     bool explain = false;
@@ -68,6 +69,7 @@ struct trace_options {
     int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
     std::size_t block_rows = 0;    // --block-rows N (hidden, for tests): the [B,H,Sq,Sk] stages in blocks of N rows
     bool quiet = false;  // no progress line
+    bool no_space_check = false;  // --no-space-check: write --out even when its file system looks too full
 };
 
 /// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
@@ -177,13 +179,6 @@ std::size_t terminal_width() {
     const char* columns = std::getenv("COLUMNS");
     const int n = columns != nullptr ? small_number(columns) : -1;
     return n > 0 ? static_cast<std::size_t>(n) : 80;
-}
-
-/// Most of the physical memory: what a run may use unless --max-memory says otherwise.
-std::uint64_t default_memory_limit() {
-    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page_size <= 0) return std::uint64_t(8) << 30;
-    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 10 * 8;
 }
 
 attn::sci_mode parse_sci_mode(const std::string& text) {
@@ -380,6 +375,24 @@ void say_if_long(const std::vector<progress_step>& steps) {
               << " s on this machine, most of it in " << largest->name << "\n";
 }
 
+/// The bytes free where --out `path` goes: $ATTN_TEST_FREE_BYTES when set (a hook for the
+/// tests, which cannot fill a disk), else the file system's (output_space.hpp).
+std::optional<std::uint64_t> free_bytes_at(const std::string& path) {
+    if (const char* told = std::getenv("ATTN_TEST_FREE_BYTES")) return std::strtoull(told, nullptr, 10);
+    return attn::free_bytes_for(path);
+}
+
+/// --out FILE: the fewest bytes a format that writes whole tensors takes (json and jsonl at
+/// least a digit and a comma an element, npz float32 and booleans, torch and table with
+/// --full) against the space free there; refused before anything is computed.
+void check_output_space(const trace_options& o, const attn::config& c, const attn::render_options& view) {
+    if (o.out.empty() || o.no_space_check) return;
+    const bool text = o.format == "json" || o.format == "jsonl" || ((o.format == "torch" || o.format == "table") && view.full);
+    if (!text && o.format != "npz") return;
+    const std::uint64_t need = text ? attn::least_output_bytes(c, view, 2, 4) : attn::least_output_bytes(c, view, 4, 1);
+    if (const std::optional<std::uint64_t> free = free_bytes_at(o.out)) attn::check_free_space(need, *free, "--out " + o.out);
+}
+
 /// --shapes: the flags it cannot go with, refused before anything is read.
 void check_shapes_flags(const trace_options& o, const flag_given& given) {
     if (o.format != "table" && o.format != "json")
@@ -415,9 +428,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if (!writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format " + o.format + " writes " + writes + ": give --out FILE." + o.format +
                                 " (or redirect stdout to a file)");
-    run_options run = o.run;
-    run.cfg.max_memory = o.max_memory.empty() ? default_memory_limit() : std::stoull(o.max_memory);  // 0: none
-    attn::loaded_inputs loaded = load_run_inputs(run, given);
+    attn::loaded_inputs loaded = load_run_inputs(o.run, given);
     const attn::config& c = loaded.cfg;
     attn::render_options view;
     view.stages = parse_stages(o.stages, c);
@@ -440,6 +451,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if (format.holds == keeps::printed_rows && c.mistake != attn::mistake::q_k_swapped)
         attn::show_printed_rows_only(c, view, plan);  // the rows they print, and no others
     if (o.threads != 0) attn::set_thread_count(o.threads);
+    check_output_space(o, c, view);
     // --out is resolved and opened now, before any computation: a directory, a
     // read-only file or a dangling link is refused at once (output_file.hpp).
     const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : std::make_unique<attn::output_file>(o.out, "--out " + o.out);
@@ -553,6 +565,10 @@ void setup_trace(CLI::App& app) {
                     "permissions; a read-only one is refused), a symlink is written through, a device or FIFO "
                     "is written to directly, /dev/stdout and /dev/fd/N are that descriptor")
         ->transform(path_name())->type_name("FILE");
+    cmd->add_flag("--no-space-check", o->no_space_check,
+                  "write --out even when its file system has less space free than the output needs: by default "
+                  "json, jsonl, npz (and torch or table with --full) are refused at once, before anything is "
+                  "computed, when the fewest bytes they can take are more than statvfs says is free there");
     cmd->add_option("--precision", o->precision, "digits after the decimal point (table, torch)")
         ->default_val(4)
         ->transform(whole_number(0, 12))
@@ -573,13 +589,7 @@ void setup_trace(CLI::App& app) {
                   "operations, and whether it is a view or a copy. Nothing is computed, so any size answers at "
                   "once. Table, or json (attn.shapes/1: the trace JSON's paths, .stages.S.tensors.T.strides, "
                   "without data); with --stage; not with --batch-index, --head, --row, --explain or --mistake");
-    cmd->add_option("--max-memory", o->max_memory,
-                    "refuse sizes whose stages need more than SIZE, e.g. 4GiB, before anything is read or "
-                    "computed (files too: a file or .npz member larger than SIZE is not read); the message "
-                    "names the largest stages. 0 or none: no limit")
-        ->default_str("80% of RAM")
-        ->transform(byte_size_or_none())
-        ->type_name("SIZE");
+    add_max_memory_flag(cmd, o->run.max_memory);
     cmd->add_option("--threads", o->threads,
                     "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the small per-head products; "
                     "the results are the same bits for any N. Large products run on OpenBLAS's own threads, "

@@ -96,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const attn_app::flag_given given = [&](const char* flag) { return app.count(flag) > 0; };
     // The limit is the run's before its files are read, as run_trace sets it (1 GiB here
     // for attn's default of 80% of RAM): the mask files are expanded within it.
-    o.cfg.max_memory = max_memory != 0 ? max_memory : std::uint64_t(1) << 30;
+    o.max_memory = std::to_string(max_memory != 0 ? max_memory : std::uint64_t(1) << 30);  // run_options: as --max-memory gives it
     attn_fuzz::expect_attn_errors_only([&] {
         const attn::loaded_inputs loaded = attn_app::load_run_inputs(o, given);
         attn::estimate_total_bytes(loaded.cfg);

@@ -111,10 +111,15 @@ std::uint64_t held_bytes(const config& c, const std::vector<stage_bytes>& stages
         if (s.bytes != stages[0].bytes) break;
         largest += (count++ == 0 ? "" : ", ") + std::string(s.stage);
     }
+    // streamed in blocks of rows, a [B,H,Sq,Sk] stage is never held whole: its size then
+    // says what a row at a time saves, not a part of the total
+    const bool in_rows = stages[0].bytes > total;
+    const std::string size = in_rows ? " (" + format_bytes(stages[0].bytes) + (count == 1 ? "" : " each") +
+                                           " whole, computed here a row at a time)"
+                                     : " at " + format_bytes(stages[0].bytes) + (count == 1 ? "" : " each");
     throw error("these sizes need " + format_bytes(total) + " but the limit is " + format_bytes(limit_bytes) +
                 " (--max-memory); " +
-                (count == 1 ? "the largest stage is " + largest + " at " + format_bytes(stages[0].bytes)
-                            : "the largest stages are " + largest + " at " + format_bytes(stages[0].bytes) + " each") +
+                (count == 1 ? "the largest stage is " : "the largest stages are ") + largest + size +
                 ", for [B,H,Sq,Sk] = [" + std::to_string(c.batch) + "," + std::to_string(c.heads) + "," +
                 std::to_string(c.seq) + "," + std::to_string(c.kv_seq) + "]");
 }
@@ -174,6 +179,20 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
     const std::uint64_t total = estimate_total_bytes(c);
     if (total <= limit_bytes) return;
     refuse(c, total, limit_bytes, estimate_stage_bytes(c));
+}
+
+std::uint64_t estimate_mask_views_bytes(const config& c) {
+    const std::uint64_t cells = product({c.batch, c.seq, c.kv_seq});
+    // keep, and the files' mask beside it, as booleans; keep, mha, sdpa and additive as floats
+    return sum({cells, c.mask.from_file || c.mask.key_padding ? cells : 0, floats(product({4, c.batch, c.seq, c.kv_seq}))});
+}
+
+void check_mask_views_memory(const config& c, std::uint64_t limit_bytes) {
+    const std::uint64_t need = estimate_mask_views_bytes(c);
+    if (need <= limit_bytes) return;
+    throw error("the mask [B,1,Sq,Sk] = [" + std::to_string(c.batch) + ",1," + std::to_string(c.seq) + "," +
+                std::to_string(c.kv_seq) + "] in four conventions needs " + format_bytes(need) +
+                " but the limit is " + format_bytes(limit_bytes) + " (--max-memory)");
 }
 
 void check_least_memory(const config& c, std::uint64_t limit_bytes) {

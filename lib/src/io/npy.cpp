@@ -547,6 +547,19 @@ loaded_tensor read_npy_file(const std::string& path, const std::string& what, re
         static_cast<std::uint64_t>(info.st_size), what, budget);
 }
 
+std::optional<npy_header> read_npy_file_header(const std::string& path, const std::string& what) {
+    const input_file file = open_input_file(path, what);
+    struct stat info;
+    if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+    return read_npy_header(
+        [&](char* buffer, std::size_t n) {
+            const std::size_t got = std::fread(buffer, 1, n, file.get());
+            if (got < n && std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
+            return got;
+        },
+        static_cast<std::uint64_t>(info.st_size), what);
+}
+
 // ----------------------------------------------------------------------------
 // writing
 

@@ -387,9 +387,9 @@ void check_whole_run(const json* selection, const std::string& what) {
                     "); replay a dump written without --batch-index and --row");
 }
 
-json read_json_dump(const std::string& path, dump& d) {
+json read_json_dump(const std::string& path, dump& d, const read_budget* budget) {
     dump_json_reader reader(d.what);
-    const std::string text = keep_negative_zeros(read_text_file(path, d.what));
+    const std::string text = keep_negative_zeros(read_text_file(path, d.what, budget));  // its size first
     json::sax_parse(text, &reader);
     const auto format = reader.parts.find("format");
     if (format == reader.parts.end())
@@ -405,12 +405,12 @@ json read_json_dump(const std::string& path, dump& d) {
     return std::move(config->second);
 }
 
-json read_npz_dump(const std::string& path, dump& d) {
+json read_npz_dump(const std::string& path, dump& d, read_budget* budget) {
     std::map<std::string, std::string> texts;
     const auto wanted = [](const std::string& name) {
         return name == "config" || name == "selection" || replay_reads(name);
     };
-    d.tensors = read_npz(path, d.what, &texts, wanted);
+    d.tensors = read_npz(path, d.what, &texts, wanted, budget);  // each member by its header, before inflating
     const auto config = texts.find("config");
     if (config == texts.end())
         throw error(d.what + ": not a dump of attn trace --format npz (it has no config text member)");
@@ -683,13 +683,13 @@ config config_from_json(const json& j, const std::string& what) {
     return c;
 }
 
-dump read_dump(const std::string& path) {
+dump read_dump(const std::string& path, read_budget* budget) {
     dump d;
     d.what = "--from " + path;
     const std::string extension = file_extension(path);
     json config;
-    if (extension == ".npz") config = read_npz_dump(path, d);
-    else if (extension == ".json") config = read_json_dump(path, d);
+    if (extension == ".npz") config = read_npz_dump(path, d, budget);
+    else if (extension == ".json") config = read_json_dump(path, d, budget);
     else if (extension == ".jsonl")
         throw error(d.what + ": --format jsonl has no config to replay; dump with --format json or --format npz");
     else

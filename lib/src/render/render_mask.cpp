@@ -131,27 +131,46 @@ std::string mask_line(const config& c) {
     return {};
 }
 
-/// A view's data as nested lists, as tensor.tolist() (booleans, or 0 and the fill).
-nlohmann::ordered_json data_json(const mask_view& v) {
-    const auto value = [&](float x) -> nlohmann::ordered_json {
-        if (v.boolean) return x != 0.0f;
-        if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
-        return static_cast<double>(x);
-    };
-    const auto plane = [&](std::size_t b) {
-        nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-        const std::size_t sq = v.data.shape()[v.data.dimension() - 2], sk = v.data.shape()[v.data.dimension() - 1];
-        for (std::size_t i = 0; i < sq; ++i) {
-            nlohmann::ordered_json row = nlohmann::ordered_json::array();
-            for (std::size_t j = 0; j < sk; ++j) row.push_back(value(at(v, b, i, j)));
-            rows.push_back(std::move(row));
+/// A view's data as nested lists, as tensor.tolist() (booleans, or 0 and the fill), written
+/// to `out` element by element, as nlohmann's dump() writes them: a mask [B,Sq,Sk] never
+/// becomes a JSON tree (about 16 bytes a cell, where the data holds 4).
+void write_data_json(const mask_view& v, std::ostream& out) {
+    float last = 0.0f;
+    std::string last_text = "0.0";  // the dump of `last`: masks hold few distinct values
+    const auto value = [&](float x) -> const std::string& {
+        static const std::string yes = "true", no = "false", minus_inf = "\"-inf\"", inf = "\"inf\"";
+        if (v.boolean) return x != 0.0f ? yes : no;
+        if (std::isinf(x)) return x < 0 ? minus_inf : inf;
+        if (!(x == last && std::signbit(x) == std::signbit(last))) {
+            last = x;
+            last_text = nlohmann::ordered_json(static_cast<double>(x)).dump();
         }
-        return rows;
+        return last_text;
+    };
+    const std::size_t sq = v.data.shape()[v.data.dimension() - 2], sk = v.data.shape()[v.data.dimension() - 1];
+    const auto plane = [&](std::size_t b) {
+        out << '[';
+        for (std::size_t i = 0; i < sq; ++i) {
+            out << (i ? ",[" : "[");
+            for (std::size_t j = 0; j < sk; ++j) out << (j ? "," : "") << value(at(v, b, i, j));
+            out << ']';
+        }
+        out << ']';
     };
     if (v.data.dimension() == 2) return plane(0);
-    nlohmann::ordered_json items = nlohmann::ordered_json::array();
-    for (std::size_t b = 0; b < v.data.shape()[0]; ++b) items.push_back(plane(b));
-    return items;
+    out << '[';
+    for (std::size_t b = 0; b < v.data.shape()[0]; ++b) {
+        if (b) out << ',';
+        plane(b);
+    }
+    out << ']';
+}
+
+/// `j`'s compact dump without its closing brace, for members to follow.
+std::string open_object(const nlohmann::ordered_json& j) {
+    std::string text = j.dump();
+    text.pop_back();
+    return text;
 }
 
 }  // namespace
@@ -208,21 +227,26 @@ void render_mask_json(const config& c, const mask_views& views, const xt::xarray
     j["shape"] = first.data.shape();
     j["dims"] = views.per_batch ? std::vector<std::string>{"batch", "query", "key"}
                                 : std::vector<std::string>{"query", "key"};
-    j["conventions"] = nlohmann::ordered_json::array();
-    for (const mask_view& v : views.views) {
+    // the conventions' data streamed between the members dumped whole
+    out << open_object(j) << ",\"conventions\":[";
+    for (std::size_t n = 0; n < views.views.size(); ++n) {
+        const mask_view& v = views.views[n];
         nlohmann::ordered_json one{{"name", v.name},   {"meaning", v.meaning}, {"used_by", v.used_by},
                                    {"torch", v.build}, {"apply", v.apply}};
         if (!v.pass.empty()) one["pass"] = v.pass;
         one["fully_masked_row"] = v.empty_row;
         one["dtype"] = v.boolean ? "bool" : "float32";
-        one["data"] = data_json(v);
-        j["conventions"].push_back(std::move(one));
+        out << (n ? "," : "") << open_object(one) << ",\"data\":";
+        write_data_json(v, out);
+        out << '}';
     }
-    j["rows_without_key"] = nlohmann::ordered_json::array();
-    for (const auto& [b, i] : rows_without_key(keep)) j["rows_without_key"].push_back({b, i});
-    j["warnings"] = nlohmann::ordered_json::array();
-    for (const warning& w : warnings) j["warnings"].push_back(w.text);
-    out << j.dump() << '\n';
+    out << ']';
+    nlohmann::ordered_json rest;
+    rest["rows_without_key"] = nlohmann::ordered_json::array();
+    for (const auto& [b, i] : rows_without_key(keep)) rest["rows_without_key"].push_back({b, i});
+    rest["warnings"] = nlohmann::ordered_json::array();
+    for (const warning& w : warnings) rest["warnings"].push_back(w.text);
+    out << ',' << rest.dump().substr(1) << '\n';
 }
 
 }  // namespace attn

@@ -2,11 +2,13 @@
 // the same tensor of the run made with each mistake (attention.cpp makes them).
 #include "attn/teach/check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
+#include "attn/compute/stage_layouts.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/teach/check_shape.hpp"
 #include "attn/teach/check_structure.hpp"
@@ -87,16 +89,32 @@ const stage_info& stage_asked(const config& c, std::string_view name) {
     return *info;
 }
 
-/// The tensor called `name` in `s` (its first when `name` is empty), or usage_error.
-const tensor& tensor_asked(const stage& s, std::string_view name) {
-    if (name.empty()) return s.tensors.front();
-    for (const tensor& t : s.tensors)
+/// The tensor called `name` in `tensors` of stage `stage_name` (its first when `name` is
+/// empty), or usage_error: a computed stage's tensors or a planned one's.
+template <class Tensor>
+const Tensor& tensor_named(const std::vector<Tensor>& tensors, std::string_view stage_name, std::string_view name) {
+    if (name.empty()) return tensors.front();
+    for (const Tensor& t : tensors)
         if (t.name == name) return t;
     std::string names;
-    for (const tensor& t : s.tensors) names += (names.empty() ? "" : ", ") + t.name;
-    throw usage_error("--tensor " + std::string(name) + ": the " + std::string(s.name()) + " stage has no tensor " +
+    for (const Tensor& t : tensors) names += (names.empty() ? "" : ", ") + t.name;
+    throw usage_error("--tensor " + std::string(name) + ": the " + std::string(stage_name) + " stage has no tensor " +
                       std::string(name) + " (it has " + names + ")");
 }
+
+const tensor& tensor_asked(const stage& s, std::string_view name) { return tensor_named(s.tensors, s.name(), name); }
+
+/// The layouts of the right run, and the planned stage `id` among them.
+struct planned_run {
+    std::vector<planned_stage> stages;
+    const planned_stage& stage(stage_id id) const {
+        return *std::find_if(stages.begin(), stages.end(), [id](const planned_stage& s) { return s.id == id; });
+    }
+};
+
+/// The message of an answer no mistake explains and whose shape is wrong.
+constexpr const char* unknown_shape_message =
+    "no mistake attn knows gives an answer of this shape and these values: start from the shape";
 
 /// The tensor `stage_name`.`tensor_name` of the run `c` (with its mistake): the run computes
 /// that stage and what it reads, nothing after; nullopt when that run cannot be computed
@@ -183,7 +201,7 @@ void diagnose(const config& right, const trace& run, const inputs& in, const xt:
     report.diagnosis_id = "unknown";
     report.diagnosis_message =
         report.answer_shape != report.expected_shape
-            ? "no mistake attn knows gives an answer of this shape and these values: start from the shape"
+            ? unknown_shape_message
             : "the answer matches none of the mistakes attn knows (" + std::to_string(all_mistakes().size()) +
                   ", each made the ways students make it) within the tolerance: compare it with the stage's "
                   "formula (attn trace --stage " + report.stage + ")";
@@ -198,12 +216,42 @@ bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expecte
     return true;
 }
 
-check_report check_answer(const config& c, const inputs& in, std::string_view stage_name, std::string_view tensor_name,
-                          const loaded_tensor& answer, const check_tolerance& tol) {
+std::optional<check_report> check_answer_shape(const config& c, std::string_view stage_name,
+                                               std::string_view tensor_name, const std::vector<std::size_t>& answer_shape,
+                                               const check_tolerance& tol) {
     config right = c;
     right.mistake = mistake::none;
     right.mistake_variant = 0;
     const stage_info& info = stage_asked(right, stage_name);
+    const planned_run layouts{plan_stage_layouts(right)};
+    const planned_stage& checked = layouts.stage(info.id);
+    const planned_tensor& want = tensor_named(checked.tensors, info.name, tensor_name);
+    // every mistake's tensor has the right one's elements: another count matches none
+    if (element_count(answer_shape) == element_count(want.layout.shape)) return std::nullopt;
+    check_report report;
+    report.stage = std::string(info.name);
+    report.step = info.step;
+    report.tensor = want.name;
+    report.expected_shape = want.layout.shape;
+    report.expected_dims = want.dims;
+    report.answer_shape = answer_shape;
+    report.tolerance = tol;
+    report.shape_note = shape_note(layouts.stages, checked, want, answer_shape);
+    report.diagnosis_id = "unknown";
+    report.diagnosis_message = unknown_shape_message;
+    return report;
+}
+
+check_report check_answer(const config& c, const inputs& in, std::string_view stage_name, std::string_view tensor_name,
+                          const loaded_tensor& answer, const check_tolerance& tol) {
+    if (std::optional<check_report> wrong_count = check_answer_shape(c, stage_name, tensor_name, answer.shape, tol))
+        return *wrong_count;  // known from the sizes: nothing computed
+    config right = c;
+    right.mistake = mistake::none;
+    right.mistake_variant = 0;
+    const stage_info& info = stage_asked(right, stage_name);
+    const planned_run layouts{plan_stage_layouts(right)};
+    const planned_stage& planned = layouts.stage(info.id);
 
     const trace run = compute_trace(right, in);
     const stage& checked = *run.find(info.name);
@@ -234,13 +282,15 @@ check_report check_answer(const config& c, const inputs& in, std::string_view st
                all_close(viewed_as(answer.values, report.expected_shape), expected, tol)) {
         // the right numbers in order, in another shape ([B·H,Sq,Sk] from bmm, an extra axis of 1, ...)
         const std::string view = view_call(report.expected_shape);
-        report.shape_note = shape_note(run, checked, want, report.answer_shape, view);
+        report.shape_note =
+            shape_note(layouts.stages, planned, tensor_named(planned.tensors, info.name, want.name), report.answer_shape, view);
         report.diagnosis_id = "right_values_other_shape";
         report.diagnosis_message = "your numbers are right; only the shape differs: " + view + " gives " +
                                    dims_text(want.dims);
         return report;
     } else {
-        report.shape_note = shape_note(run, checked, want, report.answer_shape);
+        report.shape_note =
+            shape_note(layouts.stages, planned, tensor_named(planned.tensors, info.name, want.name), report.answer_shape);
     }
     diagnose(right, run, in, expected, answer, report);  // a wrong shape too: some mistakes make one
     return report;

@@ -32,37 +32,40 @@ constexpr std::array<shape_hint, 9> shape_hints{{
     {"output", "context", "the heads are not merged before the output projection"},
 }};
 
-shape_t shape_of(const tensor& t) { return {t.values.shape().begin(), t.values.shape().end()}; }
+const shape_t& shape_of(const planned_tensor& t) { return t.layout.shape; }
 
 /// The same-named tensor of another stage with `answer` as its shape, the stage with
 /// a hint first, then the nearest; "" when none: "this is the view stage's shape ...".
-std::string other_stage_note(const trace& right, const stage& checked, const tensor& expected, const shape_t& answer) {
-    const stage* best = nullptr;
-    const tensor* best_tensor = nullptr;
+std::string other_stage_note(const std::vector<planned_stage>& right, const planned_stage& checked,
+                             const planned_tensor& expected, const shape_t& answer) {
+    const stage_info& checked_info = info_of(checked.id);
+    const stage_info* best = nullptr;
+    const planned_tensor* best_tensor = nullptr;
     std::string_view best_hint;
     int best_distance = 1000;
-    for (const stage& s : right.stages) {
-        if (&s == &checked) continue;
-        for (const tensor& t : s.tensors) {
+    for (const planned_stage& s : right) {
+        if (s.id == checked.id) continue;
+        const stage_info& info = info_of(s.id);
+        for (const planned_tensor& t : s.tensors) {
             if (shape_of(t) != answer) continue;
             if (checked.tensors.size() > 1 && s.tensors.size() > 1 && t.name != expected.name) continue;  // q with q
             std::string_view hint;
             for (const shape_hint& h : shape_hints)
-                if (h.checked == checked.name() && h.other == s.name()) hint = h.hint;
-            const int distance = std::abs(s.info->step - checked.info->step) - (hint.empty() ? 0 : 100);
+                if (h.checked == checked_info.name && h.other == info.name) hint = h.hint;
+            const int distance = std::abs(info.step - checked_info.step) - (hint.empty() ? 0 : 100);
             if (distance < best_distance) {
-                best = &s, best_tensor = &t, best_hint = hint, best_distance = distance;
+                best = &info, best_tensor = &t, best_hint = hint, best_distance = distance;
             }
             break;
         }
     }
     if (best == nullptr) return {};
-    std::string note = "this is the " + std::string(best->name()) + " stage's shape " + dims_text(best_tensor->dims);
+    std::string note = "this is the " + std::string(best->name) + " stage's shape " + dims_text(best_tensor->dims);
     return best_hint.empty() ? note : note + ": " + std::string(best_hint);
 }
 
 /// [B,H,Sk,Sq] for [B,H,Sq,Sk]: the last two axes swapped.
-std::string swapped_plane_note(const tensor& expected, const shape_t& want, const shape_t& answer) {
+std::string swapped_plane_note(const planned_tensor& expected, const shape_t& want, const shape_t& answer) {
     if (want.size() < 2 || answer.size() != want.size() || want[want.size() - 1] == want[want.size() - 2])
         return {};
     shape_t swapped = want;
@@ -87,7 +90,7 @@ std::string missing_axis_hint(std::string_view name, std::size_t position, std::
 }
 
 /// One axis of `want` left out: "the head axis (H = 4) is missing: ...".
-std::string missing_axis_note(const tensor& expected, const shape_t& want, const shape_t& answer) {
+std::string missing_axis_note(const planned_tensor& expected, const shape_t& want, const shape_t& answer) {
     if (answer.size() + 1 != want.size()) return {};
     for (std::size_t i = 0; i < want.size(); ++i) {
         shape_t without = want;
@@ -115,7 +118,7 @@ std::string extra_axis_note(const shape_t& want, const shape_t& answer) {
 }
 
 /// The expected axes in another order: "your axes are [B,Sq,H,dk]: permute them to [B,H,Sq,dk]".
-std::string permuted_note(const tensor& expected, const shape_t& want, const shape_t& answer) {
+std::string permuted_note(const planned_tensor& expected, const shape_t& want, const shape_t& answer) {
     if (answer.size() != want.size() || !std::is_permutation(want.begin(), want.end(), answer.begin())) return {};
     shape_t sorted = want;
     std::sort(sorted.begin(), sorted.end());
@@ -128,7 +131,7 @@ std::string permuted_note(const tensor& expected, const shape_t& want, const sha
 }
 
 /// Two neighbouring axes of `want` joined into one: "[B·H,Sq,Sk]: the axes B and H joined into one".
-std::string joined_axes_note(const tensor& expected, const shape_t& want, const shape_t& answer) {
+std::string joined_axes_note(const planned_tensor& expected, const shape_t& want, const shape_t& answer) {
     if (answer.size() + 1 != want.size()) return {};
     for (std::size_t i = 0; i + 1 < want.size(); ++i) {
         shape_t joined = want;
@@ -161,8 +164,8 @@ std::string dims_text(const std::vector<std::string>& dim_names) {
     return text + "]";
 }
 
-std::string shape_note(const trace& right, const stage& checked, const tensor& expected, const shape_t& answer,
-                       const std::string& right_values_view) {
+std::string shape_note(const std::vector<planned_stage>& right, const planned_stage& checked,
+                       const planned_tensor& expected, const shape_t& answer, const std::string& right_values_view) {
     const shape_t want = shape_of(expected);
     if (answer == want) return {};
     if (!right_values_view.empty()) {  // the right numbers: only the reshape is missing

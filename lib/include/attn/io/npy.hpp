@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ loaded_tensor read_npy(const byte_source& source, std::uint64_t size, const std:
 loaded_tensor parse_npy(const void* bytes, std::size_t size, const std::string& what, read_budget* budget = nullptr);
 /// A file that is not a regular one (a FIFO) is read whole first, up to max_stream_bytes.
 loaded_tensor read_npy_file(const std::string& path, const std::string& what, read_budget* budget = nullptr);
+
+/// The header of the .npy file `path` alone, its data not read (an answer's shape is
+/// checked before its data: a header may declare gigabytes); nullopt for a file that is
+/// not a regular one (a FIFO: its bytes cannot be read twice). Errors as read_npy_header's.
+std::optional<npy_header> read_npy_file_header(const std::string& path, const std::string& what);
 
 /// The .npy bytes of a float32 tensor ("<f4"), or of booleans ("|b1": 1 where the value
 /// is not 0); `data` holds shape's product of values in C order. The header is NumPy

@@ -34,8 +34,10 @@ bool replay_reads(const std::string& name);
 /// Reads the dump at `path`: an .npz of --format npz (its "config" text member and the
 /// arrays replay_reads accepts) or a .json of --format json ("attn.trace/1"), numbers
 /// as the same float32 bits. Throws attn::error "--from <path>: ..." for a file that
-/// cannot be read, is not a dump, or whose config is malformed.
-dump read_dump(const std::string& path);
+/// cannot be read, is not a dump, or whose config is malformed. Within `budget`
+/// (--max-memory): a .json dump's size is checked before it is read, an .npz member's
+/// declared size before it is inflated.
+dump read_dump(const std::string& path, read_budget* budget = nullptr);
 
 /// The config that config_to_json (render_json.hpp) wrote as `j`. Throws attn::error
 /// "<what>: config ..." naming a key missing, of the wrong type or unknown, or what

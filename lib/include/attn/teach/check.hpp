@@ -65,4 +65,14 @@ bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expecte
 check_report check_answer(const config& c, const inputs& in, std::string_view stage, std::string_view tensor,
                           const loaded_tensor& answer, const check_tolerance& tol = {});
 
+/// The report check_answer gives an answer of `answer_shape` whose element count is not
+/// the stage tensor's: no run, right or with a mistake, makes such a tensor, so it is
+/// "unknown" with a note on the shape, known from the sizes alone (plan_stage_layouts):
+/// nothing is computed and the answer's data is not needed (check it from a file's header
+/// first). nullopt when the counts agree and the numbers must be compared. Throws as
+/// check_answer for a stage or tensor this run lacks.
+std::optional<check_report> check_answer_shape(const config& c, std::string_view stage, std::string_view tensor,
+                                               const std::vector<std::size_t>& answer_shape,
+                                               const check_tolerance& tol = {});
+
 }  // namespace attn

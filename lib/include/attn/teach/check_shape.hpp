@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/compute/trace.hpp"
+#include "attn/compute/stage_layouts.hpp"
 
 namespace attn {
 
@@ -13,14 +13,14 @@ namespace attn {
 std::string dims_text(const std::vector<std::string>& dim_names);
 
 /// What `answer_shape` suggests when stage `checked`'s tensor `expected` (of the
-/// right run `right`) has another shape, in one sentence:
+/// right run's layouts `right`, plan_stage_layouts) has another shape, in one sentence:
 ///   "this is the view stage's shape [B,Sq,H,dk]: the transpose(1, 2) is missing"
 ///   "the last two axes are swapped ([B,H,Sk,Sq], not [B,H,Sq,Sk]): a transposed matrix ..."
 ///   "the head axis (H = 4) is missing: ..."
 ///   "[B·H,Sq,Sk]: the axes B and H joined into one, as torch.bmm takes them"
 /// Empty when the shapes agree. `right_values_view` (".view(2, 4, 5, 5)") says the answer
 /// holds the right numbers in order: the note then ends in that reshape.
-std::string shape_note(const trace& right, const stage& checked, const tensor& expected,
+std::string shape_note(const std::vector<planned_stage>& right, const planned_stage& checked, const planned_tensor& expected,
                        const std::vector<std::size_t>& answer_shape, const std::string& right_values_view = {});
 
 }  // namespace attn

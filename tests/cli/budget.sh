@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# budget.sh ATTN: issue 25, items 1 and 7. One memory budget for every command (trace,
+# check, mask, exercise show|check take --max-memory with trace's default), the same
+# exit codes for the same impossible sizes, an answer checked by its header's shape
+# before its data is read, and the space free on the file system of --out checked
+# before a large output. Memory is bounded with `ulimit -v`, as in hardening.sh.
+set -u
+attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/common.sh"
+py=/usr/bin/python3
+cd "$work"
+
+# limited RUN...: attn under an address-space limit ($limit_kb KiB, 2 GB unless a case says
+# less); under ASan (ATTN_SANITIZED=1) no limit, the sanitizers watch instead.
+limited() {
+  if [ -n "${ATTN_SANITIZED:-}" ]; then "$attn" "$@" >"$work/out" 2>"$work/err"; rc=$?; return; fi
+  (ulimit -v "${limit_kb:-2000000}"; "$attn" "$@") >"$work/out" 2>"$work/err"; rc=$?
+}
+expect_refusal() { expect_error_from limited "$@"; }
+
+# --- every command that computes takes --max-memory, and says so when it refuses ---------
+echo '[[1]]' >one.json
+expect_refusal "check --max-memory: the right run's need against it, exit 1" 1 \
+  "attn: error: these sizes need 775.1 MiB but the limit is 100.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 256.0 MiB each, for [B,H,Sq,Sk] = [2,8,2048,2048]" \
+  check --batch 2 --seq 2048 --heads 8 --d-model 64 --no-out-proj --stage softmax --answer one.json --max-memory 100MiB
+limit_kb=400000 expect_refusal "mask --seq 20000 under --max-memory 1GiB: refused up front with the sizes" 1 \
+  "attn: error: the mask [B,1,Sq,Sk] = [1,1,20000,20000] in four conventions needs 6.3 GiB but the limit is 1.0 GiB (--max-memory)" \
+  mask --mask causal --seq 20000 --max-memory 1GiB
+limit_kb=400000 limited mask --mask causal --seq 20000 --max-memory 1GiB --format json
+check "mask --format json over the budget: one line, exit 1, no abort" \
+  test "$rc $(wc -l <"$work/err")" = "1 1"
+expect_ok "mask --max-memory takes trace's sizes" mask --mask causal --max-memory 1MiB
+run exercise show 7 --max-memory 1KiB
+check "exercise show --max-memory: the run's need against it, naming the exercise file, exit 1" \
+  bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: .*07-causal-weights.json: these sizes need .* but the limit is 1.0 KiB (--max-memory)' '$work/err'"
+run exercise check 7 --answer one.json --max-memory 1KiB
+check "exercise check --max-memory: the same, before the answer is graded" \
+  bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: .*07-causal-weights.json: these sizes need .* (--max-memory)' '$work/err'"
+expect_ok "exercise show under the default budget" exercise show 7
+for cmd in "check --stage softmax --answer one.json" "mask --mask causal" "exercise show 7" "exercise check 7 --answer one.json"; do
+  "$attn" $cmd --help >"$work/out" 2>&1
+  check "$cmd --help documents --max-memory" grep -q -- "--max-memory SIZE" "$work/out"
+done
+
+# --- --from dumps: read within the budget ---------------------------------------------------
+"$attn" trace --seq 300 --d-model 64 --format json --out big-dump.json --quiet
+expect_refusal "a 9 MB .json dump under --max-memory 1MiB: refused by its size before parsing" 1 \
+  "attn: error: --from big-dump.json: its text needs 9.1 MiB, more than the 1.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --from big-dump.json --max-memory 1MiB
+$py - <<'EOF2'
+import io, json, zipfile
+import numpy as np
+config = json.load(open("big-dump.json"))["config"]
+config.update(batch=256, seq=1024, d_in=1024, d_model=1024, d_kv_in=1024, kv_seq=1024, head_dim=512)
+def member(z, name, a):
+    b = io.BytesIO(); np.save(b, a); z.writestr(name + ".npy", b.getvalue())
+with zipfile.ZipFile("bomb-dump.npz", "w", zipfile.ZIP_DEFLATED) as z:  # 1 MB holding 1 GiB
+    member(z, "config", np.array(json.dumps(config)))
+    member(z, "input.x", np.zeros((256, 1024, 1024), np.float32))
+EOF2
+limit_kb=300000 expect_refusal "an .npz dump holding a 1 GiB member (a 1 MB zip bomb): refused before inflating" 1 \
+  "attn: error: --from bomb-dump.npz: input.x: shape [256,1024,1024] as float32 needs 1.0 GiB, more than the 100.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --from bomb-dump.npz --max-memory 100MiB
+limit_kb=300000 expect_refusal "check --from the same dump: the same refusal" 1 \
+  "attn: error: --from bomb-dump.npz: input.x: shape [256,1024,1024] as float32 needs 1.0 GiB, more than the 100.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  check --from bomb-dump.npz --stage softmax --answer one.json --max-memory 100MiB
+
+# --- the same impossible sizes, the same exit code in trace, check and mask --------------
+printf '[[1,1,1,1],[1,1,1,1],[1,1,1,1],[1,1,1,1]]' >m4.json
+for cmd in "trace" "check --stage softmax --answer one.json" "mask"; do
+  limited $cmd --batch 4611686018427387904 --mask-file m4.json
+  check "$cmd: sizes past any memory are refused by the budget, exit 1" \
+    bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: these sizes need more than 16 EiB but the limit is .* (--max-memory)' '$work/err'"
+  limited $cmd --batch 4611686018427387904 --mask-file m4.json --max-memory none
+  check "$cmd --max-memory none: what no machine addresses is a usage error, exit 2" \
+    bash -c "[ $rc -eq 2 ] && grep -q '^attn: error: these sizes make a tensor .* more than a 64-bit machine can address' '$work/err'"
+done
+
+# --- "the largest stage" is never said to be larger than the total -----------------------
+# streamed a row at a time, the run needs less than its largest stage whole: said so
+expect_refusal "a run in rows: its largest stages named as whole, not as part of the total" 1 \
+  "attn: error: these sizes need 9.1 MiB but the limit is 4.0 MiB (--max-memory); the largest stages are scores, scaled, softmax (128.0 MiB each whole, computed here a row at a time), for [B,H,Sq,Sk] = [1,2,4096,4096]" \
+  trace --seq 4096 --d-model 64 --format jsonl --max-memory 4MiB
+
+# --- attn check: an answer of a shape no run makes, known before anything is computed ----
+$py -c "import numpy as np; np.save('small.npy', np.zeros((1, 2, 4, 4), np.float32))"
+start=$(date +%s%N)
+limit_kb=400000 limited check --seq 6000 --stage softmax --answer small.npy --format json
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "check --seq 6000 with a [1,2,4,4] answer: a wrong-shape diagnosis in 400 MB, exit 1" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(jq -r '.diagnosis.id, (.answer_shape|tostring), (.expected_shape|tostring)' '$work/out' | tr '\n' ' ')\" = 'unknown [1,2,4,4] [1,2,6000,6000] ' ]"
+check "... in well under a second (${ms} ms)" test "$ms" -lt 1000
+# an answer whose header declares 2 GiB, sparse on disk: its data is never read
+$py - <<'EOF'
+import struct
+d = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 16384, 16384), }"
+d += b" " * (63 - (10 + len(d)) % 64) + b"\n"
+with open("huge.npy", "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d)
+    f.truncate(10 + len(d) + 4 * 2 * 16384 * 16384)
+EOF
+limit_kb=400000 limited check --stage softmax --answer huge.npy --format json
+check "an answer declaring 2 GiB (a sparse file): wrong shape, in 400 MB, exit 1" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(jq -r '.diagnosis.id, (.answer_shape|tostring)' '$work/out' | tr '\n' ' ')\" = 'unknown [1,2,16384,16384] ' ]"
+"$attn" check --stage softmax --answer small.npy --format json >"$work/whole.json"
+check "the same answer's report from its header as from its data" \
+  bash -c "[ \"\$(jq -c 'del(.tolerance)' '$work/whole.json')\" = \"\$('$attn' check --stage softmax --answer small.npy --format json | jq -c 'del(.tolerance)')\" ]"
+echo '[[[[1,2,3,4]]]]' >small.json
+run check --stage softmax --answer small.json --format json
+check "a .json answer of a count no run makes: the same diagnosis" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(jq -r .diagnosis.id '$work/out')\" = unknown ]"
+run check --stage softmax --answer small.json
+check "... whose note says what the shape is" grep -q "4 elements instead of 32 \[B,H,Sq,Sk\] = \[1,2,4,4\]" "$work/out"
+run check --stage transpose --tensor nope --answer small.npy
+check "a tensor the stage lacks is still a usage error from the header's path" \
+  bash -c "[ $rc -eq 2 ] && grep -q '^attn: error: --tensor nope: the transpose stage has no tensor nope (it has q, k, v)' '$work/err'"
+
+# --- free space before a large output ------------------------------------------------------
+ATTN_TEST_FREE_BYTES=1000 "$attn" trace --seq 64 --format npz --out small.npz >"$work/out" 2>"$work/err"; rc=$?
+check "npz larger than the space free: refused at once, exit 1, with both sizes and the flag" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(cat '$work/err')\" = 'attn: error: --out small.npz: this output needs at least 125.1 KiB, but its file system has 1000 bytes free (--no-space-check: write anyway)' ]"
+check "... and nothing written" test ! -e small.npz
+ATTN_TEST_FREE_BYTES=1000 "$attn" trace --seq 64 --format npz --out small.npz --no-space-check >/dev/null 2>&1
+check "--no-space-check writes it" test -s small.npz
+ATTN_TEST_FREE_BYTES=1000 "$attn" trace --seq 64 --format json >/dev/null 2>&1
+check "stdout is not checked (a pipe has no file system)" test $? -eq 0
+ATTN_TEST_FREE_BYTES=1000 "$attn" trace --seq 64 --out table.txt >/dev/null 2>&1
+check "a table, which prints a few rows, is not checked" test $? -eq 0
+# a real file system of 1 MiB (tmpfs), where root may mount one: statvfs itself
+mkdir -p small-fs
+if [ -z "${ATTN_SANITIZED:-}" ] && mount -t tmpfs -o size=1m tmpfs small-fs 2>/dev/null; then
+  run trace --seq 512 --format json --out small-fs/x.json
+  check "json into a 1 MiB tmpfs: refused before computing, exit 1" \
+    bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: --out small-fs/x.json: this output needs at least .* MiB, but its file system has 1.0 MiB free (--no-space-check: write anyway)' '$work/err'"
+  check "... the tmpfs left empty" test -z "$(ls -A small-fs)"
+  : >small-fs/x.json
+  ln -s small-fs/x.json link.json
+  run trace --seq 512 --format jsonl --out link.json
+  check "through a symlink: the target's file system is checked" \
+    bash -c "[ $rc -eq 1 ] && grep -q 'its file system has 1.0 MiB free' '$work/err'"
+  expect_ok "a small output fits there" trace --format json --out small-fs/x.json
+  umount small-fs
+else
+  echo "skip tmpfs (mount not permitted here): the ATTN_TEST_FREE_BYTES cases above stand in"
+fi
+
+finish
