@@ -6,7 +6,11 @@
 
 #include <doctest/doctest.h>
 
+#include "attn/compute/attention.hpp"
+#include "attn/compute/config.hpp"
+#include "attn/compute/inputs.hpp"
 #include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/trace.hpp"
 #include "support.hpp"
 
 TEST_SUITE("stage_layouts") {
@@ -95,6 +99,48 @@ TEST_CASE("a sequence of 100000 is planned without computing anything") {
     REQUIRE(scores.id == attn::stage_id::scores);
     CHECK(scores.tensors[0].layout.shape == attn::tensor_shape{1, 4, 100000, 100000});
     CHECK(scores.tensors[0].layout.strides == attn::tensor_strides{40000000000, 10000000000, 100000, 1});
+}
+
+TEST_CASE("the planned layouts of the modern stages are those the run computes: positions, rope, cache, flash") {
+    attn::config step;  // a decoding step with grouped heads: N = 3, Sq = 2, G = 1 of H = 2
+    step.seq = 2;
+    step.past = 3;
+    step.kv_seq = 5;
+    step.kv_heads = 1;
+    step.mask.causal = true;
+    std::vector<attn::config> runs;
+    for (const attn::position_encoding pos : {attn::position_encoding::rope, attn::position_encoding::alibi,
+                                              attn::position_encoding::sinusoidal}) {
+        attn::config c = step;
+        c.pos = pos;
+        runs.push_back(c);
+        c.past = 0;  // and without the cache, flash beside
+        c.kv_seq = c.seq;
+        c.flash_block = 2;
+        runs.push_back(c);
+    }
+    for (const attn::config& c : runs) {
+        CAPTURE(attn::position_encoding_name(c.pos));
+        CAPTURE(c.past);
+        attn::validate(c);
+        const attn::trace run = attn::compute_trace(c, attn::draw_inputs(c));
+        const std::vector<attn::planned_stage> planned = attn::plan_stage_layouts(run.cfg);
+        REQUIRE(planned.size() == run.stages.size());
+        for (std::size_t i = 0; i < planned.size(); ++i) {
+            const attn::stage& computed = run.stages[i];
+            CHECK(planned[i].id == computed.info->id);
+            REQUIRE(planned[i].tensors.size() == computed.tensors.size());
+            for (std::size_t k = 0; k < computed.tensors.size(); ++k) {
+                const attn::planned_tensor& p = planned[i].tensors[k];
+                const attn::tensor& t = computed.tensors[k];
+                CAPTURE(std::string(computed.name()) + "." + t.name);
+                CHECK(p.dims == t.dims);
+                CHECK(p.layout.shape == t.layout().shape);
+                CHECK(p.layout.strides == t.strides);
+                CHECK(p.view_of == t.view_of);
+            }
+        }
+    }
 }
 
 }  // TEST_SUITE("stage_layouts")

@@ -52,9 +52,12 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
         params.push_back(fresh_tensor("b_o", {"d_model"}, {D}));
     }
     add(stage_id::params, std::move(params));
-    // 16. positions: pe [Sq,Din], x + pe [B,Sq,Din] (pe_kv [Sk,Dkv], x_kv + pe_kv in cross-attention)
-    std::vector<planned_tensor> positions{fresh_tensor("pe", {"seq", "d_in"}, {Sq, Din}),
-                                          fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din})};
+    // 16. positions: pe [S,Din], x + pe [B,S,Din], S = Sq (N + Sq = Sk in a decoding step);
+    // pe_kv [Sk,Dkv], x_kv + pe_kv in cross-attention
+    const std::string tokens = step ? "kv_seq" : "seq";
+    const std::size_t S = step ? Sk : Sq;
+    std::vector<planned_tensor> positions{fresh_tensor("pe", {tokens, "d_in"}, {S, Din}),
+                                          fresh_tensor("x", {"batch", tokens, "d_in"}, {B, S, Din})};
     if (c.cross()) {
         positions.push_back(fresh_tensor("pe_kv", {"kv_seq", "d_kv_in"}, {Sk, Dkv}));
         positions.push_back(fresh_tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, {B, Sk, Dkv}));
@@ -80,23 +83,26 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     }
     add(stage_id::view, split);
     add(stage_id::transpose, heads);
-    // 17. rope: cos, sin [Sq,dk]; q [B,H,Sq,dk] and k [B,H,Sk,dk] rotated, new and contiguous
+    // 17. rope: cos, sin [Sq,dk]; q [B,H,Sq,dk] and the new keys k [B,G,S,dk] rotated, new and contiguous
+    const bool rope = c.pos == position_encoding::rope;
     add(stage_id::rope, {fresh_tensor("cos", {"seq", "head_dim"}, {Sq, dk}), fresh_tensor("sin", {"seq", "head_dim"}, {Sq, dk}),
                          fresh_tensor("q", {"batch", "head", "seq", "head_dim"}, {B, H, Sq, dk}),
-                         fresh_tensor("k", {"batch", "head", "kv_seq", "head_dim"}, {B, H, Sk, dk})});
+                         fresh_tensor("k", {"batch", kv_head, kv_tokens, "head_dim"}, {B, G, S_kv, dk})});
 
     // 18-20. cache: (x[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2), views of their own
-    // projection [B,N,G·dk]; append: torch.cat(..., dim=2) [B,G,N+Sq,dk], fresh;
-    // repeat_kv: repeat_interleave(H/G, dim=1) [B,H,Sk,dk], fresh
+    // projection [B,N,G·dk] (k rotated, fresh, with rope); append: torch.cat(..., dim=2)
+    // [B,G,N+Sq,dk], fresh; repeat_kv: repeat_interleave(H/G, dim=1) [B,H,Sk,dk], fresh
     std::vector<planned_tensor> cached, appended, repeated;
     for (const char* name : {"k", "v"}) {
+        const bool rotated = rope && std::string(name) == "k";
         const tensor_layout past = transposed(*viewed(contiguous_layout({B, N, Dg}), {B, N, G, dk}), 1, 2);
-        cached.push_back({name, {"batch", kv_head, "past", "head_dim"}, past, element_type::float32, "", ""});
+        if (rotated) cached.push_back(fresh_tensor(name, {"batch", kv_head, "past", "head_dim"}, {B, G, N, dk}));
+        else cached.push_back({name, {"batch", kv_head, "past", "head_dim"}, past, element_type::float32, "", ""});
         appended.push_back(fresh_tensor(name, {"batch", kv_head, "kv_seq", "head_dim"}, {B, G, Sk, dk}));
-        appended.back().copy_of = std::string("cache.") + name;  // and transpose's
-        appended.back().copy_by = "torch.cat with transpose";
+        appended.back().copy_of = std::string("cache.") + name;  // and transpose's (rope's)
+        appended.back().copy_by = rotated ? "torch.cat with rope" : "torch.cat with transpose";
         repeated.push_back(fresh_tensor(name, {"batch", "head", "kv_seq", "head_dim"}, {B, H, Sk, dk}));
-        repeated.back().copy_of = std::string(step ? "append." : "transpose.") + name;
+        repeated.back().copy_of = std::string(step ? "append." : rotated ? "rope." : "transpose.") + name;
         repeated.back().copy_by = "repeat_interleave";
     }
     add(stage_id::cache, cached);
