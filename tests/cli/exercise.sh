@@ -20,6 +20,9 @@ trace_flags() {
          + (if .causal_align then ["--causal-align", .causal_align] else [] end)
          + (if (.past // 0) > 0 then ["--past", .past] else [] end)
          + (if .kv_heads then ["--kv-heads", .kv_heads] else [] end)
+         + (if (.pos // "none") != "none" then ["--pos", .pos] else [] end)
+         + (if .pos == "rope" then ["--rope-base", .rope_base, "--rope-style", .rope_style] else [] end)
+         + (if (.flash_block // 0) > 0 then ["--flash-block", .flash_block] else [] end)
          + (if .train then ["--dropout", .dropout, "--train", "--dropout-seed", .dropout_seed] else [] end)
          + (if .qkv_bias then [] else ["--no-qkv-bias"] end)
          + (if .out_proj then [] else ["--no-out-proj"] end) | map(tostring) | .[]' "$1"
