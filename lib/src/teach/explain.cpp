@@ -327,7 +327,8 @@ stage_explanation explain_cache(const config& c, const run_shapes& r) {
                          "past_k = past_k * emb_past.cos() + rotate_every_two(past_k) * emb_past.sin()";
     e.torch += "  # N = " + str(r.N);
     const layout past = transposed(*viewed(contiguous_layout({r.B, r.N, r.Dg}), {r.B, r.N, r.G, r.dk}), 1, 2);
-    e.memory = say(r, "cache.memory", {{"strides", stride_text(past)}});
+    e.memory = say(r, c.pos == position_encoding::rope ? "cache.memory.rope" : "cache.memory",
+                   {{"strides", stride_text(past)}});
     // multiply-adds of the q, k, v projections: [tokens,Din] · [Din, D + 2·G·dk]
     const std::int64_t widths = r.D + 2 * r.Dg;
     const std::int64_t proj_step = r.B * r.Sq * r.Din * widths, proj_full = r.B * r.Sk * r.Din * widths;
@@ -848,7 +849,7 @@ std::vector<std::string> explain_intro(const config& c) {
 std::vector<explanation_line> explain_summary(const config& c) {
     const run_shapes r(c);
     std::vector<explanation_line> lines;
-    std::string chain = c.from_projections ? "" : "x " + shape_text({r.B, r.Sq, r.Din}) + " -> ";
+    std::string chain = c.from_projections ? "" : "x " + shape_text({r.B, r.N > 0 ? r.Sk : r.Sq, r.Din}) + " -> ";
     chain += "q " + r.bsd(r.Sq) + " -> view " + r.bshd(r.Sq) + " -> transpose " + r.bhsd(r.Sq) + " -> scores " +
              r.plane() + " -> weights " + r.plane() + " -> context " + r.bhsd(r.Sq) + " -> merge " + r.bshd(r.Sq) +
              " -> concat " + r.bsd(r.Sq);
