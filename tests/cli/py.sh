@@ -81,6 +81,18 @@ for style in half interleaved; do
 done
 script_runs "py: --pos alibi in a decoding step (i counts from N)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal
 script_runs "py: --pos sinusoidal in a decoding step (pe over all N + Sq tokens)" --pos sinusoidal --past 3 --seq 2 --kv-heads 1
+script_runs "py: --mistake rope_positions_from_zero: torch.arange(0, Sq) in a decoding step" \
+  --pos rope --past 3 --seq 2 --heads 4 --kv-heads 2 --d-model 16 --mask causal --mistake rope_positions_from_zero
+for style in half interleaved; do
+  script_runs "py: --mistake rope_pairs_mixed with --rope-style $style: the other pairing's lines, the cache's too" \
+    --pos rope --rope-style $style --past 3 --seq 2 --heads 2 --mask causal --mistake rope_pairs_mixed
+done
+script_runs "py: --mistake alibi_sign: slopes · (i - j)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign
+"$attn" trace --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign --format py >"$work/sign.py" 2>/dev/null
+check "py: --mistake alibi_sign writes the flipped distance" grep -q '^bias = (slopes.view(H, 1, 1) \* (i - j).float()).unsqueeze(0)$' "$work/sign.py"
+sed 's/(i - j).float()/(j - i).float()/' "$work/sign.py" >"$work/wrong.py"
+check "py: --mistake alibi_sign's script with the sign put right fails at the alibi stage" \
+  sh -c "'$python' '$work/wrong.py' 2>&1 | grep -q '^AssertionError: alibi.bias: '"
 
 # the notebook run's script, for what follows
 "$attn" trace "${notebook[@]}" --format py --out "$work/nb.py"

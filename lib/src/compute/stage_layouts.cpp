@@ -80,10 +80,11 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     }
     add(stage_id::view, split);
     add(stage_id::transpose, heads);
-    // 17. rope: cos, sin [Sq,dk]; q [B,H,Sq,dk] and k [B,H,Sk,dk] rotated, new and contiguous
+    // 17. rope: cos, sin [Sq,dk]; q [B,H,Sq,dk] and k [B,G,Sk,dk] (the Sq new tokens in a decoding
+    // step) rotated, new and contiguous
     add(stage_id::rope, {fresh_tensor("cos", {"seq", "head_dim"}, {Sq, dk}), fresh_tensor("sin", {"seq", "head_dim"}, {Sq, dk}),
                          fresh_tensor("q", {"batch", "head", "seq", "head_dim"}, {B, H, Sq, dk}),
-                         fresh_tensor("k", {"batch", "head", "kv_seq", "head_dim"}, {B, H, Sk, dk})});
+                         fresh_tensor("k", {"batch", kv_head, kv_tokens, "head_dim"}, {B, G, S_kv, dk})});
 
     // 18-20. cache: (x[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2), views of their own
     // projection [B,N,G·dk]; append: torch.cat(..., dim=2) [B,G,N+Sq,dk], fresh;

@@ -10,6 +10,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/mistake.hpp"
+#include "attn/compute/positions.hpp"
 #include "attn/compute/stage_table.hpp"
 #include "attn/render/table_explain.hpp"
 #include "attn/teach/explain.hpp"
@@ -142,7 +143,16 @@ std::string py_replaced(std::string text, std::string_view from, std::string_vie
 /// The statements of stage `name` as c.mistake (way 0) makes it; the others unchanged.
 std::vector<std::string> py_with_mistake(const config& c, std::string_view name, std::vector<std::string> code) {
     const mistake m = c.mistake;
+    if (m == mistake::rope_pairs_mixed && (name == "rope" || name == "cache")) {
+        // the right lines of the other pairing, cos, sin and the cached keys' rotation too
+        config other = c;
+        other.mistake = mistake::none;
+        other.rope_style = rotation_pairing(c);
+        return py_split_torch_line(explain_stage(other, name).torch).statements;
+    }
     if (m == mistake::none || mistake_stage(m, 0) != name) return code;
+    const std::string query_positions =  // torch.arange(N, N + Sq), as explain_rope writes it
+        "torch.arange(" + std::to_string(first_query_position(c)) + ", " + std::to_string(first_query_position(c) + c.seq) + ")";
     for (std::string& s : code) {
         switch (m) {
             case mistake::softmax_axis: s = py_replaced(s, "dim=-1", "dim=-2"); break;
@@ -179,6 +189,8 @@ std::vector<std::string> py_with_mistake(const config& c, std::string_view name,
                 s = py_replaced(py_replaced(s, "k.repeat_interleave(H // G, dim=1)", "k.repeat(1, H // G, 1, 1)"),
                                 "v.repeat_interleave(H // G, dim=1)", "v.repeat(1, H // G, 1, 1)");
                 break;
+            case mistake::rope_positions_from_zero: s = py_replaced(s, query_positions, "torch.arange(0, Sq)"); break;
+            case mistake::alibi_sign: s = py_replaced(s, "(j - i).float()", "(i - j).float()"); break;
             default: break;
         }
     }
