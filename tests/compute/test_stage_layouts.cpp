@@ -97,4 +97,27 @@ TEST_CASE("a sequence of 100000 is planned without computing anything") {
     CHECK(scores.tensors[0].layout.strides == attn::tensor_strides{40000000000, 10000000000, 100000, 1});
 }
 
+TEST_CASE("rope's planned q and k are the computed ones: k [B,G,Sq,dk] in a decoding step, [B,G,Sk,dk] without") {
+    for (const std::int64_t past : {0, 3}) {
+        attn::config c;
+        c.seq = 2, c.past = past, c.kv_seq = 2 + past, c.heads = 4, c.kv_heads = 2, c.d_model = c.d_in = c.d_kv_in = 16;
+        c.pos = attn::position_encoding::rope;
+        attn::validate(c);
+        CAPTURE(past);
+        const attn::trace computed = run(c);
+        for (const attn::planned_stage& p : attn::plan_stage_layouts(c)) {
+            if (p.id != attn::stage_id::rope) continue;
+            const attn::stage& rope = *computed.find("rope");
+            REQUIRE(p.tensors.size() == rope.tensors.size());
+            for (std::size_t k = 0; k < p.tensors.size(); ++k) {
+                CAPTURE(p.tensors[k].name);
+                CHECK(p.tensors[k].dims == rope.tensors[k].dims);
+                CHECK(std::vector<std::size_t>(p.tensors[k].layout.shape.begin(), p.tensors[k].layout.shape.end()) ==
+                      std::vector<std::size_t>(rope.tensors[k].values.shape().begin(), rope.tensors[k].values.shape().end()));
+                CHECK(p.tensors[k].layout.strides == rope.tensors[k].strides);
+            }
+        }
+    }
+}
+
 }  // TEST_SUITE("stage_layouts")
