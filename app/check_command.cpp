@@ -125,7 +125,9 @@ void setup_check(CLI::App& app) {
              "(|i - j| < W or <= W + 1), masked_after_softmax (softmax, then masked_fill(mask == 0, 0)), "
              "nan_replaced (torch.nan_to_num), log_softmax, sigmoid_instead_of_softmax, scale_multiplied "
              "(· √dk), heads_interleaved (view(B,S,dk,H).permute(0,3,1,2)), causal_misaligned (a KV-cache "
-             "step's causal mask aligned upper-left), kv_heads_tiled (k.repeat(1, H/G, 1, 1) for repeat_interleave); "
+             "step's causal mask aligned upper-left), kv_heads_tiled (k.repeat(1, H/G, 1, 1) for repeat_interleave), "
+             "rope_positions_from_zero (a decoding step's new q and k rotated from position 0), rope_pairs_mixed "
+             "(rotate_half and rotate_every_two swapped), alibi_sign (ALiBi's bias +m·(i - j)); "
              "from the structure: "
              "planes_transposed, weight_where_masked, zero_where_allowed, rows_not_normalized; "
              "right_values_other_shape; unknown.",

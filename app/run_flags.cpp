@@ -252,7 +252,10 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
                "log_softmax, sigmoid_instead_of_softmax, scale_multiplied (· √dk), heads_interleaved "
                "(view(B,S,dk,H).permute(0,3,1,2)), causal_misaligned (upper-left for --causal-align lower-right, or "
                "back; needs Sq != Sk, as with --past N), kv_heads_tiled (k.repeat(1, H/G, 1, 1) for "
-               "repeat_interleave; needs --kv-heads G, 1 < G < H). attn check names the same ids");
+               "repeat_interleave; needs --kv-heads G, 1 < G < H), rope_positions_from_zero (the new q and k "
+               "rotated at 0..Sq-1, not N..N+Sq-1; needs --pos rope --past N), rope_pairs_mixed (rotate_half for "
+               "--rope-style interleaved, or back; needs --pos rope, dk >= 4), alibi_sign (bias +m·(i - j), far "
+               "keys favoured; needs --pos alibi). attn check names the same ids");
 }
 
 }  // namespace

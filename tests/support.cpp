@@ -137,6 +137,8 @@ attn::config config_of(const nlohmann::json& j) {
     if (j.contains("window")) c.mask.window_size = j["window"].get<std::int64_t>();  // --window W
     if (j.contains("past")) c.past = j["past"].get<std::int64_t>();              // --past N
     if (j.contains("kv_heads")) c.kv_heads = j["kv_heads"].get<std::int64_t>();  // --kv-heads G
+    if (j.contains("pos")) c.pos = *attn::parse_position_encoding(j["pos"].get<std::string>());  // --pos
+    if (j.contains("rope_style")) c.rope_style = *attn::parse_rope_pairing(j["rope_style"].get<std::string>());
     if (j.contains("causal_align"))  // --causal-align
         c.mask.causal_align = *attn::parse_causal_alignment(j["causal_align"].get<std::string>());
     const std::string fill = j["fill"].get<std::string>();

@@ -25,7 +25,7 @@ while IFS=$'\t' read -r args mistake stage tensor file; do
 done < <(jq -r '.configs as $c | .answers[] | [($c[.config].args | join(" ")), .mistake, .stage, .tensor, .file] | @tsv' \
            "$ref/index.json")
 check "each of the $total PyTorch answers: right ones match (exit 0), wrong ones name their mistake (exit 1)" test "$bad" -eq 0
-check "... they are many, over every mistake" test "$(jq '[.answers[].mistake] | unique | length' "$ref/index.json")" -eq 29
+check "... they are many, over every mistake" test "$(jq '[.answers[].mistake] | unique | length' "$ref/index.json")" -eq 32
 
 # --- the table report ------------------------------------------------------------------------
 run check "${seed24[@]}" --stage softmax --answer "$ref/seed24_causal/softmax_axis.softmax.json"
@@ -212,8 +212,24 @@ expect_error "trace --mistake dropout_not_rescaled without dropout in training m
 expect_error "trace --mistake mask_inverted without a mask" 2 \
   "attn: error: --mistake mask_inverted: it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked" \
   trace --mistake mask_inverted
+expect_error "trace --mistake rope_positions_from_zero without a decoding step" 2 \
+  "attn: error: --mistake rope_positions_from_zero: it needs a decoding step (--past N with N > 0): without a cache the new tokens are at positions 0..Sq-1, where counting from 0 is right" \
+  trace --pos rope --mistake rope_positions_from_zero
+expect_error "trace --mistake rope_pairs_mixed with dk = 2" 2 \
+  "attn: error: --mistake rope_pairs_mixed: with dk = 2 both pairings rotate the one pair (0, 1); give a head width dk = --d-model / --heads of 4 or more to see this mistake" \
+  trace --pos rope --heads 4 --mistake rope_pairs_mixed
+expect_error "trace --mistake alibi_sign with --pos rope" 2 \
+  "attn: error: --mistake alibi_sign: it needs ALiBi's bias (--pos alibi): without it there is no sign to flip" \
+  trace --pos rope --mistake alibi_sign
+run check --pos rope --past 3 --seq 2 --heads 4 --kv-heads 2 --d-model 16 --mask causal --stage softmax \
+  --answer "$ref/seed24_rope_step/rope_positions_from_zero.softmax.npy" --seed 24 --causal-align lower-right
+check "check: positions from 0 in a cache step, named at the softmax with the fix" test "$(sed -n 's/^diagnosis  //p' "$work/out")" = \
+  "rope_positions_from_zero: your new q and k are rotated at positions 0..1, as if no token came before them, but 3 tokens are in the cache, whose keys keep their positions 0..2: the distances to them come out 3 too short (the new tokens' scores among themselves are unchanged). Rotate the new tokens at positions 3..4: position_ids = torch.arange(N, N + Sq), the cache's length as the offset (Hugging Face's cache_position)"
+run check --seed 24 --batch 1 --seq 2 --past 3 --d-model 8 --heads 4 --mask causal --pos alibi --stage alibi \
+  --answer "$ref/seed24_alibi_step/alibi_sign.alibi.npy" --format json
+check "check: ALiBi's bias with the wrong sign, at the alibi stage (exit 1)" test "$rc:$(jq -r '.diagnosis.id' "$work/out")" = "1:alibi_sign"
 expect_error "trace --mistake with an unknown id" 2 \
-  "attn: error: --mistake softmax: expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed, mask_not_applied, mask_or_instead_of_and, causal_only, padding_only, padding_on_queries, diagonal_masked, window_off_by_one, masked_after_softmax, nan_replaced, log_softmax, sigmoid_instead_of_softmax, scale_multiplied, heads_interleaved, causal_misaligned or kv_heads_tiled" \
+  "attn: error: --mistake softmax: expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed, mask_not_applied, mask_or_instead_of_and, causal_only, padding_only, padding_on_queries, diagonal_masked, window_off_by_one, masked_after_softmax, nan_replaced, log_softmax, sigmoid_instead_of_softmax, scale_multiplied, heads_interleaved, causal_misaligned, kv_heads_tiled, rope_positions_from_zero, rope_pairs_mixed or alibi_sign" \
   trace --mistake softmax
 run trace "${seed24[@]}" --mistake fill_value --stage masked --format json
 check "trace --mistake fill_value: 0 where the mask is false, not -inf" test \

@@ -86,7 +86,7 @@ expect_error "a size too large" 2 "attn: error: --max-memory 99999999EiB: expect
 expect_error "a hidden flag is named too" 2 \
   "attn: error: --block-rows 0: expected a whole number from 1 to 9223372036854775807" trace --block-rows 0
 expect_error "a hidden flag's missing value is named too" 2 \
-  "attn: error: --mistake given without a value; expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed, mask_not_applied, mask_or_instead_of_and, causal_only, padding_only, padding_on_queries, diagonal_masked, window_off_by_one, masked_after_softmax, nan_replaced, log_softmax, sigmoid_instead_of_softmax, scale_multiplied, heads_interleaved, causal_misaligned or kv_heads_tiled" \
+  "attn: error: --mistake given without a value; expected one of none, softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, split_without_transpose, merge_without_transpose, weight_not_transposed, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed, mask_not_applied, mask_or_instead_of_and, causal_only, padding_only, padding_on_queries, diagonal_masked, window_off_by_one, masked_after_softmax, nan_replaced, log_softmax, sigmoid_instead_of_softmax, scale_multiplied, heads_interleaved, causal_misaligned, kv_heads_tiled, rope_positions_from_zero, rope_pairs_mixed or alibi_sign" \
   check --mistake
 expect_error "an argument that is no flag" 2 \
   "attn: error: unexpected argument extra: attn trace takes only flags, each with at most one value (a list is one value, joined by commas)" \

@@ -81,6 +81,21 @@ for style in half interleaved; do
 done
 script_runs "py: --pos alibi in a decoding step (i counts from N)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal
 script_runs "py: --pos sinusoidal in a decoding step (pe over all N + Sq tokens)" --pos sinusoidal --past 3 --seq 2 --kv-heads 1
+script_runs "py: --mistake rope_positions_from_zero: torch.arange(0, Sq) in a decoding step" \
+  --pos rope --past 3 --seq 2 --heads 4 --kv-heads 2 --d-model 16 --mask causal --mistake rope_positions_from_zero
+for style in half interleaved; do
+  script_runs "py: --mistake rope_pairs_mixed with --rope-style $style: the other pairing's lines, the cache's too" \
+    --pos rope --rope-style $style --past 3 --seq 2 --heads 2 --mask causal --mistake rope_pairs_mixed
+done
+for m in log_softmax sigmoid_instead_of_softmax scale_multiplied; do
+  script_runs "py: --mistake $m" --batch 2 --seq 4 --mask causal+padding --lengths 3,1 --mistake $m
+done
+script_runs "py: --mistake alibi_sign: slopes · (i - j)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign
+"$attn" trace --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign --format py >"$work/sign.py" 2>/dev/null
+check "py: --mistake alibi_sign writes the flipped distance" grep -q '^bias = (slopes.view(H, 1, 1) \* (i - j).float()).unsqueeze(0)$' "$work/sign.py"
+sed 's/(i - j).float()/(j - i).float()/' "$work/sign.py" >"$work/wrong.py"
+check "py: --mistake alibi_sign's script with the sign put right fails at the alibi stage" \
+  sh -c "'$python' '$work/wrong.py' 2>&1 | grep -q '^AssertionError: alibi.bias: '"
 
 # the notebook run's script, for what follows
 "$attn" trace "${notebook[@]}" --format py --out "$work/nb.py"
@@ -128,8 +143,11 @@ expect_error "py: a view flag is refused" 2 \
   "attn: error: --format py: the script checks whole tensors; leave out --batch-index, --head and --row" \
   trace --format py --head 1
 expect_error "py: a mistake without a PyTorch line is refused" 2 \
-  "attn: error: --format py: no PyTorch line for --mistake split_without_transpose yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed)" \
+  "attn: error: --format py: no PyTorch line for --mistake split_without_transpose yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed, log_softmax, sigmoid_instead_of_softmax, scale_multiplied, kv_heads_tiled, rope_positions_from_zero, rope_pairs_mixed, alibi_sign)" \
   trace --format py --mistake split_without_transpose
+expect_error "py: a mask mistake, whose line the script cannot write yet, is refused (not a script that fails)" 2 \
+  "attn: error: --format py: no PyTorch line for --mistake causal_only yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed, log_softmax, sigmoid_instead_of_softmax, scale_multiplied, kv_heads_tiled, rope_positions_from_zero, rope_pairs_mixed, alibi_sign)" \
+  trace --format py --batch 2 --mask causal+padding --lengths 3,1 --mistake causal_only
 # --- the README's excerpt is what the program writes, and its failure what python3 says -----
 readme="$(dirname "$0")/../../README.md"
 awk '/--format py --out lab.py`$/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' "$readme" >"$work/readme-block"

@@ -7,6 +7,7 @@
 // no scaling leaves the scores as they are; every stage before the mistake is untouched.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -67,7 +68,8 @@ bool is_dropout_mistake(mistake m) {
 /// A run that can make `m`: seed24, with dropout for its mistakes, with causal+padding (lengths
 /// 3 and 0: batch item 1 has no allowed key) for the mask kinds' and nan_replaced, with a window
 /// of 1 for window_off_by_one, with Sq = 2 of Sk = 5 aligned lower-right for causal_misaligned,
-/// with 2 kv heads for kv_heads_tiled.
+/// with 2 kv heads for kv_heads_tiled, with rope in a decoding step (--past 3, dk = 4) for the
+/// rope mistakes, with ALiBi in a decoding step for alibi_sign.
 attn::config run_making(mistake m) {
     if (is_dropout_mistake(m)) return seed24_dropout(m);
     attn::config c = seed24(m);
@@ -77,6 +79,12 @@ attn::config run_making(mistake m) {
         c.seq = 2, c.mask.causal_align = attn::causal_alignment::lower_right;
     } else if (m == mistake::kv_heads_tiled) {  // grouped-query: 2 kv heads for the 4 query heads
         c.kv_heads = 2;
+    } else if (m == mistake::rope_positions_from_zero || m == mistake::rope_pairs_mixed) {
+        c.seq = 2, c.past = 3, c.kv_seq = 5, c.d_model = c.d_in = c.d_kv_in = 16;  // dk = 4
+        c.pos = attn::position_encoding::rope;
+    } else if (m == mistake::alibi_sign) {
+        c.seq = 2, c.past = 3, c.kv_seq = 5;
+        c.pos = attn::position_encoding::alibi;
     } else if (attn::changes_mask_rules(m) || m == mistake::nan_replaced) {
         c.mask.padding = true, c.mask.lengths = {3, 0};
     }
@@ -113,7 +121,8 @@ TEST_SUITE("mistakes") {
                                            "padding_only", "padding_on_queries", "diagonal_masked",
                                            "window_off_by_one", "masked_after_softmax", "nan_replaced",
                                            "log_softmax", "sigmoid_instead_of_softmax", "scale_multiplied",
-                                           "heads_interleaved", "causal_misaligned", "kv_heads_tiled"};
+                                           "heads_interleaved", "causal_misaligned", "kv_heads_tiled",
+                                           "rope_positions_from_zero", "rope_pairs_mixed", "alibi_sign"};
         REQUIRE(attn::all_mistakes().size() == ids.size());
         for (std::size_t i = 0; i < ids.size(); ++i) {
             CHECK(attn::mistake_id(attn::all_mistakes()[i]) == ids[i]);
@@ -394,5 +403,104 @@ TEST_SUITE("mistakes") {
             for (std::size_t h = 0; h < 4; ++h)
                 for (std::size_t s = 0; s < 5; ++s)
                     for (std::size_t d = 0; d < 2; ++d) CHECK(q(b, h, s, d) == proj(b, s, d * 4 + h));
+    }
+
+    TEST_CASE("rope_positions_from_zero: cos and sin of positions 0..Sq-1; the cache and the scores among the new tokens unchanged") {
+        attn::config wrong_config = run_making(mistake::rope_positions_from_zero);  // N = 3, Sq = 2, Sk = 5
+        attn::config right_config = wrong_config;
+        right_config.mistake = mistake::none;
+        const attn::trace wrong = run(wrong_config), right = run(right_config);
+        // the angles at 0 and 1: cos 1 and sin 0 at position 0, cos(θ_i) and sin(θ_i) at 1, θ = 1, 0.01
+        const xt::xarray<float> cos = values(wrong, "rope", "cos"), sin = values(wrong, "rope", "sin");  // [2,4]
+        const float theta[2] = {1.0f, 0.01f};
+        for (std::size_t d = 0; d < 4; ++d) {
+            CHECK(cos(0, d) == 1.0f);
+            CHECK(sin(0, d) == 0.0f);
+            CHECK(cos(1, d) == doctest::Approx(std::cos(theta[d % 2])).epsilon(1e-6));
+            CHECK(sin(1, d) == doctest::Approx(std::sin(theta[d % 2])).epsilon(1e-6));
+        }
+        CHECK(values(wrong, "cache", "k") == values(right, "cache", "k"));  // kept from the steps before, at 0..N-1
+        // a score depends on the distance i - j: the new keys' (columns 3, 4) keep theirs, the cached ones' do not
+        const xt::xarray<float> s_wrong = values(wrong, "scores", "scores"), s_right = values(right, "scores", "scores");
+        for (std::size_t h = 0; h < 4; ++h)
+            for (std::size_t i = 0; i < 2; ++i) {
+                for (std::size_t j = 3; j < 5; ++j)
+                    CHECK(s_wrong(0, h, i, j) == doctest::Approx(s_right(0, h, i, j)).epsilon(1e-5));
+                CHECK(std::abs(s_wrong(0, h, i, 0) - s_right(0, h, i, 0)) > 1e-4f);
+            }
+        attn::config no_cache = wrong_config;
+        no_cache.past = 0, no_cache.seq = no_cache.kv_seq = 5;
+        CHECK(attn::mistake_problem(no_cache) ==
+              "it needs a decoding step (--past N with N > 0): without a cache the new tokens are at positions "
+              "0..Sq-1, where counting from 0 is right");
+        no_cache.pos = attn::position_encoding::alibi;
+        CHECK(attn::mistake_problem(no_cache) == "it needs rotary positions (--pos rope): without them nothing is rotated");
+    }
+
+    TEST_CASE("rope_pairs_mixed: the pairs of the other style, (2i, 2i+1) for (i, i + dk/2) and back, in q, k and the cache") {
+        for (const auto style : {attn::rope_pairing::half, attn::rope_pairing::interleaved}) {
+            attn::config wrong_config = run_making(mistake::rope_pairs_mixed);  // dk = 4
+            wrong_config.rope_style = style;
+            const attn::trace wrong = run(wrong_config);
+            const xt::xarray<float> cos = values(wrong, "rope", "cos");  // [2,4]
+            const xt::xarray<float> before = values(wrong, "transpose", "q"), after = values(wrong, "rope", "q");
+            // the pairs rotated together share an angle, and a rotation keeps each pair's length
+            const bool interleaved_pairs = style == attn::rope_pairing::half;
+            const std::size_t partner[4] = {interleaved_pairs ? 1u : 2u, interleaved_pairs ? 0u : 3u,
+                                            interleaved_pairs ? 3u : 0u, interleaved_pairs ? 2u : 1u};
+            for (std::size_t s = 0; s < 2; ++s)
+                for (std::size_t d = 0; d < 4; ++d) {
+                    CHECK(cos(s, d) == cos(s, partner[d]));
+                    for (std::size_t h = 0; h < 4; ++h) {
+                        const float x0 = before(0, h, s, d), x1 = before(0, h, s, partner[d]);
+                        const float y0 = after(0, h, s, d), y1 = after(0, h, s, partner[d]);
+                        CHECK(y0 * y0 + y1 * y1 == doctest::Approx(x0 * x0 + x1 * x1).epsilon(1e-5));
+                    }
+                }
+            CHECK(cos(0, 0) != cos(0, partner[0] == 1 ? 2 : 1));  // position 3: angles 3 and 0.03 in one row
+            attn::config other = wrong_config;  // the mistake is the other style's right run
+            other.mistake = mistake::none;
+            other.rope_style = interleaved_pairs ? attn::rope_pairing::interleaved : attn::rope_pairing::half;
+            const attn::trace other_run = run(other);
+            CHECK(values(wrong, "rope", "q") == values(other_run, "rope", "q"));
+            CHECK(values(wrong, "cache", "k") == values(other_run, "cache", "k"));
+        }
+        attn::config two = run_making(mistake::rope_pairs_mixed);
+        two.d_model = two.d_in = two.d_kv_in = 8;  // dk = 2: one pair either way
+        CHECK(attn::mistake_problem(two).find("with dk = 2 both pairings rotate the one pair (0, 1)") == 0);
+    }
+
+    TEST_CASE("alibi_sign: the bias is the right one negated, +m·(i - j), with +0 where i == j, and biased adds it") {
+        attn::config wrong_config = run_making(mistake::alibi_sign);  // N = 3, Sq = 2, Sk = 5, H = 4
+        attn::config right_config = wrong_config;
+        right_config.mistake = mistake::none;
+        const attn::trace wrong = run(wrong_config), right = run(right_config);
+        const xt::xarray<float> bias = values(wrong, "alibi", "bias"), want = values(right, "alibi", "bias");
+        for (std::size_t e = 0; e < bias.size(); ++e) {
+            CHECK(bias.data()[e] == -want.data()[e]);
+            const bool minus_zero = std::signbit(bias.data()[e]) && bias.data()[e] == 0.0f;  // torch has +0
+            CHECK_FALSE(minus_zero);
+        }
+        CHECK(bias(0, 0, 1, 0) == 1.0f);  // head 0, m = 1/4: query 4 and key 0, 4 tokens back: +1, not -1
+        const xt::xarray<float> scaled = values(wrong, "scaled", "scaled"), biased = values(wrong, "biased", "biased");
+        CHECK(biased == xt::xarray<float>(scaled + bias));
+        CHECK(attn::mistake_problem(seed24(mistake::alibi_sign)) ==
+              "it needs ALiBi's bias (--pos alibi): without it there is no sign to flip");
+    }
+
+    TEST_CASE("alibi_sign against PyTorch: the bias of torch's slopes · (i - j), bit for bit") {
+        int checked = 0;
+        for (const auto& a : mistake_fixtures::all()) {
+            if (a.stage != "alibi") continue;
+            CAPTURE(a.file);
+            attn::config c = a.cfg;
+            c.mistake = a.mistake == "none" ? mistake::none : *attn::parse_mistake(a.mistake);
+            const xt::xarray<float> got = stage_of_run(c, "alibi", "bias"), want = mistake_fixtures::read(a).values;
+            REQUIRE(got.size() == want.size());
+            for (std::size_t e = 0; e < got.size(); ++e)
+                CHECK(std::memcmp(&got.data()[e], &want.data()[e], sizeof(float)) == 0);
+            ++checked;
+        }
+        CHECK(checked >= 4);  // alibi_sign and the right bias, in two runs
     }
 }

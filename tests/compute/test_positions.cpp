@@ -26,7 +26,7 @@ TEST_CASE("rope: one pair rotated by hand, half and interleaved") {
     attn::config c;
     c.d_model = 4;
     c.heads = 1;  // dk = 4: inv_freq = 1, 1/100
-    const attn::rope_angles a = attn::make_rope_angles(c, 0, 2);
+    const attn::rope_angles a = attn::make_rope_angles(c, 0, 2, c.rope_style);
     CHECK(a.cos(1, 0) == static_cast<float>(std::cos(1.0)));
     CHECK(a.cos(1, 2) == static_cast<float>(std::cos(1.0)));  // half: i and i + dk/2 share the angle
     CHECK(a.sin(1, 1) == static_cast<float>(std::sin(0.01)));
@@ -39,7 +39,7 @@ TEST_CASE("rope: one pair rotated by hand, half and interleaved") {
     CHECK(r(0, 0, 1, 0) == doctest::Approx(std::cos(1.0) - std::sin(1.0)).epsilon(1e-6));
     CHECK(r(0, 0, 1, 2) == doctest::Approx(std::cos(1.0) + std::sin(1.0)).epsilon(1e-6));
     c.rope_style = attn::rope_pairing::interleaved;
-    const attn::rope_angles b = attn::make_rope_angles(c, 0, 2);
+    const attn::rope_angles b = attn::make_rope_angles(c, 0, 2, c.rope_style);
     CHECK(b.cos(1, 1) == static_cast<float>(std::cos(1.0)));  // interleaved: 2i and 2i + 1 share it
     const xt::xarray<float> s = attn::rotate(t, b, attn::rope_pairing::interleaved);
     CHECK(s(0, 0, 1, 0) == doctest::Approx(std::cos(1.0) - std::sin(1.0)).epsilon(1e-6));

@@ -24,7 +24,12 @@ tests/reference/mistakes/index.json:
 Only new config folders are committed: a run of this script rewrites the old ones with other
 last digits (restore them with git checkout). seed24_masks and seed24_window hold the mask
 mistakes (causal+padding with lengths 3 and 0, so OR, causal only and padding only all differ,
-and a window of 1), the softmax's stand-ins, × √dk and the interleaved heads.
+and a window of 1), the softmax's stand-ins, × √dk and the interleaved heads. seed24_rope_* and
+seed24_alibi_* hold the position mistakes (--pos rope: positions from 0 in a decoding step, the
+other pairing; --pos alibi: the bias's sign), rope composed as Hugging Face's Llama (GPT-J's
+rotate_every_two for interleaved) and ALiBi as Press et al., with make_fixtures.py's helpers;
+the alibi answers are bit-exact (test_mistakes.cpp checks them so), rope's cos and sin are
+SLEEF's (within 1 ulp of attn's, see make_position_fixtures.py).
 
 tests/cli/check.sh and tests/teach/test_check.cpp check that attn check names each wrong answer's
 mistake and passes each right one; tests/compute/test_mistakes.cpp that attn trace --mistake
@@ -35,12 +40,16 @@ import json
 import math
 import os
 import shutil
+import sys
 
 import numpy as np
 import torch
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_fixtures as mf  # noqa: E402  (rotate_half, rotate_every_two, get_slopes)
+
 OUT = os.path.join(HERE, "mistakes")
 
 CONFIGS = {
@@ -98,6 +107,26 @@ CONFIGS = {
                             lengths=None, causal_align="lower-right", fill=float("-inf"), ext="npy",
                             mistakes={"causal_misaligned": ["mask", "softmax", "output"],
                                       "kv_heads_tiled": ["repeat_kv", "softmax", "output"]}),
+    # rotary positions in a decoding step (--pos rope --past 3, dk = 4, 2 kv heads): the new q and k
+    # rotated from position 0 (position_ids without the cache's offset), and the pairs of the other
+    # style (rotate_every_two where the run says half), the cached keys rotated by the same code
+    "seed24_rope_step": dict(seed=24, batch=1, seq=2, past=3, kv_heads=2, d_model=16, heads=4, mask="causal",
+                             lengths=None, causal_align="lower-right", fill=float("-inf"), ext="npy",
+                             pos="rope",
+                             mistakes={"rope_positions_from_zero": ["rope", "softmax", "output"],
+                                       "rope_pairs_mixed": ["rope", "scores", "output"]}),
+    # rope interleaved (GPT-J, Meta's Llama) over a whole sequence, dk = 6: rotate_half instead
+    "seed24_rope_interleaved": dict(seed=24, batch=2, seq=5, d_model=12, heads=2, mask="causal", lengths=None,
+                                    fill=float("-inf"), ext="npy", pos="rope", rope_style="interleaved",
+                                    mistakes={"rope_pairs_mixed": ["rope", "softmax", "context"]}),
+    # ALiBi in a decoding step (--pos alibi --past 3, 4 heads): the bias with the wrong sign
+    "seed24_alibi_step": dict(seed=24, batch=1, seq=2, past=3, d_model=8, heads=4, mask="causal", lengths=None,
+                              causal_align="lower-right", fill=float("-inf"), ext="npy", pos="alibi",
+                              mistakes={"alibi_sign": ["alibi", "biased", "softmax", "output"]}),
+    # ALiBi with 6 heads (the interleaved extra slopes), no mask: far keys favoured everywhere
+    "seed24_alibi_6_heads": dict(seed=24, batch=1, seq=4, d_model=12, heads=6, mask="none", lengths=None,
+                                 fill=float("-inf"), ext="npy", pos="alibi",
+                                 mistakes={"alibi_sign": ["alibi", "softmax", "output"]}),
 }
 
 MISTAKES = ["softmax_axis", "missing_scale", "wrong_scale", "mask_inverted", "fill_value",
@@ -114,7 +143,8 @@ MADE_AT = {"softmax_axis": "softmax", "missing_scale": "scaled", "wrong_scale": 
            "padding_only": "mask", "padding_on_queries": "mask", "diagonal_masked": "mask",
            "window_off_by_one": "mask", "masked_after_softmax": "masked", "nan_replaced": "softmax",
            "log_softmax": "softmax", "sigmoid_instead_of_softmax": "softmax", "scale_multiplied": "scaled",
-           "heads_interleaved": "transpose", "causal_misaligned": "mask", "kv_heads_tiled": "repeat_kv"}
+           "heads_interleaved": "transpose", "causal_misaligned": "mask", "kv_heads_tiled": "repeat_kv",
+           "rope_positions_from_zero": "rope", "rope_pairs_mixed": "rope", "alibi_sign": "alibi"}
 LATER = {"merge_without_transpose": ["concat", "output"]}
 # the other ways attn check knows (mistake, way, stages), for the first two configs
 WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
@@ -126,7 +156,8 @@ WAYS = [("softmax_axis", 1, ["softmax", "output"]),           # dim=1, the heads
         ("missing_bias", 1, ["output"]),                      # every bias forgotten
         ("missing_bias", 2, ["output"])]                      # b_o only
 DEFAULT_LATER = ["context", "output"]
-TENSOR = {"projections": "q", "view": "q", "transpose": "q", "repeat_kv": "k", "scores": "scores", "scaled": "scaled",
+TENSOR = {"projections": "q", "view": "q", "transpose": "q", "rope": "q", "repeat_kv": "k", "scores": "scores",
+          "scaled": "scaled", "alibi": "bias", "biased": "biased",
           "mask": "mask", "masked": "masked", "softmax": "weights", "dropout": "weights", "context": "context", "merge": "context",
           "concat": "concat", "output": "out"}
 
@@ -146,6 +177,10 @@ def args_of(cfg):
         args += ["--past", str(cfg["past"])]
     if "kv_heads" in cfg:
         args += ["--kv-heads", str(cfg["kv_heads"])]
+    if "pos" in cfg:
+        args += ["--pos", cfg["pos"]]
+    if "rope_style" in cfg:
+        args += ["--rope-style", cfg["rope_style"]]
     if not math.isinf(cfg["fill"]):
         args += ["--fill", "-1e9"]
     if "dropout" in cfg:
@@ -193,6 +228,20 @@ def keep_mask(cfg, mistake=None, way=0):
     return keep
 
 
+def rotary(t, first, style):
+    """t [B,H',S,dk] rotated at positions first..first+S-1 as Hugging Face's Llama (half:
+    cat((freqs, freqs)) and rotate_half) or GPT-J (interleaved: repeat_interleave(2) and
+    rotate_every_two), base 10000; and its cos."""
+    dk = t.shape[-1]
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, dk, 2).float() / dk))
+    freqs = torch.outer(torch.arange(first, first + t.shape[2]).float(), inv_freq)   # [S,dk/2]
+    if style == "interleaved":
+        emb, rot = freqs.repeat_interleave(2, dim=-1), mf.rotate_every_two
+    else:
+        emb, rot = torch.cat((freqs, freqs), dim=-1), mf.rotate_half
+    return t * emb.cos() + rot(t) * emb.sin()
+
+
 def attention(cfg, mistake=None, way=0):
     """Every stage of the run as a dict, with `mistake` made as a student makes it, in way `way`
     (attn's mistake_variants: 0 is what attn trace --mistake makes; WAYS below the others)."""
@@ -225,9 +274,18 @@ def attention(cfg, mistake=None, way=0):
         else:
             qh, kh, vh = (t.view(B, t.shape[1], t.shape[2] // dk, dk).transpose(1, 2) for t in (q, k, v))
         st["transpose"] = qh
+        style = cfg.get("rope_style", "half")
+        if mistake == "rope_pairs_mixed":
+            style = "half" if style == "interleaved" else "interleaved"      # the other code's pairs
+        if cfg.get("pos") == "rope":
+            first = 0 if mistake == "rope_positions_from_zero" else N          # position_ids from 0, not N
+            qh, kh = rotary(qh, first, style), rotary(kh, first, style)
+            st["rope"] = qh
         if N > 0:  # the cache, then torch.cat((past, new), dim=2)
             past_k = layers[1](x_past).view(B, N, G, dk).transpose(1, 2)
             past_v = layers[2](x_past).view(B, N, G, dk).transpose(1, 2)
+            if cfg.get("pos") == "rope":
+                past_k = rotary(past_k, 0, style)                             # kept rotated at 0..N-1
             kh, vh = torch.cat((past_k, kh), dim=2), torch.cat((past_v, vh), dim=2)
         if G < H:
             if mistake == "kv_heads_tiled":
@@ -249,6 +307,12 @@ def attention(cfg, mistake=None, way=0):
         else:
             scaled = scores / math.sqrt(dk)
         st["scaled"] = scaled
+        if cfg.get("pos") == "alibi":  # Press et al.: bias = -m·(i - j), as slopes · (j - i)
+            slopes = torch.Tensor(mf.get_slopes(H))
+            i, j = torch.arange(N, N + S).unsqueeze(1), torch.arange(0, Sk).unsqueeze(0)
+            distance = (i - j).float() if mistake == "alibi_sign" else (j - i).float()   # the sign flipped
+            st["alibi"] = (slopes.view(H, 1, 1) * distance).unsqueeze(0)
+            scaled = st["biased"] = scaled + st["alibi"]
         if mistake == "q_k_swapped" and Sk != S:
             return st  # [B,H,Sk,Sq]: weights·V cannot take it (PyTorch would stop at the matmul)
         keep = keep_mask(cfg, mistake, way) if cfg["mask"] != "none" else torch.ones(B, 1, S, Sk, dtype=torch.bool)
@@ -321,7 +385,7 @@ def main():
             index["configs"][name]["window"] = cfg["window"]
         if "causal_align" in cfg:
             index["configs"][name]["causal_align"] = cfg["causal_align"]
-        for key in ("past", "kv_heads"):
+        for key in ("past", "kv_heads", "pos", "rope_style"):
             if key in cfg:
                 index["configs"][name][key] = cfg[key]
         if "dropout" in cfg:

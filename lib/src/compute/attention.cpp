@@ -687,9 +687,11 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // tensors (v is not rotated)
     stage rope;
     if (r.needs(stage_id::rope)) {
-        rope_angles angles = make_rope_angles(c, first_query_position(c), Sq);
-        xt::xarray<float> q_rotated = rotate(*queries, angles, c.rope_style);  // [B,H,Sq,dk]
-        xt::xarray<float> k_rotated = rotate(*keys, angles, c.rope_style);     // [B,G,Sq,dk]
+        // (--mistake rope_positions_from_zero: positions 0..Sq-1; rope_pairs_mixed: the other pairing)
+        const rope_pairing pairing = rotation_pairing(c);
+        rope_angles angles = make_rope_angles(c, first_rotated_position(c), Sq, pairing);
+        xt::xarray<float> q_rotated = rotate(*queries, angles, pairing);  // [B,H,Sq,dk]
+        xt::xarray<float> k_rotated = rotate(*keys, angles, pairing);     // [B,G,Sq,dk]
         rope = r.emit(stage_id::rope, {tensor("cos", {"seq", "head_dim"}, std::move(angles.cos)),
                                        tensor("sin", {"seq", "head_dim"}, std::move(angles.sin)),
                                        tensor("q", {"batch", "head", "seq", "head_dim"}, std::move(q_rotated)),
@@ -701,7 +703,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
 
     // 18. cache: the N earlier tokens' keys and values, as the steps before computed them:
     // (X[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2)   [B,N,Din] -> [B,N,G·dk] -> [B,G,N,dk], views
-    // (with --pos rope the keys rotated at their positions 0..N-1, as a model's cache keeps them: a copy)
+    // (with --pos rope the keys rotated at their positions 0..N-1, as a model's cache keeps them: a copy;
+    // --mistake rope_pairs_mixed rotated them with its pairing too, the same code in the steps before)
     stage cache, append;
     if (r.needs(stage_id::cache)) {
         const xt::xarray<float> x_past = token_rows(*x, 0, N);  // [B,N,Din]
@@ -715,7 +718,7 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
         };
         tensor past_k = past("k", p.w_k, p.b_k);
         if (c.pos == position_encoding::rope)
-            past_k = tensor("k", d, rotate(past_k, make_rope_angles(c, 0, N), c.rope_style));  // [B,G,N,dk]
+            past_k = tensor("k", d, rotate(past_k, make_rope_angles(c, 0, N, rotation_pairing(c)), rotation_pairing(c)));  // [B,G,N,dk]
         cache = r.emit(stage_id::cache, {std::move(past_k), past("v", p.w_v, p.b_v)});
     }
     // 19. append: torch.cat((past_k, k), dim=2)   [B,G,N,dk] + [B,G,Sq,dk] -> [B,G,N+Sq,dk], a copy
@@ -743,8 +746,9 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // elementwise and row by row; and 12's product, context = weights · V [B,H,Sq,dk]
     plane_chain chain = make_plane_chain(c, *queries, *keys, r.needs(stage_id::context) ? values : nullptr,
                                          mask_by_row ? &*mask_by_row : nullptr);
-    // (--pos alibi: biased = scaled + bias, the bias made a block at a time from the slopes)
-    const std::vector<float> slopes = c.pos == position_encoding::alibi ? alibi_slopes(c.heads) : std::vector<float>{};
+    // (--pos alibi: biased = scaled + bias, the bias made a block at a time from the slopes;
+    // --mistake alibi_sign: the slopes negated)
+    const std::vector<float> slopes = c.pos == position_encoding::alibi ? run_alibi_slopes(c) : std::vector<float>{};
     chain.alibi_slopes = slopes.empty() ? nullptr : slopes.data();
     chain.first_query_position = first_query_position(c);
     chain.divisor = score_divisor(c);  // --mistake missing_scale divides by 1, wrong_scale by √D, D or dk

@@ -18,7 +18,7 @@ struct mistake_entry {
     std::string_view stage;  // where it is made (way 2 of the projections' mistakes: output)
 };
 
-constexpr std::array<mistake_entry, 29> mistake_table{{
+constexpr std::array<mistake_entry, 32> mistake_table{{
     {mistake::none, "none", 1, ""},
     {mistake::softmax_axis, "softmax_axis", 2, "softmax"},
     {mistake::missing_scale, "missing_scale", 1, "scaled"},
@@ -48,6 +48,9 @@ constexpr std::array<mistake_entry, 29> mistake_table{{
     {mistake::heads_interleaved, "heads_interleaved", 1, "transpose"},
     {mistake::causal_misaligned, "causal_misaligned", 1, "mask"},
     {mistake::kv_heads_tiled, "kv_heads_tiled", 1, "repeat_kv"},
+    {mistake::rope_positions_from_zero, "rope_positions_from_zero", 1, "rope"},
+    {mistake::rope_pairs_mixed, "rope_pairs_mixed", 1, "rope"},  // and the cache's keys, rotated by the same code
+    {mistake::alibi_sign, "alibi_sign", 1, "alibi"},             // and biased, which adds it
 }};
 
 const mistake_entry& entry_of(mistake m) {
@@ -77,6 +80,8 @@ std::string untransposed_projection_problem(const config& c) {
 }
 
 const char* no_out_proj = "this run has no output projection (--no-out-proj)";
+
+const char* needs_rope = "it needs rotary positions (--pos rope): without them nothing is rotated";
 
 const char* needs_mask = "it needs a mask (--mask, --mask-file or --key-padding-mask): without one nothing is masked";
 
@@ -198,6 +203,19 @@ std::string mistake_problem(const config& c) {
             if (c.kv_head_count() > 1 && c.grouped()) return {};
             return "it needs --kv-heads G with 1 < G < --heads " + n(c.heads) +
                    ": with one kv head, or one per query head, tiling and repeat_interleave give the same heads";
+        case mistake::rope_positions_from_zero:
+            if (c.pos != position_encoding::rope) return needs_rope;
+            if (c.past > 0) return {};
+            return "it needs a decoding step (--past N with N > 0): without a cache the new tokens are at "
+                   "positions 0..Sq-1, where counting from 0 is right";
+        case mistake::rope_pairs_mixed:
+            if (c.pos != position_encoding::rope) return needs_rope;
+            if (c.head_dim() > 2) return {};
+            return "with dk = 2 both pairings rotate the one pair (0, 1); give a head width dk = --d-model / "
+                   "--heads of 4 or more to see this mistake";
+        case mistake::alibi_sign:
+            return c.pos == position_encoding::alibi ? std::string()
+                                                     : "it needs ALiBi's bias (--pos alibi): without it there is no sign to flip";
         case mistake::weight_not_transposed:
             if (way == 2) return c.out_proj ? std::string() : no_out_proj;
             if (way == 1 && !c.out_proj) return no_out_proj;

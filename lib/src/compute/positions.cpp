@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "attn/compute/mistake.hpp"
 #include "attn/compute/torch_exp.hpp"
 
 namespace attn {
@@ -52,7 +53,16 @@ std::vector<float> rope_inverse_frequencies(double base, std::size_t head_dim) {
     return inv;
 }
 
-rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t count) {
+rope_pairing rotation_pairing(const config& c) {
+    if (c.mistake != mistake::rope_pairs_mixed) return c.rope_style;
+    return c.rope_style == rope_pairing::half ? rope_pairing::interleaved : rope_pairing::half;
+}
+
+std::int64_t first_rotated_position(const config& c) {
+    return c.mistake == mistake::rope_positions_from_zero ? 0 : first_query_position(c);
+}
+
+rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t count, rope_pairing pairing) {
     const auto dk = static_cast<std::size_t>(c.head_dim()), half = dk / 2;
     const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, dk);
     rope_angles a{xt::xarray<float>::from_shape({count, dk}), xt::xarray<float>::from_shape({count, dk})};
@@ -62,8 +72,8 @@ rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t co
             const float angle = t * inv[i];  // torch.outer(t, inv_freq)
             const float cos = rounded_cos(angle), sin = rounded_sin(angle);
             // half: emb = cat((freqs, freqs)): i and i + dk/2; interleaved: 2i and 2i + 1
-            const std::size_t a0 = c.rope_style == rope_pairing::half ? i : 2 * i;
-            const std::size_t a1 = c.rope_style == rope_pairing::half ? i + half : 2 * i + 1;
+            const std::size_t a0 = pairing == rope_pairing::half ? i : 2 * i;
+            const std::size_t a1 = pairing == rope_pairing::half ? i + half : 2 * i + 1;
             a.cos(p, a0) = a.cos(p, a1) = cos;
             a.sin(p, a0) = a.sin(p, a1) = sin;
         }
@@ -103,8 +113,15 @@ std::vector<float> alibi_slopes(std::int64_t heads) {
     return slopes;
 }
 
+std::vector<float> run_alibi_slopes(const config& c) {
+    std::vector<float> slopes = alibi_slopes(c.heads);
+    if (c.mistake == mistake::alibi_sign)
+        for (float& m : slopes) m = -m;  // -m·(j - i) = m·(i - j): the far keys favoured
+    return slopes;
+}
+
 xt::xarray<float> alibi_bias(const config& c) {
-    const std::vector<float> slopes = alibi_slopes(c.heads);
+    const std::vector<float> slopes = run_alibi_slopes(c);
     const auto H = static_cast<std::size_t>(c.heads), Sq = static_cast<std::size_t>(c.seq),
                Sk = static_cast<std::size_t>(c.kv_seq);
     const std::int64_t first = first_query_position(c);

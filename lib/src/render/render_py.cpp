@@ -4,12 +4,15 @@
 // line) and, for a shown stage, a check of each of its tensors against attn's numbers.
 #include "attn/render/render_py.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <vector>
 #include <cmath>
 #include <string_view>
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/mistake.hpp"
+#include "attn/compute/positions.hpp"
 #include "attn/compute/stage_table.hpp"
 #include "attn/render/table_explain.hpp"
 #include "attn/teach/explain.hpp"
@@ -40,15 +43,22 @@ double py_numbers_of(const config& c, std::string_view name) {
 }
 
 /// The mistakes a script can make with a changed line (way 0, as attn trace --mistake makes it).
+/// The mistakes whose PyTorch line py_with_mistake writes (way 0), in mistake_table's order;
+/// a script for another would assert the mistaken numbers against the right code.
+const std::vector<mistake>& py_written_mistakes() {
+    static const std::vector<mistake> written{
+        mistake::softmax_axis,         mistake::missing_scale,         mistake::wrong_scale,
+        mistake::mask_inverted,        mistake::fill_value,            mistake::q_k_swapped,
+        mistake::missing_bias,         mistake::dropout_not_rescaled,  mistake::dropout_keep_inverted,
+        mistake::weights_transposed,   mistake::log_softmax,           mistake::sigmoid_instead_of_softmax,
+        mistake::scale_multiplied,     mistake::kv_heads_tiled,        mistake::rope_positions_from_zero,
+        mistake::rope_pairs_mixed,     mistake::alibi_sign};
+    return written;
+}
+
 bool py_writes_mistake(mistake m) {
-    switch (m) {
-        case mistake::split_without_transpose:
-        case mistake::merge_without_transpose:
-        case mistake::weight_not_transposed:
-            return false;
-        default:
-            return true;
-    }
+    const std::vector<mistake>& written = py_written_mistakes();
+    return std::find(written.begin(), written.end(), m) != written.end();
 }
 
 /// "0.471608", "1.0", "-inf", "nan": a float32 in the fewest digits that read back as the
@@ -142,7 +152,16 @@ std::string py_replaced(std::string text, std::string_view from, std::string_vie
 /// The statements of stage `name` as c.mistake (way 0) makes it; the others unchanged.
 std::vector<std::string> py_with_mistake(const config& c, std::string_view name, std::vector<std::string> code) {
     const mistake m = c.mistake;
+    if (m == mistake::rope_pairs_mixed && (name == "rope" || name == "cache")) {
+        // the right lines of the other pairing, cos, sin and the cached keys' rotation too
+        config other = c;
+        other.mistake = mistake::none;
+        other.rope_style = rotation_pairing(c);
+        return py_split_torch_line(explain_stage(other, name).torch).statements;
+    }
     if (m == mistake::none || mistake_stage(m, 0) != name) return code;
+    const std::string query_positions =  // torch.arange(N, N + Sq), as explain_rope writes it
+        "torch.arange(" + std::to_string(first_query_position(c)) + ", " + std::to_string(first_query_position(c) + c.seq) + ")";
     for (std::string& s : code) {
         switch (m) {
             case mistake::softmax_axis: s = py_replaced(s, "dim=-1", "dim=-2"); break;
@@ -179,6 +198,13 @@ std::vector<std::string> py_with_mistake(const config& c, std::string_view name,
                 s = py_replaced(py_replaced(s, "k.repeat_interleave(H // G, dim=1)", "k.repeat(1, H // G, 1, 1)"),
                                 "v.repeat_interleave(H // G, dim=1)", "v.repeat(1, H // G, 1, 1)");
                 break;
+            case mistake::log_softmax: s = py_replaced(s, "torch.softmax(", "torch.log_softmax("); break;
+            case mistake::sigmoid_instead_of_softmax:  // torch.softmax(x, dim=-1) -> torch.sigmoid(x)
+                if (py_starts_with(s, "weights = torch.softmax(")) s = py_replaced(py_replaced(s, "torch.softmax(", "torch.sigmoid("), ", dim=-1)", ")");
+                break;
+            case mistake::scale_multiplied: s = py_replaced(s, " / math.sqrt(dk)", " * math.sqrt(dk)"); break;
+            case mistake::rope_positions_from_zero: s = py_replaced(s, query_positions, "torch.arange(0, Sq)"); break;
+            case mistake::alibi_sign: s = py_replaced(s, "(j - i).float()", "(i - j).float()"); break;
             default: break;
         }
     }
@@ -285,10 +311,13 @@ void check_py_run(const config& c, const render_options& options) {
     if (c.flash_block > 0)  // a loop over the blocks: its body is more than one line
         refuse("no script for the flash stage yet (--flash-block): its loop is --explain's torch line, and "
                "tests/reference/make_flash_fixtures.py runs it");
-    if (c.mistake != mistake::none && (!py_writes_mistake(c.mistake) || c.mistake_variant != 0))
+    if (c.mistake != mistake::none && (!py_writes_mistake(c.mistake) || c.mistake_variant != 0)) {
+        std::string written;
+        for (mistake m : py_written_mistakes()) written += (written.empty() ? "" : ", ") + std::string(mistake_id(m));
         refuse("no PyTorch line for --mistake " + std::string(mistake_id(c.mistake)) +
-               " yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, "
-               "q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed)");
+               (c.mistake_variant != 0 ? " way " + std::to_string(c.mistake_variant) : std::string()) +
+               " yet (the script writes " + written + ")");
+    }
     if (options.batch_index || options.head || options.row)
         refuse("the script checks whole tensors; leave out --batch-index, --head and --row");
     for (const stage_info& info : stage_table) {

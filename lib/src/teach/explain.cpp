@@ -456,7 +456,7 @@ float rope_demo_score(const config& c, std::int64_t i, std::int64_t j) {
         for (std::size_t d = 0; d < dk; ++d)
             v(0, 0, 0, d) = alternate ? static_cast<float>(d % 3) - 1.0f : static_cast<float>(d + 1);
         const tensor t("v", {"batch", "head", "seq", "head_dim"}, std::move(v));
-        return rotate(t, make_rope_angles(c, position, 1), c.rope_style);
+        return rotate(t, make_rope_angles(c, position, 1, c.rope_style), c.rope_style);
     };
     const xt::xarray<float> q = at(i, false), k = at(j, true);
     float score = 0.0f;

@@ -24,11 +24,33 @@ std::string wrong_divisor(const config& c) {
     return "dk = " + std::to_string(c.head_dim());
 }
 
+/// A rope pairing's pairs, its rotate function and its emb, as Python writes them.
+struct rope_words {
+    const char *pairs, *rotate, *emb;
+};
+rope_words words_of(rope_pairing p) {
+    if (p == rope_pairing::half) return {"(i, i + dk/2)", "rotate_half", "torch.cat((freqs, freqs), -1)"};
+    return {"(2i, 2i + 1)", "rotate_every_two", "freqs.repeat_interleave(2, -1)"};
+}
+
 /// The values mistakes.md's sections name, for this run.
 std::vector<prose_arg> mistake_values(const config& c) {
     const float wrong = mistaken_fill(c, c.mistake_variant);
     const bool lower_right = c.mask.causal_align == causal_alignment::lower_right;
+    const rope_words right_rope = words_of(c.rope_style);
+    const rope_words wrong_rope =
+        words_of(c.rope_style == rope_pairing::half ? rope_pairing::interleaved : rope_pairing::half);
     return {{"id", std::string(mistake_id(c.mistake))},
+            {"first", c.past},
+            {"last", c.past + c.seq - 1},
+            {"sq_last", c.seq - 1},
+            {"past_last", c.past - 1},
+            {"style", std::string(rope_pairing_name(c.rope_style))},
+            {"pairs", right_rope.pairs},
+            {"rotate", right_rope.rotate},
+            {"emb", right_rope.emb},
+            {"wrong_pairs", wrong_rope.pairs},
+            {"wrong_rotate", wrong_rope.rotate},
             {"logits", c.mask.any() ? "masked" : "scaled"},
             {"dk", c.head_dim()},
             {"sqrt_dk", short_number(std::sqrt(static_cast<double>(c.head_dim())))},

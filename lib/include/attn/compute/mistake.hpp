@@ -38,6 +38,9 @@ enum class mistake {
     heads_interleaved,        // q.view(B,S,dk,H).permute(0,3,1,2): head h takes every H-th feature
     causal_misaligned,        // Sq != Sk: the causal mask aligned upper-left for lower-right (a KV-cache step), or back
     kv_heads_tiled,           // --kv-heads G: k.repeat(1, H/G, 1, 1) (tiling) instead of k.repeat_interleave(H/G, dim=1)
+    rope_positions_from_zero,  // --pos rope --past N: the new q and k rotated at 0..Sq-1, not N..N+Sq-1
+    rope_pairs_mixed,         // --pos rope: q and k rotated with the other pairing (rotate_half for interleaved, or back)
+    alibi_sign,               // --pos alibi: bias +m_h·(i - j), far keys favoured, instead of -m_h·(i - j)
 };
 
 /// "softmax_axis", ...; "none" for mistake::none. And back: nullopt for an unknown id ("unknown" too).

@@ -20,7 +20,16 @@ namespace attn {
 struct rope_angles {
     xt::xarray<float> cos, sin;  // [S,dk] = emb.cos(), emb.sin()
 };
-rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t count);
+/// cos and sin laid out for `pairing` (c.rope_style, or rotation_pairing(c)).
+rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t count, rope_pairing pairing);
+
+/// The pairing a run rotates with: c.rope_style; the other one with --mistake rope_pairs_mixed
+/// (rotate_half where the run says interleaved, rotate_every_two where it says half).
+rope_pairing rotation_pairing(const config& c);
+
+/// The position of the first new query that a run rotates: first_query_position(c); 0 with
+/// --mistake rope_positions_from_zero (position_ids without the cache's offset).
+std::int64_t first_rotated_position(const config& c);
 
 /// inv_freq [dk/2]: the angle per position of each pair, 1 / base^(2i/dk).
 std::vector<float> rope_inverse_frequencies(double base, std::size_t head_dim);
@@ -36,12 +45,17 @@ xt::xarray<float> rotate(const tensor& x, const rope_angles& angles, rope_pairin
 std::vector<float> alibi_slopes(std::int64_t heads);
 
 /// bias[h,i,j] = -m_h·(i - j), written slopes[h] · (j - i) in float32 (the same bits): the
-/// query at absolute position i, the key at j.
+/// query at absolute position i, the key at j. (+ 0: a negated slope makes -0 at i == j, where
+/// torch's slopes · (i - j) has +0.)
 inline float alibi_bias_at(float slope, std::int64_t query_position, std::int64_t key_position) {
-    return slope * static_cast<float>(key_position - query_position);
+    return slope * static_cast<float>(key_position - query_position) + 0.0f;
 }
 
-/// The bias [1,H,Sq,Sk] of a run: queries from first_query_position(c), keys from 0.
+/// The slopes a run multiplies (j - i) by: alibi_slopes(H), each negated with --mistake
+/// alibi_sign, whose bias is +m_h·(i - j) (the same bits as torch's slopes · (i - j)).
+std::vector<float> run_alibi_slopes(const config& c);
+
+/// The bias [1,H,Sq,Sk] of a run (run_alibi_slopes): queries from first_query_position(c), keys from 0.
 xt::xarray<float> alibi_bias(const config& c);
 
 /// The Annotated Transformer's PositionalEncoding, rows first..first+count-1 of pe [max_len,width]:
