@@ -249,6 +249,11 @@ check "... positions down, features across" grep -q '^     feature  0 1 2 3 4 5 
 check "... row 0: 0, 1, 0, 1, ... as the middle and the top shade" grep -q '^  position 0 ▒▒██▒▒██▒▒██▒▒██$' "$work/out"
 check "... on -1 .. 1" grep -qx '  -1.0000 \[  ░░▒▒▓▓██\] 1.0000' "$work/out"
 check "... and x (not a table of positions) is not drawn" test "$(grep -c '^x \[' "$work/out")" = 0
+expect_ok "... in colour" trace --pos sinusoidal --stage positions --format heatmap --color always
+check "... row 0's sin 0 = 0 is viridis' middle, cos 0 = 1 its top" \
+  grep -q "position 0$esc\[0m $esc\[48;2;33;145;140m  $esc\[0m$esc\[48;2;253;231;37m  $esc\[0m" "$work/out"
+expect_ok "... a large table is cut" trace --pos sinusoidal --seq 40 --d-model 64 --stage positions --format heatmap
+check "... saying so in positions and features" grep -q 'positions 0–31 of 40, features 0–31 of 64 (--full draws all)' "$work/out"
 expect_ok "--format svg --stage 16 (pe, Din 64, 32 positions)" trace --pos sinusoidal --seq 32 --d-model 64 --stage 16 \
   --format svg --out "$work/pe.svg"
 check "... well-formed" python3 -c 'import xml.dom.minidom, sys; xml.dom.minidom.parse(sys.argv[1])' "$work/pe.svg"
