@@ -286,6 +286,11 @@ check "... the rotated q and k are not drawn" test "$(grep -c -E '^(q|k) \[' "$w
 expect_ok "--pos rope --stage rope --format svg" trace --pos rope --stage rope --format svg --out "$work/rope.svg"
 check "... two panels, cos and sin" test "$(svg_panels "$work/rope.svg" | tr '\n' ' ')" = "rope-cos rope-sin "
 check "... labelled position and head dim" test "$(grep -c -E '>(position|head dim)</text>' "$work/rope.svg")" = 4
+expect_ok "--pos rope --stage rope,softmax --layout slide" trace --pos rope --mask causal --stage rope,softmax --format svg \
+  --layout slide --out "$work/rope-slide.svg"
+check "... the title names rope once, though it draws cos and sin" \
+  grep -q '>Attention, stage by stage: 17 rope, 10 softmax</text>' "$work/rope-slide.svg"
+check "... cos, sin and the two heads' weights" test "$(svg_panels "$work/rope-slide.svg" | wc -l)" = 4
 
 expect_ok "--pos alibi --heads 4 --batch 2 --stage alibi --format svg" trace --pos alibi --heads 4 --batch 2 --mask causal \
   --stage alibi --format svg --out "$work/alibi.svg"

@@ -287,9 +287,11 @@ std::string run_line(const config& c, const render_options& options) {
 void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmaps, const render_options& options) {
     pg.width = slide_width;
     pg.height = slide_height;
-    std::string stages;
-    for (const tensor_heatmap& h : heatmaps)
-        stages += (stages.empty() ? "" : ", ") + std::to_string(h.from->info->step) + " " + std::string(h.from->name());
+    std::string stages;  // each stage once, though it draws two tensors (rope: cos and sin)
+    for (std::size_t k = 0; k < heatmaps.size(); ++k)
+        if (k == 0 || heatmaps[k].from != heatmaps[k - 1].from)
+            stages += (stages.empty() ? "" : ", ") + std::to_string(heatmaps[k].from->info->step) + " " +
+                      std::string(heatmaps[k].from->name());
     double y = slide_margin + slide_title_font.size;
     const std::string title = "Attention, stage by stage: " + stages;
     pg.lines.push_back({title, slide_margin, y, fitted(title, slide_title_font, slide_width - 2 * slide_margin), false});
