@@ -159,7 +159,6 @@ std::string axis_note(const std::vector<std::size_t>& shown, std::size_t size, c
            " of " + of;
 }
 
-
 }  // namespace
 
 bool drawable(std::string_view stage_name) {
