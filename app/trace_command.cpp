@@ -615,8 +615,9 @@ void setup_trace(CLI::App& app) {
         ->transform(whole_number(1, std::numeric_limits<std::int64_t>::max()))
         ->group("");  // hidden: --max-memory chooses blocks itself
     cmd->add_option("--batch-index", o->views.batch_index,
-                    "show only batch item I of every tensor with a batch axis (0 is the first); json, jsonl and "
-                    "npz keep the axis with size 1, as t[1:2] does, and torch prints t[1:2]")
+                    "show only batch item I of every tensor with a batch axis (0 is the first; alibi's bias, the "
+                    "same for every item, shows its one); json, jsonl and npz keep the axis with size 1, as t[1:2] "
+                    "does, and torch prints t[1:2]")
         ->transform(whole_number())
         ->type_name("I");
     cmd->add_option("--head", o->views.head,
