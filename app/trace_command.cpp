@@ -297,7 +297,7 @@ struct trace_format {
     std::string_view name;
     keeps holds;
     std::string_view writes;   // what it writes that a terminal cannot show: --out needed there ("" for text)
-    bool pictures;             // draws only [.., Sq, Sk] tensors: softmax unless --stage names others
+    bool pictures;             // draws only the drawable stages' tensors: softmax unless --stage names others
     bool marks_masked;         // draws the masked keys: the run shows the mask too
     attn::warning_list (*run)(const run_output&);
 };
@@ -331,18 +331,25 @@ std::vector<std::string> format_names() {
     return names;
 }
 
+/// "positions, rope, scores, ..., dropout": what the pictures can draw, for --help.
+std::string drawable_stages_help() {
+    std::string text;
+    for (std::string_view name : attn::heatmap::drawable_stages) text += (text.empty() ? "" : ", ") + std::string(name);
+    return text;
+}
+
 /// A picture format draws the softmax weights unless --stage names other stages,
-/// and then one of them must have a [.., Sq, Sk] tensor to draw.
-void choose_picture_stages(const trace_options& o, attn::render_options& view) {
+/// and then one of them must have a picture (heatmap::drawable_stages; the message
+/// names those of this run).
+void choose_picture_stages(const trace_options& o, const attn::config& c, attn::render_options& view) {
     if (view.stages.empty()) {
         view.stages = {"softmax"};
         return;
     }
     for (const std::string& name : view.stages)
         if (attn::heatmap::drawable(name)) return;
-    throw attn::usage_error("--stage " + o.stages + ": --format " + o.format +
-                            " draws the stages with [.., Sq, Sk] tensors (scores, scaled, biased, mask, masked, "
-                            "softmax, dropout), and these have none");
+    throw attn::usage_error("--stage " + o.stages + ": --format " + o.format + " draws the stages with a picture (in this run " +
+                            attn::heatmap::drawable_stages_text(c) + "), and these have none");
 }
 
 /// The run's work, stage by stage, in seconds on this machine: measured speeds when the
@@ -440,7 +447,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     set_picture_options(o.pictures, given, o.format, view);
     view.explain = o.explain;
     const trace_format& format = format_named(o.format, view.row.has_value());
-    if (format.pictures) choose_picture_stages(o, view);
+    if (format.pictures) choose_picture_stages(o, c, view);
     if (o.format == "py") attn::check_py_run(c, view);
     attn::stage_plan plan = attn::stage_plan::of(view.stages);
     if (c.mask.any() && format.marks_masked) plan.show(attn::stage_id::mask);
@@ -534,6 +541,7 @@ void setup_trace(CLI::App& app) {
         "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --stage scaled,softmax \\\n"
         "    --format png --layout slide --out slide.png\n"
         "  attn trace --mask causal --stage scaled --format heatmap --vmin -2 --vmax 2\n"
+        "  attn trace --pos sinusoidal --seq 64 --d-model 128 --stage positions --format png --out pe.png\n"
         "  attn trace --mask causal --format html --out trace.html\n"
         "  attn trace --heads 2 --mask causal --format py --out lab.py && python3 lab.py\n"
         "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
@@ -551,13 +559,16 @@ void setup_trace(CLI::App& app) {
                "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
                "under '# stage.tensor'), py (a runnable PyTorch script: the run computed stage by stage as a "
                "notebook would, each stage asserted equal to attn's numbers; a lab starter), heatmap (the attention weights, or the --stage "
-               "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal), svg and png (the "
+               "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal; with --pos also the positions: "
+               "--stage positions draws pe [S,Din] and --stage rope cos and sin [Sq,dk], positions down and "
+               "features across on -1 .. 1, --stage alibi the bias, a grid per head), svg and png (the "
                "same, drawn for slides: a titled panel per batch item and head), html (one "
                "self-contained page: every stage explained, its tensors as tables and heatmaps); svg, "
                "png and html need --out or a redirected stdout");
     cmd->add_option("--stage", o->stages,
                     "only these stages, by name or number (see below), comma-separated: "
-                    "masked,softmax or 9,10 or 9-10; heatmap, svg and png draw softmax unless given")
+                    "masked,softmax or 9,10 or 9-10; heatmap, svg and png draw softmax unless given, and can draw " +
+                        drawable_stages_help())
         ->default_str("all")
         ->type_name("STAGES");
     cmd->add_option("--out", o->out,
@@ -604,8 +615,9 @@ void setup_trace(CLI::App& app) {
         ->transform(whole_number(1, std::numeric_limits<std::int64_t>::max()))
         ->group("");  // hidden: --max-memory chooses blocks itself
     cmd->add_option("--batch-index", o->views.batch_index,
-                    "show only batch item I of every tensor with a batch axis (0 is the first); json, jsonl and "
-                    "npz keep the axis with size 1, as t[1:2] does, and torch prints t[1:2]")
+                    "show only batch item I of every tensor with a batch axis (0 is the first; alibi's bias, the "
+                    "same for every item, shows its one); json, jsonl and npz keep the axis with size 1, as t[1:2] "
+                    "does, and torch prints t[1:2]")
         ->transform(whole_number())
         ->type_name("I");
     cmd->add_option("--head", o->views.head,

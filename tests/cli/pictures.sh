@@ -70,7 +70,7 @@ check "... -∞" grep -q '^        1 -∞' "$work/out"
 check "... 0·inf is NaN" grep -q '^        2 ??' "$work/out"
 check "... the legend names them" grep -q -e '-∞ -inf   +∞ inf   ?? NaN$' "$work/out"
 expect_error "--stage without a [.., Sq, Sk] tensor" 2 \
-  "attn: error: --stage input,view: --format heatmap draws the stages with [.., Sq, Sk] tensors (scores, scaled, biased, mask, masked, softmax, dropout), and these have none" \
+  "attn: error: --stage input,view: --format heatmap draws the stages with a picture (in this run scores, scaled, softmax), and these have none" \
   trace --format heatmap --stage input,view
 expect_ok "--format heatmap --stage 6-10: scores, scaled, mask, masked, softmax" trace --mask causal --format heatmap --stage 6-10
 check "... five stages" test "$(grep -c '^── ' "$work/out")" = 5
@@ -231,13 +231,94 @@ expect_ok "--format png to a redirected stdout" trace "${notebook[@]}" --format 
 check "... the same bytes as --out" cmp -s "$work/out" "$work/t.png"
 cp "$work/t.png" "$work/keep.png"
 expect_error "a failing run leaves --out as it was" 2 \
-  "attn: error: --stage input: --format png draws the stages with [.., Sq, Sk] tensors (scores, scaled, biased, mask, masked, softmax, dropout), and these have none" \
+  "attn: error: --stage input: --format png draws the stages with a picture (in this run scores, scaled, softmax), and these have none" \
   trace --format png --stage input --out "$work/keep.png"
 check "... untouched" cmp -s "$work/keep.png" "$work/t.png"
 check "... and no temporary file beside it" test -z "$(ls "$work" | grep 'keep.png.tmp')"
 expect_error "--out in a missing folder" 1 \
   "attn: error: --out $work/no/such/t.png: cannot create a file in $work/no/such: No such file or directory" \
   trace --format png --out "$work/no/such/t.png"
+
+# --- the position stages ---------------------------------------------------------------------
+# pe [S,Din] (16 positions), rope's cos and sin [Sq,dk] (17 rope), alibi's bias [1,H,Sq,Sk] (21).
+expect_ok "--pos sinusoidal --stage positions --format heatmap" trace --pos sinusoidal --stage positions --format heatmap
+check "... draws pe, one grid for every batch item and head" test "$(grep -c '^  every batch item and head$' "$work/out")" = 1
+check "... its header names its axes" grep -qx 'pe \[4,8\] (seq, d_in)' "$work/out"
+check "... positions down, features across" grep -q '^     feature  0 1 2 3 4 5 6 7$' "$work/out"
+# PyTorch's pe row 0 is sin 0 = 0, cos 0 = 1 alternating: on -1 .. 1, the middle shade then the top
+check "... row 0: 0, 1, 0, 1, ... as the middle and the top shade" grep -q '^  position 0 ▒▒██▒▒██▒▒██▒▒██$' "$work/out"
+check "... on -1 .. 1" grep -qx '  -1.0000 \[  ░░▒▒▓▓██\] 1.0000' "$work/out"
+check "... and x (not a table of positions) is not drawn" test "$(grep -c '^x \[' "$work/out")" = 0
+expect_ok "... in colour" trace --pos sinusoidal --stage positions --format heatmap --color always
+check "... row 0's sin 0 = 0 is viridis' middle, cos 0 = 1 its top" \
+  grep -q "position 0$esc\[0m $esc\[48;2;33;145;140m  $esc\[0m$esc\[48;2;253;231;37m  $esc\[0m" "$work/out"
+expect_ok "... a large table is cut" trace --pos sinusoidal --seq 40 --d-model 64 --stage positions --format heatmap
+check "... saying so in positions and features" grep -q 'positions 0–31 of 40, features 0–31 of 64 (--full draws all)' "$work/out"
+expect_ok "--format svg --stage 16 (pe, Din 64, 32 positions)" trace --pos sinusoidal --seq 32 --d-model 64 --stage 16 \
+  --format svg --out "$work/pe.svg"
+check "... well-formed" python3 -c 'import xml.dom.minidom, sys; xml.dom.minidom.parse(sys.argv[1])' "$work/pe.svg"
+check "... one panel, named by stage and tensor" test "$(svg_panels "$work/pe.svg" | tr '\n' ' ')" = "positions-pe "
+check "... titled" grep -q '<title>positions.pe — every batch item and head</title>' "$work/pe.svg"
+check "... its axes labelled position and feature" test "$(grep -c -E '>(position|feature)</text>' "$work/pe.svg")" = 2
+check "... not query and key" test "$(grep -c -E '>(query i|key j)</text>' "$work/pe.svg")" = 0
+check "... positions numbered down the left to 30" grep -q 'text-anchor="end">30</text>' "$work/pe.svg"
+check "... features across the top to 60" grep -q 'text-anchor="middle">60</text>' "$work/pe.svg"
+check "... the colour bar says -1 .. 1" test "$(grep -c -E '>(-1.0000|1.0000)</text>' "$work/pe.svg")" = 2
+expect_ok "--format png of pe" trace --pos sinusoidal --seq 32 --d-model 64 --stage positions --format png --out "$work/pe.png"
+check "... a PNG" sh -c "file '$work/pe.png' | grep -q 'PNG image data'"
+read -r _ _ pe_colours pe_yellow _ < <(png_facts "$work/pe.png")
+check "... of many colours, viridis' yellow (1) among them" test "$pe_colours" -gt 100 -a "$pe_yellow" = True
+readme_positions="$(dirname "$0")/../../share/attn/doc/positions.png"
+expect_ok "the README's command for pe" trace --pos sinusoidal --seq 64 --d-model 128 --stage positions --format png \
+  --out "$work/positions.png"
+check "... makes the README's picture (share/attn/doc/positions.png): the same bytes" \
+  cmp -s "$readme_positions" "$work/positions.png"
+read -r pe_w pe_h < <(python3 -c '
+import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot()
+print(r.get("width").removesuffix("pt"), r.get("height").removesuffix("pt"))' "$work/pe.svg")
+check "... the SVG's page at 2 pixels per point" test "$(png_facts "$work/pe.png" 0 | cut -d' ' -f1,2)" = "$((pe_w * 2)) $((pe_h * 2))"
+
+expect_ok "--pos rope --past 3 --stage rope --format heatmap" trace --pos rope --past 3 --seq 2 --stage rope --format heatmap
+check "... cos and sin, each one grid" test "$(grep -c '^  every batch item and head$' "$work/out")" = 2
+check "... rows numbered by position, 3 and 4 (the new tokens after 3 cached)" grep -q '^  position 3 ' "$work/out"
+check "... columns the head's dims" grep -q '^         dim  0 1 2 3$' "$work/out"
+check "... the rotated q and k are not drawn" test "$(grep -c -E '^(q|k) \[' "$work/out")" = 0
+expect_ok "--pos rope --stage rope --format svg" trace --pos rope --stage rope --format svg --out "$work/rope.svg"
+check "... two panels, cos and sin" test "$(svg_panels "$work/rope.svg" | tr '\n' ' ')" = "rope-cos rope-sin "
+check "... labelled position and head dim" test "$(grep -c -E '>(position|head dim)</text>' "$work/rope.svg")" = 4
+expect_ok "--pos rope --stage rope,softmax --layout slide" trace --pos rope --mask causal --stage rope,softmax --format svg \
+  --layout slide --out "$work/rope-slide.svg"
+check "... the title names rope once, though it draws cos and sin" \
+  grep -q '>Attention, stage by stage: 17 rope, 10 softmax</text>' "$work/rope-slide.svg"
+check "... cos, sin and the two heads' weights" test "$(svg_panels "$work/rope-slide.svg" | wc -l)" = 4
+
+expect_ok "--pos alibi --heads 4 --batch 2 --stage alibi --format svg" trace --pos alibi --heads 4 --batch 2 --mask causal \
+  --stage alibi --format svg --out "$work/alibi.svg"
+check "... one panel per head, not per batch item: the bias is [1,H,Sq,Sk]" test "$(svg_panels "$work/alibi.svg" | tr '\n' ' ')" = \
+  "alibi-bias-h0 alibi-bias-h1 alibi-bias-h2 alibi-bias-h3 "
+check "... titled" grep -q '<title>alibi.bias — head 3 (every batch item)</title>' "$work/alibi.svg"
+# head 0's slope is 1/4: -0.75 at (3, 0), +0.75 at (0, 3); one scale for the four heads
+check "... on one scale symmetric around 0, -0.75 .. 0.75 (head 0's corners)" \
+  test "$(grep -c -E '>(-0.7500|0.7500)</text>' "$work/alibi.svg")" = 8
+check "... the values in the cells: head 0's -0.25 below the diagonal" grep -q '>-0.25</text>' "$work/alibi.svg"
+check "... not masked: the bias comes before the mask" test "$(grep -c '>masked</text>' "$work/alibi.svg")" = 0
+expect_ok "--pos alibi --stage alibi --format heatmap --batch-index 1 --head 2" trace --pos alibi --heads 4 --batch 2 \
+  --stage alibi --format heatmap --batch-index 1 --head 2
+check "... head 2, the same for every batch item" test "$(grep -c 'head 2 (every batch item)' "$work/out")" = 1
+check "... alone" test "$(grep -c '(every batch item)' "$work/out")" = 1
+expect_ok "--pos alibi --stage 21,22 --format png --layout slide" trace --pos alibi --heads 4 --stage 21,22 --format png \
+  --layout slide --out "$work/alibi-slide.png"
+check "... a 1920 by 1080 PNG" sh -c "file '$work/alibi-slide.png' | grep -q 'PNG image data, 1920 x 1080'"
+expect_ok "... as svg" trace --pos alibi --heads 4 --stage 21,22 --format svg --layout slide --out "$work/alibi-slide.svg"
+check "... the title line names both stages" grep -q '>Attention, stage by stage: 21 alibi, 22 biased</text>' "$work/alibi-slide.svg"
+check "... the run's line its positions" grep -q '>seed 0 · B 1 · Sq 4 · Sk 4 · D 8 · H 4 (dk 2) · pos alibi</text>' "$work/alibi-slide.svg"
+check "... 4 + 4 panels" test "$(svg_panels "$work/alibi-slide.svg" | wc -l)" = 8
+expect_error "--stage with nothing to draw names this run's drawable stages" 2 \
+  "attn: error: --stage projections: --format svg draws the stages with a picture (in this run positions, scores, scaled, mask, masked, softmax), and these have none" \
+  trace --pos sinusoidal --mask causal --stage projections --format svg --out "$work/no.svg"
+expect_error "... with alibi" 2 \
+  "attn: error: --stage 3: --format heatmap draws the stages with a picture (in this run scores, scaled, alibi, biased, softmax), and these have none" \
+  trace --pos alibi --stage 3 --format heatmap
 
 # --- html -----------------------------------------------------------------------------------
 expect_ok "--format html" trace "${notebook[@]}" --format html --out "$work/t.html"
@@ -262,6 +343,18 @@ check "... tables summarised" grep -q '<th>…</th>' "$work/big.html"
 expect_ok "--format html of many heads" trace --batch 2 --heads 16 --d-model 16 --format html --stage softmax --out "$work/heads.html"
 check "... draws the first 16 panels of a tensor, saying so" test "$(grep -c '<figure class="heatmap"' "$work/heads.html")" = 16
 check "... saying so" grep -q '16 of 32 panels: batch 0 (--full draws all)' "$work/heads.html"
+expect_ok "--format html --pos sinusoidal" trace --pos sinusoidal --format html --out "$work/pe.html"
+check "... the positions stage shows pe as a heatmap" \
+  grep -q '^<figure class="heatmap" data-stage="positions" data-tensor="pe" data-batch="all" data-head="all">$' "$work/pe.html"
+check "... and only pe of its tensors (not x)" test "$(grep -c 'data-stage="positions"' "$work/pe.html")" = 1
+# PyTorch's pe row 1: sin 1, cos 1, sin 0.1, cos 0.1, ...
+check "... its cells' values for the pointer, named position and feature" \
+  grep -q 'data-row-name="position" data-column-name="feature" data-queries="0 1 2 3" data-keys="0 1 2 3 4 5 6 7" data-values="0.0000 1.0000 0.0000 1.0000 0.0000 1.0000 0.0000 1.0000 0.8415 0.5403 0.0998 ' "$work/pe.html"
+expect_ok "--format html --pos rope --past 3" trace --pos rope --past 3 --seq 2 --format html --stage rope --out "$work/rope.html"
+check "... cos and sin, rows numbered 3 and 4" test "$(grep -c 'data-row-name="position" data-column-name="dim" data-queries="3 4"' "$work/rope.html")" = 2
+expect_ok "--format html --pos alibi" trace --pos alibi --batch 2 --format html --out "$work/alibi.html"
+check "... the bias a heatmap per head, for every batch item" \
+  test "$(grep -c '<figure class="heatmap" data-stage="alibi" data-tensor="bias" data-batch="all" data-head="[01]">' "$work/alibi.html")" = 2
 
 chromium_bin=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$chromium_bin" ]; then
@@ -273,10 +366,11 @@ if [ -n "$chromium_bin" ]; then
   }
   # A copy of the page that points at two cells of the first softmax panel, as a mouse
   # would, and keeps what the page then writes under it.
-  python3 - "$work/t.html" "$work/probe.html" <<'PY'
+  probe_page() {  # probe_page PAGE OUT STAGE: a copy of PAGE that points at two cells of STAGE's first panel
+  python3 - "$1" "$2" "$3" <<'PY'
 import sys
 probe = """<script>
-var grid = document.querySelector('figure.heatmap[data-stage="softmax"] rect.grid');
+var grid = document.querySelector('figure.heatmap[data-stage="STAGE"] rect.grid');
 function point(row, col) {
   var cell = Number(grid.dataset.cell), p = grid.ownerSVGElement.createSVGPoint();
   p.x = Number(grid.getAttribute('x')) + cell * (col + 0.5);
@@ -288,11 +382,21 @@ function point(row, col) {
 document.documentElement.setAttribute('data-probe', point(1, 0) + ' | ' + point(0, 1));
 </script>
 </body>"""
-open(sys.argv[2], 'w').write(open(sys.argv[1]).read().replace('</body>', probe))
+open(sys.argv[2], 'w').write(open(sys.argv[1]).read().replace('</body>', probe.replace('STAGE', sys.argv[3])))
 PY
+  }
+  probe_page "$work/t.html" "$work/probe.html" softmax
   browse --dump-dom "$work/probe.html" >"$work/probe-dom.html"
   check "... pointing at a cell writes its value under the figure" \
     grep -q 'data-probe="query 1, key 0: 0.4392 | query 0, key 1: 0.0000 (masked)"' "$work/probe-dom.html"
+  probe_page "$work/pe.html" "$work/pe-probe.html" positions
+  browse --dump-dom "$work/pe-probe.html" >"$work/pe-probe-dom.html"
+  check "... on pe: the position and the feature, and pe's value there (sin 1, cos 1)" \
+    grep -q 'data-probe="position 1, feature 0: 0.8415 | position 0, feature 1: 1.0000"' "$work/pe-probe-dom.html"
+  probe_page "$work/rope.html" "$work/rope-probe.html" rope
+  browse --dump-dom "$work/rope-probe.html" >"$work/rope-probe-dom.html"
+  check "... on rope's cos after 3 cached tokens: position 4, cos 4 = -0.6536" \
+    grep -q 'data-probe="position 4, dim 0: -0.6536 | position 3, dim 1: 0.9996"' "$work/rope-probe-dom.html"
   browse --dump-dom "$work/t.html" >"$work/dom.html"
   check "in Chromium: the page's script ran" grep -q '<html lang="en" data-ready="yes">' "$work/dom.html"
   check "... without an error" test "$(grep -c '<html[^>]*data-script-error' "$work/dom.html")" = 0

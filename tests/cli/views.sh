@@ -163,6 +163,11 @@ check "--head 1: each slice as in the whole run's table" \
 check "--head 1: the mask, the same for every head, shown whole" \
   test "$(grep -E '^mask( \[|\[)' "$work/out" | paste -sd '|')" = \
        "mask [2,1,5,5] (batch, head, query, key) strides [25,25,5,1], contiguous|mask[batch=0] (the same for every head)|mask[batch=1] (the same for every head)"
+expect_ok "--pos alibi --batch 2 --batch-index 1: the bias [1,H,Sq,Sk] is every item's" trace --pos alibi --batch 2 \
+  --batch-index 1 --stage alibi --format json
+check "... its one batch entry, whole" test "$(jq -c '.stages.alibi.tensors.bias | [.shape, .index]' "$work/out")" = '[[1,2,4,4],{"batch":0}]'
+expect_ok "... and in the table" trace --pos alibi --batch 2 --batch-index 1 --stage alibi
+check "... head 0's bias" grep -q '^bias\[batch=0, head=0\]$' "$work/out"
 expect_ok "table --batch-index 1 --head 2 --stage view" trace "${notebook[@]}" --batch-index 1 --head 2 --stage view
 check "--batch-index 1 --head 2: q [B,Sq,H,dk] shows batch 1's table, head 2's columns" \
   test "$(grep -c '^q\[batch=1\]$' "$work/out"),$(grep -c '│ head 2$' "$work/out"),$(grep -c 'head [013]' "$work/out")" = "1,3,0"

@@ -93,6 +93,13 @@ TEST_CASE("every view at once: merge's context [B,Sq,H,dk] as context[1:2, 4:5, 
     CHECK(part.values(0, 0, 0, 1) == c.values(1, 4, 3, 1));
 }
 
+TEST_CASE("alibi's bias [1,H,Sq,Sk], broadcast over the batch, gives every --batch-index its one entry") {
+    const tensor bias = counting("bias", bhqk, {1, 2, 3, 3});
+    const attn::tensor_selection s = attn::select_in(bias, view_of(1, 1, std::nullopt));
+    CHECK(attn::torch_index(s) == "[0:1, 1:2]");
+    CHECK(attn::selected_part(bias, s).values(0, 0, 2, 1) == bias.values(0, 1, 2, 1));
+}
+
 TEST_CASE("an index outside its axis is an error") {
     const tensor w = counting("weights", bhqk, {2, 4, 5, 5});
     CHECK_THROWS_WITH_AS(attn::select_in(w, view_of(2, std::nullopt, std::nullopt)), "weights: batch index 2 is outside 0..1",

@@ -271,7 +271,7 @@ font fitted(const std::string& text, font f, double room) {
     return f;
 }
 
-/// "seed 24 · B 2 · Sq 5 · Sk 5 · D 8 · H 4 (dk 2) · mask causal": the run, for the slide's title line.
+/// "seed 24 · B 2 · Sq 5 · Sk 5 · D 8 · H 4 (dk 2) · mask causal · pos alibi": the run, for the slide's title line.
 std::string run_line(const config& c, const render_options& options) {
     std::string line;
     if (!options.seed_secret) line += "seed " + std::to_string(c.seed) + " · ";
@@ -279,6 +279,7 @@ std::string run_line(const config& c, const render_options& options) {
             " · D " + std::to_string(c.d_model) + " · H " + std::to_string(c.heads) + " (dk " +
             std::to_string(c.heads > 0 ? c.d_model / c.heads : 0) + ")";
     if (c.mask.any()) line += " · mask " + mask_kinds_to_string(c.mask);
+    if (c.pos != position_encoding::none) line += " · pos " + std::string(position_encoding_name(c.pos));
     return line;
 }
 
@@ -286,9 +287,11 @@ std::string run_line(const config& c, const render_options& options) {
 void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmaps, const render_options& options) {
     pg.width = slide_width;
     pg.height = slide_height;
-    std::string stages;
-    for (const tensor_heatmap& h : heatmaps)
-        stages += (stages.empty() ? "" : ", ") + std::to_string(h.from->info->step) + " " + std::string(h.from->name());
+    std::string stages;  // each stage once, though it draws two tensors (rope: cos and sin)
+    for (std::size_t k = 0; k < heatmaps.size(); ++k)
+        if (k == 0 || heatmaps[k].from != heatmaps[k - 1].from)
+            stages += (stages.empty() ? "" : ", ") + std::to_string(heatmaps[k].from->info->step) + " " +
+                      std::string(heatmaps[k].from->name());
     double y = slide_margin + slide_title_font.size;
     const std::string title = "Attention, stage by stage: " + stages;
     pg.lines.push_back({title, slide_margin, y, fitted(title, slide_title_font, slide_width - 2 * slide_margin), false});
@@ -316,10 +319,8 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     std::vector<std::pair<std::string, std::vector<std::string>>> cuts;  // "8 of 32 panels (batch 0)" -> tensors
     for (const tensor_heatmap& h : heatmaps) {
         if (h.panels.size() >= h.panels_in_view) continue;
-        const std::size_t first = h.panels.front().batch, last = h.panels.back().batch;
         const std::string what = std::to_string(h.panels.size()) + " of " + std::to_string(h.panels_in_view) +
-                                 " panels (batch " + std::to_string(first) +
-                                 (last != first ? "–" + std::to_string(last) : "") + ")";
+                                 " panels (" + panels_span(h) + ")";
         auto it = std::find_if(cuts.begin(), cuts.end(), [&](const auto& c) { return c.first == what; });
         if (it == cuts.end()) it = cuts.insert(cuts.end(), {what, {}});
         it->second.push_back(h.name());
@@ -401,7 +402,7 @@ void lay_out_key(panel_layout& L, const tensor_heatmap& h, const render_options&
         bottom_y = L.legend_y + swatch;
     }
     L.height = std::ceil(bottom_y + pad);
-    const double key_label_w = text_width("key j", label_font);
+    const double key_label_w = text_width(h.columns.label, label_font);
     L.width = std::ceil(std::max({right, pad + content_w + pad, L.grid_x + legend_w + pad,
                                   L.grid_x + grid_w / 2 + key_label_w / 2 + pad}));
 }
@@ -447,13 +448,13 @@ panel_layout lay_out(const tensor_heatmap& h, const render_options& options) {
     y += number_font.size + 4;
     L.grid_y = std::ceil(y);  // whole points: shorter SVG paths, crisper PNG cells
     L.key_step = label_step(text_width(std::to_string(first.keys.back()), number_font) + 5, L.cell);
-    L.query_step = label_step(number_font.size + 2, L.cell);
+    L.query_step = label_step(number_font.size + 2, L.cell);  // on rows whose number (h.row_number) is a multiple
 
     double x = pad;
     L.query_label_x = x + label_font.size * 0.6;
     x += label_font.size + 8;
     std::size_t widest_query = 0;
-    for (std::size_t i : first.queries) widest_query = std::max(widest_query, i);
+    for (std::size_t i : first.queries) widest_query = std::max(widest_query, h.row_number(i));
     x += text_width(std::to_string(widest_query), number_font);
     L.query_numbers_x = x;
     L.grid_x = std::ceil(x + 5);
@@ -461,7 +462,7 @@ panel_layout lay_out(const tensor_heatmap& h, const render_options& options) {
     if (options.layout == picture_layout::slide) {  // the slide draws one colour bar and legend per tensor
         L.height = std::ceil(L.grid_y + grid_h + pad);
         L.width = std::ceil(std::max({L.grid_x + grid_w + pad, pad + content_w + pad,
-                                      L.grid_x + grid_w / 2 + text_width("key j", label_font) / 2 + pad}));
+                                      L.grid_x + grid_w / 2 + text_width(h.columns.label, label_font) / 2 + pad}));
     } else {
         lay_out_key(L, h, options, grid_w, grid_h, content_w);
     }
@@ -475,11 +476,12 @@ void draw_panel(canvas& c, const tensor_heatmap& h, const panel& p, const panel_
     c.text(panel_title(h, p, options), pad, L.title_y, title_font, ink);
     if (L.note_y != 0) c.text(crop_note(h, p), pad, L.note_y, number_font, muted_ink);
 
-    // Axis labels: "key j" over the grid, "query i" turned up the left side.
+    // Axis labels: "key j" over the grid, "query i" turned up the left side (a table's:
+    // "feature" or "head dim", and "position").
     const double grid_w = static_cast<double>(p.keys.size()) * L.cell;
     const double grid_h = static_cast<double>(p.queries.size()) * L.cell;
-    c.text("key j", L.grid_x + grid_w / 2, L.key_label_y, label_font, muted_ink, align::centre);
-    c.text("query i", L.query_label_x + label_font.size * 0.36, L.grid_y + grid_h / 2, label_font, muted_ink,
+    c.text(h.columns.label, L.grid_x + grid_w / 2, L.key_label_y, label_font, muted_ink, align::centre);
+    c.text(h.rows.label, L.query_label_x + label_font.size * 0.36, L.grid_y + grid_h / 2, label_font, muted_ink,
            align::centre, true);
 
     for (std::size_t col = 0; col < p.keys.size(); ++col)
@@ -487,8 +489,8 @@ void draw_panel(canvas& c, const tensor_heatmap& h, const panel& p, const panel_
             c.text(std::to_string(p.keys[col]), L.grid_x + (col + 0.5) * L.cell, L.key_numbers_y, number_font, muted_ink,
                    align::centre);
     for (std::size_t r = 0; r < p.queries.size(); ++r)
-        if (p.queries[r] % L.query_step == 0 || p.queries.size() == 1)
-            c.text(std::to_string(p.queries[r]), L.query_numbers_x,
+        if (h.row_number(p.queries[r]) % L.query_step == 0 || p.queries.size() == 1)
+            c.text(std::to_string(h.row_number(p.queries[r])), L.query_numbers_x,
                    L.grid_y + (r + 0.5) * L.cell + number_font.size * 0.36, number_font, muted_ink, align::right);
 
     draw_cells(c, h, p, L);
@@ -524,8 +526,7 @@ void draw_page(canvas& c, const page& pg, const std::vector<tensor_heatmap>& hea
 std::vector<tensor_heatmap> collect_pictured(const trace& t, const render_options& options) {
     std::vector<tensor_heatmap> heatmaps = collect(t, options, picture_max_side);
     if (heatmaps.empty())
-        throw usage_error("no stage shown has a [.., Sq, Sk] tensor to draw (scores, scaled, mask, masked, softmax, "
-                          "dropout)");
+        throw usage_error("no stage shown has a tensor to draw (this run draws " + drawable_stages_text(t.cfg) + ")");
     return heatmaps;
 }
 
@@ -533,7 +534,8 @@ std::string panel_id(const tensor_heatmap& h, const panel& p) {
     std::string tensor = h.values->name;  // a name from a file may hold anything: an id holds [A-Za-z0-9_.]
     for (char& ch : tensor)
         if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.') ch = '_';
-    std::string id = std::string(h.from->name()) + "-" + tensor + "-b" + std::to_string(p.batch);
+    std::string id = std::string(h.from->name()) + "-" + tensor;
+    if (!p.every_batch) id += "-b" + std::to_string(p.batch);
     return p.head ? id + "-h" + std::to_string(*p.head) : id;
 }
 

@@ -1,5 +1,5 @@
 // The panels every picture draws: which tensors, which batch items, heads, queries
-// and keys, what each cell is, and the scale of each tensor.
+// and keys (or positions and features), what each cell is, and the scale of each tensor.
 #include "attn/render/heatmap_panels.hpp"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "attn/compute/error.hpp"
+#include "attn/compute/stage_table.hpp"
 
 namespace attn::heatmap {
 namespace {
@@ -23,6 +24,15 @@ bool applies_mask(const stage& s, const tensor& x) {
 bool is_query_by_key(const tensor& x) {
     return x.values.dimension() == 4 && x.dims.size() == 4 && x.dims[0] == "batch" && x.dims[1] == "head" &&
            x.dims[2] == "query" && x.dims[3] == "key";
+}
+
+/// Whether `x` is a position table [S,F]: pe [S,Din] (pe_kv [Sk,Dkv]) of the positions
+/// stage, or rope's cos and sin [Sq,dk]; rows are positions.
+bool is_position_table(const tensor& x) {
+    if (x.values.dimension() != 2 || x.dims.size() != 2) return false;
+    const bool positions = x.dims[0] == "seq" || x.dims[0] == "kv_seq";
+    const bool features = x.dims[1] == "d_in" || x.dims[1] == "d_kv_in" || x.dims[1] == "head_dim";
+    return positions && features;
 }
 
 /// 0, 1, ..., n-1, cut to the first `limit` unless `full`.
@@ -45,16 +55,31 @@ void check_view(const config& c, const render_options& options) {
     check(options.row, c.seq, "--row", "queries");
 }
 
+/// The one panel of a position table [S,F]: the same for every batch item and head. --row
+/// keeps one row when the rows are the queries' positions (seq), as it does in JSON.
+std::vector<panel> table_panels(const tensor& x, const render_options& options, std::size_t max_side) {
+    panel p;
+    p.every_batch = true;
+    const bool query_rows = x.dims[0] == "seq";
+    p.queries = options.row && query_rows ? std::vector<std::size_t>{*options.row}
+                                          : first_indices(x.values.shape()[0], max_side, options.full);
+    p.keys = first_indices(x.values.shape()[1], max_side, options.full);
+    return {p};
+}
+
 /// The panels of `x`: one per batch item and head, within --batch-index and --head.
-std::vector<panel> panels_of(const tensor& x, const render_options& options, std::size_t max_side) {
+/// `every_batch`: x's batch axis has size 1, the same for every item (alibi's bias), and
+/// --batch-index does not pick in it.
+std::vector<panel> panels_of(const tensor& x, const render_options& options, std::size_t max_side, bool every_batch) {
     const auto& shape = x.values.shape();  // [B,H,Sq,Sk]
     const bool every_head = x.type == element_type::boolean && shape[1] == 1;  // the mask [B,1,Sq,Sk]
     panel base;
+    base.every_batch = every_batch;
     base.queries = options.row ? std::vector<std::size_t>{*options.row} : first_indices(shape[2], max_side, options.full);
     base.keys = first_indices(shape[3], max_side, options.full);
     std::vector<panel> panels;
     for (std::size_t b = 0; b < shape[0]; ++b) {
-        if (options.batch_index && *options.batch_index != b) continue;
+        if (options.batch_index && *options.batch_index != b && !every_batch) continue;
         for (std::size_t h = 0; h < shape[1]; ++h) {
             if (!every_head && options.head && *options.head != h) continue;
             panels.push_back(base);
@@ -89,9 +114,11 @@ value_scale forced(value_scale scale, const render_options& options, const std::
 
 /// The scale and the kinds of cell present, over every drawn cell. Attention weights
 /// are shares of 1: they are drawn on 0 .. 1 (after dropout, 0 .. 1/(1-p)) whatever
-/// this run's range, so that 0.47 and 0.53 look alike, as they are. Scores are drawn
-/// on a scale symmetric around 0. --vmin and --vmax replace either end (not the
-/// mask's: booleans are false and true).
+/// this run's range, so that 0.47 and 0.53 look alike, as they are. The position
+/// tables are sines and cosines: drawn on -1 .. 1, so that a position's stripes keep
+/// their colours whatever rows are drawn. Scores (and the bias) are drawn on a scale
+/// symmetric around 0. --vmin and --vmax replace either end (not the mask's: booleans
+/// are false and true).
 void survey(tensor_heatmap& h, const config& c, const render_options& options) {
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
     for (const panel& p : h.panels)
@@ -108,7 +135,9 @@ void survey(tensor_heatmap& h, const config& c, const render_options& options) {
         h.scale = {0.0f, 1.0f};  // false at the low end, true at the high end
         return;
     }
-    if (weights && h.from->id() == stage_id::dropout)
+    if (h.table())
+        h.scale = {-1.0f, 1.0f};
+    else if (weights && h.from->id() == stage_id::dropout)
         h.scale = {0.0f, static_cast<float>(1.0 / (1.0 - c.dropout.p))};
     else if (weights)
         h.scale = {0.0f, 1.0f};
@@ -120,11 +149,14 @@ void survey(tensor_heatmap& h, const config& c, const render_options& options) {
 }
 
 /// "queries 0–47 of 512": the part of one axis drawn, or empty when it is all of it.
-std::string axis_note(const std::vector<std::size_t>& shown, std::size_t size, const char* one, const char* many) {
+/// Numbered from `first` ("positions 3–130 of 3–514") when its indices are not its labels.
+std::string axis_note(const std::vector<std::size_t>& shown, std::size_t size, const axis& a, std::size_t first = 0) {
     if (shown.size() == size || shown.empty()) return {};
-    if (shown.size() == 1) return std::string(one) + " " + std::to_string(shown.front()) + " of " + std::to_string(size);
-    return std::string(many) + " " + std::to_string(shown.front()) + "–" + std::to_string(shown.back()) + " of " +
-           std::to_string(size);
+    const std::string of = first == 0 ? std::to_string(size)
+                                      : std::to_string(first) + "–" + std::to_string(first + size - 1);
+    if (shown.size() == 1) return std::string(a.one) + " " + std::to_string(first + shown.front()) + " of " + of;
+    return std::string(a.many) + " " + std::to_string(first + shown.front()) + "–" + std::to_string(first + shown.back()) +
+           " of " + of;
 }
 
 }  // namespace
@@ -133,7 +165,15 @@ bool drawable(std::string_view stage_name) {
     return std::find(drawable_stages.begin(), drawable_stages.end(), stage_name) != drawable_stages.end();
 }
 
+std::string drawable_stages_text(const config& c) {
+    std::string text;
+    for (std::string_view name : drawable_stages)
+        if (stage_in_run(c, name)) text += (text.empty() ? "" : ", ") + std::string(name);
+    return text;
+}
+
 float tensor_heatmap::at(const panel& p, std::size_t query, std::size_t key) const {
+    if (table()) return values->values(query, key);
     return values->values(p.batch, p.head.value_or(0), query, key);
 }
 
@@ -150,6 +190,8 @@ cell_kind tensor_heatmap::kind(const panel& p, std::size_t query, std::size_t ke
 std::string tensor_heatmap::name() const { return std::string(from->name()) + "." + values->name; }
 
 std::string place(const panel& p) {
+    if (p.every_batch)
+        return p.head ? "head " + std::to_string(*p.head) + " (every batch item)" : "every batch item and head";
     const std::string batch = "batch " + std::to_string(p.batch);
     return p.head ? batch + ", head " + std::to_string(*p.head) : batch + " (every head)";
 }
@@ -157,17 +199,24 @@ std::string place(const panel& p) {
 std::string title(const tensor_heatmap& h, const panel& p) { return h.name() + " — " + place(p); }
 
 std::string crop_note(const tensor_heatmap& h, const panel& p) {
-    const std::string queries = axis_note(p.queries, h.query_count(), "query", "queries");
-    const std::string keys = axis_note(p.keys, h.key_count(), "key", "keys");
+    const std::string queries = axis_note(p.queries, h.query_count(), h.rows, h.first_row);
+    const std::string keys = axis_note(p.keys, h.key_count(), h.columns);
     if (queries.empty() || keys.empty()) return queries + keys;
     return queries + ", " + keys;
 }
 
+std::string panels_span(const tensor_heatmap& h) {
+    const panel &first = h.panels.front(), &last = h.panels.back();
+    if (first.every_batch) {
+        const std::size_t a = first.head.value_or(0), b = last.head.value_or(0);
+        return (a != b ? "heads " + std::to_string(a) + "–" : "head ") + std::to_string(b);
+    }
+    return "batch " + std::to_string(first.batch) + (last.batch != first.batch ? "–" + std::to_string(last.batch) : "");
+}
+
 std::string panels_note(const tensor_heatmap& h) {
     if (h.panels.size() >= h.panels_in_view) return {};
-    const std::size_t first = h.panels.front().batch, last = h.panels.back().batch;
-    return std::to_string(h.panels.size()) + " of " + std::to_string(h.panels_in_view) + " panels: batch " +
-           std::to_string(first) + (last != first ? "–" + std::to_string(last) : "");
+    return std::to_string(h.panels.size()) + " of " + std::to_string(h.panels_in_view) + " panels: " + panels_span(h);
 }
 
 std::vector<tensor_heatmap> collect(const trace& t, const render_options& options, std::size_t max_side,
@@ -179,12 +228,22 @@ std::vector<tensor_heatmap> collect(const trace& t, const render_options& option
     for (const stage& s : t.stages) {
         if (!options.shows(s.name()) || !drawable(s.name())) continue;
         for (const tensor& x : s.tensors) {
-            if (!is_query_by_key(x)) continue;
+            const bool table = is_position_table(x);
+            if (!table && !is_query_by_key(x)) continue;
             tensor_heatmap h;
             h.from = &s;
             h.values = &x;
             if (applies_mask(s, x)) h.mask = mask;
-            h.panels = panels_of(x, options, max_side);
+            if (table) {
+                h.rows = position_axis;
+                h.columns = x.dims[1] == "head_dim" ? head_dim_axis : feature_axis;
+                // rope's cos and sin hold the queries' positions: N.. in a decoding step
+                h.first_row = x.dims[0] == "seq" ? static_cast<std::size_t>(first_query_position(t.cfg)) : 0;
+                h.panels = table_panels(x, options, max_side);
+            } else {
+                h.panels = panels_of(x, options, max_side, s.id() == stage_id::alibi);
+            }
+            if (h.panels.empty()) continue;
             h.panels_in_view = h.panels.size();
             if (!options.full && h.panels.size() > max_panels) h.panels.resize(max_panels);
             survey(h, t.cfg, options);

@@ -7,6 +7,7 @@
 //       key  0 1 2 3 4
 //   query 0 ██ · · · ·
 //         1 ████ · · ·
+// A position table's panel says "position" and "feature" (or "dim") instead.
 // Key numbers of two or more digits stand in columns, like a ruler: the tens
 // digit over each multiple of ten.
 #include "attn/render/text_headings.hpp"
@@ -90,9 +91,9 @@ void add_value_cell(text_line& line, double position, bool color) {
 std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 
 /// The key numbers over the columns, as a ruler: one line per digit, the last
-/// labelled "key" in the label column.
-void add_key_ruler(std::vector<text_line>& lines, const std::vector<std::size_t>& keys, std::size_t label_width,
-                   bool color) {
+/// labelled `name` ("key") in the label column.
+void add_key_ruler(std::vector<text_line>& lines, const std::vector<std::size_t>& keys, std::string_view name,
+                   std::size_t label_width, bool color) {
     const std::size_t rows = digits(keys.empty() ? 0 : keys.back());
     for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t below = rows - 1 - r;  // digits below this one
@@ -100,8 +101,8 @@ void add_key_ruler(std::vector<text_line>& lines, const std::vector<std::size_t>
         for (std::size_t k = 0; k < below; ++k) power *= 10;
         text_line line;
         if (r + 1 == rows) {
-            line.add(std::string(label_width - 3, ' '));
-            line.add_styled(color ? grey : "", "key");
+            line.add(std::string(label_width - name.size(), ' '));
+            line.add_styled(color ? grey : "", name);
         } else {
             line.add(std::string(label_width, ' '));
         }
@@ -126,13 +127,14 @@ std::vector<text_line> panel_lines(const heatmap::tensor_heatmap& h, const heatm
         line.add_styled(color ? grey : "", note + " (--full draws all)");
         lines.push_back(std::move(line));
     }
-    const std::size_t label_width = std::string("query ").size() + digits(p.queries.back());
-    add_key_ruler(lines, p.keys, label_width, color);
+    const std::size_t label_width =
+        std::max(h.rows.one.size() + 1 + digits(h.row_number(p.queries.back())), h.columns.one.size());
+    add_key_ruler(lines, p.keys, h.columns.one, label_width, color);
     for (std::size_t r = 0; r < p.queries.size(); ++r) {
         const std::size_t i = p.queries[r];
         text_line line;
-        const std::string number = std::to_string(i);
-        const std::string label = r == 0 ? "query " + number : number;
+        const std::string number = std::to_string(h.row_number(i));
+        const std::string label = r == 0 ? std::string(h.rows.one) + " " + number : number;
         line.add(std::string(label_width - label.size(), ' '));
         line.add_styled(color ? grey : "", label);
         line.add(" ");
@@ -218,8 +220,12 @@ void print_tensor(std::ostream& out, const heatmap::tensor_heatmap& h, const ren
                   std::size_t width) {
     const bool color = options.color;
     const auto& shape = h.values->values.shape();
-    out << (color ? "\x1b[1m" : "") << h.values->name << (color ? reset : "") << " [" << shape[0] << ','
-        << shape[1] << ',' << shape[2] << ',' << shape[3] << "] (batch, head, query, key)\n";
+    std::string sizes, dims;
+    for (std::size_t a = 0; a < shape.size(); ++a) {
+        sizes += (a ? "," : "") + std::to_string(shape[a]);
+        dims += (a ? ", " : "") + (a < h.values->dims.size() ? h.values->dims[a] : std::string());
+    }
+    out << (color ? "\x1b[1m" : "") << h.values->name << (color ? reset : "") << " [" << sizes << "] (" << dims << ")\n";
     std::vector<std::vector<text_line>> row;
     std::size_t row_width = 0, batch = h.panels.front().batch;
     for (const heatmap::panel& p : h.panels) {

@@ -4,8 +4,10 @@
 //
 // A heatmap is <figure class="heatmap" data-stage data-tensor data-batch data-head>:
 // the SVG of the panel (heatmap_svg.hpp), over whose cells lies one transparent <rect class="grid">
-// holding the cells' values (data-values, row by row, "*" after a masked one) and the
-// query and key numbers; the script writes the value under the pointer below the
+// holding the cells' values (data-values, row by row, "*" after a masked one), the
+// row and column numbers (data-queries, data-keys) and what they number (data-row-name
+// "query" or "position", data-column-name "key", "feature" or "dim"; data-batch and
+// data-head are "all" for a tensor the same for every one); the script writes the value under the pointer below the
 // figure and outlines its cell. (A <title> per cell would do without a script, but
 // costs ten times the bytes.) The script marks the page data-ready="yes" when it has
 // run, and any script error marks it data-script-error, for tests in a headless browser.
@@ -104,7 +106,7 @@ document.querySelectorAll('figure.heatmap').forEach(function (figure) {
     if (r < 0 || c < 0 || r >= queries.length || c >= keys.length) return;
     var value = values[r * keys.length + c];
     var masked = value.slice(-1) === '*';
-    readout.textContent = 'query ' + queries[r] + ', key ' + keys[c] + ': ' +
+    readout.textContent = grid.dataset.rowName + ' ' + queries[r] + ', ' + grid.dataset.columnName + ' ' + keys[c] + ': ' +
                           (masked ? value.slice(0, -1) + ' (masked)' : value);
     pointed.setAttribute('x', x0 + c * cell);
     pointed.setAttribute('y', y0 + r * cell);
@@ -174,9 +176,9 @@ void write_explanation(std::ostream& out, const stage& s, const config& c) {
     if (!items.empty()) out << "<dl class=\"explain\">\n" << items << "</dl>\n";
 }
 
-std::string joined(const std::vector<std::size_t>& numbers) {
+std::string joined(const std::vector<std::size_t>& numbers, std::size_t first = 0) {
     std::string text;
-    for (std::size_t n : numbers) text += (text.empty() ? "" : " ") + std::to_string(n);
+    for (std::size_t n : numbers) text += (text.empty() ? "" : " ") + std::to_string(first + n);
     return text;
 }
 
@@ -197,7 +199,8 @@ std::string hover_layer(const heatmap::tensor_heatmap& h, const heatmap::panel& 
     char outline[120];
     std::snprintf(outline, sizeof outline, "<rect class=\"pointed\" width=\"%g\" height=\"%g\" visibility=\"hidden\"/>\n",
                   g.cell, g.cell);
-    return std::string("<rect class=\"grid\" ") + geometry + " data-queries=\"" + joined(p.queries) +
+    return std::string("<rect class=\"grid\" ") + geometry + " data-row-name=\"" + std::string(h.rows.one) +
+           "\" data-column-name=\"" + std::string(h.columns.one) + "\" data-queries=\"" + joined(p.queries, h.first_row) +
            "\" data-keys=\"" + joined(p.keys) + "\" data-values=\"" + heatmap::xml_escape(values) + "\"/>\n" + outline;
 }
 
@@ -210,7 +213,8 @@ void write_heatmaps(std::ostream& out, const heatmap::tensor_heatmap& h, const r
         std::string svg = drawn[n].svg;
         svg.insert(svg.rfind("</svg>"), hover_layer(h, p, drawn[n].grid, options));
         out << "<figure class=\"heatmap\" data-stage=\"" << h.from->name() << "\" data-tensor=\"" << heatmap::xml_escape(h.values->name)
-            << "\" data-batch=\"" << p.batch << "\" data-head=\"" << (p.head ? std::to_string(*p.head) : "all")
+            << "\" data-batch=\"" << (p.every_batch ? "all" : std::to_string(p.batch))
+            << "\" data-head=\"" << (p.head ? std::to_string(*p.head) : "all")
             << "\">\n"
             << svg << "<figcaption>" << heatmap::xml_escape(heatmap::place(p)) << ": point at a cell for its value</figcaption>\n"
             << "</figure>\n";

@@ -18,7 +18,11 @@ namespace {
 /// The index a view asks of an axis called `dim` in `t`, or none when it keeps the axis whole.
 std::optional<std::size_t> wanted_index(const tensor& t, std::size_t axis, const render_options& options) {
     const std::string& dim = t.dims[axis];
-    if (dim == "batch") return options.batch_index;
+    if (dim == "batch") {
+        // alibi's bias [1,H,Sq,Sk] is broadcast over the batch: its one entry is every item's
+        const bool broadcast = t.values.shape()[axis] == 1;
+        return broadcast && options.batch_index ? std::optional<std::size_t>(0) : options.batch_index;
+    }
     if (dim == "head") {
         const bool broadcast = t.type == element_type::boolean && t.values.shape()[axis] == 1;  // the mask [B,1,Sq,Sk]
         return broadcast ? std::nullopt : options.head;

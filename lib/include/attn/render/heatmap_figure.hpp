@@ -15,6 +15,9 @@
 //   e ... 4 [ ][ ][ ][ ][ ]       └┘ 0.0000
 //           ▨ masked  ▩ NaN                     the marks present in the tensor
 //
+// A position table (pe, rope's cos and sin) is one such panel: "position" down, "feature"
+// (or "head dim") across, rows numbered by position.
+//
 // Pages: `stack` puts a tensor's panels in rows of up to four, each batch item starting
 // a new row, tensors one below another. `slide` is a 16:9 page (slide_width by
 // slide_height points): a title line, then the tensors side by side, each under its
@@ -132,7 +135,7 @@ struct page {
 
 /// The tensors `options` shows, laid out on a page as options.layout says; the slide
 /// may drop panels from `heatmaps` (page.notes says which). Throws usage_error when
-/// no shown stage has a [.., Sq, Sk] tensor.
+/// no shown stage has a tensor to draw.
 page lay_out_page(const trace& t, std::vector<tensor_heatmap>& heatmaps, const render_options& options);
 
 /// The page on `c`: its lines, then its panels.

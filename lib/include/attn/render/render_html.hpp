@@ -1,7 +1,7 @@
 #pragma once
 // --format html: one self-contained page that walks through the run stage by stage:
-// heading, formula, explanation, warnings, and the tensors: [.., Sq, Sk] ones as the SVG
-// heatmaps of heatmap_svg.hpp (a cell's value on hover), the others as tables of
+// heading, formula, explanation, warnings, and the tensors: [.., Sq, Sk] ones and the
+// position tables (pe, rope's cos and sin) as the SVG heatmaps of heatmap_svg.hpp (a cell's value on hover), the others as tables of
 // numbers summarised as the table format does. Nothing is fetched; the page follows the
 // reader's light or dark colour scheme. With --layout slide the page opens with the
 // 16:9 slide of heatmap_figure.hpp.

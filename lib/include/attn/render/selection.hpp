@@ -1,7 +1,8 @@
 #pragma once
 // --batch-index I, --head H, --row Q: the part of each tensor a view shows.
 //
-//   batch_index  the "batch" axis of every tensor that has one;
+//   batch_index  the "batch" axis of every tensor that has one; index 0 of one of size 1:
+//                alibi's bias [1,H,Sq,Sk] is broadcast over the items, the same for each;
 //   head         the "head" axis, except a boolean one of size 1: the mask [B,1,Sq,Sk]
 //                has no real head axis (it is broadcast over the heads), so it stays whole;
 //   row          the query axis: "query" of the [B,H,Sq,Sk] planes and "seq", the
