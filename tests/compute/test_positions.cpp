@@ -9,6 +9,18 @@
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/positions.hpp"
+#include "attn/compute/torch_trig.hpp"
+
+namespace {
+
+/// a is b or a float32 next to it: SLEEF's cos and sin (torch_trig.hpp) are within 1 ulp of
+/// the rounded double values worked by hand here.
+bool within_one_ulp(float a, double b) {
+    const auto f = static_cast<float>(b);
+    return a == f || a == std::nextafter(f, 2.0f) || a == std::nextafter(f, -2.0f);
+}
+
+}  // namespace
 
 TEST_SUITE("positions") {
 
@@ -27,9 +39,9 @@ TEST_CASE("rope: one pair rotated by hand, half and interleaved") {
     c.d_model = 4;
     c.heads = 1;  // dk = 4: inv_freq = 1, 1/100
     const attn::rope_angles a = attn::make_rope_angles(c, 0, 2, c.rope_style);
-    CHECK(a.cos(1, 0) == static_cast<float>(std::cos(1.0)));
-    CHECK(a.cos(1, 2) == static_cast<float>(std::cos(1.0)));  // half: i and i + dk/2 share the angle
-    CHECK(a.sin(1, 1) == static_cast<float>(std::sin(0.01)));
+    CHECK(within_one_ulp(a.cos(1, 0), std::cos(1.0)));
+    CHECK(within_one_ulp(a.cos(1, 2), std::cos(1.0)));  // half: i and i + dk/2 share the angle
+    CHECK(within_one_ulp(a.sin(1, 1), std::sin(0.01)));
     xt::xarray<float> x = xt::xarray<float>::from_shape({1, 1, 2, 4});
     for (std::size_t e = 0; e < 8; ++e) x.data()[e] = 1.0f;
     const attn::tensor t("q", {"batch", "head", "seq", "head_dim"}, x);
@@ -40,18 +52,31 @@ TEST_CASE("rope: one pair rotated by hand, half and interleaved") {
     CHECK(r(0, 0, 1, 2) == doctest::Approx(std::cos(1.0) + std::sin(1.0)).epsilon(1e-6));
     c.rope_style = attn::rope_pairing::interleaved;
     const attn::rope_angles b = attn::make_rope_angles(c, 0, 2, c.rope_style);
-    CHECK(b.cos(1, 1) == static_cast<float>(std::cos(1.0)));  // interleaved: 2i and 2i + 1 share it
+    CHECK(within_one_ulp(b.cos(1, 1), std::cos(1.0)));  // interleaved: 2i and 2i + 1 share it
     const xt::xarray<float> s = attn::rotate(t, b, attn::rope_pairing::interleaved);
     CHECK(s(0, 0, 1, 0) == doctest::Approx(std::cos(1.0) - std::sin(1.0)).epsilon(1e-6));
     CHECK(s(0, 0, 1, 1) == doctest::Approx(std::cos(1.0) + std::sin(1.0)).epsilon(1e-6));
+}
+
+TEST_CASE("torch_cos, torch_sin: each argument's bits whatever its lane (the last n % 8 padded as torch pads them)") {
+    std::vector<float> x(13), together(13), alone(1);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.37f * static_cast<float>(i) - 2.0f;
+    attn::torch_cos(x.data(), together.data(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        attn::torch_cos(&x[i], alone.data(), 1);
+        CHECK(together[i] == alone[0]);
+        CHECK(within_one_ulp(together[i], std::cos(static_cast<double>(x[i]))));
+    }
+    attn::torch_sin(x.data(), together.data(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(within_one_ulp(together[i], std::sin(static_cast<double>(x[i]))));
 }
 
 TEST_CASE("sinusoidal: row 0 is sin 0, cos 0; row 1 starts sin 1, cos 1") {
     const xt::xarray<float> pe = attn::sinusoidal_table(0, 2, 4);
     CHECK(pe(0, 0) == 0.0f);
     CHECK(pe(0, 1) == 1.0f);
-    CHECK(pe(1, 0) == static_cast<float>(std::sin(1.0)));
-    CHECK(pe(1, 1) == static_cast<float>(std::cos(1.0)));
+    CHECK(within_one_ulp(pe(1, 0), std::sin(1.0)));
+    CHECK(within_one_ulp(pe(1, 1), std::cos(1.0)));
     CHECK(pe(1, 2) == doctest::Approx(std::sin(0.01)).epsilon(1e-6));  // 10000^(-2/4) = 1/100
 }
 

@@ -23,10 +23,11 @@ another kernel in its place) is left
 out and said so in kernels.txt; the C++ test then checks that kernel against the Haswell set
 within the tolerance only.
 
-cos and sin: torch 1.13 runs SLEEF's Sleef_cosf8_u10 / Sleef_sinf8_u10 (1-ulp bound), attn rounds
-the double result (half an ulp). The script prints, per case, the largest difference in ulp
-between torch's cos/sin (or pe) and the rounded double ones: it is the tolerance the C++ test
-allows on those tensors (tests/compute/test_positions.cpp), and what the later stages inherit.
+cos and sin: torch 1.13 runs SLEEF's Sleef_cosf8_u10 / Sleef_sinf8_u10 (1-ulp bound), as attn
+does on a CPU with AVX2 (lib/src/compute/torch_trig.cpp: the bits are equal). Without AVX2 attn
+rounds the double result (half an ulp). The script prints, per case, the largest difference in
+ulp between torch's cos/sin (or pe) and the rounded double ones: the tolerance the C++ test
+allows on those tensors on such a CPU (tests/compute/test_fixtures.cpp).
 """
 
 import json

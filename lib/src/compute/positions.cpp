@@ -1,22 +1,18 @@
-// The positional encodings (positions.hpp), element by element in torch's float32 order.
-//
-// cos and sin: torch 1.13 on CPU computes them with SLEEF's vector code (Sleef_cosf8_u10, within
-// 1 ulp); here they are the double results rounded to float32 (within half an ulp). They agree
-// on about 19 arguments in 20 and differ by 1 ulp on the rest (measured on 100000 arguments and
-// on the fixtures: tests/reference/make_position_fixtures.py); the tests allow that ulp.
-// Everything else (pow, exp, the products and sums) is PyTorch's to the bit.
+// The positional encodings (positions.hpp), element by element in torch's float32 order: the
+// angles, pow, exp, the products and sums as torch rounds them, cos and sin as torch computes
+// them (torch_trig.hpp: SLEEF's own functions on a CPU with AVX2), so every tensor is
+// PyTorch's to the bit there.
 #include "attn/compute/positions.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include "attn/compute/mistake.hpp"
 #include "attn/compute/torch_exp.hpp"
+#include "attn/compute/torch_trig.hpp"
 
 namespace attn {
 namespace {
-
-float rounded_cos(float x) { return static_cast<float>(std::cos(static_cast<double>(x))); }
-float rounded_sin(float x) { return static_cast<float>(std::sin(static_cast<double>(x))); }
 
 /// Press et al.'s get_slopes_power_of_2(n), in doubles as Python computes it.
 void slopes_power_of_2(std::int64_t n, std::vector<double>& into) {
@@ -66,18 +62,21 @@ rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t co
     const auto dk = static_cast<std::size_t>(c.head_dim()), half = dk / 2;
     const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, dk);
     rope_angles a{xt::xarray<float>::from_shape({count, dk}), xt::xarray<float>::from_shape({count, dk})};
+    std::vector<float> angles(count * half), cos(count * half), sin(count * half);  // freqs [count, dk/2]
     for (std::size_t p = 0; p < count; ++p) {
         const auto t = static_cast<float>(first + static_cast<std::int64_t>(p));  // torch.arange(..).float()
+        for (std::size_t i = 0; i < half; ++i) angles[p * half + i] = t * inv[i];  // torch.outer(t, inv_freq)
+    }
+    torch_cos(angles.data(), cos.data(), angles.size());  // emb.cos(), emb.sin(): each angle's bits
+    torch_sin(angles.data(), sin.data(), angles.size());  // are the same wherever emb holds it
+    for (std::size_t p = 0; p < count; ++p)
         for (std::size_t i = 0; i < half; ++i) {
-            const float angle = t * inv[i];  // torch.outer(t, inv_freq)
-            const float cos = rounded_cos(angle), sin = rounded_sin(angle);
             // half: emb = cat((freqs, freqs)): i and i + dk/2; interleaved: 2i and 2i + 1
             const std::size_t a0 = pairing == rope_pairing::half ? i : 2 * i;
             const std::size_t a1 = pairing == rope_pairing::half ? i + half : 2 * i + 1;
-            a.cos(p, a0) = a.cos(p, a1) = cos;
-            a.sin(p, a0) = a.sin(p, a1) = sin;
+            a.cos(p, a0) = a.cos(p, a1) = cos[p * half + i];
+            a.sin(p, a0) = a.sin(p, a1) = sin[p * half + i];
         }
-    }
     return a;
 }
 
@@ -140,15 +139,20 @@ xt::xarray<float> sinusoidal_table(std::int64_t first, std::size_t count, std::s
     std::vector<float> div_term(width / 2);
     for (std::size_t i = 0; i < div_term.size(); ++i) div_term[i] = static_cast<float>(2 * i) * step;
     exp_shifted(div_term.data(), div_term.size(), 0.0f);
-    auto pe = xt::xarray<float>::from_shape({count, width});
+    const std::size_t half = div_term.size();
+    std::vector<float> angles(count * half), sin(count * half), cos(count * half);  // position * div_term
     for (std::size_t p = 0; p < count; ++p) {
         const auto position = static_cast<float>(first + static_cast<std::int64_t>(p));  // int64 -> float32
-        for (std::size_t i = 0; i < div_term.size(); ++i) {
-            const float angle = position * div_term[i];
-            pe(p, 2 * i) = rounded_sin(angle);
-            pe(p, 2 * i + 1) = rounded_cos(angle);
-        }
+        for (std::size_t i = 0; i < half; ++i) angles[p * half + i] = position * div_term[i];
     }
+    torch_sin(angles.data(), sin.data(), angles.size());
+    torch_cos(angles.data(), cos.data(), angles.size());
+    auto pe = xt::xarray<float>::from_shape({count, width});
+    for (std::size_t p = 0; p < count; ++p)
+        for (std::size_t i = 0; i < half; ++i) {
+            pe(p, 2 * i) = sin[p * half + i];
+            pe(p, 2 * i + 1) = cos[p * half + i];
+        }
     return pe;
 }
 
