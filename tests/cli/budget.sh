@@ -10,14 +10,6 @@ attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 py=/usr/bin/python3
 cd "$work"
 
-# limited RUN...: attn under an address-space limit ($limit_kb KiB, 2 GB unless a case says
-# less); under ASan (ATTN_SANITIZED=1) no limit, the sanitizers watch instead.
-limited() {
-  if [ -n "${ATTN_SANITIZED:-}" ]; then "$attn" "$@" >"$work/out" 2>"$work/err"; rc=$?; return; fi
-  (ulimit -v "${limit_kb:-2000000}"; "$attn" "$@") >"$work/out" 2>"$work/err"; rc=$?
-}
-expect_refusal() { expect_error_from limited "$@"; }
-
 # --- every command that computes takes --max-memory, and says so when it refuses ---------
 echo '[[1]]' >one.json
 expect_refusal "check --max-memory: the right run's need against it, exit 1" 1 \

@@ -10,18 +10,6 @@ attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 py=/usr/bin/python3
 cd "$work"
 
-# limited RUN...: runs attn under an address-space limit ($limit_kb KiB, 2 GB unless a case
-# sets less), so memory spent before a refusal fails the test instead of passing slowly.
-# Under ASan (ATTN_SANITIZED=1, .ci/run) the shadow memory needs terabytes of address space:
-# no ulimit -v there; the sanitizers watch the same runs instead.
-limited() {
-  if [ -n "${ATTN_SANITIZED:-}" ]; then "$attn" "$@" >"$work/out" 2>"$work/err"; rc=$?; return; fi
-  (ulimit -v "${limit_kb:-2000000}"; "$attn" "$@") >"$work/out" 2>"$work/err"; rc=$?
-}
-
-# expect_refusal NAME RC 'stderr first line' ARGS...: expect_error, under the limit.
-expect_refusal() { expect_error_from limited "$@"; }
-
 # --- 1. sizes that wrap before --batch is validated -------------------------------------
 echo '[[1,1,1]]' > m.json
 printf '[[1,1,1,1],[1,1,1,1],[1,1,1,1],[1,1,1,1]]' > m4.json

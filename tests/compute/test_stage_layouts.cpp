@@ -13,6 +13,33 @@
 #include "attn/compute/trace.hpp"
 #include "support.hpp"
 
+namespace {
+
+/// plan_stage_layouts(run.cfg) holds the run's stages and, tensor by tensor, their names,
+/// dims, types, shapes, strides and the tensors they are views of.
+void check_plan_is_run(const attn::trace& run) {
+    const std::vector<attn::planned_stage> planned = attn::plan_stage_layouts(run.cfg);
+    REQUIRE(planned.size() == run.stages.size());
+    for (std::size_t i = 0; i < planned.size(); ++i) {
+        const attn::stage& computed = run.stages[i];
+        CHECK(planned[i].id == computed.info->id);
+        REQUIRE(planned[i].tensors.size() == computed.tensors.size());
+        for (std::size_t k = 0; k < computed.tensors.size(); ++k) {
+            const attn::planned_tensor& p = planned[i].tensors[k];
+            const attn::tensor& t = computed.tensors[k];
+            CAPTURE(std::string(computed.name()) + "." + t.name);
+            CHECK(p.name == t.name);
+            CHECK(p.dims == t.dims);
+            CHECK(p.type == t.type);
+            CHECK(p.layout.shape == t.layout().shape);
+            CHECK(p.layout.strides == t.strides);
+            CHECK(p.view_of == t.view_of);
+        }
+    }
+}
+
+}  // namespace
+
 TEST_SUITE("stage_layouts") {
 
 TEST_CASE("the planned layouts are PyTorch's at every step, views and copies included") {
@@ -51,25 +78,7 @@ TEST_CASE("the planned layouts are those of the tensors the run computes") {
     for (const auto& c : strides_fixture::cases()) {
         const std::string case_name = c.at("name").get<std::string>();
         CAPTURE(case_name);
-        const attn::trace run = strides_fixture::run(c);
-        const std::vector<attn::planned_stage> planned = attn::plan_stage_layouts(run.cfg);
-        REQUIRE(planned.size() == run.stages.size());
-        for (std::size_t i = 0; i < planned.size(); ++i) {
-            const attn::stage& computed = run.stages[i];
-            CHECK(planned[i].id == computed.info->id);
-            REQUIRE(planned[i].tensors.size() == computed.tensors.size());
-            for (std::size_t k = 0; k < computed.tensors.size(); ++k) {
-                const attn::planned_tensor& p = planned[i].tensors[k];
-                const attn::tensor& t = computed.tensors[k];
-                const std::string tensor_path = std::string(computed.name()) + "." + t.name;
-                CAPTURE(tensor_path);
-                CHECK(p.name == t.name);
-                CHECK(p.dims == t.dims);
-                CHECK(p.type == t.type);
-                CHECK(p.layout.strides == t.strides);
-                CHECK(p.view_of == t.view_of);
-            }
-        }
+        check_plan_is_run(strides_fixture::run(c));
     }
 }
 
@@ -123,23 +132,7 @@ TEST_CASE("the planned layouts of the modern stages are those the run computes: 
         CAPTURE(attn::position_encoding_name(c.pos));
         CAPTURE(c.past);
         attn::validate(c);
-        const attn::trace run = attn::compute_trace(c, attn::draw_inputs(c));
-        const std::vector<attn::planned_stage> planned = attn::plan_stage_layouts(run.cfg);
-        REQUIRE(planned.size() == run.stages.size());
-        for (std::size_t i = 0; i < planned.size(); ++i) {
-            const attn::stage& computed = run.stages[i];
-            CHECK(planned[i].id == computed.info->id);
-            REQUIRE(planned[i].tensors.size() == computed.tensors.size());
-            for (std::size_t k = 0; k < computed.tensors.size(); ++k) {
-                const attn::planned_tensor& p = planned[i].tensors[k];
-                const attn::tensor& t = computed.tensors[k];
-                CAPTURE(std::string(computed.name()) + "." + t.name);
-                CHECK(p.dims == t.dims);
-                CHECK(p.layout.shape == t.layout().shape);
-                CHECK(p.layout.strides == t.strides);
-                CHECK(p.view_of == t.view_of);
-            }
-        }
+        check_plan_is_run(attn::compute_trace(c, attn::draw_inputs(c)));
     }
 }
 

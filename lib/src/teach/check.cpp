@@ -207,6 +207,14 @@ void diagnose(const config& right, const trace& run, const inputs& in, const xt:
                   "formula (attn trace --stage " + report.stage + ")";
 }
 
+/// The run an answer is checked against: c with no mistake made (--mistake is refused by
+/// the command; a config from elsewhere may carry one).
+config without_mistake(config c) {
+    c.mistake = mistake::none;
+    c.mistake_variant = 0;
+    return c;
+}
+
 }  // namespace
 
 bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expected, const check_tolerance& tol) {
@@ -219,9 +227,7 @@ bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expecte
 std::optional<check_report> check_answer_shape(const config& c, std::string_view stage_name,
                                                std::string_view tensor_name, const std::vector<std::size_t>& answer_shape,
                                                const check_tolerance& tol) {
-    config right = c;
-    right.mistake = mistake::none;
-    right.mistake_variant = 0;
+    const config right = without_mistake(c);
     const stage_info& info = stage_asked(right, stage_name);
     const planned_run layouts{plan_stage_layouts(right)};
     const planned_stage& checked = layouts.stage(info.id);
@@ -246,9 +252,7 @@ check_report check_answer(const config& c, const inputs& in, std::string_view st
                           const loaded_tensor& answer, const check_tolerance& tol) {
     if (std::optional<check_report> wrong_count = check_answer_shape(c, stage_name, tensor_name, answer.shape, tol))
         return *wrong_count;  // known from the sizes: nothing computed
-    config right = c;
-    right.mistake = mistake::none;
-    right.mistake_variant = 0;
+    const config right = without_mistake(c);
     const stage_info& info = stage_asked(right, stage_name);
     const planned_run layouts{plan_stage_layouts(right)};
     const planned_stage& planned = layouts.stage(info.id);
