@@ -82,6 +82,27 @@ void check_rope_flags(const attn::config& c, const flag_given& given) {
                                     std::string(attn::position_encoding_name(c.pos)) + "; add --pos rope");
 }
 
+/// What the flags say that a model's --params file (its config.json, its architecture) also decides.
+attn::model_choice model_choice(const run_options& o, const flag_given& given) {
+    const auto has = [&](const char* flag) {
+        try {
+            return given(flag);
+        } catch (const std::exception&) {  // a command without the flag
+            return false;
+        }
+    };
+    attn::model_choice m;
+    if (o.arch != "auto") m.arch = attn::parse_model_arch(o.arch);
+    if (has("--layer")) m.layer = o.layer;
+    if (has("--heads")) m.heads = o.cfg.heads;
+    if (has("--kv-heads")) m.kv_heads = o.kv_heads;
+    if (has("--pos")) m.pos = attn::parse_position_encoding(o.pos);
+    if (has("--rope-base")) m.rope_base = o.cfg.rope_base;
+    m.mask_given = has("--mask") || !o.files.mask.empty() || !o.files.key_padding_mask.empty();
+    m.fill_given = has("--fill");
+    return m;
+}
+
 /// A replay's config: the dump's, with each flag that was given on top. A size
 /// flag and a file flag are left to attn::load_replay, which checks them against
 /// the dump's tensors.
@@ -159,9 +180,27 @@ void add_file_flags(CLI::App* cmd, run_options& o) {
     cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
         ->transform(path_name())->type_name("FILE");
     cmd->add_option("--params", f.params,
-                    ".json object or .npz with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
-                    "layout [out,in] (keys may be prefixed params., as in our npz dumps)")
+                    ".json object, .npz or .safetensors with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
+                    "layout [out,in] (keys may be prefixed params., as in our npz dumps), or a real model's "
+                    "checkpoint in its own names: GPT-2 (h.L.attn.c_attn, a Conv1D [in,out] whose thirds, "
+                    "transposed, are w_q w_k w_v), BERT (encoder.layer.L.attention.self.query ...), Llama "
+                    "(layers.L.self_attn.q_proj ...) or nn.MultiheadAttention's state_dict (in_proj_weight "
+                    "[3D,D], its rows in thirds); only one layer's tensors are decoded. A Hugging Face "
+                    "config.json beside it gives --heads, --kv-heads, the norm's eps and rope_theta "
+                    "(a flag that says otherwise is an error); without one, give --heads. GPT-2 and Llama "
+                    "layers add stage norm (ln_1 or RMSNorm before the projections; --input is then the "
+                    "residual stream, Hugging Face's hidden_states[L]) and are causal with the fill "
+                    "torch.finfo(float32).min, as their code is, unless --mask or --fill says otherwise. "
+                    "Example: attn trace --params gpt2/model.safetensors --layer 1 --input hidden.npy --stage softmax")
         ->transform(path_name())->type_name("FILE");
+    add_choice(cmd, "--arch", o.arch, {"auto", "gpt2", "bert", "llama", "mha", "attn"}, "NAME",
+               "whose names --params holds: auto (default) tells them by their names; gpt2, bert, llama, mha "
+               "(nn.MultiheadAttention) or attn (w_q ...) insists, and a file without that architecture's "
+               "names is an error saying what it looks like");
+    add_size(cmd, "--layer", o.layer,
+             "L, which layer of a model's --params file to read (default 0); a file without layers "
+             "(nn.MultiheadAttention, attn's own names) refuses it, and a layer the file lacks is an error "
+             "naming the layers it has");
     cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")->transform(path_name())->type_name("FILE");
     cmd->add_option("--k", f.k, "K [B,Sk,D]")->transform(path_name())->type_name("FILE");
     cmd->add_option("--v", f.v, "V [B,Sk,D]")->transform(path_name())->type_name("FILE");
@@ -268,6 +307,10 @@ attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& 
         check_rope_flags(loaded.cfg, given);
         return loaded;
     }
+    o.files.model = model_choice(o, given);
+    if (o.files.params.empty() && (o.files.model.arch || o.files.model.layer))
+        throw attn::usage_error(std::string(o.files.model.arch ? "--arch " + o.arch : "--layer " + std::to_string(o.layer)) +
+                                " says how to read --params FILE, a model's weights: give --params");
     attn::config c = base_config(o);
     // a decoding step's causal mask aligns lower-right by itself: the last query is the last token
     // (an explicit --causal-align upper-left stays allowed: it is the mistake a student makes)

@@ -34,6 +34,8 @@ struct run_options {
     std::int64_t kv_heads = 0;     // --kv-heads G (0: as many as --heads)
     std::string pos = "none";          // --pos
     std::string rope_style = "half";   // --rope-style
+    std::string arch = "auto";         // --arch: whose names --params holds
+    std::int64_t layer = 0;            // --layer L: which layer of a model's file
     std::string max_memory;        // --max-memory as byte_size_or_none() left it: "" = 80% of RAM, "0" = none
 };
 

@@ -497,7 +497,8 @@ std::string stages_help() {
                        "only with a mask, dropout only with --train, output not with --no-out-proj, positions only "
                        "with --pos sinusoidal, rope with --pos rope, alibi and biased with --pos alibi, cache and "
                        "append only with --past N, repeat_kv only with --kv-heads G < H, flash only with "
-                       "--flash-block N.",
+                       "--flash-block N, norm only with a GPT-2 or Llama layer's --params (their norm before "
+                       "attention).",
                        help_width) +
            "\n\n" +
            wrap("view, transpose and merge are views of the tensor before them, as in PyTorch: new strides, "

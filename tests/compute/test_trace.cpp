@@ -48,7 +48,8 @@ TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, then issue 23's, n
     CHECK(attn::find_stage_info(18)->name == "cache");
     CHECK(attn::find_stage_info(20)->name == "repeat_kv");
     CHECK(attn::find_stage_info(23)->name == "flash");
-    CHECK(attn::find_stage_info(24) == nullptr);
+    CHECK(attn::find_stage_info(24)->name == "norm");
+    CHECK(attn::find_stage_info(25) == nullptr);  // kept for embed
     CHECK(attn::find_stage_info(-3) == nullptr);
     for (const auto& info : attn::stage_table) {
         CAPTURE(info.name);
@@ -71,7 +72,7 @@ TEST_CASE("stage_table: each row's id is its place, CLI.md's fifteen keep steps 
     }
     CHECK(cli_steps == 15);
     std::sort(later.begin(), later.end());
-    CHECK(later == std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23});  // each number once, none skipped
+    CHECK(later == std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23, 24});  // each number once, none skipped
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
@@ -138,8 +139,10 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     decoding.d_kv_in = decoding.d_in;
     decoding.kv_heads = 1;
     decoding.pos = attn::position_encoding::rope;
+    decoding.norm = attn::norm_kind::layer_norm;  // a model layer's norm (weight 1, bias 0 when drawn)
     attn::config alibi = decoding;  // and with alibi and flash: alibi, biased, and flash's bias
     alibi.pos = attn::position_encoding::alibi;
+    alibi.norm = attn::norm_kind::none;
     alibi.flash_block = 2;
     std::vector<bool> seen(attn::stage_table.size(), false);
     for (const attn::config& run : {c, flash, decoding, alibi}) {

@@ -21,6 +21,7 @@
 #include "attn/compute/threads.hpp"
 #include "attn/compute/linalg.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/compute/norms.hpp"
 #include "attn/compute/positions.hpp"
 
 namespace attn {
@@ -197,6 +198,18 @@ tensor repeat_heads(const config& c, const tensor& kv, dims dim_names) {
 // --- the stages
 
 const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
+
+/// The norm stage's x: each row of x [B,S,Din] normalised over Din (norms.hpp), as config::norm says.
+xt::xarray<float> normalised_rows(const config& c, const xt::xarray<float>& x, const parameters& p) {
+    auto y = xt::xarray<float>::from_shape(x.shape());
+    const std::size_t width = x.shape().back(), rows = width == 0 ? 0 : x.size() / width;
+    if (c.norm == norm_kind::rms_norm)
+        rms_norm_rows(x.data(), rows, width, p.norm_weight->data(), c.norm_eps, y.data());
+    else
+        layer_norm_rows(x.data(), rows, width, p.norm_weight->data(), p.norm_bias ? p.norm_bias->data() : nullptr,
+                        c.norm_eps, y.data());
+    return y;
+}
 
 /// The params stage: w_q b_q w_k b_k w_v b_v w_o b_o, leaving out those that are absent.
 std::vector<tensor> param_tensors(const parameters& p) {
@@ -615,6 +628,18 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     }
     // 2. params: w_q [D,Din], w_k w_v [D,Dkv] ([G·dk,Dkv] with --kv-heads G), w_o [D,D] and the biases
     if (!in.qkv && r.shows(stage_id::params)) r.emit(stage_id::params, param_tensors(p));
+    if (!r.needs_from(stage_id::norm)) return finish();
+
+    // 24. norm (a model's layer): x [B,S,Din] normalised row by row before the projections read it,
+    // GPT-2's ln_1 F.layer_norm(x, [Din], weight, bias, eps) or Llama's RMSNorm weight·(x·rsqrt(mean(x²) + eps)):
+    // a new tensor [B,S,Din], the residual stream x stays as given (self-attention only: validate)
+    if (r.needs(stage_id::norm)) {
+        x = x_kv = make_storage(normalised_rows(c, *x, p));
+        std::vector<tensor> norm{tensor("x", {"batch", c.past > 0 ? "kv_seq" : "seq", "d_in"}, x),
+                                 tensor("weight", {"d_in"}, *p.norm_weight)};
+        if (p.norm_bias) norm.push_back(tensor("bias", {"d_in"}, *p.norm_bias));
+        r.emit(stage_id::norm, std::move(norm));
+    }
     if (!r.needs_from(stage_id::positions)) return finish();
 
     // 16. positions (--pos sinusoidal): pe [S,Din] for positions 0..S-1 of the tokens x holds (N + Sq

@@ -147,6 +147,11 @@ void validate(const config& c) {
                           "leaves none (a row with no allowed key stays uniform); use --fill -inf or drop --safe-softmax");
     validate_mask(c);
     validate_positions(c);
+    if (c.norm != norm_kind::none && c.cross())  // a model's layer: its norm reads x, keys and values come from it
+        throw usage_error(c.model + " normalises x, from which queries, keys and values all come: it is self-attention; "
+                          "drop --kv-input, --cross, --kv-seq and --d-kv-in");
+    if (c.norm != norm_kind::none && !(c.norm_eps >= 0.0f && std::isfinite(c.norm_eps)))
+        throw usage_error(c.model + ": the norm's eps must be a finite number of at least 0");
     if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
         throw usage_error("--dropout " + shortest(c.dropout.p) + " must be between 0 and 1");
     if (c.flash_block < 0)

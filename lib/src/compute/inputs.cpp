@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include <xtensor/xbuilder.hpp>
+
 #include "attn/compute/generator.hpp"
 
 namespace attn {
@@ -37,7 +39,11 @@ parameters draw_parameters(torch_generator& gen, const config& c) {
     }
     if (c.out_proj) {
         p.w_o.emplace();
-        draw_linear(gen, c.d_model, c.d_model, true, *p.w_o, p.b_o);
+        draw_linear(gen, c.d_model, c.d_model, c.out_bias, *p.w_o, p.b_o);
+    }
+    if (c.norm != norm_kind::none) {  // nn.LayerNorm's and LlamaRMSNorm's own start: weight 1, bias 0 (nothing drawn)
+        p.norm_weight = xt::xarray<float>(xt::ones<float>({static_cast<std::size_t>(c.d_in)}));
+        if (c.norm == norm_kind::layer_norm) p.norm_bias = xt::xarray<float>(xt::zeros<float>({static_cast<std::size_t>(c.d_in)}));
     }
     return p;
 }

@@ -45,8 +45,10 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
             return floats(sum({product({B, N > 0 ? Sk : Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
         if (id == stage_id::params)
             return floats(sum({product({D, c.d_in}), product({2, Dg, c.d_kv_in}), bias,
-                               c.out_proj ? sum({product({D, D}), product({D})}) : 0}));
+                               c.out_proj ? sum({product({D, D}), c.out_bias ? product({D}) : 0}) : 0}));
         if (id == stage_id::projections) return qkv;
+        // the normalised x [B,S,Din] (S = N + Sq in a decoding step), and the norm's weight and bias [Din]
+        if (id == stage_id::norm) return floats(sum({product({B, N > 0 ? Sk : Sq, c.d_in}), product({2, c.d_in})}));
         // pe [S,Din] and x + pe [B,S,Din] (and for x_kv in cross-attention); S = N + Sq in a decoding step
         if (id == stage_id::positions) {
             const std::int64_t S = c.past + Sq;

@@ -49,9 +49,15 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     if (c.qkv_bias) params.push_back(fresh_tensor("b_v", {kv_out}, {Dg}));
     if (c.out_proj) {
         params.push_back(fresh_tensor("w_o", {"d_model", "d_model"}, {D, D}));
-        params.push_back(fresh_tensor("b_o", {"d_model"}, {D}));
+        if (c.out_bias) params.push_back(fresh_tensor("b_o", {"d_model"}, {D}));
     }
     add(stage_id::params, std::move(params));
+    // 24. norm: the normalised x [B,S,Din], new; the norm's weight (and LayerNorm's bias) [Din]
+    std::vector<planned_tensor> norm{step ? fresh_tensor("x", {"batch", "kv_seq", "d_in"}, {B, Sk, Din})
+                                          : fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din}),
+                                     fresh_tensor("weight", {"d_in"}, {Din})};
+    if (c.norm == norm_kind::layer_norm) norm.push_back(fresh_tensor("bias", {"d_in"}, {Din}));
+    add(stage_id::norm, std::move(norm));
     // 16. positions: pe [S,Din], x + pe [B,S,Din], S = Sq (N + Sq = Sk in a decoding step);
     // pe_kv [Sk,Dkv], x_kv + pe_kv in cross-attention
     const std::string tokens = step ? "kv_seq" : "seq";

@@ -14,6 +14,12 @@
 #include "attn/compute/memory.hpp"
 #include "attn/io/mask_file.hpp"
 #include "attn/io/npz.hpp"
+#if __has_include("attn/io/safetensors.hpp")  // the safetensors branch (issue 24); until it is merged, none
+#include "attn/io/safetensors.hpp"
+#define ATTN_HAS_SAFETENSORS 1
+#else
+#define ATTN_HAS_SAFETENSORS 0
+#endif
 #include "attn/io/tensor_file.hpp"
 
 namespace attn {
@@ -105,19 +111,18 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
                                        "); they will spread through the stages that use them"});
 }
 
-/// The arrays of a --params file by bare name ("w_q"): keys may carry the "params."
-/// prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
-std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path,
-                                                      read_budget* budget) {
+/// The arrays of a --params file in attn's own names by bare name ("w_q"): keys may carry the
+/// "params." prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
+std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, const std::string& path,
+                                                      std::map<std::string, loaded_tensor> raw, read_budget* budget) {
     const std::string extension = file_extension(path);
-    const bool npz = extension == ".npz";
-    if (!npz && extension != ".json")
-        throw error(what + ": expected a .json object of named arrays or an .npz archive (np.savez)");
     const auto params_member = [](const std::string& key) {  // not another stage of a dump
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
-    std::map<std::string, loaded_tensor> raw =
-        npz ? read_npz(path, what, nullptr, params_member, budget) : read_json_tensors(path, what, budget);
+    if (extension == ".npz") raw = read_npz(path, what, nullptr, params_member, budget);
+#if ATTN_HAS_SAFETENSORS
+    if (extension == ".safetensors") raw = read_safetensors(path, what, params_member, budget);
+#endif
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
     for (auto& [key, value] : raw) {
@@ -128,6 +133,47 @@ std::map<std::string, loaded_tensor> read_params_file(const std::string& what, c
         params[name] = std::move(value);
     }
     return params;
+}
+
+/// A --params file: attn's own names, or one layer of a model's (model_layer.hpp), only that
+/// layer's tensors decoded; a model's config.json beside it is read too.
+void read_params_file(const std::string& what, const std::string& path, const model_choice& choice,
+                      read_budget* budget, given_tensors& given) {
+    const std::string extension = file_extension(path);
+    std::vector<std::string> names;
+    std::map<std::string, loaded_tensor> json_tensors;  // a .json is read whole to learn its names
+    if (extension == ".npz") {
+        names = npz_array_names(path, what);
+#if ATTN_HAS_SAFETENSORS
+    } else if (extension == ".safetensors") {
+        for (const safetensors_entry& e : safetensors_index(path, what)) names.push_back(e.name);
+#endif
+    } else if (extension == ".json") {
+        json_tensors = read_json_tensors(path, what, budget);
+        for (const auto& entry : json_tensors) names.push_back(entry.first);
+    } else {
+        throw error(what + ": expected a .json object of named arrays, an .npz archive (np.savez) or a .safetensors file");
+    }
+    const model_names m = detect_model(names, choice.arch, what);
+    const std::int64_t layer = choose_layer(m, choice.layer, what);
+    if (m.arch == model_arch::attn) {
+        given.params = read_attn_params(what, path, std::move(json_tensors), budget);
+        return;
+    }
+    const std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
+    const auto wanted = [&](const std::string& name) {
+        return std::find(wanted_names.begin(), wanted_names.end(), name) != wanted_names.end();
+    };
+    std::map<std::string, loaded_tensor> file;
+    if (extension == ".npz") file = read_npz(path, what, nullptr, wanted, budget);
+#if ATTN_HAS_SAFETENSORS
+    if (extension == ".safetensors") file = read_safetensors(path, what, wanted, budget);
+#endif
+    if (extension == ".json")
+        for (auto& [name, t] : json_tensors)
+            if (wanted(name)) file[name] = std::move(t);
+    given.model = map_model_layer(std::move(file), m, layer, what);  // check_inputs moves its weights to params
+    given.model_json = read_hf_config_beside(path);
 }
 
 /// The weights and biases of a --params file that `c` uses. The file must hold each
@@ -197,7 +243,12 @@ parameters take_parameters(std::map<std::string, loaded_tensor> file, const conf
         p.b_v = take_kv("b_v", c.qkv_bias, "--no-qkv-bias", {D});
     }
     p.w_o = take("w_o", c.out_proj, "--no-out-proj", {D, D});
-    p.b_o = take("b_o", c.out_proj, "--no-out-proj", {D});
+    p.b_o = take("b_o", c.out_proj && c.out_bias, c.out_proj ? "the model's o_proj has no bias" : "--no-out-proj", {D});
+    // a model layer's norm before attention (model_layer.hpp: GPT-2's ln_1, Llama's input_layernorm)
+    if (c.norm != norm_kind::none) {
+        p.norm_weight = take("norm_weight", true, "", {Din});
+        p.norm_bias = take("norm_bias", c.norm == norm_kind::layer_norm && file.count("norm_bias") != 0, "RMSNorm has no bias", {Din});
+    }
     return p;
 }
 
@@ -299,7 +350,8 @@ given_tensors read_given_files(const input_paths& paths, read_budget* budget) {
     given.v = read("--v", paths.v, "projections.v");
     if (!paths.params.empty()) {
         given.params_what = flag_and_file("--params", paths.params);
-        given.params = read_params_file(given.params_what, paths.params, budget);
+        given.model_flags = paths.model;
+        read_params_file(given.params_what, paths.params, paths.model, budget, given);
     }
     given.mask = read("--mask-file", paths.mask, "mask.mask");
     given.key_padding_mask = read("--key-padding-mask", paths.key_padding_mask, "key_padding_mask");
@@ -348,6 +400,11 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
         qkv.k = *take(given.k, "projections", {B, Sk, D});
         qkv.v = *take(given.v, "projections", {B, Sk, D});
         g.qkv = std::move(qkv);
+    }
+    if (given.model) {
+        apply_model_layer(c, *given.model, given.model_json, given.model_flags, given.params_what);
+        given.params = std::move(given.model->weights);
+        given.model->weights.clear();
     }
     if (!given.params_what.empty())
         g.params = take_parameters(std::move(given.params), c, given.params_what, sizes, warnings);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attn/compute/mistake.hpp"
@@ -39,6 +40,14 @@ enum class position_encoding {
 enum class rope_pairing {
     half,         // (i, i + dk/2): Hugging Face's rotate_half, cat((-x2, x1), -1)
     interleaved,  // (2i, 2i + 1): GPT-J and Meta's original Llama code (rotate_every_two)
+};
+
+/// The normalisation a real model's layer applies to its input before attention (the norm
+/// stage): none for attn's own runs, BERT and nn.MultiheadAttention.
+enum class norm_kind {
+    none,
+    layer_norm,  // GPT-2's ln_1: F.layer_norm(x, [Din], weight, bias, eps)
+    rms_norm,    // Llama's input_layernorm: weight · (x · torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 };
 
 /// Which masks to apply; all that are on are combined with AND.
@@ -82,6 +91,7 @@ struct config {
 
     bool qkv_bias = true;       // b_q, b_k, b_v exist (--no-qkv-bias turns them off)
     bool out_proj = true;       // the output projection exists (--no-out-proj)
+    bool out_bias = true;       // it has a bias b_o (a Llama layer's o_proj has none)
     std::uint64_t seed = 0;     // torch.manual_seed(seed)
     bool separate_kv = false;   // keys and values come from their own x_kv (--kv-input or --cross)
     bool from_projections = false;  // --q --k --v: the run starts at stage 3 (no input, no params)
@@ -107,6 +117,12 @@ struct config {
     position_encoding pos = position_encoding::none;  // --pos
     double rope_base = 10000.0;                       // --rope-base: inv_freq = 1 / base^(2i/dk)
     rope_pairing rope_style = rope_pairing::half;     // --rope-style
+
+    // a real model's layer (--params with a model's own names, model_layer.hpp)
+    norm_kind norm = norm_kind::none;  // the norm stage: x normalised before the projections read it
+    float norm_eps = 1e-5f;            // its eps (config.json's layer_norm_epsilon, rms_norm_eps, ...)
+    std::string model;                 // "gpt2 layer 1 of m.safetensors": what the weights are; empty: attn's own
+    std::vector<std::pair<std::string, std::string>> weight_sources;  // {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ ..."}
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     std::int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }  // G

@@ -20,7 +20,8 @@ struct parameters {
     xt::xarray<float> w_v;  // [D,Dkv]; [G·dk,Dkv]
     optional_tensor b_q, b_k, b_v;  // [D] each (b_k, b_v [G·dk])
     optional_tensor w_o;    // [D,D]
-    optional_tensor b_o;    // [D]
+    optional_tensor b_o;    // [D]; absent too when config::out_bias is off (a Llama layer's o_proj)
+    optional_tensor norm_weight, norm_bias;  // [Din]: the norm stage's, with config::norm (a model's layer)
 };
 
 /// Q, K and V before the heads are split (--q --k --v).

@@ -14,14 +14,15 @@ struct config;
 
 /// The stages in the order a run computes them: stage_table[static_cast<std::size_t>(id)] is
 /// id's row, and `a < b` means a comes before b. Steps 1..15 are CLI.md's table; stages added
-/// since take the numbers after 15, and their place in the order is where they are computed.
+/// since take the numbers after 15, and their place in the order is where they are computed
+/// (24 norm; 25 is kept for embed, a model's token embeddings, before input).
 enum class stage_id : std::uint8_t {
-    input, params, positions, projections, view, transpose, rope,
+    input, params, norm, positions, projections, view, transpose, rope,
     cache, append, repeat_kv,
     scores, scaled, alibi, biased, mask, masked, softmax, dropout,
     context, flash, merge, concat, output,
 };
-inline constexpr std::size_t stage_count = 23;
+inline constexpr std::size_t stage_count = 24;
 
 /// Why a run may lack a stage.
 enum class absent_unless : std::uint8_t {
@@ -36,6 +37,7 @@ enum class absent_unless : std::uint8_t {
     pos_sinusoidal, // positions: only with --pos sinusoidal
     pos_rope,       // rope: only with --pos rope
     pos_alibi,      // alibi, biased: only with --pos alibi
+    pre_norm,       // norm: only for a model layer that normalises x before attention (GPT-2, Llama)
 };
 
 /// A set of stages, as a bit per stage_id.
@@ -64,13 +66,17 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
      {"x", "x_kv"}, false, 0, false, absent_unless::drawn_or_read},
     {stage_id::params, 2, "params", "weights in nn.Linear layout [out, in]", "y = x·Wᵀ + b",
      {"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"}, false, 0, false, absent_unless::drawn_or_read},
+    // a model's layer (--params with GPT-2's or Llama's names): x normalised before the projections read it
+    {stage_id::norm, 24, "norm", "the layer's input normalised before attention (GPT-2's ln_1, Llama's RMSNorm)",
+     "x = LayerNorm(x)·weight + bias, or RMSNorm: x·rsqrt(mean(x²) + eps)·weight",
+     {"x", "weight", "bias"}, false, 0, false, absent_unless::pre_norm},
     {stage_id::positions, 16, "positions", "sinusoidal positions added to the token embeddings",
      "pe[p,2i] = sin(p·e^(-2i·ln(10000)/Din)), pe[p,2i+1] = cos(...); x = x + pe",
-     {"pe", "x", "pe_kv", "x_kv"}, false, 0, false, absent_unless::pos_sinusoidal},
+     {"pe", "x", "pe_kv", "x_kv"}, false, stages(stage_id::norm), false, absent_unless::pos_sinusoidal},
     // the projections read the inputs themselves: input and params are computed only when shown
     {stage_id::projections, 3, "projections", "queries, keys and values",
      "Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v",
-     {"q", "k", "v"}, false, stages(stage_id::positions), false, absent_unless::always_there},
+     {"q", "k", "v"}, false, stages(stage_id::norm, stage_id::positions), false, absent_unless::always_there},
     {stage_id::view, 4, "view", "split the last axis into heads (no data moves)", "[B,S,D] -> [B,S,H,dk]",
      {"q", "k", "v"}, false, stages(stage_id::projections), false, absent_unless::always_there},
     {stage_id::transpose, 5, "transpose", "heads become a batch axis", "[B,S,H,dk] -> [B,H,S,dk]",
@@ -81,7 +87,7 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
     // a decoding step (--past N): the cache is computed from x's first N tokens and the weights
     {stage_id::cache, 18, "cache", "the keys and values of the N earlier tokens, kept from the steps before",
      "past_k = (X[:, :N]·W_kᵀ + b_k).view(B,N,G,dk).transpose(1, 2); past_v likewise",
-     {"k", "v"}, false, 0, false, absent_unless::cached},
+     {"k", "v"}, false, stages(stage_id::norm, stage_id::positions), false, absent_unless::cached},
     {stage_id::append, 19, "append", "the new tokens' keys and values appended to the cache",
      "K = torch.cat((past_k, k), dim=2), V = torch.cat((past_v, v), dim=2)",
      {"k", "v"}, false, stages(stage_id::transpose, stage_id::rope, stage_id::cache), false, absent_unless::cached},

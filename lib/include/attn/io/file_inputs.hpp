@@ -10,6 +10,8 @@
 
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
+#include "attn/io/model_config.hpp"
+#include "attn/io/model_layer.hpp"
 #include "attn/io/tensor_file.hpp"
 
 namespace attn {
@@ -18,10 +20,11 @@ namespace attn {
 struct input_paths {
     std::string input;     // --input: x [B,Sq,Din]
     std::string kv_input;  // --kv-input: x_kv [B,Sk,Dkv] (cross-attention)
-    std::string params;    // --params: .json object or .npz of w_q b_q w_k b_k w_v b_v w_o b_o
+    std::string params;    // --params: .json, .npz or .safetensors of w_q b_q ... b_o, or a model's own names (model_layer.hpp)
     std::string q, k, v;   // --q --k --v: [B,Sq,D], [B,Sk,D], [B,Sk,D]
     std::string mask;      // --mask-file: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk], read as config::mask.file_convention
     std::string key_padding_mask;  // --key-padding-mask: [B,Sk], read as config::mask.key_padding_convention
+    model_choice model;    // --arch, --layer, and the flags a model's config.json also decides
 };
 
 /// The size flags as typed; absent = not given (a default or a file decides).
@@ -57,7 +60,10 @@ struct given_tensors {
     std::optional<named_tensor> key_padding_mask;  // [B,Sk], read as config::mask.key_padding_convention
     bool mask_is_keep = false;  // `mask` is a dump's mask.mask: keep, whatever the recorded files were
     std::string params_what;                      // "--params p.npz"; empty: no weights given
-    std::map<std::string, loaded_tensor> params;  // by bare name: w_q, b_q, ..., w_o, b_o
+    std::map<std::string, loaded_tensor> params;  // by bare name: w_q, b_q, ..., w_o, b_o (norm_weight, norm_bias)
+    std::optional<model_layer> model;             // a model's layer, its weights in attn's names (check_inputs moves them to params)
+    std::optional<hf_config> model_json;          // the config.json beside it
+    model_choice model_flags;                     // input_paths::model
 };
 
 /// Reads the file of each flag in `paths` (an .npz: the array a dump names after the

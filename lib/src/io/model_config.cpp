@@ -1,0 +1,169 @@
+// A model's config.json and its architecture's computation, merged with the flags (model_config.hpp).
+#include "attn/io/model_config.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <system_error>
+
+#include "attn/compute/error.hpp"
+#include "attn/io/json_document.hpp"
+
+namespace attn {
+namespace {
+
+/// One of the keys that config.json may say a setting with; the first present wins.
+const nlohmann::json* first_key(const nlohmann::json& j, std::initializer_list<const char*> keys, std::string& which) {
+    for (const char* key : keys) {
+        const auto it = j.find(key);
+        if (it != j.end() && !it->is_null()) {
+            which = key;
+            return &*it;
+        }
+    }
+    return nullptr;
+}
+
+std::optional<std::int64_t> whole_key(const nlohmann::json& j, std::initializer_list<const char*> keys,
+                                      std::string& which, const std::string& what) {
+    const nlohmann::json* v = first_key(j, keys, which);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<std::uint64_t>() > (std::uint64_t(1) << 40)) ||
+        v->get<std::int64_t>() < 1 || v->get<std::int64_t>() > (std::int64_t(1) << 40))
+        throw error(what + ": " + which + " is " + json_excerpt(*v) + "; expected a whole number of at least 1");
+    return v->get<std::int64_t>();
+}
+
+std::optional<double> positive_key(const nlohmann::json& j, std::initializer_list<const char*> keys, std::string& which,
+                                   const std::string& what) {
+    const nlohmann::json* v = first_key(j, keys, which);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number() || !(v->get<double>() > 0.0) || !std::isfinite(v->get<double>()))
+        throw error(what + ": " + which + " is " + json_excerpt(*v) + "; expected a positive number");
+    return v->get<double>();
+}
+
+/// "m.safetensors", the file part of "--params m.safetensors".
+std::string file_of(const std::string& what) { return what.substr(what.find(' ') + 1); }
+
+/// Heads: config.json, else --heads; a model file needs one of them.
+void take_heads(config& c, const model_layer& m, const std::optional<hf_config>& json, const model_choice& flags,
+                const std::string& what) {
+    if (json && json->heads) {
+        if (flags.heads && *flags.heads != *json->heads)
+            throw usage_error("--heads " + std::to_string(*flags.heads) + " contradicts " + json->what + ": " +
+                              json->heads_key + " is " + std::to_string(*json->heads) + " (leave --heads out)");
+        c.heads = *json->heads;
+    } else if (flags.heads) {
+        c.heads = *flags.heads;
+    } else {
+        throw usage_error(what + " holds " + (m.names.arch == model_arch::mha ? "an " : "a ") +
+                          std::string(model_arch_title(m.names.arch)) + " layer, whose head count " +
+                          (json ? json->what + " does not give (no n_head or num_attention_heads)"
+                                : "a config.json beside it would give, and there is none") +
+                          ": give --heads H");
+    }
+    if (json && json->kv_heads) {
+        if (flags.kv_heads && *flags.kv_heads != *json->kv_heads)
+            throw usage_error("--kv-heads " + std::to_string(*flags.kv_heads) + " contradicts " + json->what + ": " +
+                              json->kv_heads_key + " is " + std::to_string(*json->kv_heads) + " (leave --kv-heads out)");
+        c.kv_heads = *json->kv_heads;
+    } else if (flags.kv_heads) {
+        c.kv_heads = *flags.kv_heads;
+    } else {
+        // kv heads from k's rows: w_k [G·dk,D] with dk = D / H (w_q [D,Din])
+        const auto q = m.weights.find("w_q"), k = m.weights.find("w_k");
+        if (q != m.weights.end() && k != m.weights.end() && q->second.shape.size() == 2 && k->second.shape.size() == 2) {
+            const auto D = static_cast<std::int64_t>(q->second.shape[0]), rows = static_cast<std::int64_t>(k->second.shape[0]);
+            if (c.heads > 0 && D % c.heads == 0 && rows % (D / c.heads) == 0 && rows < D) c.kv_heads = rows / (D / c.heads);
+        }
+    }
+}
+
+/// Llama's rotary positions: --pos rope, the base from rope_theta.
+void take_positions(config& c, const model_layer& m, const std::optional<hf_config>& json, const model_choice& flags,
+                    const std::string& what) {
+    if (m.names.arch != model_arch::llama) return;
+    if (flags.pos && *flags.pos != position_encoding::rope)
+        throw usage_error("--pos " + std::string(position_encoding_name(*flags.pos)) + " contradicts " + what +
+                          ": a Llama layer rotates q and k by their positions (--pos rope); leave --pos out");
+    c.pos = position_encoding::rope;
+    c.rope_style = rope_pairing::half;  // Hugging Face's rotate_half
+    if (json && json->rope_theta) {
+        if (flags.rope_base && *flags.rope_base != *json->rope_theta)
+            throw usage_error("--rope-base " + std::to_string(*flags.rope_base) + " contradicts " + json->what +
+                              ": rope_theta is " + std::to_string(*json->rope_theta) + " (leave --rope-base out)");
+        c.rope_base = *json->rope_theta;
+    }
+}
+
+}  // namespace
+
+hf_config parse_hf_config(const std::string& text, const std::string& what) {
+    const nlohmann::json j = parse_json_document(text, what);
+    if (!j.is_object()) throw error(what + ": " + json_excerpt(j) + "; expected a JSON object (Hugging Face's config.json)");
+    hf_config h;
+    h.what = what;
+    if (const auto it = j.find("model_type"); it != j.end() && !it->is_null()) {
+        if (!it->is_string()) throw error(what + ": model_type is " + json_excerpt(*it) + "; expected a string");
+        h.model_type = printable_text(it->get<std::string>());
+    }
+    h.heads = whole_key(j, {"n_head", "num_attention_heads"}, h.heads_key, what);
+    h.kv_heads = whole_key(j, {"num_key_value_heads"}, h.kv_heads_key, what);
+    h.width = whole_key(j, {"n_embd", "hidden_size", "d_model"}, h.width_key, what);
+    h.norm_eps = positive_key(j, {"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"}, h.norm_eps_key, what);
+    std::string theta_key;
+    h.rope_theta = positive_key(j, {"rope_theta"}, theta_key, what);
+    return h;
+}
+
+std::optional<hf_config> read_hf_config_beside(const std::string& weights_path) {
+    const std::filesystem::path path = std::filesystem::path(weights_path).parent_path() / "config.json";
+    const std::string what = printable_text(path.string());
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return std::nullopt;
+    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > max_hf_config_bytes)
+        throw error(what + ": larger than 1 MiB; a Hugging Face config.json is a few kB");
+    const read_budget bound(max_hf_config_bytes);  // a FIFO or device: read up to the same bound
+    std::string text;
+    try {
+        text = read_text_file(path.string(), what, &bound);
+    } catch (const error& e) {
+        if (std::string(e.what()).find("--max-memory") == std::string::npos) throw;
+        throw error(what + ": gives more than 1 MiB; a Hugging Face config.json is a few kB");
+    }
+    return parse_hf_config(text, what);
+}
+
+void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_config>& json, const model_choice& flags,
+                       const std::string& what) {
+    take_heads(c, m, json, flags, what);
+    if (json && json->width) {
+        const auto q = m.weights.find("w_q");
+        if (q != m.weights.end() && q->second.shape.size() == 2 &&
+            static_cast<std::int64_t>(q->second.shape[1]) != *json->width)
+            throw error(json->what + ": " + json->width_key + " is " + std::to_string(*json->width) + ", but " + what +
+                        " has weights of width " + std::to_string(q->second.shape[1]));
+    }
+    // the norm before attention: GPT-2's ln_1 (eps 1e-5 unless config.json says), Llama's RMSNorm (1e-6)
+    c.norm = m.norm;
+    if (m.norm != norm_kind::none)
+        c.norm_eps = static_cast<float>(json && json->norm_eps ? *json->norm_eps : m.norm == norm_kind::rms_norm ? 1e-6 : 1e-5);
+    c.qkv_bias = c.qkv_bias && m.weights.count("b_q") != 0;  // --no-qkv-bias against a file with biases: take_parameters says so
+    c.out_bias = m.weights.count("b_o") != 0;
+    take_positions(c, m, json, flags, what);
+    // GPT-2 and Llama are decoders: each token attends to itself and the tokens before it, and
+    // the scores it may not see become torch.finfo(torch.float32).min (not -inf), as their code writes
+    if (m.names.arch == model_arch::gpt2 || m.names.arch == model_arch::llama) {
+        if (!flags.mask_given) c.mask.causal = true;
+        if (!flags.fill_given) {
+            c.fill = finfo_float32_min;
+            c.fill_text = "-3.4028234663852886e+38";  // Python's repr of torch.finfo(torch.float32).min
+        }
+    }
+    c.model = std::string(model_arch_name(m.names.arch)) + (m.layer >= 0 ? " layer " + std::to_string(m.layer) : "") +
+              " of " + file_of(what);
+    c.weight_sources.clear();
+    for (const weight_source& s : m.sources) c.weight_sources.emplace_back(s.weight, printable_text(s.from));
+}
+
+}  // namespace attn
