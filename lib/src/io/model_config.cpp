@@ -162,6 +162,7 @@ void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_c
     }
     c.model = std::string(model_arch_name(m.names.arch)) + (m.layer >= 0 ? " layer " + std::to_string(m.layer) : "") +
               " of " + file_of(what);
+    c.model_arch = std::string(model_arch_name(m.names.arch));
     c.weight_sources.clear();
     for (const weight_source& s : m.sources) c.weight_sources.emplace_back(s.weight, printable_text(s.from));
 }

@@ -59,6 +59,7 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
     head["title"] = stage_title(t.cfg, s.name());
     head["formula"] = stage_formula(t.cfg, s.name());
     for (const stage_figure& f : s.figures) head[f.name] = f.value;
+    for (const run_line& source : stage_sources(t.cfg, s.id())) head["sources"][source.label] = source.text;  // a model's file
     for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
     if (options.explain) head["explain"] = explanation_json(t.cfg, s);
     std::string text = head.dump();

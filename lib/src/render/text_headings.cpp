@@ -26,6 +26,12 @@ void print_run_header(std::ostream& out, const config& c, const heading_style& s
 void print_stage_heading(std::ostream& out, const config& c, const stage& s, const heading_style& style) {
     out << style.bold << "── " << s.info->step << " · " << s.name() << " ── " << stage_title(c, s.name()) << style.reset << '\n';
     out << "   " << stage_formula(c, s.name()) << '\n';
+    const std::vector<run_line> sources = stage_sources(c, s.id());  // a model's file: "   w_q ← h.1.attn.c_attn.weight[:, 0:16]ᵀ"
+    std::size_t width = 0;
+    for (const run_line& line : sources) width = std::max(width, line.label.size());
+    for (const run_line& line : sources)
+        out << "   " << style.dim << line.label << std::string(width - line.label.size(), ' ') << " ← " << line.text
+            << style.reset << '\n';
 }
 
 void print_stage_warnings(std::ostream& out, const trace& t, const stage& s, const heading_style& style) {

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "attn/compute/memory.hpp"
 #include "attn/compute/positions.hpp"
@@ -203,7 +204,9 @@ stage_explanation explain_params(const config& c, const run_shapes& r) {
     e.torch = "[w.weight.shape for w in (" + layers + ")]  # made by the first line, before x: " +
               (c.params_from_file ? "load --params into them" : "each weight [out, in], then its bias [out]");
     e.memory = say(r, "params.memory", {{"strides", stride_text(contiguous_layout({r.D, r.Din}))}});
-    if (c.params_from_file) {
+    if (!c.model_arch.empty()) {  // a model's own names: how its layout became nn.Linear's
+        e.why = say(r, "params.why.model." + c.model_arch, {{"file", c.model.substr(c.model.find(" of ") + 4)}});
+    } else if (c.params_from_file) {
         e.why = say(r, "params.why.read");
     } else {
         std::string bounds;
@@ -420,6 +423,24 @@ stage_explanation explain_scaled(const config&, const run_shapes& r) {
     return e;
 }
 
+// --- 24: a model layer's norm before attention ----------------------------------------------
+
+stage_explanation explain_norm(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    const bool rms = c.norm == norm_kind::rms_norm;
+    const std::size_t S = r.N > 0 ? r.Sk : r.Sq;
+    e.words = say(r, rms ? "norm.words.rms_norm" : "norm.words.layer_norm");
+    e.shapes = "x " + shape_text({r.B, S, r.Din}) + " -> x " + shape_text({r.B, S, r.Din}) + ", over the last axis; weight" +
+               (rms ? " " : ", bias ") + shape_text({r.Din});
+    char eps[32];
+    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
+    e.torch = rms ? std::string("x = weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + ") + eps + "))"
+                  : std::string("x = torch.nn.functional.layer_norm(x, [") + str(r.Din) + "], weight, bias, eps=" + eps + ")";
+    e.memory = say(r, "norm.memory");
+    e.why = say(r, "norm.why");
+    return e;
+}
+
 // --- 16, 17, 21, 22: positions (--pos) -------------------------------------------------------
 
 stage_explanation explain_positions(const config&, const run_shapes& r) {
@@ -609,6 +630,8 @@ stage_explanation explain_masked(const config& c, const run_shapes& r) {
     // -inf gives exactly 0; a large negative fill underflows to 0; a small one is only a number
     e.why = say(r, inf ? "masked.why.inf" : c.fill <= -1e4f ? "masked.why.large" : "masked.why.small",
                 {{"fill", fill}});
+    if ((c.model_arch == "gpt2" || c.model_arch == "llama") && c.fill == -std::numeric_limits<float>::max())
+        e.why += " " + say(r, "masked.why.model." + c.model_arch);
     return e;
 }
 
@@ -786,7 +809,7 @@ struct stage_explainer {
 };
 
 constexpr stage_explainer explainers[] = {
-    {"input", explain_input},     {"params", explain_params},       {"projections", explain_projections},
+    {"input", explain_input},     {"params", explain_params},       {"norm", explain_norm},       {"projections", explain_projections},
     {"view", explain_view},       {"transpose", explain_transpose}, {"cache", explain_cache},
     {"append", explain_append},   {"repeat_kv", explain_repeat_kv}, {"scores", explain_scores},
     {"scaled", explain_scaled},   {"mask", explain_mask},           {"masked", explain_masked},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "attn/compute/mask.hpp"
 #include "attn/compute/trace.hpp"
@@ -21,6 +22,13 @@ std::string input_formula(const config& c) {
     const std::string x_kv =
         prose(c.x_kv_from_file ? "stages.formula.input.x_kv.read" : "stages.formula.input.x_kv.drawn");
     return prose("stages.formula.input.cross", {{"x", x}, {"x_kv", x_kv}});
+}
+
+/// The norm's eps as config.json would write it: "1e-05".
+std::string short_eps(const config& c) {
+    char eps[32];
+    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
+    return eps;
 }
 
 std::string params_formula(const config& c) {
@@ -168,8 +176,33 @@ std::string projections_formula(const config& c, bool transposed, bool bias) {
     return one("Q", x_q, "q") + ", " + one("K", x_kv, "k") + ", " + one("V", x_kv, "v");
 }
 
+std::vector<run_line> stage_sources(const config& c, stage_id id) {
+    std::vector<run_line> sources;
+    for (const auto& [weight, from] : c.weight_sources) {
+        const bool norm = weight.rfind("norm_", 0) == 0;
+        if (id == stage_id::params && !norm) sources.push_back({weight, from});
+        if (id == stage_id::norm && norm) sources.push_back({weight.substr(5), from});
+    }
+    return sources;
+}
+
+/// "gpt2 layer 1 of m.safetensors; norm: LayerNorm, eps 1e-05".
+std::string model_text(const config& c) {
+    std::string text = c.model;
+    if ((c.model_arch == "gpt2" || c.model_arch == "llama") && c.mask.causal && c.fill == -std::numeric_limits<float>::max())
+        text += "; causal, fill torch.finfo(torch.float32).min, as its code";
+    if (c.norm != norm_kind::none) {
+        char eps[32];
+        std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
+        text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " + eps +
+                ") before the projections";
+    }
+    return text;
+}
+
 std::vector<run_line> run_summary(const config& c, bool seed_secret) {
     std::vector<run_line> lines{{"run", run_text(c, seed_secret)}, {"sizes", sizes_text(c)}, {"mask", mask_text(c)}};
+    if (!c.model.empty()) lines.insert(lines.begin() + 1, {"model", model_text(c)});
     if (c.dropout.p > 0.0 || c.dropout.train) lines.push_back({"dropout", dropout_text(c)});
     return lines;
 }
@@ -184,6 +217,10 @@ std::string stage_formula(const config& c, std::string_view name) {
     if (std::string made = mistake_formula(c, name); !made.empty()) return made;  // --mistake ID, on purpose
     if (name == "input") return input_formula(c);
     if (name == "params") return params_formula(c);
+    if (name == "norm")
+        return c.norm == norm_kind::rms_norm
+                   ? "x = weight · (x · torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + " + short_eps(c) + "))"
+                   : "x = F.layer_norm(x, [Din], weight, bias, eps=" + short_eps(c) + ")";
     if (name == "projections")
         return c.from_projections ? prose("stages.formula.projections.given") : projections_formula(c);
     if (name == "mask") return mask_formula(c);

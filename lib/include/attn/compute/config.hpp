@@ -122,6 +122,7 @@ struct config {
     norm_kind norm = norm_kind::none;  // the norm stage: x normalised before the projections read it
     float norm_eps = 1e-5f;            // its eps (config.json's layer_norm_epsilon, rms_norm_eps, ...)
     std::string model;                 // "gpt2 layer 1 of m.safetensors": what the weights are; empty: attn's own
+    std::string model_arch;            // "gpt2", "bert", "llama", "mha" (model_layer.hpp); empty: attn's own
     std::vector<std::pair<std::string, std::string>> weight_sources;  // {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ ..."}
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk

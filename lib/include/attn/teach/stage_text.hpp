@@ -47,6 +47,11 @@ struct run_line {
 /// With `seed_secret` (an exercise made with a class secret) the seed is not printed.
 std::vector<run_line> run_summary(const config& c, bool seed_secret = false);
 
+/// Where the tensors of stage `id` came from in a model's file (config::weight_sources): for
+/// params {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ (Conv1D stores [in, out])"}, ...; for norm
+/// {"weight", "h.1.ln_1.weight"}, ...; empty for other stages and attn's own runs.
+std::vector<run_line> stage_sources(const config& c, stage_id id);
+
 /// Why stage `name` is not in a run of `c`, e.g. for dropout in eval mode:
 /// "eval mode (--dropout acts only with --train), so the weights go on unchanged".
 /// Written for mask, masked and dropout; empty for the others.
