@@ -14,12 +14,7 @@
 #include "attn/compute/memory.hpp"
 #include "attn/io/mask_file.hpp"
 #include "attn/io/npz.hpp"
-#if __has_include("attn/io/safetensors.hpp")  // the safetensors branch (issue 24); until it is merged, none
 #include "attn/io/safetensors.hpp"
-#define ATTN_HAS_SAFETENSORS 1
-#else
-#define ATTN_HAS_SAFETENSORS 0
-#endif
 #include "attn/io/tensor_file.hpp"
 
 namespace attn {
@@ -120,9 +115,7 @@ std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, c
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
     if (extension == ".npz") raw = read_npz(path, what, nullptr, params_member, budget);
-#if ATTN_HAS_SAFETENSORS
     if (extension == ".safetensors") raw = read_safetensors(path, what, params_member, budget);
-#endif
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
     for (auto& [key, value] : raw) {
@@ -144,10 +137,8 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     std::map<std::string, loaded_tensor> json_tensors;  // a .json is read whole to learn its names
     if (extension == ".npz") {
         names = npz_array_names(path, what);
-#if ATTN_HAS_SAFETENSORS
     } else if (extension == ".safetensors") {
         for (const safetensors_entry& e : safetensors_index(path, what)) names.push_back(e.name);
-#endif
     } else if (extension == ".json") {
         json_tensors = read_json_tensors(path, what, budget);
         for (const auto& entry : json_tensors) names.push_back(entry.first);
@@ -166,9 +157,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     };
     std::map<std::string, loaded_tensor> file;
     if (extension == ".npz") file = read_npz(path, what, nullptr, wanted, budget);
-#if ATTN_HAS_SAFETENSORS
     if (extension == ".safetensors") file = read_safetensors(path, what, wanted, budget);
-#endif
     if (extension == ".json")
         for (auto& [name, t] : json_tensors)
             if (wanted(name)) file[name] = std::move(t);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/stage_table.hpp"
 
 namespace attn {
 
