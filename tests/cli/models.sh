@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# models.sh ATTN: a real model's attention layer from its own weights file (issue 24):
+# --params with GPT-2, BERT, Llama and nn.MultiheadAttention names, --layer, --arch, the
+# config.json beside it, the norm stage, where each weight came from; and the refusals, each
+# one `attn: error:` line with exit 2 (a flag against the file) or 1 (the file itself).
+# The checkpoints are tests/reference/models/ (make_model_fixtures.py); their numbers are
+# checked against PyTorch in tests/compute/test_model_fixtures.cpp.
+set -u
+attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/common.sh"
+models=$(cd "$here/../reference/models" && pwd)
+py=/usr/bin/python3
+gpt2=$models/gpt2 bert=$models/bert llama=$models/llama mha=$models/mha
+
+# --- detection, --layer, config.json -------------------------------------------------------
+expect_ok "GPT-2 from its safetensors: layer 1, heads from config.json" \
+  trace --params "$gpt2/model.safetensors" --layer 1 --input "$gpt2/hidden.npy" --format json
+check "... 4 heads, causal, the fill torch.finfo(float32).min" \
+  test "$(jq -c '[.config.heads, .config.mask, .config.fill_text]' "$work/out")" = '[4,"causal","-3.4028234663852886e+38"]'
+check "... stage 24 norm after params, with x, weight, bias" \
+  test "$(jq -c '[(.stages | keys_unsorted)[0:4], .stages.norm.step, (.stages.norm.tensors | keys_unsorted)]' "$work/out")" = \
+  '[["input","params","norm","projections"],24,["x","weight","bias"]]'
+check "... the params stage says where w_q came from: c_attn's first third, transposed" \
+  test "$(jq -r '.stages.params.sources.w_q' "$work/out")" = 'h.1.attn.c_attn.weight[:, 0:16]ᵀ (Conv1D stores [in, out])'
+check "... and b_o, w_o from c_proj" \
+  test "$(jq -r '[.stages.params.sources.w_o, .stages.params.sources.b_o] | join("|")' "$work/out")" = \
+  'h.1.attn.c_proj.weightᵀ (Conv1D stores [in, out])|h.1.attn.c_proj.bias'
+check "... the norm stage says where its weight came from" test "$(jq -r '.stages.norm.sources.weight' "$work/out")" = 'h.1.ln_1.weight'
+expect_ok "the BF16 GPT-2 file: the transformer. prefix, a BOOL buffer it skips" \
+  trace --params "$gpt2/model-bf16.safetensors" --layer 1 --input "$gpt2/hidden.npy" --format json --stage params
+check "... its names with the prefix" test "$(jq -r '.stages.params.sources.b_k' "$work/out")" = 'transformer.h.1.attn.c_attn.bias[16:32]'
+expect_ok "the table shows the model line and a source line per weight" \
+  trace --params "$gpt2/model.npz" --input "$gpt2/hidden.npy" --stage params
+check "... model: gpt2 layer 0, causal with finfo.min, LayerNorm" \
+  grep -q '^model  gpt2 layer 0 of .*model.npz; causal, fill torch.finfo(torch.float32).min, as its code; norm LayerNorm (eps 1e-05) before the projections$' "$work/out"
+check "... w_v ← its third of c_attn" grep -q 'w_v ← h.0.attn.c_attn.weight\[:, 32:48\]ᵀ (Conv1D stores \[in, out\])' "$work/out"
+expect_ok "--mask none on a GPT-2 layer: the user's choice, no mask stage" \
+  trace --params "$gpt2/model.npz" --layer 1 --input "$gpt2/hidden.npy" --mask none --format json
+check "... no mask stages" test "$(jq -c '[.config.mask, (.stages | has("mask", "masked"))]' "$work/out")" = '["none",false,false]'
+
+expect_ok "BERT: nn.Linear as it is, no norm, no mask" trace --params "$bert/model.safetensors" --layer 1 --input "$bert/hidden.npy" --format json
+check "... stages without norm and mask" \
+  test "$(jq -c '[(.stages | has("norm", "mask")), .stages.params.sources.w_k]' "$work/out")" = \
+  '[false,false,"bert.encoder.layer.1.attention.self.key.weight"]'
+expect_ok "Llama: RMSNorm, rope from rope_theta, 2 kv heads from config.json, no biases" \
+  trace --params "$llama/model.safetensors" --layer 1 --input "$llama/hidden.npy" --format json --stage params,norm,rope,repeat_kv
+check "... kv heads, pos, params without biases, norm without bias" \
+  test "$(jq -c '[.config.kv_heads, .config.pos, .config.qkv_bias, (.stages.params.tensors | keys_unsorted), (.stages.norm.tensors | keys_unsorted)]' "$work/out")" = \
+  '[2,"rope",false,["w_q","w_k","w_v","w_o"],["x","weight"]]'
+expect_ok "nn.MultiheadAttention's state_dict with --heads: in_proj's thirds, in_proj_bias too" \
+  trace --params "$mha/model.safetensors" --heads 4 --input "$mha/hidden.npy" --format json --stage params
+check "... b_v from in_proj_bias" test "$(jq -r '.stages.params.sources.b_v' "$work/out")" = 'in_proj_bias[32:48]'
+expect_ok "--explain teaches the layout: Conv1D's x·W against nn.Linear's x·Wᵀ" \
+  trace --params "$gpt2/model.npz" --input "$gpt2/hidden.npy" --stage params,norm,masked --explain --format json
+check "... the params stage's why" jq -e '.stages.params.explain.why | contains("GPT-2 stores its projections as Conv1D")' "$work/out"
+check "... the norm stage's what" jq -e '.stages.norm.explain.words | contains("ln_1")' "$work/out"
+check "... the masked stage's why: finfo.min as GPT-2's code" \
+  jq -e '.stages.masked.explain.why | contains("torch.finfo(torch.float32).min), the most negative float32")' "$work/out"
+
+# --- refusals: a flag against the file (2), the file itself (1) ---------------------------
+expect_error "--layer beyond the file's layers names the ones it has" 2 \
+  "attn: error: --layer 5: $gpt2/model.safetensors holds GPT-2 layers 0, 1" \
+  trace --params "$gpt2/model.safetensors" --layer 5 --input "$gpt2/hidden.npy"
+expect_error "--layer with a state_dict of one layer" 2 \
+  "attn: error: --layer 1: $mha/model.npz holds one attention layer (nn.MultiheadAttention's names, no layer numbers); leave --layer out" \
+  trace --params "$mha/model.npz" --layer 1 --heads 4
+expect_error "--layer without --params" 2 \
+  "attn: error: --layer 1 says how to read --params FILE, a model's weights: give --params" trace --layer 1
+expect_error "--arch forcing an architecture the file is not" 2 \
+  "attn: error: --arch bert: $gpt2/model.npz has no BERT's encoder.layer.L.attention.self.query.weight; its names are GPT-2's: give --arch gpt2 or leave --arch out" \
+  trace --params "$gpt2/model.npz" --arch bert
+expect_ok "--arch naming the file's own architecture" trace --params "$gpt2/model.npz" --arch gpt2 --stage params
+expect_error "--heads against config.json names both" 2 \
+  "attn: error: --heads 2 contradicts $gpt2/config.json: n_head is 4 (leave --heads out)" \
+  trace --params "$gpt2/model.npz" --heads 2
+expect_error "--pos none against a Llama layer" 2 \
+  "attn: error: --pos none contradicts --params $llama/model.npz: a Llama layer rotates q and k by their positions (--pos rope); leave --pos out" \
+  trace --params "$llama/model.npz" --pos none
+expect_error "a state_dict without config.json needs --heads, and says so" 2 \
+  "attn: error: --params $mha/model.npz holds an nn.MultiheadAttention layer, whose head count a config.json beside it would give, and there is none: give --heads H" \
+  trace --params "$mha/model.npz"
+
+mkdir "$work/bad"
+cp "$gpt2/model.npz" "$work/bad/"
+echo '{"n_head": "4"}' >"$work/bad/config.json"
+expect_error "a config.json key of the wrong type: one line naming the file and the key" 1 \
+  "attn: error: $work/bad/config.json: n_head is \"4\"; expected a whole number of at least 1" \
+  trace --params "$work/bad/model.npz"
+$py -c "import numpy as np; np.savez('$work/other.npz', **{n: np.zeros(2, np.float32) for n in ['wte.weight', 'h.0.ln_1.weight', 'h.0.mlp.c_fc.weight', 'lm_head.weight', 'ln_f.weight', 'ln_f.bias']})"
+expect_error "a file of names no architecture has: what it found, what each expects" 1 \
+  "attn: error: --params $work/other.npz: no attention weights I know: found wte.weight, h.0.ln_1.weight, h.0.mlp.c_fc.weight, lm_head.weight, ... (2 more); expected GPT-2's h.L.attn.c_attn.weight, BERT's encoder.layer.L.attention.self.query.weight, Llama's layers.L.self_attn.q_proj.weight, nn.MultiheadAttention's in_proj_weight, or attn's w_q b_q w_k b_k w_v b_v w_o b_o" \
+  trace --params "$work/other.npz"
+$py -c "import numpy as np; np.savez('$work/wide.npz', **{'h.0.attn.c_attn.weight': np.zeros((16, 40), np.float32)})"
+expect_error "a c_attn of the wrong shape names the tensor and GPT-2's layout" 1 \
+  "attn: error: --params $work/wide.npz: h.0.attn.c_attn.weight has shape [16,40]; GPT-2 stores it [D,3D] (Conv1D: [in, out])" \
+  trace --params "$work/wide.npz" --heads 4
+expect_error "a GPT-2 layer is self-attention: no --kv-input" 2 \
+  "attn: error: gpt2 layer 0 of $gpt2/model.npz normalises x, from which queries, keys and values all come: it is self-attention; drop --kv-input, --cross, --kv-seq and --d-kv-in" \
+  trace --params "$gpt2/model.npz" --input "$gpt2/hidden.npy" --kv-input "$mha/hidden.npy"
+
+finish
