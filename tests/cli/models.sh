@@ -98,4 +98,10 @@ expect_error "a GPT-2 layer is self-attention: no --kv-input" 2 \
   "attn: error: gpt2 layer 0 of $gpt2/model.npz normalises x, from which queries, keys and values all come: it is self-attention; drop --kv-input, --cross, --kv-seq and --d-kv-in" \
   trace --params "$gpt2/model.npz" --input "$gpt2/hidden.npy" --kv-input "$mha/hidden.npy"
 
+# --- the README's "Inspect a real model" output is what the program prints -----------------
+readme="$here/../../README.md"
+awk '/^### Inspect a real model/ {s = 1} s && /^Output:/ {o = 1; next} o && /^```$/ {if (b) exit; b = 1; next} b' "$readme" >"$work/readme-model"
+(cd "$gpt2" && "$attn" trace --params model.safetensors --layer 1 --input hidden.npy --stage softmax --head 2) >"$work/actual-model"
+check "README's real-model output block is real" diff "$work/readme-model" "$work/actual-model"
+
 finish
