@@ -198,7 +198,7 @@ void add_file_flags(CLI::App* cmd, run_options& o) {
                "(nn.MultiheadAttention) or attn (w_q ...) insists, and a file without that architecture's "
                "names is an error saying what it looks like");
     add_size(cmd, "--layer", o.layer,
-             "L, which layer of a model's --params file to read (default 0); a file without layers "
+             "L, which layer of a model's --params file to read, 0 unless given; a file without layers "
              "(nn.MultiheadAttention, attn's own names) refuses it, and a layer the file lacks is an error "
              "naming the layers it has");
     cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")->transform(path_name())->type_name("FILE");

@@ -25,7 +25,7 @@ check "trace help: a default from default_val" grep -qE '^  --heads N +H, attent
 check "trace help: a default that depends on another flag" \
   grep -qE '^  --d-in N +Din, query-side input width \(default: --d-model\)$' "$work/out"
 check "trace help: a list's form, once" grep -qE '^  --lengths N,N,\.\.\. +padding' "$work/out"
-check "trace help: the stages by number" grep -qE '^ +1 input +5 transpose +6 scores +9 masked +13 merge$' "$work/out"
+check "trace help: the stages by number" grep -qE '^ +1 input +4 view +20 repeat_kv +8 mask +23 flash$' "$work/out"
 check "trace help: flash, 23, among them" grep -qE '^ +.* 23 flash( |$)' "$work/out"
 check "trace help: every default in the same words" test "$(grep -c '(default: ' "$work/out")" -ge 15
 run --help
@@ -155,14 +155,14 @@ expect_error "--stage a number absent from this run" 2 \
 expect_error "--stage a number absent with --no-out-proj" 2 \
   "attn: error: --stage 15: this run has no output stage (it is off with --no-out-proj)" trace --no-out-proj --stage 15
 expect_error "--stage a number no stage has" 2 \
-  "attn: error: --stage 24: there is no stage 24 (the stages are numbered 1 to 23)" trace --stage 24
+  "attn: error: --stage 26: there is no stage 26 (the stages are numbered 1 to 24)" trace --stage 26
 expect_error "--stage a stage of --pos in a run without it" 2 \
   "attn: error: --stage 16: this run has no positions stage (it needs --pos sinusoidal)" trace --stage 16
 expect_error "--stage a range downwards" 2 "attn: error: --stage 10-6: a range goes up, as in 6-10" trace --stage 10-6
 expect_error "--stage a range of absent stages" 2 \
   "attn: error: --stage 8-9: this run has none of these stages (mask: it needs --mask, --mask-file or --key-padding-mask)" trace --stage 8-9
 expect_error "--stage an unknown name" 2 \
-  "attn: error: --stage foo: no stage is called foo (the stages: input, params, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 1 to 23)" \
+  "attn: error: --stage foo: no stage is called foo (the stages: input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 1 to 24)" \
   trace --stage foo
 
 # --- the README stands alone, and its install step works -------------------------------------

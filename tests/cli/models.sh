@@ -98,6 +98,18 @@ expect_error "a GPT-2 layer is self-attention: no --kv-input" 2 \
   "attn: error: gpt2 layer 0 of $gpt2/model.npz normalises x, from which queries, keys and values all come: it is self-attention; drop --kv-input, --cross, --kv-seq and --d-kv-in" \
   trace --params "$gpt2/model.npz" --input "$gpt2/hidden.npy" --kv-input "$mha/hidden.npy"
 
+# --- a dump of a model's layer replayed with --from ----------------------------------------
+run trace --params "$bert/model.npz" --layer 1 --input "$bert/hidden.npy" --format npz --out "$work/bert.npz"
+run trace --from "$work/bert.npz" --format npz --out "$work/bert-again.npz"
+check "a BERT layer's dump replays to the same numbers" $py -c "
+import numpy as np, sys
+a, b = np.load('$work/bert.npz'), np.load('$work/bert-again.npz')
+sys.exit(not all(np.array_equal(a[k], b[k]) for k in a if k != 'config'))"
+run trace --params "$gpt2/model.npz" --layer 1 --input "$gpt2/hidden.npy" --format npz --out "$work/gpt2.npz"
+expect_error "a GPT-2 layer's dump (a norm before attention) is refused, saying what to do" 1 \
+  "attn: error: --from $work/gpt2.npz: a model layer with a norm before attention (gpt2 layer 1 of $gpt2/model.npz) does not replay with --from; run it again with --params and --input" \
+  trace --from "$work/gpt2.npz"
+
 # --- the README's "Inspect a real model" output is what the program prints -----------------
 readme="$here/../../README.md"
 awk '/^### Inspect a real model/ {s = 1} s && /^Output:/ {o = 1; next} o && /^```$/ {if (b) exit; b = 1; next} b' "$readme" >"$work/readme-model"

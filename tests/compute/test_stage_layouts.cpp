@@ -110,7 +110,7 @@ TEST_CASE("a sequence of 100000 is planned without computing anything") {
     CHECK(scores.tensors[0].layout.strides == attn::tensor_strides{40000000000, 10000000000, 100000, 1});
 }
 
-TEST_CASE("the planned layouts of the modern stages are those the run computes: positions, rope, cache, flash") {
+TEST_CASE("the planned layouts of the modern stages are those the run computes: positions, rope, cache, flash, norm") {
     attn::config step;  // a decoding step with grouped heads: N = 3, Sq = 2, G = 1 of H = 2
     step.seq = 2;
     step.past = 3;
@@ -126,6 +126,12 @@ TEST_CASE("the planned layouts of the modern stages are those the run computes: 
         c.past = 0;  // and without the cache, flash beside
         c.kv_seq = c.seq;
         c.flash_block = 2;
+        runs.push_back(c);
+    }
+    for (const attn::norm_kind norm : {attn::norm_kind::layer_norm, attn::norm_kind::rms_norm}) {  // a model's layer
+        attn::config c = runs[0];
+        c.norm = norm;
+        c.out_bias = false;
         runs.push_back(c);
     }
     for (const attn::config& c : runs) {

@@ -74,6 +74,9 @@ TEST_CASE("detection: each architecture by its attention names, with or without 
         CHECK(attn::detect_model({"in_proj_weight", "out_proj.weight"}, std::nullopt, "--params m").arch == attn::model_arch::mha);
         CHECK(attn::detect_model({"params.w_q", "input.x"}, std::nullopt, "--params d").arch == attn::model_arch::attn);
     }
+    SUBCASE("names without dots are attn's own, misspelt (its reader names them)") {
+        CHECK(attn::detect_model({"wq", "bq"}, std::nullopt, "--params p.npz").arch == attn::model_arch::attn);
+    }
     SUBCASE("a name that only looks like one is not: xh.0..., h.01..., layer numbers without a dot") {
         for (const char* name : {"xh.0.attn.c_attn.weight", "h.01.attn.c_attn.weight", "h.attn.c_attn.weight"})
             CHECK_THROWS_AS(attn::detect_model({name}, std::nullopt, "--params m"), attn::error);
@@ -82,8 +85,8 @@ TEST_CASE("detection: each architecture by its attention names, with or without 
 
 TEST_CASE("detection: names of no architecture list what was found and what each expects") {
     CHECK_THROWS_WITH_AS(
-        attn::detect_model({"a", "b", "c", "d", "e", "f"}, std::nullopt, "--params m.safetensors"),
-        "--params m.safetensors: no attention weights I know: found a, b, c, d, ... (2 more); expected GPT-2's "
+        attn::detect_model({"a.x", "b.x", "c.x", "d", "e", "f"}, std::nullopt, "--params m.safetensors"),
+        "--params m.safetensors: no attention weights I know: found a.x, b.x, c.x, d, ... (2 more); expected GPT-2's "
         "h.L.attn.c_attn.weight, BERT's encoder.layer.L.attention.self.query.weight, Llama's "
         "layers.L.self_attn.q_proj.weight, nn.MultiheadAttention's in_proj_weight, or attn's w_q b_q w_k b_k w_v b_v w_o b_o",
         attn::error);

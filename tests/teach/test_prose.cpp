@@ -25,7 +25,8 @@ const char* const every_stage_name[] = {"input",   "params",  "projections", "vi
                                         "cache",   "append",  "repeat_kv",
                                         "scores",  "scaled",  "mask",        "masked",  "softmax",
                                         "dropout", "context", "merge",       "concat",  "output",
-                                        "flash",   "positions", "rope",      "alibi",   "biased"};
+                                        "flash",   "positions", "rope",      "alibi",   "biased",
+                                        "norm"};
 
 /// Every text attn writes about a run of `c`.
 void say_everything(const attn::config& c) {
@@ -76,6 +77,23 @@ std::vector<tweak> tweaks() {
         [](attn::config& c) { c.pos = attn::position_encoding::alibi; c.mask.causal = true; },
         [](attn::config& c) { c.pos = attn::position_encoding::alibi; c.heads = 6; c.d_model = c.d_in = c.d_kv_in = 12; },
         [](attn::config& c) { c.pos = attn::position_encoding::sinusoidal; },
+        // a model's own layer (model_config.hpp): each architecture's texts, its norm, its fill
+        [](attn::config& c) {
+            c.model = "gpt2 layer 1 of m.safetensors";
+            c.model_arch = "gpt2";
+            c.norm = attn::norm_kind::layer_norm;
+            c.mask.causal = true;
+            c.fill = -std::numeric_limits<float>::max();
+        },
+        [](attn::config& c) {
+            c.model = "llama layer 0 of m.safetensors";
+            c.model_arch = "llama";
+            c.norm = attn::norm_kind::rms_norm;
+            c.mask.causal = true;
+            c.fill = -std::numeric_limits<float>::max();
+        },
+        [](attn::config& c) { c.model = "bert layer 0 of m.npz"; c.model_arch = "bert"; },
+        [](attn::config& c) { c.model = "mha of m.npz"; c.model_arch = "mha"; c.out_bias = false; },
         [](attn::config& c) { c.dropout.p = 0.5; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 1.0; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 0.5; },

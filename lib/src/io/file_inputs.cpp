@@ -232,7 +232,7 @@ parameters take_parameters(std::map<std::string, loaded_tensor> file, const conf
         p.b_v = take_kv("b_v", c.qkv_bias, "--no-qkv-bias", {D});
     }
     p.w_o = take("w_o", c.out_proj, "--no-out-proj", {D, D});
-    p.b_o = take("b_o", c.out_proj && c.out_bias, c.out_proj ? "the model's o_proj has no bias" : "--no-out-proj", {D});
+    p.b_o = take("b_o", c.out_proj && c.out_bias, "--no-out-proj", {D});  // out_bias: a model's o_proj without one
     // a model layer's norm before attention (model_layer.hpp: GPT-2's ln_1, Llama's input_layernorm)
     if (c.norm != norm_kind::none) {
         p.norm_weight = take("norm_weight", true, "", {Din});

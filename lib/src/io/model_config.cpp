@@ -62,6 +62,14 @@ void take_heads(config& c, const model_layer& m, const std::optional<hf_config>&
                                 : "a config.json beside it would give, and there is none") +
                           ": give --heads H");
     }
+    const auto q = m.weights.find("w_q");  // w_q [D,Din]: H must divide D
+    if (q != m.weights.end() && q->second.shape.size() == 2 && c.heads > 0 &&
+        static_cast<std::int64_t>(q->second.shape[0]) % c.heads != 0) {
+        const std::string says = std::to_string(c.heads) + ", which does not divide the width D = " +
+                                 std::to_string(q->second.shape[0]) + " of " + what + "'s w_q";
+        if (json && json->heads) throw error(json->what + ": " + json->heads_key + " is " + says);
+        throw usage_error("--heads " + says);
+    }
     if (json && json->kv_heads) {
         if (flags.kv_heads && *flags.kv_heads != *json->kv_heads)
             throw usage_error("--kv-heads " + std::to_string(*flags.kv_heads) + " contradicts " + json->what + ": " +
@@ -71,7 +79,7 @@ void take_heads(config& c, const model_layer& m, const std::optional<hf_config>&
         c.kv_heads = *flags.kv_heads;
     } else {
         // kv heads from k's rows: w_k [G·dk,D] with dk = D / H (w_q [D,Din])
-        const auto q = m.weights.find("w_q"), k = m.weights.find("w_k");
+        const auto k = m.weights.find("w_k");
         if (q != m.weights.end() && k != m.weights.end() && q->second.shape.size() == 2 && k->second.shape.size() == 2) {
             const auto D = static_cast<std::int64_t>(q->second.shape[0]), rows = static_cast<std::int64_t>(k->second.shape[0]);
             if (c.heads > 0 && D % c.heads == 0 && rows % (D / c.heads) == 0 && rows < D) c.kv_heads = rows / (D / c.heads);

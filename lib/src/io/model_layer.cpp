@@ -121,6 +121,11 @@ std::optional<model_names> detected(const std::vector<std::string>& names) {
     if (has_attn_names(names)) return model_names{model_arch::attn, "", {}};
     for (const name_pattern& p : model_patterns)
         if (auto found = find_pattern(p, names)) return found;
+    // names without dots are meant as attn's own (a misspelt w_q): its reader says which is unexpected
+    const bool flat = !names.empty() && std::all_of(names.begin(), names.end(), [](const std::string& n) {
+        return n.find('.') == std::string::npos;
+    });
+    if (flat) return model_names{model_arch::attn, "", {}};
     return std::nullopt;
 }
 

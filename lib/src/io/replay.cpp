@@ -673,6 +673,19 @@ config config_from_json(const json& j, const std::string& what) {
     if (k.has("past")) c.past = k.whole("past");  // --past N, a decoding step (absent in older dumps: 0)
     if (k.has("kv_heads")) c.kv_heads = k.whole("kv_heads") == c.heads ? 0 : k.whole("kv_heads");  // --kv-heads G
     if (k.has("flash_block")) c.flash_block = k.whole("flash_block");
+    // a model's own layer (issue 24): BERT's and nn.MultiheadAttention's replay from their params; a layer
+    // with a norm before attention does not (the dump holds the norm's weights, the replay does not read them)
+    if (k.has("model")) {  // a path may be long: kept to 256 bytes, printed escaped
+        if (!k.at("model").is_string()) k.wrong("model", "a string");
+        c.model = printable_text(k.at("model").get<std::string>().substr(0, 256));
+    }
+    if (k.has("out_bias")) c.out_bias = k.flag("out_bias");
+    if (k.has("norm")) {
+        k.text("norm");
+        if (k.has("norm_eps")) k.number("norm_eps");
+        throw error(what + ": a model layer with a norm before attention (" + (c.model.empty() ? "norm" : c.model) +
+                    ") does not replay with --from; run it again with --params and --input");
+    }
     check_derived(k, c, what);
     k.no_others();
     try {

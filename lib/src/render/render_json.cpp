@@ -124,6 +124,13 @@ nlohmann::ordered_json config_to_json(const config& c) {
     j["pos"] = std::string(position_encoding_name(c.pos));
     j["rope_base"] = c.rope_base;
     j["rope_style"] = std::string(rope_pairing_name(c.rope_style));
+    // a model's own layer (issue 24), only then
+    if (!c.model.empty()) j["model"] = c.model;
+    if (c.norm != norm_kind::none) {
+        j["norm"] = c.norm == norm_kind::layer_norm ? "layer_norm" : "rms_norm";
+        j["norm_eps"] = std::stod(fill_to_string(c.norm_eps));  // 1e-05, not 9.999999747378752e-06
+    }
+    if (!c.out_bias) j["out_bias"] = false;
     return j;
 }
 

@@ -205,7 +205,9 @@ stage_explanation explain_params(const config& c, const run_shapes& r) {
               (c.params_from_file ? "load --params into them" : "each weight [out, in], then its bias [out]");
     e.memory = say(r, "params.memory", {{"strides", stride_text(contiguous_layout({r.D, r.Din}))}});
     if (!c.model_arch.empty()) {  // a model's own names: how its layout became nn.Linear's
-        e.why = say(r, "params.why.model." + c.model_arch, {{"file", c.model.substr(c.model.find(" of ") + 4)}});
+        const std::size_t of = c.model.find(" of ");  // "gpt2 layer 1 of m.safetensors"
+        e.why = say(r, "params.why.model." + c.model_arch,
+                    {{"file", of == std::string::npos ? c.model : c.model.substr(of + 4)}});
     } else if (c.params_from_file) {
         e.why = say(r, "params.why.read");
     } else {

@@ -43,7 +43,9 @@ struct model_names {
 };
 
 /// The architecture of a file holding tensors called `names`: `forced` (--arch), else the
-/// first of attn, GPT-2, BERT, Llama, nn.MultiheadAttention whose attention names are there.
+/// first of attn, GPT-2, BERT, Llama, nn.MultiheadAttention whose attention names are there
+/// (names without dots, none of them known, are taken as attn's, so that its reader names the
+/// unexpected one).
 /// Errors (`what` = "--params m.safetensors"): names of no architecture (attn::error, listing
 /// some of what was found and what each architecture expects), a forced one whose names are
 /// not there (usage_error naming --arch and what the file looks like).
