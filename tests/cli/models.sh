@@ -80,6 +80,15 @@ expect_error "a state_dict without config.json needs --heads, and says so" 2 \
   "attn: error: --params $mha/model.npz holds an nn.MultiheadAttention layer, whose head count a config.json beside it would give, and there is none: give --heads H" \
   trace --params "$mha/model.npz"
 
+mkdir "$work/bare"
+cp "$llama/model.npz" "$work/bare/"
+expect_ok "a Llama file without config.json and --heads 4: kv heads from k_proj's rows" \
+  trace --params "$work/bare/model.npz" --heads 4 --layer 1 --input "$llama/hidden.npy" --format json --stage repeat_kv
+check "... G = 2, rope with the default base" test "$(jq -c '[.config.kv_heads, .config.pos, .config.rope_base]' "$work/out")" = '[2,"rope",10000]'
+expect_error "... and without --heads: say so" 2 \
+  "attn: error: --params $work/bare/model.npz holds a Llama layer, whose head count a config.json beside it would give, and there is none: give --heads H" \
+  trace --params "$work/bare/model.npz"
+
 mkdir "$work/bad"
 cp "$gpt2/model.npz" "$work/bad/"
 echo '{"n_head": "4"}' >"$work/bad/config.json"

@@ -219,6 +219,36 @@ TEST_CASE("Llama: q/k/v/o_proj as they are, fewer kv rows, no biases; RMSNorm's 
     }
 }
 
+TEST_CASE("Qwen-style: q, k, v biases present are used; o_proj without one leaves b_o out") {
+    tensor_map m;
+    const std::string a = "model.layers.0.self_attn.";
+    m[a + "q_proj.weight"] = numbered(8, 8);
+    m[a + "q_proj.bias"] = numbered(8, 0, 1.0f);
+    m[a + "k_proj.weight"] = numbered(4, 8);
+    m[a + "k_proj.bias"] = numbered(4, 0, 2.0f);
+    m[a + "v_proj.weight"] = numbered(4, 8);
+    m[a + "v_proj.bias"] = numbered(4, 0, 3.0f);
+    m[a + "o_proj.weight"] = numbered(8, 8);
+    m["model.layers.0.input_layernorm.weight"] = numbered(8, 0);
+    const attn::model_layer layer = attn::map_model_layer(m, attn::detect_model(keys_of(m), std::nullopt, "--params q"), 0, "--params q");
+    CHECK(layer.weights.at("b_k").values(3) == 302.0f);
+    CHECK(layer.weights.count("b_o") == 0);
+    attn::config c;
+    attn::model_choice flags;
+    flags.heads = 4;
+    attn::apply_model_layer(c, layer, std::nullopt, flags, "--params q");
+    CHECK(c.qkv_bias);
+    CHECK_FALSE(c.out_bias);
+    CHECK(c.kv_heads == 2);
+
+    SUBCASE("only some of the q, k, v biases: the file is damaged") {
+        m.erase(a + "v_proj.bias");
+        CHECK_THROWS_WITH_AS(attn::map_model_layer(m, attn::detect_model(keys_of(m), std::nullopt, "--params q"), 0, "--params q"),
+                             "--params q: only some of the q, k, v biases of Llama layer 0 are there; expected all three or none",
+                             attn::error);
+    }
+}
+
 TEST_CASE("BERT: query/key/value/output.dense as they are, no norm, no mask") {
     tensor_map m;
     const std::string a = "encoder.layer.0.attention.";
