@@ -14,4 +14,13 @@ void layer_norm_rows(const float* x, std::size_t rows, std::size_t width, const 
 /// Hugging Face's LlamaRMSNorm: y = weight · (x · torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)).
 void rms_norm_rows(const float* x, std::size_t rows, std::size_t width, const float* weight, float eps, float* y);
 
+/// The ways the two are built (plain; AVX2 with FMA, faster), all giving the same bits, the
+/// fastest this CPU runs used; whether this CPU runs one, and the norms with one (tests).
+enum class norm_kernel { plain, avx2 };
+bool norm_kernel_runs_here(norm_kernel k);
+void layer_norm_rows_with(norm_kernel k, const float* x, std::size_t rows, std::size_t width, const float* weight,
+                          const float* bias, float eps, float* y);
+void rms_norm_rows_with(norm_kernel k, const float* x, std::size_t rows, std::size_t width, const float* weight,
+                        float eps, float* y);
+
 }  // namespace attn
