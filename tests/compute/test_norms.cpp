@@ -277,6 +277,41 @@ TEST_CASE("identities: LayerNorm rows have mean 0 and variance 1, RMSNorm rows m
     }
 }
 
+TEST_CASE("the model fixtures' norm stage: GPT-2's ln_1, BERT's embeddings.LayerNorm, Llama's RMSNorm") {
+    // make_model_fixtures.py's stage files hold input.x, norm.weight (norm.bias) and norm.x
+    // as each model's Hugging Face code computes them; eps from the model's config.json
+    std::size_t files = 0;
+    for (const char* model : {"gpt2", "bert", "llama"}) {
+        const std::string dir = reference_path(std::string("models/") + model + "/");
+        const nlohmann::json config = read_json(dir + "config.json");
+        const bool rms = config.contains("rms_norm_eps");
+        const float eps = config.value("rms_norm_eps", config.value("layer_norm_epsilon", config.value("layer_norm_eps", -1.0f)));
+        REQUIRE(eps > 0.0f);
+        for (const char* stages : {"stages-layer1.npz", "stages-layer1-f16.npz", "stages-layer1-bf16.npz",
+                                   "stages-layer0-tokens.npz"}) {
+            CAPTURE(model);
+            CAPTURE(stages);
+            const auto t = attn::read_npz(dir + stages, stages);
+            if (!t.count("norm.x")) continue;
+            ++files;
+            const std::vector<float> x = values_of(t.at("input.x")), weight = values_of(t.at("norm.weight")),
+                                     expected = values_of(t.at("norm.x"));
+            const std::size_t width = weight.size(), rows = x.size() / width;
+            std::vector<float> y(x.size());
+            if (rms) {
+                attn::rms_norm_rows(x.data(), rows, width, weight.data(), eps, y.data());
+            } else {
+                const std::vector<float> bias = values_of(t.at("norm.bias"));
+                attn::layer_norm_rows(x.data(), rows, width, weight.data(), bias.data(), eps, y.data());
+            }
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < y.size(); ++i) differ += bits(y[i]) != bits(expected[i]);
+            CHECK(differ == 0);
+        }
+    }
+    CHECK(files >= 9);  // gpt2 and llama: all four; bert: from its tokens (embeddings.LayerNorm)
+}
+
 TEST_CASE("bias null is bias zeros, bit for bit") {
     for (const norm_fixture& f : norm_fixtures()) {
         CAPTURE(f.width);

@@ -1,7 +1,10 @@
 #pragma once
 // The normalisations a real model applies before attention, over the last axis of
 // [rows, width] row-major float32: LayerNorm (GPT-2's ln_1, BERT's embeddings.LayerNorm)
-// and RMSNorm (Llama's input_layernorm), as PyTorch 1.13 on the CPU computes them.
+// and RMSNorm (Llama's input_layernorm), as PyTorch 1.13 on the CPU computes them, to the bit:
+// the bits of Debian's torch, which runs its AVX2 kernels (also on a CPU with AVX-512), on every
+// CPU (norms.cpp says the order of operations; tests/reference/make_norm_fixtures.py measures
+// how torch's other kernels differ). Rows are independent: [B,S,D] is [B·S, D] rows.
 #include <cstddef>
 
 namespace attn {
