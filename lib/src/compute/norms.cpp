@@ -4,8 +4,8 @@
 // LayerNorm (aten/src/ATen/native/cpu/layer_norm_kernel.cpp, RowwiseMoments in
 // aten/src/ATen/native/cpu/moments_utils.h): the row's first W/8·8 values are 8 interleaved
 // lanes (lane l: x[l], x[8+l], ...). Each chunk of 16 vectors runs Welford's update per lane
-// (m1 += δ·(1/k), m2 += δ·(x - m1)); each chunk's moments merge into a binary cascade (level
-// j merges into j+1 every 2^j chunks), the levels then into level 0. The last W mod 8 values
+// (m1 += δ·(1/k), m2 += δ·(x - m1)); each chunk's moments merge into level 0 of a binary
+// cascade (after every 2^j chunks level j-1 merges into level j), the levels then into level 0. The last W mod 8 values
 // run a scalar Welford (m1 += δ/k), into which the 8 lanes merge in order. All of it plain
 // multiplies and adds. Then rstd = 1/sqrt(m2/W + eps), shift = -rstd·mean, and
 // y = fma(fma(x, rstd, shift), weight, bias): these two are fused, the moments are not
@@ -17,9 +17,11 @@
 // levels every 16 steps, the left-over vectors added to the first, the four summed, then the
 // W mod 8 last values and the 8 lanes in order (fewer than 8 values: 4 scalar accumulators the
 // same way); then r = 1/sqrt(mean + eps) and weight·(x·r). Rows do not depend on each other
-// ([B,S,D] or [rows, D] give the same bits); a single row wider than 32768 is summed by
-// several threads in torch, which this does not follow. The fixtures are
-// tests/reference/make_norm_fixtures.py's.
+// ([B,S,D] or [rows, D] give the same bits), with one exception: a lone row (B·S = 1) of
+// 32768 values or more, whose sum() torch splits over its threads (TensorIterator's
+// two_pass_reduction); this sums it as torch with one thread, or with two rows or more, does
+// (measured at D = 40000: RMSNorm up to 2 ulp apart with 2 threads, equal with 1; LayerNorm
+// equal). The fixtures are tests/reference/make_norm_fixtures.py's.
 #include "attn/compute/norms.hpp"
 
 #include <algorithm>
@@ -32,8 +34,8 @@
 namespace attn {
 namespace {
 
-constexpr std::size_t lanes = 8;  // Vectorized<float> on AVX2
-using lane_floats = std::array<float, lanes>;
+constexpr std::size_t norm_lanes = 8;  // Vectorized<float> on AVX2
+using norm_lane_floats = std::array<float, norm_lanes>;
 
 /// ceil(log2 x), 1 for x <= 2 (aten's utils::CeilLog2).
 std::size_t norms_ceil_log2(std::size_t x) {
@@ -46,17 +48,17 @@ std::size_t norms_ceil_log2(std::size_t x) {
 // --- LayerNorm's moments -------------------------------------------------------------------
 
 /// Welford's count, mean and sum of squared deviations, per lane.
-struct lane_moments {
+struct norm_lane_moments {
     std::size_t count = 0;
-    lane_floats m1{}, m2{};
+    norm_lane_floats m1{}, m2{};
 };
 
 /// Merges `add` into `into` (aten's AddMomentsVec): the mean moves by c·δ, c = n_add/n.
-[[gnu::always_inline]] inline void merge_lane_moments(const lane_moments& add, lane_moments& into) {
+[[gnu::always_inline]] inline void merge_lane_moments(const norm_lane_moments& add, norm_lane_moments& into) {
     const std::size_t n = into.count + add.count;
     const float c = n == 0 ? 0.0f : static_cast<float>(add.count) / static_cast<float>(n);
     const float m0 = static_cast<float>(into.count);
-    for (std::size_t l = 0; l < lanes; ++l) {
+    for (std::size_t l = 0; l < norm_lanes; ++l) {
         const float delta = add.m1[l] - into.m1[l];
         into.m1[l] += c * delta;
         into.m2[l] += add.m2[l] + delta * delta * c * m0;
@@ -67,20 +69,20 @@ struct lane_moments {
 /// The row's mean and biased variance as RowwiseMoments computes them. `stack`: room for
 /// the cascade of chunks' moments.
 [[gnu::always_inline]] inline std::pair<float, float> layer_norm_moments(const float* x, std::size_t width,
-                                                                         std::vector<lane_moments>& stack) {
+                                                                         std::vector<norm_lane_moments>& stack) {
     constexpr std::size_t chunk = 16;
-    const std::size_t vectors = width / lanes;
+    const std::size_t vectors = width / norm_lanes;
     const std::size_t chunks = (vectors + chunk - 1) / chunk;
     const std::size_t depth = norms_ceil_log2(chunks);
-    stack.assign(depth, lane_moments{});
+    stack.assign(depth, norm_lane_moments{});
 
     for (std::size_t i = 0; i < chunks; ++i) {
-        lane_moments part;
+        norm_lane_moments part;
         part.count = std::min(chunk, vectors - i * chunk);
         for (std::size_t j = 0; j < part.count; ++j) {
-            const float* v = x + (i * chunk + j) * lanes;
+            const float* v = x + (i * chunk + j) * norm_lanes;
             const float inverse = 1.0f / static_cast<float>(j + 1);
-            for (std::size_t l = 0; l < lanes; ++l) {
+            for (std::size_t l = 0; l < norm_lanes; ++l) {
                 const float delta = v[l] - part.m1[l];
                 part.m1[l] += delta * inverse;
                 part.m2[l] += delta * (v[l] - part.m1[l]);
@@ -90,20 +92,20 @@ struct lane_moments {
         std::size_t mask = i + 1;
         for (std::size_t j = 1; j < depth && (mask & 1) == 0; ++j, mask >>= 1) {
             merge_lane_moments(stack[j - 1], stack[j]);
-            stack[j - 1] = lane_moments{};
+            stack[j - 1] = norm_lane_moments{};
         }
     }
     for (std::size_t j = 1; j < depth; ++j) merge_lane_moments(stack[j], stack[0]);
 
     std::size_t m0 = 0;  // the last width mod 8 values, one at a time
     float m1 = 0.0f, m2 = 0.0f;
-    for (std::size_t k = vectors * lanes; k < width; ++k) {
+    for (std::size_t k = vectors * norm_lanes; k < width; ++k) {
         const float delta = x[k] - m1;
         ++m0;
         m1 += delta / static_cast<float>(m0);
         m2 += delta * (x[k] - m1);
     }
-    for (std::size_t l = 0; l < lanes; ++l) {  // each lane's vectors/1 values merged in (AddMoments)
+    for (std::size_t l = 0; l < norm_lanes; ++l) {  // then each lane's `vectors` values (AddMoments)
         const std::size_t n = m0 + vectors;
         const float c = n == 0 ? 0.0f : static_cast<float>(vectors) / static_cast<float>(n);
         const float delta = stack[0].m1[l] - m1;
@@ -123,7 +125,7 @@ template <typename T>
         return a + b;
     } else {
         T s;
-        for (std::size_t l = 0; l < lanes; ++l) s[l] = a[l] + b[l];
+        for (std::size_t l = 0; l < norm_lanes; ++l) s[l] = a[l] + b[l];
         return s;
     }
 }
@@ -168,23 +170,23 @@ template <typename T, typename Item>
 
 /// The sum of the row as torch's sum(-1) adds it (cascade_sum, an inner reduction).
 [[gnu::always_inline]] inline float torch_row_sum(const float* x, std::size_t width) {
-    if (width < lanes) return 0.0f + norms_row_sum<float>(width, [x](std::size_t i) { return x[i]; });
-    const std::size_t vectors = width / lanes;
-    const lane_floats by_lane = norms_row_sum<lane_floats>(vectors, [x](std::size_t i) {
-        lane_floats v;
-        std::copy(x + i * lanes, x + (i + 1) * lanes, v.begin());
+    if (width < norm_lanes) return 0.0f + norms_row_sum<float>(width, [x](std::size_t i) { return x[i]; });
+    const std::size_t vectors = width / norm_lanes;
+    const norm_lane_floats by_lane = norms_row_sum<norm_lane_floats>(vectors, [x](std::size_t i) {
+        norm_lane_floats v;
+        std::copy(x + i * norm_lanes, x + (i + 1) * norm_lanes, v.begin());
         return v;
     });
     float sum = 0.0f;
-    for (std::size_t k = vectors * lanes; k < width; ++k) sum += x[k];
-    for (std::size_t l = 0; l < lanes; ++l) sum += by_lane[l];
+    for (std::size_t k = vectors * norm_lanes; k < width; ++k) sum += x[k];
+    for (std::size_t l = 0; l < norm_lanes; ++l) sum += by_lane[l];
     return 0.0f + sum;  // the output, filled with 0, then added to
 }
 
 /// One row of layer_norm_rows. `stack`: room for the moments' cascade, reused row to row.
 [[gnu::always_inline]] inline void layer_norm_row(const float* row, std::size_t width, const float* weight,
                                                   const float* bias, float eps, float* out,
-                                                  std::vector<lane_moments>& stack) {
+                                                  std::vector<norm_lane_moments>& stack) {
     const auto [mean, variance] = layer_norm_moments(row, width, stack);
     const float rstd = 1.0f / std::sqrt(variance + eps);
     const float shift = -rstd * mean;
@@ -207,7 +209,7 @@ template <typename T, typename Item>
 
 [[gnu::always_inline]] inline void layer_norm_rows_body(const float* x, std::size_t rows, std::size_t width,
                                                         const float* weight, const float* bias, float eps, float* y) {
-    std::vector<lane_moments> stack;
+    std::vector<norm_lane_moments> stack;
     for (std::size_t r = 0; r < rows; ++r) layer_norm_row(x + r * width, width, weight, bias, eps, y + r * width, stack);
 }
 
