@@ -107,6 +107,31 @@ expect_error "a GPT-2 layer is self-attention: no --kv-input" 2 \
   "attn: error: gpt2 layer 0 of $gpt2/model.npz normalises x, from which queries, keys and values all come: it is self-attention; drop --kv-input, --cross, --kv-seq and --d-kv-in" \
   trace --params "$gpt2/model.npz" --input "$gpt2/hidden.npy" --kv-input "$mha/hidden.npy"
 
+# --- only the layer's tensors are decoded: a large unwanted tensor costs nothing ------------
+$py - "$work/big" "$gpt2/model.npz" "$gpt2/config.json" <<'EOF'
+import json, os, shutil, struct, sys
+import numpy as np
+out, weights, config = sys.argv[1:]
+os.makedirs(out)
+shutil.copy(config, out)
+tensors = dict(np.load(weights))
+tensors["wte.weight"] = np.zeros((65536, 16), np.float32)  # 4 MiB the run never reads
+header, data = {}, b""
+for name in sorted(tensors):
+    raw = tensors[name].astype(np.float32).tobytes()
+    header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [len(data), len(data) + len(raw)]}
+    data += raw
+text = json.dumps(header).encode()
+text += b" " * (-len(text) % 8)
+with open(os.path.join(out, "model.safetensors"), "wb") as f:
+    f.write(struct.pack("<Q", len(text)) + text + data)
+EOF
+expect_ok "a checkpoint with a 4 MiB embedding runs under --max-memory 1MiB: one layer is read" \
+  trace --params "$work/big/model.safetensors" --layer 1 --input "$gpt2/hidden.npy" --max-memory 1MiB --stage output
+expect_error "... and --arch forcing another reads nothing" 2 \
+  "attn: error: --arch llama: $work/big/model.safetensors has no Llama's layers.L.self_attn.q_proj.weight; its names are GPT-2's: give --arch gpt2 or leave --arch out" \
+  trace --params "$work/big/model.safetensors" --arch llama --max-memory 1MiB
+
 # --- a dump of a model's layer replayed with --from ----------------------------------------
 run trace --params "$bert/model.npz" --layer 1 --input "$bert/hidden.npy" --format npz --out "$work/bert.npz"
 run trace --from "$work/bert.npz" --format npz --out "$work/bert-again.npz"
