@@ -9,6 +9,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/io/replay.hpp"
+#include "attn/io/token_input.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 
@@ -201,6 +202,20 @@ void add_file_flags(CLI::App* cmd, run_options& o) {
              "L, which layer of a model's --params file to read, 0 unless given; a file without layers "
              "(nn.MultiheadAttention, attn's own names) refuses it, and a layer the file lacks is an error "
              "naming the layers it has");
+    cmd->add_option("--tokens", o.tokens,
+                    "layer 0 of a GPT-2, BERT or Llama --params checkpoint from these token ids, comma-separated "
+                    "(464,2068,7586), or @FILE holding them (B = 1, Sq = their count): stage embed looks up "
+                    "their rows of the token table (and GPT-2's wpe, BERT's position and token_type rows), "
+                    "input.x is the sum, and the norm stage follows as the model computes it (ln_1, "
+                    "input_layernorm, BERT's embeddings.LayerNorm). Not with --input or a --layer above 0 "
+                    "(attn computes one layer, not the ones before it: give their output with --input)")
+        ->type_name("IDS");
+    cmd->add_option("--vocab", f.vocab,
+                    "the tokenizer's vocab.json ({\"token\": id} as Hugging Face saves it, or {\"id\": \"token\"}): "
+                    "with --tokens, tables, --explain and pictures label queries and keys with the tokens, "
+                    "shown as the tokenizer writes them (GPT-2's Ġ and SentencePiece's ▁ mark a word start), "
+                    "and json adds config.token_text")
+        ->transform(path_name())->type_name("FILE");
     cmd->add_option("--q", f.q, "Q [B,Sq,D]; with --k and --v the run starts at the projections")->transform(path_name())->type_name("FILE");
     cmd->add_option("--k", f.k, "K [B,Sk,D]")->transform(path_name())->type_name("FILE");
     cmd->add_option("--v", f.v, "V [B,Sk,D]")->transform(path_name())->type_name("FILE");
@@ -302,12 +317,23 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
 attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& given) {
     run_options o = flags;
     o.cfg.max_memory = memory_limit(o.max_memory);  // 0: none
+    const auto has = [&](const char* flag) {  // mask and exercise commands have no --tokens
+        try {
+            return given(flag);
+        } catch (const std::exception&) {
+            return false;
+        }
+    };
+    if (!o.from.empty() && (has("--tokens") || has("--vocab")))
+        throw attn::usage_error(std::string(has("--tokens") ? "--tokens" : "--vocab") +
+                                " cannot be used with --from (a dump replays its own input)");
     if (!o.from.empty()) {
         attn::loaded_inputs loaded = replay_inputs(o, given);
         check_rope_flags(loaded.cfg, given);
         return loaded;
     }
     o.files.model = model_choice(o, given);
+    if (has("--tokens")) o.files.tokens = attn::parse_token_ids(o.tokens);
     if (o.files.params.empty() && (o.files.model.arch || o.files.model.layer))
         throw attn::usage_error(std::string(o.files.model.arch ? "--arch " + o.arch : "--layer " + std::to_string(o.layer)) +
                                 " says how to read --params FILE, a model's weights: give --params");

@@ -496,7 +496,7 @@ std::string stages_help() {
                        "with --pos sinusoidal, rope with --pos rope, alibi and biased with --pos alibi, cache and "
                        "append only with --past N, repeat_kv only with --kv-heads G < H, flash only with "
                        "--flash-block N, norm only with a GPT-2 or Llama layer's --params (their norm before "
-                       "attention).",
+                       "attention; BERT's embeddings.LayerNorm with --tokens), embed only with --tokens.",
                        help_width) +
            "\n\n" +
            wrap("view, transpose and merge are views of the tensor before them, as in PyTorch: new strides, "

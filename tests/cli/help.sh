@@ -155,14 +155,14 @@ expect_error "--stage a number absent from this run" 2 \
 expect_error "--stage a number absent with --no-out-proj" 2 \
   "attn: error: --stage 15: this run has no output stage (it is off with --no-out-proj)" trace --no-out-proj --stage 15
 expect_error "--stage a number no stage has" 2 \
-  "attn: error: --stage 26: there is no stage 26 (the stages are numbered 1 to 24)" trace --stage 26
+  "attn: error: --stage 26: there is no stage 26 (the stages are numbered 1 to 25)" trace --stage 26
 expect_error "--stage a stage of --pos in a run without it" 2 \
   "attn: error: --stage 16: this run has no positions stage (it needs --pos sinusoidal)" trace --stage 16
 expect_error "--stage a range downwards" 2 "attn: error: --stage 10-6: a range goes up, as in 6-10" trace --stage 10-6
 expect_error "--stage a range of absent stages" 2 \
   "attn: error: --stage 8-9: this run has none of these stages (mask: it needs --mask, --mask-file or --key-padding-mask)" trace --stage 8-9
 expect_error "--stage an unknown name" 2 \
-  "attn: error: --stage foo: no stage is called foo (the stages: input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 1 to 24)" \
+  "attn: error: --stage foo: no stage is called foo (the stages: embed, input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 1 to 25)" \
   trace --stage foo
 
 # --- the README stands alone, and its install step works -------------------------------------

@@ -17,6 +17,7 @@
 #include "attn/compute/tensor.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/io/npz.hpp"
+#include "attn/io/token_input.hpp"
 
 extern "C" char* openblas_get_corename(void);
 
@@ -127,6 +128,44 @@ TEST_CASE("every stage of layer 1 of GPT-2, BERT, Llama and nn.MultiheadAttentio
         for (const auto& left : expected)  // every reference member is a stage attn computed
             CHECK_MESSAGE(left.first.rfind("mha.", 0) == 0, left.first << " is in " << m.reference << " but not in attn's run");
         CHECK(compared >= 20);
+    }
+}
+
+TEST_CASE("every stage of layer 0 of GPT-2, BERT and Llama from their token ids (--tokens) is PyTorch's, embed first") {
+    const std::string set = model_fixture_set();
+    for (const char* model : {"gpt2", "bert", "llama"}) {
+        CAPTURE(model);
+        attn::input_paths paths;
+        paths.params = (model_dir / model / "model.safetensors").string();
+        paths.tokens = attn::parse_token_ids("@" + (model_dir / model / "tokens.txt").string());
+        REQUIRE(paths.tokens.size() == 5);
+        attn::loaded_inputs loaded = attn::load_inputs(attn::config{}, {}, paths);
+        const attn::trace t = attn::compute_trace(loaded.cfg, attn::draw_inputs(loaded.cfg, std::move(loaded.given)));
+        REQUIRE(!t.stages.empty());
+        CHECK(t.stages.front().id() == attn::stage_id::embed);
+        const std::string reference = model_reference(set, model, "stages-layer0-tokens.npz").string();
+        std::map<std::string, attn::loaded_tensor> expected = attn::read_npz(reference, reference);
+        std::size_t compared = 0;
+        for (const attn::stage& s : t.stages)
+            for (const attn::tensor& x : s.tensors) {
+                const std::string name = std::string(s.name()) + "." + x.name;
+                CAPTURE(name);
+                const auto it = expected.find(name);
+                REQUIRE_MESSAGE(it != expected.end(), name << " is not in stages-layer0-tokens.npz");
+                const xt::xarray<float> ours = attn::row_major_copy(x);
+                REQUIRE(std::vector<std::size_t>(ours.shape().begin(), ours.shape().end()) == it->second.shape);
+                bool equal = false;
+                const double diff = largest_difference(ours, it->second.values, equal);
+                // the tables' rows and their sums are plain copies and float32 additions: bit-equal on every kernel
+                const bool bits = !set.empty() || s.id() == attn::stage_id::embed || s.id() == attn::stage_id::input ||
+                                  s.id() == attn::stage_id::norm;
+                if (bits) CHECK_MESSAGE(equal, name << " differs by up to " << diff);
+                else CHECK_MESSAGE(diff <= 1e-5, name << " differs by up to " << diff);
+                ++compared;
+                expected.erase(it);
+            }
+        for (const auto& left : expected) CHECK_MESSAGE(false, left.first << " is in the reference but not in attn's run");
+        CHECK(compared >= 25);
     }
 }
 

@@ -49,7 +49,8 @@ TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, then issue 23's, n
     CHECK(attn::find_stage_info(20)->name == "repeat_kv");
     CHECK(attn::find_stage_info(23)->name == "flash");
     CHECK(attn::find_stage_info(24)->name == "norm");
-    CHECK(attn::find_stage_info(25) == nullptr);  // kept for embed
+    CHECK(attn::find_stage_info(25)->name == "embed");
+    CHECK(attn::find_stage_info(26) == nullptr);
     CHECK(attn::find_stage_info(-3) == nullptr);
     for (const auto& info : attn::stage_table) {
         CAPTURE(info.name);
@@ -72,7 +73,7 @@ TEST_CASE("stage_table: each row's id is its place, CLI.md's fifteen keep steps 
     }
     CHECK(cli_steps == 15);
     std::sort(later.begin(), later.end());
-    CHECK(later == std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23, 24});  // each number once, none skipped
+    CHECK(later == std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23, 24, 25});  // each number once, none skipped
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
@@ -144,10 +145,22 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     alibi.pos = attn::position_encoding::alibi;
     alibi.norm = attn::norm_kind::none;
     alibi.flash_block = 2;
+    attn::config tokens;  // layer 0 of a BERT-like model from token ids: embed with token, position, token_type
+    tokens.seq = tokens.kv_seq = 3;
+    tokens.d_model = tokens.d_in = tokens.d_kv_in = 4;
+    tokens.heads = 2;
+    tokens.tokens = {5, 1, 2};
+    tokens.model_arch = "bert";
+    tokens.norm = attn::norm_kind::layer_norm;
+    attn::given_inputs from_tokens;
+    from_tokens.embed = attn::embeddings{xt::xarray<float>(xt::ones<float>({1, 3, 4})),
+                                         xt::xarray<float>(xt::ones<float>({3, 4})), xt::xarray<float>(xt::ones<float>({3, 4}))};
+    from_tokens.x = attn::embed_sum(*from_tokens.embed);
+    CHECK(from_tokens.x->at(0, 2, 3) == 3.0f);
     std::vector<bool> seen(attn::stage_table.size(), false);
-    for (const attn::config& run : {c, flash, decoding, alibi}) {
+    for (const attn::config& run : {c, flash, decoding, alibi, tokens}) {
         attn::validate(run);
-        const attn::trace t = attn::compute_trace(run, attn::draw_inputs(run));
+        const attn::trace t = attn::compute_trace(run, attn::draw_inputs(run, run.tokens.empty() ? attn::given_inputs{} : from_tokens));
         std::size_t previous = 0;
         for (std::size_t i = 0; i < t.stages.size(); ++i) {
             const attn::stage& s = t.stages[i];

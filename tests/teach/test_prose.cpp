@@ -26,7 +26,7 @@ const char* const every_stage_name[] = {"input",   "params",  "projections", "vi
                                         "scores",  "scaled",  "mask",        "masked",  "softmax",
                                         "dropout", "context", "merge",       "concat",  "output",
                                         "flash",   "positions", "rope",      "alibi",   "biased",
-                                        "norm"};
+                                        "norm",    "embed"};
 
 /// Every text attn writes about a run of `c`.
 void say_everything(const attn::config& c) {
@@ -93,6 +93,10 @@ std::vector<tweak> tweaks() {
             c.fill = -std::numeric_limits<float>::max();
         },
         [](attn::config& c) { c.model = "bert layer 0 of m.npz"; c.model_arch = "bert"; },
+        // layer 0 from --tokens: each architecture's embed texts (the ids' count is Sq)
+        [](attn::config& c) { c.model_arch = "gpt2"; c.norm = attn::norm_kind::layer_norm; c.tokens.assign(std::size_t(c.seq), 3); },
+        [](attn::config& c) { c.model_arch = "bert"; c.norm = attn::norm_kind::layer_norm; c.tokens.assign(std::size_t(c.seq), 3); },
+        [](attn::config& c) { c.model_arch = "llama"; c.norm = attn::norm_kind::rms_norm; c.tokens.assign(std::size_t(c.seq), 3); },
         [](attn::config& c) { c.model = "mha of m.npz"; c.model_arch = "mha"; c.out_bias = false; },
         [](attn::config& c) { c.dropout.p = 0.5; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 1.0; c.dropout.train = true; },

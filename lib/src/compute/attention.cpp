@@ -619,6 +619,14 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // 1. input: x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step), and x_kv [B,Sk,Dkv] for
     // cross-attention: drawn or read (the stage shares their storage: x is not copied, and is
     // let go after the projections)
+    // 25. embed (--tokens): the embedding rows x was summed from, token [B,S,D], position and token_type [S,D]
+    if (in.embed && !in.qkv && r.shows(stage_id::embed)) {
+        std::vector<tensor> embed{tensor("token", {"batch", "seq", "d_in"}, std::move(in.embed->token))};
+        if (in.embed->position) embed.push_back(tensor("position", {"seq", "d_in"}, std::move(*in.embed->position)));
+        if (in.embed->token_type) embed.push_back(tensor("token_type", {"seq", "d_in"}, std::move(*in.embed->token_type)));
+        r.emit(stage_id::embed, std::move(embed));
+    }
+    in.embed.reset();
     tensor_storage x = make_storage(std::move(in.x));
     tensor_storage x_kv = in.x_kv ? make_storage(std::move(*in.x_kv)) : x;  // self-attention: keys and values from x
     if (!in.qkv && r.shows(stage_id::input)) {

@@ -50,12 +50,25 @@ parameters draw_parameters(torch_generator& gen, const config& c) {
 
 }  // namespace
 
+xt::xarray<float> embed_sum(const embeddings& e) {
+    xt::xarray<float> x = e.token;  // [B,S,D]
+    const std::size_t B = x.shape()[0], S = x.shape()[1], D = x.shape()[2];
+    const auto add_rows = [&](const xt::xarray<float>& rows) {  // [S,D] to every batch item, one float32 add each
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t i = 0; i < S * D; ++i) x.data()[b * S * D + i] += rows.data()[i];
+    };
+    if (e.token_type) add_rows(*e.token_type);
+    if (e.position) add_rows(*e.position);
+    return x;
+}
+
 inputs draw_inputs(const config& c, given_inputs given) {
     torch_generator gen(c.seed);
     inputs in;
     in.params = given.params ? std::move(*given.params) : draw_parameters(gen, c);
     in.qkv = std::move(given.qkv);
     in.mask = std::move(given.mask);
+    in.embed = std::move(given.embed);
     if (c.from_projections) return in;
     // a decoding step draws the whole sequence, x = torch.randn(B, N+Sq, Din): Sk = N + Sq tokens
     in.x = given.x ? std::move(*given.x) : draw_randn(gen, {c.batch, c.past > 0 ? c.kv_seq : c.seq, c.d_in});

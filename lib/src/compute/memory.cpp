@@ -41,6 +41,8 @@ std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
     const std::uint64_t bias = c.qkv_bias ? sum({product({D}), product({2, c.kv_width()})}) : 0;
 
     const auto bytes_of = [&](stage_id id) -> std::uint64_t {
+        // token [B,Sq,Din], position and token_type [Sq,Din] (--tokens: copies of the tables' rows)
+        if (id == stage_id::embed) return floats(sum({product({B, Sq, c.d_in}), product({2, Sq, c.d_in})}));
         if (id == stage_id::input)  // x [B,Sq,Din] ([B,N+Sq,Din] in a step), x_kv [B,Sk,Dkv]
             return floats(sum({product({B, N > 0 ? Sk : Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
         if (id == stage_id::params)

@@ -36,6 +36,12 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     const std::size_t N = static_cast<std::size_t>(c.past), G = static_cast<std::size_t>(c.kv_head_count()),
                       Dg = G * dk;
     const bool step = N > 0;
+    // 25. embed (--tokens): the token rows [B,S,Din], the position rows [S,Din] (GPT-2, BERT) and
+    // BERT's token_type rows [S,Din], copies of the tables' rows
+    std::vector<planned_tensor> embed{fresh_tensor("token", {"batch", "seq", "d_in"}, {B, Sq, Din})};
+    if (c.model_arch == "gpt2" || c.model_arch == "bert") embed.push_back(fresh_tensor("position", {"seq", "d_in"}, {Sq, Din}));
+    if (c.model_arch == "bert") embed.push_back(fresh_tensor("token_type", {"seq", "d_in"}, {Sq, Din}));
+    add(stage_id::embed, std::move(embed));
     std::vector<planned_tensor> input{step ? fresh_tensor("x", {"batch", "kv_seq", "d_in"}, {B, Sk, Din})
                                            : fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din})};
     if (c.cross()) input.push_back(fresh_tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, {B, Sk, Dkv}));

@@ -15,6 +15,7 @@
 #include "attn/io/mask_file.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/io/safetensors.hpp"
+#include "attn/io/token_input.hpp"
 #include "attn/io/tensor_file.hpp"
 
 namespace attn {
@@ -131,7 +132,7 @@ std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, c
 /// A --params file: attn's own names, or one layer of a model's (model_layer.hpp), only that
 /// layer's tensors decoded; a model's config.json beside it is read too.
 void read_params_file(const std::string& what, const std::string& path, const model_choice& choice,
-                      read_budget* budget, given_tensors& given) {
+                      const std::vector<std::int64_t>& tokens, read_budget* budget, given_tensors& given) {
     const std::string extension = file_extension(path);
     std::vector<std::string> names;
     std::map<std::string, loaded_tensor> json_tensors;  // a .json is read whole to learn its names
@@ -147,11 +148,20 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     }
     const model_names m = detect_model(names, choice.arch, what);
     const std::int64_t layer = choose_layer(m, choice.layer, what);
+    if (!tokens.empty() && (m.arch == model_arch::attn || m.arch == model_arch::mha))
+        embed_model_tokens({}, m, tokens, what);  // says why there are no tables
+    if (!tokens.empty() && layer != 0)
+        throw usage_error("--tokens gives layer 0's input (the embeddings), but --layer " + std::to_string(layer) +
+                          " reads the output of the layers before it, which attn does not compute: dump that "
+                          "layer's input (Hugging Face's output_hidden_states[" + std::to_string(layer) +
+                          "]) and give --input");
     if (m.arch == model_arch::attn) {
         given.params = read_attn_params(what, path, std::move(json_tensors), budget);
         return;
     }
-    const std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
+    std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
+    if (!tokens.empty())  // the whole tables are decoded (within --max-memory), then the ids' rows taken
+        for (std::string& name : embedding_tensor_names(m)) wanted_names.push_back(std::move(name));
     const auto wanted = [&](const std::string& name) {
         return std::find(wanted_names.begin(), wanted_names.end(), name) != wanted_names.end();
     };
@@ -161,7 +171,26 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     if (extension == ".json")
         for (auto& [name, t] : json_tensors)
             if (wanted(name)) file[name] = std::move(t);
+    std::optional<model_embedding> embedded;
+    if (!tokens.empty()) embedded = embed_model_tokens(file, m, tokens, what);
     given.model = map_model_layer(std::move(file), m, layer, what);  // check_inputs moves its weights to params
+    if (embedded) {
+        const std::string ids_what = "--tokens (" + std::to_string(tokens.size()) + " ids)";
+        loaded_tensor x;
+        x.values = embed_sum(embedded->rows);
+        x.shape.assign(x.values.shape().begin(), x.values.shape().end());
+        count_non_finite(x);
+        given.x = named_tensor{ids_what, std::move(x)};
+        given.embed = std::move(embedded->rows);
+        given.tokens = tokens;
+        // BERT: embeddings.LayerNorm is layer 0's norm (the layers themselves have none before attention)
+        if (embedded->norm_weight) {
+            given.model->weights["norm_weight"] = std::move(*embedded->norm_weight);
+            given.model->weights["norm_bias"] = std::move(*embedded->norm_bias);
+            given.model->norm = norm_kind::layer_norm;
+        }
+        for (weight_source& s : embedded->sources) given.model->sources.push_back(std::move(s));
+    }
     given.model_json = read_hf_config_beside(path);
 }
 
@@ -242,6 +271,16 @@ parameters take_parameters(std::map<std::string, loaded_tensor> file, const conf
 }
 
 void check_file_combination(const input_paths& p) {
+    if (!p.tokens.empty()) {
+        if (p.params.empty())
+            throw usage_error("--tokens needs --params with a model's embedding tables (a GPT-2, BERT or Llama checkpoint)");
+        if (!p.input.empty() || !p.q.empty())
+            throw usage_error(std::string("--tokens cannot be used with ") + (p.input.empty() ? "--q/--k/--v" : "--input") +
+                              ": the tokens' embeddings are the input");
+        if (!p.kv_input.empty()) throw usage_error("--tokens cannot be used with --kv-input (a model's layer is self-attention)");
+    }
+    if (!p.vocab.empty() && p.tokens.empty())
+        throw usage_error("--vocab " + printable_text(p.vocab) + " labels the ids of --tokens, which is not given");
     const int given = !p.q.empty() + !p.k.empty() + !p.v.empty();
     if (given == 0) return;
     if (given != 3) {
@@ -340,7 +379,11 @@ given_tensors read_given_files(const input_paths& paths, read_budget* budget) {
     if (!paths.params.empty()) {
         given.params_what = flag_and_file("--params", paths.params);
         given.model_flags = paths.model;
-        read_params_file(given.params_what, paths.params, paths.model, budget, given);
+        read_params_file(given.params_what, paths.params, paths.model, paths.tokens, budget, given);
+    }
+    if (!paths.vocab.empty()) {
+        const std::string what = flag_and_file("--vocab", paths.vocab);
+        given.token_labels = token_labels(read_vocab(paths.vocab, what), paths.tokens, what);
     }
     given.mask = read("--mask-file", paths.mask, "mask.mask");
     given.key_padding_mask = read("--key-padding-mask", paths.key_padding_mask, "key_padding_mask");
@@ -380,6 +423,13 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
         sizes.from_file(t->what, t->tensor.shape, l);
         return std::move(t->tensor.values);
     };
+    if (!given.tokens.empty()) {
+        if (c.past > 0) throw usage_error("--tokens cannot be used with --past (a decoding step starts from a cache)");
+        c.tokens = given.tokens;
+        c.token_labels = given.token_labels;
+        c.x_from_file = true;
+        g.embed = std::move(given.embed);
+    }
     g.x = take(given.x, "input", c.past > 0 ? layout{B, Sk, Din} : layout{B, Sq, Din});  // [B,N+Sq,Din] in a decoding step
     g.x_kv = take(given.x_kv, "input", {B, Sk, Dkv});
     if (c.from_projections) {
@@ -392,6 +442,9 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
     }
     if (given.model) {
         apply_model_layer(c, *given.model, given.model_json, given.model_flags, given.params_what);
+        // BERT's embeddings.LayerNorm (--tokens): its eps is layer_norm_eps, 1e-12 in BERT's own config
+        if (!given.tokens.empty() && given.model->names.arch == model_arch::bert && !(given.model_json && given.model_json->norm_eps))
+            c.norm_eps = 1e-12f;
         given.params = std::move(given.model->weights);
         given.model->weights.clear();
     }

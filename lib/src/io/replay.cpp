@@ -680,6 +680,9 @@ config config_from_json(const json& j, const std::string& what) {
         c.model = printable_text(k.at("model").get<std::string>().substr(0, 256));
     }
     if (k.has("out_bias")) c.out_bias = k.flag("out_bias");
+    if (k.has("tokens"))  // layer 0 from a model's token ids: the dump lacks the embedding tables' other rows
+        throw error(what + ": a run from a model's --tokens" + (c.model.empty() ? std::string() : " (" + c.model + ")") +
+                    " does not replay with --from; run it again with --params and --tokens");
     if (k.has("norm")) {
         k.text("norm");
         if (k.has("norm_eps")) k.number("norm_eps");

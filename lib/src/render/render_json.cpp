@@ -131,6 +131,8 @@ nlohmann::ordered_json config_to_json(const config& c) {
         j["norm_eps"] = std::stod(fill_to_string(c.norm_eps));  // 1e-05, not 9.999999747378752e-06
     }
     if (!c.out_bias) j["out_bias"] = false;
+    if (!c.tokens.empty()) j["tokens"] = c.tokens;  // --tokens: the ids layer 0 started from
+    if (!c.token_labels.empty()) j["token_text"] = c.token_labels;  // --vocab: each id's token, escaped
     return j;
 }
 

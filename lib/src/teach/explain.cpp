@@ -172,7 +172,7 @@ std::string setup_line(const config& c, const run_shapes& r) {
 
 stage_explanation explain_input(const config& c, const run_shapes& r) {
     stage_explanation e;
-    e.words = say(r, c.x_from_file ? "input.words.read" : "input.words.drawn");
+    e.words = say(r, !c.tokens.empty() ? "input.words.tokens" : c.x_from_file ? "input.words.read" : "input.words.drawn");
     if (r.cross) e.words += " " + say(r, c.x_kv_from_file ? "input.words.x_kv.read" : "input.words.x_kv.drawn");
     e.shapes = r.N > 0 ? "x [B,N+Sq,Din] = " + shape_text({r.B, r.N + r.Sq, r.Din})
                        : "x [B,Sq,Din] = " + shape_text({r.B, r.Sq, r.Din});
@@ -422,6 +422,25 @@ stage_explanation explain_scaled(const config&, const run_shapes& r) {
     e.torch = "scaled = scores / math.sqrt(dk)";
     e.memory = say(r, "scaled.memory");
     e.why = say(r, "scaled.why");
+    return e;
+}
+
+// --- 25: a model's token embeddings (--tokens) ---------------------------------------------
+
+stage_explanation explain_embed(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    const bool bert = c.model_arch == "bert", llama = c.model_arch == "llama";
+    e.words = say(r, llama ? "embed.words.llama" : bert ? "embed.words.bert" : "embed.words.gpt2");
+    e.shapes = "ids [" + str(r.Sq) + "] -> token " + shape_text({r.B, r.Sq, r.Din}) +
+               (llama ? std::string() : "; position " + shape_text({r.Sq, r.Din})) +
+               (bert ? "; token_type " + shape_text({r.Sq, r.Din}) : std::string()) + " -> x " +
+               shape_text({r.B, r.Sq, r.Din});
+    e.torch = llama ? "x = embed_tokens.weight[ids]"
+                    : bert ? "x = (word_embeddings.weight[ids] + token_type_embeddings.weight[0]) + "
+                             "position_embeddings.weight[torch.arange(S)]"
+                           : "x = wte.weight[ids] + wpe.weight[torch.arange(S)]";
+    e.memory = say(r, "embed.memory");
+    e.why = say(r, "embed.why");
     return e;
 }
 
@@ -811,6 +830,7 @@ struct stage_explainer {
 };
 
 constexpr stage_explainer explainers[] = {
+    {"embed", explain_embed},
     {"input", explain_input},     {"params", explain_params},       {"norm", explain_norm},       {"projections", explain_projections},
     {"view", explain_view},       {"transpose", explain_transpose}, {"cache", explain_cache},
     {"append", explain_append},   {"repeat_kv", explain_repeat_kv}, {"scores", explain_scores},

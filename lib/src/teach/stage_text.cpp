@@ -179,9 +179,10 @@ std::string projections_formula(const config& c, bool transposed, bool bias) {
 std::vector<run_line> stage_sources(const config& c, stage_id id) {
     std::vector<run_line> sources;
     for (const auto& [weight, from] : c.weight_sources) {
-        const bool norm = weight.rfind("norm_", 0) == 0;
-        if (id == stage_id::params && !norm) sources.push_back({weight, from});
+        const bool norm = weight.rfind("norm_", 0) == 0, embed = weight.rfind("embed_", 0) == 0;
+        if (id == stage_id::params && !norm && !embed) sources.push_back({weight, from});
         if (id == stage_id::norm && norm) sources.push_back({weight.substr(5), from});
+        if (id == stage_id::embed && embed) sources.push_back({weight.substr(6), from});
     }
     return sources;
 }

@@ -124,6 +124,8 @@ struct config {
     std::string model;                 // "gpt2 layer 1 of m.safetensors": what the weights are; empty: attn's own
     std::string model_arch;            // "gpt2", "bert", "llama", "mha" (model_layer.hpp); empty: attn's own
     std::vector<std::pair<std::string, std::string>> weight_sources;  // {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ ..."}
+    std::vector<std::int64_t> tokens;  // --tokens: the ids layer 0 starts from (stage embed); empty: x drawn or read
+    std::vector<std::string> token_labels;  // --vocab: each id's token, escaped (printable_text); empty: none
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     std::int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }  // G

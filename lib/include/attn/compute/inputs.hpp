@@ -24,6 +24,17 @@ struct parameters {
     optional_tensor norm_weight, norm_bias;  // [Din]: the norm stage's, with config::norm (a model's layer)
 };
 
+/// A model's embedding rows for --tokens (stage embed): input.x is their sum (embed_sum).
+struct embeddings {
+    xt::xarray<float> token;   // [B,S,D]: the token table's rows for the ids (B = 1)
+    optional_tensor position;  // [S,D]: the position table's rows 0..S-1 (GPT-2, BERT; Llama has none)
+    optional_tensor token_type;  // [S,D]: BERT's token_type_embeddings[0] for every position
+};
+
+/// The residual stream the embeddings make, [B,S,D], in the model's order of float32 additions:
+/// token + position (GPT-2), (token + token_type) + position (BertEmbeddings), token (Llama).
+xt::xarray<float> embed_sum(const embeddings& e);
+
 /// Q, K and V before the heads are split (--q --k --v).
 struct projections {
     xt::xarray<float> q;  // [B,Sq,D]
@@ -37,6 +48,7 @@ struct inputs {
     parameters params;
     std::optional<projections> qkv;        // given Q, K, V: stages 1-2 are skipped (config::from_projections)
     std::optional<xt::xarray<bool>> mask;  // [B,1,Sq,Sk] from --mask-file (config::mask.from_file)
+    std::optional<embeddings> embed;       // --tokens: the rows x was summed from (stage embed)
     attn::warning_list warnings;               // about the given tensors (NaN in a file); they open the trace's
 };
 
@@ -46,6 +58,7 @@ struct given_inputs {
     std::optional<parameters> params;  // all the weights the config needs, or none
     std::optional<projections> qkv;
     std::optional<xt::xarray<bool>> mask;
+    std::optional<embeddings> embed;  // --tokens (x is then their sum, given too)
 };
 
 /// Completes `given` by drawing what is missing as PyTorch would (CLI.md): torch.manual_seed(seed);

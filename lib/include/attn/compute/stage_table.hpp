@@ -15,14 +15,14 @@ struct config;
 /// The stages in the order a run computes them: stage_table[static_cast<std::size_t>(id)] is
 /// id's row, and `a < b` means a comes before b. Steps 1..15 are CLI.md's table; stages added
 /// since take the numbers after 15, and their place in the order is where they are computed
-/// (24 norm; 25 is kept for embed, a model's token embeddings, before input).
+/// (25 embed, a model's token embeddings, before input; 24 norm).
 enum class stage_id : std::uint8_t {
-    input, params, norm, positions, projections, view, transpose, rope,
+    embed, input, params, norm, positions, projections, view, transpose, rope,
     cache, append, repeat_kv,
     scores, scaled, alibi, biased, mask, masked, softmax, dropout,
     context, flash, merge, concat, output,
 };
-inline constexpr std::size_t stage_count = 24;
+inline constexpr std::size_t stage_count = 25;
 
 /// Why a run may lack a stage.
 enum class absent_unless : std::uint8_t {
@@ -38,6 +38,7 @@ enum class absent_unless : std::uint8_t {
     pos_rope,       // rope: only with --pos rope
     pos_alibi,      // alibi, biased: only with --pos alibi
     pre_norm,       // norm: only for a model layer that normalises x before attention (GPT-2, Llama)
+    from_tokens,    // embed: only with --tokens (a model's layer 0 from its token embeddings)
 };
 
 /// A set of stages, as a bit per stage_id.
@@ -61,6 +62,10 @@ struct stage_info {
 
 // clang-format off
 inline constexpr std::array<stage_info, stage_count> stage_table{{
+    // --tokens: a model's embedding tables looked up for the ids; input.x is their sum, the residual stream
+    {stage_id::embed, 25, "embed", "the model's embedding rows for the token ids (and for their positions)",
+     "token = wte[ids] [B,S,D]; position = wpe[0..S-1] [S,D]; x = token + position (BERT: + token_type[0]; Llama: token alone)",
+     {"token", "position", "token_type"}, false, 0, false, absent_unless::from_tokens},
     {stage_id::input, 1, "input", "the token embeddings",
      "x = torch.randn(B,Sq,Din); x_kv = torch.randn(B,Sk,Dkv) if cross",
      {"x", "x_kv"}, false, 0, false, absent_unless::drawn_or_read},

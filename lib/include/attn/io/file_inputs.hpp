@@ -11,6 +11,7 @@
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/io/model_config.hpp"
+#include "attn/io/model_embedding.hpp"
 #include "attn/io/model_layer.hpp"
 #include "attn/io/tensor_file.hpp"
 
@@ -25,6 +26,8 @@ struct input_paths {
     std::string mask;      // --mask-file: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk], read as config::mask.file_convention
     std::string key_padding_mask;  // --key-padding-mask: [B,Sk], read as config::mask.key_padding_convention
     model_choice model;    // --arch, --layer, and the flags a model's config.json also decides
+    std::vector<std::int64_t> tokens;  // --tokens: layer 0 of the --params model from these ids (B = 1)
+    std::string vocab;     // --vocab: the tokenizer's vocab.json, the tokens' labels
 };
 
 /// The size flags as typed; absent = not given (a default or a file decides).
@@ -64,6 +67,9 @@ struct given_tensors {
     std::optional<model_layer> model;             // a model's layer, its weights in attn's names (check_inputs moves them to params)
     std::optional<hf_config> model_json;          // the config.json beside it
     model_choice model_flags;                     // input_paths::model
+    std::optional<embeddings> embed;              // --tokens: the table rows x is the sum of (x given too)
+    std::vector<std::int64_t> tokens;             // --tokens
+    std::vector<std::string> token_labels;        // --vocab: each token's text, escaped
 };
 
 /// Reads the file of each flag in `paths` (an .npz: the array a dump names after the
