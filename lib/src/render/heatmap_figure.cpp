@@ -444,18 +444,26 @@ panel_layout lay_out(const tensor_heatmap& h, const render_options& options) {
     y += 6;
     L.key_label_y = y + label_font.size;
     y += label_font.size + 4;
-    L.key_numbers_y = y + number_font.size * 0.8;
-    y += number_font.size + 4;
+    if (h.column_labels.empty()) {
+        L.key_numbers_y = y + number_font.size * 0.8;
+        y += number_font.size + 4;
+        L.key_step = label_step(text_width(std::to_string(first.keys.back()), number_font) + 5, L.cell);
+    } else {  // tokens, turned to read upwards from just above the grid: as tall as the longest
+        double tallest = 0;
+        for (std::size_t j : first.keys) tallest = std::max(tallest, text_width(h.column_text(j), number_font));
+        y += tallest + 4;
+        L.key_numbers_y = y;
+        L.key_step = label_step(number_font.size + 2, L.cell);
+    }
     L.grid_y = std::ceil(y);  // whole points: shorter SVG paths, crisper PNG cells
-    L.key_step = label_step(text_width(std::to_string(first.keys.back()), number_font) + 5, L.cell);
     L.query_step = label_step(number_font.size + 2, L.cell);  // on rows whose number (h.row_number) is a multiple
 
     double x = pad;
     L.query_label_x = x + label_font.size * 0.6;
     x += label_font.size + 8;
-    std::size_t widest_query = 0;
-    for (std::size_t i : first.queries) widest_query = std::max(widest_query, h.row_number(i));
-    x += text_width(std::to_string(widest_query), number_font);
+    double widest_query = 0;  // its number, or its token
+    for (std::size_t i : first.queries) widest_query = std::max(widest_query, text_width(h.row_text(i), number_font));
+    x += widest_query;
     L.query_numbers_x = x;
     L.grid_x = std::ceil(x + 5);
 
@@ -484,13 +492,18 @@ void draw_panel(canvas& c, const tensor_heatmap& h, const panel& p, const panel_
     c.text(h.rows.label, L.query_label_x + label_font.size * 0.36, L.grid_y + grid_h / 2, label_font, muted_ink,
            align::centre, true);
 
-    for (std::size_t col = 0; col < p.keys.size(); ++col)
-        if (p.keys[col] % L.key_step == 0)
+    for (std::size_t col = 0; col < p.keys.size(); ++col) {
+        if (p.keys[col] % L.key_step != 0) continue;
+        if (h.column_labels.empty())
             c.text(std::to_string(p.keys[col]), L.grid_x + (col + 0.5) * L.cell, L.key_numbers_y, number_font, muted_ink,
                    align::centre);
+        else  // a token, read upwards from the grid's top
+            c.text(h.column_text(p.keys[col]), L.grid_x + (col + 0.5) * L.cell + number_font.size * 0.36,
+                   L.key_numbers_y, number_font, muted_ink, align::left, true);
+    }
     for (std::size_t r = 0; r < p.queries.size(); ++r)
         if (h.row_number(p.queries[r]) % L.query_step == 0 || p.queries.size() == 1)
-            c.text(std::to_string(h.row_number(p.queries[r])), L.query_numbers_x,
+            c.text(h.row_text(p.queries[r]), L.query_numbers_x,
                    L.grid_y + (r + 0.5) * L.cell + number_font.size * 0.36, number_font, muted_ink, align::right);
 
     draw_cells(c, h, p, L);

@@ -242,6 +242,12 @@ std::vector<tensor_heatmap> collect(const trace& t, const render_options& option
                 h.panels = table_panels(x, options, max_side);
             } else {
                 h.panels = panels_of(x, options, max_side, s.id() == stage_id::alibi);
+                // --tokens with --vocab: a layer's own tokens are its queries and keys (self-attention, no cache)
+                const std::vector<std::string>& tokens = t.cfg.token_labels;
+                if (!tokens.empty() && t.cfg.past == 0) {
+                    if (h.query_count() == tokens.size()) h.row_labels = tokens;
+                    if (h.key_count() == tokens.size()) h.column_labels = tokens;
+                }
             }
             if (h.panels.empty()) continue;
             h.panels_in_view = h.panels.size();

@@ -127,15 +127,26 @@ std::vector<text_line> panel_lines(const heatmap::tensor_heatmap& h, const heatm
         line.add_styled(color ? grey : "", note + " (--full draws all)");
         lines.push_back(std::move(line));
     }
-    const std::size_t label_width =
-        std::max(h.rows.one.size() + 1 + digits(h.row_number(p.queries.back())), h.columns.one.size());
+    // each row labelled with its number, or its token (--vocab), the first with the axis's name
+    const auto row_label = [&](std::size_t r) {
+        const std::string text = h.row_text(p.queries[r]);
+        return r == 0 ? std::string(h.rows.one) + " " + text : text;
+    };
+    std::size_t label_width = h.columns.one.size();
+    for (std::size_t r = 0; r < p.queries.size(); ++r) label_width = std::max(label_width, table::text_width(row_label(r)));
+    if (!h.column_labels.empty()) {  // the keys' tokens, numbered as the ruler numbers the columns
+        text_line line;
+        std::string keys = std::string(h.columns.one) + "s:";
+        for (std::size_t j : p.keys) keys += " " + std::to_string(j) + " " + h.column_text(j);
+        line.add_styled(color ? grey : "", keys);
+        lines.push_back(std::move(line));
+    }
     add_key_ruler(lines, p.keys, h.columns.one, label_width, color);
     for (std::size_t r = 0; r < p.queries.size(); ++r) {
         const std::size_t i = p.queries[r];
         text_line line;
-        const std::string number = std::to_string(h.row_number(i));
-        const std::string label = r == 0 ? std::string(h.rows.one) + " " + number : number;
-        line.add(std::string(label_width - label.size(), ' '));
+        const std::string label = row_label(r);
+        line.add(std::string(label_width - table::text_width(label), ' '));
         line.add_styled(color ? grey : "", label);
         line.add(" ");
         for (std::size_t j : p.keys) {

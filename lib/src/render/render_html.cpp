@@ -226,8 +226,10 @@ void write_heatmaps(std::ostream& out, const heatmap::tensor_heatmap& h, const r
 /// stage's notation and the rows and columns a summary keeps.
 class table_writer {
 public:
-    table_writer(const tensor& x, const table::stage_numbers& numbers, const render_options& options)
-        : x_(x), numbers_(numbers), grid_(make_grid(x, summarised(x, options))), format_(numbers.format) {
+    /// `tokens`: --vocab's labels of the token axes (query, key, seq, kv_seq), else empty.
+    table_writer(const tensor& x, const table::stage_numbers& numbers, const render_options& options,
+                 const std::vector<std::string>& tokens)
+        : x_(x), numbers_(numbers), grid_(make_grid(x, summarised(x, options))), format_(numbers.format), tokens_(tokens) {
         if (x.type == element_type::boolean) format_ = number_format{number_kind::boolean, 0, 1};
     }
 
@@ -242,6 +244,12 @@ public:
 private:
     std::string dim(std::size_t axis) const { return axis < x_.dims.size() ? x_.dims[axis] : "dim" + std::to_string(axis); }
     std::size_t rank() const { return grid_.shape.size(); }
+    /// "key 3", or "key Ġrobot" on a token axis with --vocab (escaped by the caller).
+    std::string index_text(std::size_t axis, std::size_t i) const {
+        const std::string d = dim(axis);
+        const bool token_axis = d == "query" || d == "key" || d == "seq" || d == "kv_seq";
+        return d + " " + (token_axis && i < tokens_.size() ? tokens_[i] : std::to_string(i));
+    }
 
     void write_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index, std::ptrdiff_t base) {
         if (rank() < 2 || axis + 2 == rank()) return write_slice(out, index, base);
@@ -279,7 +287,7 @@ private:
         out << "<tr><th></th>";
         for (std::size_t k = 0; k < grid_.shown[cols].size(); ++k) {
             if (gap_before(grid_.shown[cols], k)) out << "<th>…</th>";
-            out << "<th>" << dim(cols) << " " << grid_.shown[cols][k] << "</th>";
+            out << "<th>" << heatmap::xml_escape(index_text(cols, grid_.shown[cols][k])) << "</th>";
         }
         out << "</tr>\n";
         const auto row = [&](const std::string& label, std::ptrdiff_t at) {
@@ -296,7 +304,7 @@ private:
             const std::size_t rows = rank() - 2;
             for (std::size_t k = 0; k < grid_.shown[rows].size(); ++k) {
                 if (gap_before(grid_.shown[rows], k)) out << "<tr><th>…</th></tr>\n";
-                row(dim(rows) + " " + std::to_string(grid_.shown[rows][k]), base + grid_.step(rows, grid_.shown[rows][k]));
+                row(index_text(rows, grid_.shown[rows][k]), base + grid_.step(rows, grid_.shown[rows][k]));
             }
         }
         out << "</table>\n";
@@ -306,6 +314,7 @@ private:
     const table::stage_numbers& numbers_;
     element_grid grid_;
     number_format format_;
+    const std::vector<std::string>& tokens_;
 };
 
 void write_stage(std::ostream& out, const trace& t, const stage& s, const std::vector<heatmap::tensor_heatmap>& heatmaps,
@@ -342,7 +351,7 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
             out << "<p class=\"note\">summarised: the first and last 3 along each axis (--full shows all "
                 << x.values.size() << " values)</p>\n";
         }
-        table_writer(x, numbers, options).write(out);
+        table_writer(x, numbers, options, t.cfg.token_labels).write(out);
         if (drawn != nullptr) out << "</details>\n";
         out << "</div>\n";
     }

@@ -32,7 +32,7 @@ void print_tensors(std::ostream& out, const config& c, const stage& s, const std
     printers.reserve(s.tensors.size());
     table::column_widths shared;
     for (std::size_t k = 0; k < s.tensors.size(); ++k) {
-        printers.emplace_back(s.tensors[k], grids[k], numbers, options, p);
+        printers.emplace_back(s.tensors[k], grids[k], numbers, options, p, &c.token_labels);
         shared.label = std::max(shared.label, printers.back().widths().label);
         shared.value = std::max(shared.value, printers.back().widths().value);
     }

@@ -18,7 +18,7 @@ namespace {
 constexpr std::string_view column_gap = "  ";
 constexpr std::string_view ellipsis = "...";
 
-std::string index_label(std::string_view dim, std::size_t index) {
+std::string plain_index_label(std::string_view dim, std::size_t index) {
     return std::string(dim) + " " + std::to_string(index);
 }
 
@@ -97,7 +97,7 @@ std::size_t text_width(std::string_view text) {
 }
 
 tensor_printer::tensor_printer(const tensor& t, element_grid grid, const stage_numbers& numbers,
-                               const render_options& options, const palette& p)
+                               const render_options& options, const palette& p, const std::vector<std::string>* tokens)
     : t_(t),
       p_(p),
       numbers_(numbers),
@@ -106,7 +106,8 @@ tensor_printer::tensor_printer(const tensor& t, element_grid grid, const stage_n
       grid_(std::move(grid)),
       format_(numbers.format),
       broadcast_head_(broadcast_over_heads(t)),
-      side_by_side_(heads_side_by_side(t)) {
+      side_by_side_(heads_side_by_side(t)),
+      tokens_(tokens) {
     if (t.type == element_type::boolean) format_ = number_format{number_kind::boolean, 0, 1};
     if (t.values.size() == 0) return;  // nothing to measure or print
     measure();
@@ -116,6 +117,12 @@ tensor_printer::tensor_printer(const tensor& t, element_grid grid, const stage_n
 std::string tensor_printer::dim_name(std::size_t axis) const {
     if (axis < t_.dims.size()) return t_.dims[axis];
     return "dim" + std::to_string(axis);
+}
+
+std::string tensor_printer::index_label(std::string_view dim, std::size_t index) const {
+    const bool token_axis = dim == "query" || dim == "key" || dim == "seq" || dim == "kv_seq";
+    if (token_axis && tokens_ && index < tokens_->size()) return std::string(dim) + " " + (*tokens_)[index];
+    return plain_index_label(dim, index);
 }
 
 /// Whether slice labels name this leading axis: not a head axis a mask is broadcast over.
@@ -136,14 +143,14 @@ void tensor_printer::measure() {
         return;
     }
     const std::size_t cols = rank() - 1;
-    for (std::size_t c : grid_.shown[cols]) value = std::max(value, index_label(dim_name(cols), c).size());
+    for (std::size_t c : grid_.shown[cols]) value = std::max(value, text_width(index_label(dim_name(cols), c)));
     if (rank() == 1) {
         widths_.label = t_.name.size();  // a 1-D tensor's only row is labelled with its name
         return;
     }
     widths_.label = ellipsis.size();
     for (std::size_t r : grid_.shown[rank() - 2])
-        widths_.label = std::max(widths_.label, index_label(dim_name(rank() - 2), r).size());
+        widths_.label = std::max(widths_.label, text_width(index_label(dim_name(rank() - 2), r)));
 }
 
 /// Side by side: rows labelled "seq 3", columns by their head_dim index under a
@@ -152,7 +159,7 @@ void tensor_printer::measure_side_by_side() {
     std::size_t& value = widths_.value;
     for (std::size_t e : grid_.shown[3]) value = std::max(value, std::to_string(e).size());
     widths_.label = std::max(ellipsis.size(), dim_name(3).size());
-    for (std::size_t r : grid_.shown[1]) widths_.label = std::max(widths_.label, index_label(dim_name(1), r).size());
+    for (std::size_t r : grid_.shown[1]) widths_.label = std::max(widths_.label, text_width(index_label(dim_name(1), r)));
     const std::size_t cells = head_cells(grid_.shown[3]);
     for (std::size_t h : grid_.shown[2]) {
         const std::size_t title = index_label(dim_name(2), h).size() + 1;  // " head 3"

@@ -75,7 +75,7 @@ std::string run_text(const config& c, bool seed_secret) {
     const char* sources = c.from_projections ? "stages.run.sources.given"
                           : c.cross()        ? "stages.run.sources.cross"
                                              : "stages.run.sources.self";
-    const std::string files = prose(sources, {{"input", c.x_from_file ? " (--input)" : ""},
+    const std::string files = prose(sources, {{"input", !c.tokens.empty() ? " (--tokens, stage embed)" : c.x_from_file ? " (--input)" : ""},
                                               {"kv_input", c.x_kv_from_file ? " (--kv-input)" : ""}});
     std::vector<std::string> parts{
         c.past > 0 ? prose("stages.run.step", {{"past", c.past}, {"new", c.seq}, {"input", c.x_from_file ? " (--input)" : ""}})

@@ -85,6 +85,16 @@ struct tensor_heatmap {
     std::size_t key_count() const { return values->values.shape()[values->values.dimension() - 1]; }    // Sk, F
     /// The number a row is labelled with: `row` + first_row.
     std::size_t row_number(std::size_t row) const { return row + first_row; }
+    /// --tokens with --vocab: the tokens of the query rows and key columns (config::token_labels,
+    /// escaped), drawn instead of their numbers; empty: numbers.
+    std::vector<std::string> row_labels, column_labels;
+    /// A row's or column's label: its token, else its number.
+    std::string row_text(std::size_t row) const {
+        return row < row_labels.size() ? row_labels[row] : std::to_string(row_number(row));
+    }
+    std::string column_text(std::size_t column) const {
+        return column < column_labels.size() ? column_labels[column] : std::to_string(column);
+    }
     /// "softmax.weights", as npz names it.
     std::string name() const;
 };

@@ -86,8 +86,10 @@ struct column_widths {
 /// [S, H·dk] table per batch item, the heads' columns side by side between "│".
 class tensor_printer {
 public:
+    /// `tokens` (--vocab with --tokens: config::token_labels) label the token axes (query, key,
+    /// seq, kv_seq) "query The" instead of "query 0"; null or empty: numbers.
     tensor_printer(const tensor& t, element_grid grid, const stage_numbers& numbers, const render_options& options,
-                   const palette& p);
+                   const palette& p, const std::vector<std::string>* tokens = nullptr);
     /// The widths this tensor needs on its own.
     column_widths widths() const { return widths_; }
     /// Prints in `w`, which must be at least widths().
@@ -95,6 +97,8 @@ public:
 
 private:
     std::string dim_name(std::size_t axis) const;
+    /// "query 3", or "query Ġrobot" for a token axis with labels.
+    std::string index_label(std::string_view dim, std::size_t index) const;
     std::size_t rank() const { return grid_.shape.size(); }
     bool labelled(std::size_t axis) const;
     void measure();
@@ -126,6 +130,7 @@ private:
     bool side_by_side_;       // [B,S,H,dk]: one [S, H·dk] table per batch item
     column_widths widths_;    // what the tensor needs
     column_widths used_;      // what print() was given
+    const std::vector<std::string>* tokens_;  // the tokens' labels, or null
 };
 
 }  // namespace attn::table
