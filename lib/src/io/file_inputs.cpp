@@ -175,7 +175,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     if (!tokens.empty()) embedded = embed_model_tokens(file, m, tokens, what);
     given.model = map_model_layer(std::move(file), m, layer, what);  // check_inputs moves its weights to params
     if (embedded) {
-        const std::string ids_what = "--tokens (" + std::to_string(tokens.size()) + " ids)";
+        const std::string ids_what = "--tokens (" + std::to_string(tokens.size()) + (tokens.size() == 1 ? " id)" : " ids)");
         loaded_tensor x;
         x.values = embed_sum(embedded->rows);
         x.shape.assign(x.values.shape().begin(), x.values.shape().end());

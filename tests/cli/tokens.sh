@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# tokens.sh ATTN: layer 0 of a real model from its token ids (--tokens, stage embed) and the
+# tokenizer's vocabulary that labels them (--vocab), issue 24: the embed stage, the tokens in
+# the table, the SVG, the terminal heatmap, the HTML and JSON; and the refusals, each one
+# `attn: error:` line with exit 2 (a flag against the file) or 1 (a file itself).
+# The numbers are checked against PyTorch in tests/compute/test_model_fixtures.cpp.
+set -u
+attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/common.sh"
+models=$(cd "$here/../reference/models" && pwd)
+gpt2=$models/gpt2 bert=$models/bert llama=$models/llama mha=$models/mha
+
+# --- the embed stage ------------------------------------------------------------------------
+expect_ok "GPT-2 layer 0 from tokens.txt (--tokens @FILE)" \
+  trace --params "$gpt2/model.safetensors" --tokens "@$gpt2/tokens.txt" --format json
+check "... embed first (step 25), then input, params, norm" \
+  test "$(jq -c '[(.stages | keys_unsorted)[0:4], .stages.embed.step, (.stages.embed.tensors | keys_unsorted)]' "$work/out")" = \
+  '[["embed","input","params","norm"],25,["token","position"]]'
+check "... config.tokens holds the ids, no token_text without --vocab" \
+  test "$(jq -c '[.config.tokens, (.config | has("token_text")), .config.seq, .config.batch]' "$work/out")" = '[[3,6,7,8,33],false,5,1]'
+check "... the embed stage says where its rows came from" \
+  test "$(jq -r '[.stages.embed.sources.token, .stages.embed.sources.position] | join("|")' "$work/out")" = 'wte.weight[ids]|wpe.weight[0:5]'
+check "... input.x is token + position" test "$(jq '[.stages.input.tensors.x.data[0][1][0], .stages.embed.tensors.token.data[0][1][0] + .stages.embed.tensors.position.data[1][0]] | (.[0] - .[1]) | fabs < 1e-6' "$work/out")" = true
+expect_ok "the list of ids gives the same run as the file" \
+  trace --params "$gpt2/model.safetensors" --tokens " 3, 6,7,8 ,33" --format json
+check "... the same ids" test "$(jq -c .config.tokens "$work/out")" = '[3,6,7,8,33]'
+expect_ok "BERT: token, position and token_type rows, embeddings.LayerNorm as the norm stage (eps 1e-12)" \
+  trace --params "$bert/model.safetensors" --tokens "@$bert/tokens.txt" --format json
+check "... its embed tensors and norm" \
+  test "$(jq -c '[(.stages.embed.tensors | keys_unsorted), .config.norm, .config.norm_eps, .stages.norm.sources.weight]' "$work/out")" = \
+  '[["token","position","token_type"],"layer_norm",1e-12,"bert.embeddings.LayerNorm.weight"]'
+expect_ok "Llama: the token rows alone, rope later" \
+  trace --params "$llama/model.safetensors" --tokens "@$llama/tokens.txt" --format json --stage embed,rope
+check "... only token; config.tokens" \
+  test "$(jq -c '[(.stages.embed.tensors | keys_unsorted), .config.tokens, .stages.embed.sources.token]' "$work/out")" = \
+  '[["token"],[1,3,7,8,9],"model.embed_tokens.weight[ids]"]'
+expect_ok "--stage 25 is embed; --explain says how GPT-2 starts from ids" \
+  trace --params "$gpt2/model.safetensors" --tokens 3,6 --stage 25 --explain
+check "... the PyTorch line" grep -q 'x = wte.weight\[ids\] + wpe.weight\[torch.arange(S)\]' "$work/out"
+check "... the run line names --tokens" grep -q '^run    self-attention: Q, K, V from x (--tokens, stage embed)' "$work/out"
+
+# --- the tokens as labels (--vocab) -----------------------------------------------------------
+expect_ok "the table labels queries and keys with GPT-2's tokens (Ġ kept, as the tokenizer writes it)" \
+  trace --params "$gpt2/model.safetensors" --tokens "@$gpt2/tokens.txt" --vocab "$gpt2/vocab.json" --stage softmax --head 0
+check "... a row per token" grep -q '^query Ġrobot ' "$work/out"
+check "... the key columns" grep -q 'key The  *key Ġrobot  *key Ġreads  *key Ġbook  *key s$' "$work/out"
+check "... columns lined up by characters, not bytes: every row as wide as the header" \
+  test "$(grep -E '^(query|  ) ' "$work/out" | awk '/key The/ {h = length($0)} END {print (h > 0)}')" = 1
+expect_ok "JSON: config.token_text beside config.tokens" \
+  trace --params "$llama/model.safetensors" --tokens "@$llama/tokens.txt" --vocab "$llama/vocab.json" --format json --stage softmax
+check "... SentencePiece's ▁ kept, <s> as is" test "$(jq -c '.config.token_text' "$work/out")" = '["<s>","▁The","▁robot","▁reads","▁book"]'
+expect_ok "SVG: the tokens on both axes, XML-escaped" \
+  trace --params "$llama/model.safetensors" --tokens "@$llama/tokens.txt" --vocab "$llama/vocab.json" --stage softmax --head 0 --format svg --out "$work/l.svg"
+check "... <s> escaped, keys turned" grep -q 'transform="rotate(-90 [0-9. ]*)">&lt;s&gt;</text>' "$work/l.svg"
+check "... ▁robot as a row label" grep -q 'text-anchor="end">▁robot</text>' "$work/l.svg"
+check "... valid XML" xmllint --noout "$work/l.svg"
+expect_ok "the terminal heatmap: a row per token, the keys' tokens listed" \
+  trace --params "$bert/model.safetensors" --tokens "@$bert/tokens.txt" --vocab "$bert/vocab.json" --stage softmax --head 1 --format heatmap
+check "... the keys line" grep -q 'keys: 0 \[CLS\] 1 the 2 robot 3 reads 4 \[SEP\]' "$work/out"
+check "... query [CLS] first" grep -q '^  query \[CLS\] ' "$work/out"
+expect_ok "HTML: the tokens in the heatmap and the numbers' table" \
+  trace --params "$gpt2/model.safetensors" --tokens "@$gpt2/tokens.txt" --vocab "$gpt2/vocab.json" --stage softmax --head 0 --format html --out "$work/g.html"
+check "... a row header per token" grep -q '<th>query Ġreads</th>' "$work/g.html"
+# a vocabulary {id: token} with control characters: shown escaped, never sent to the terminal
+printf '{"0": "a\\u001b[2Jb", "1": "c", "2": "d", "3": "\\u009b31m"}' >"$work/hostile.json"
+expect_ok "a token holding ESC and a C1 CSI is escaped in the table" \
+  trace --params "$gpt2/model.safetensors" --tokens 0,3 --vocab "$work/hostile.json" --stage scores --head 0
+check "... no ESC reaches stdout" test "$(grep -c $'\x1b' "$work/out")" = 0
+check "... a\\x1b[2Jb shown" grep -qF 'query a\x1b[2Jb' "$work/out"
+
+# --- refusals -------------------------------------------------------------------------------
+expect_error "an id past the token table" 2 \
+  "attn: error: --tokens: id 40 (token 2) is past the vocabulary: wte.weight has 40 rows, ids 0 to 39" \
+  trace --params "$gpt2/model.safetensors" --tokens 3,40
+expect_error "a word instead of an id" 2 \
+  "attn: error: --tokens: 'x' is not a token id (a whole number from 0 to 2147483647)" \
+  trace --params "$gpt2/model.safetensors" --tokens 3,x
+expect_error "a negative id" 2 \
+  "attn: error: --tokens: '-1' is not a token id (a whole number from 0 to 2147483647)" \
+  trace --params "$gpt2/model.safetensors" --tokens=-1
+expect_error "an empty list" 2 \
+  "attn: error: --tokens: no token ids (expected comma-separated ids, e.g. --tokens 464,2068,7586)" \
+  trace --params "$gpt2/model.safetensors" --tokens ""
+expect_error "an empty item" 2 \
+  "attn: error: --tokens: an empty item at position 2 (expected comma-separated ids, e.g. 464,2068,7586)" \
+  trace --params "$gpt2/model.safetensors" --tokens 3,,4
+expect_error "more tokens than GPT-2 has positions" 2 \
+  "attn: error: --tokens: 17 tokens, but wpe.weight has positions for 16" \
+  trace --params "$gpt2/model.safetensors" --tokens 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1
+expect_error "a missing tokens file names it" 1 \
+  "attn: error: --tokens @$work/none.txt: cannot open: No such file or directory" \
+  trace --params "$gpt2/model.safetensors" --tokens "@$work/none.txt"
+expect_error "--tokens with --input" 2 \
+  "attn: error: --tokens cannot be used with --input: the tokens' embeddings are the input" \
+  trace --params "$gpt2/model.safetensors" --tokens 3 --input "$gpt2/hidden.npy"
+expect_error "--tokens for layer 1: the layers before it are not computed" 2 \
+  "attn: error: --tokens gives layer 0's input (the embeddings), but --layer 1 reads the output of the layers before it, which attn does not compute: dump that layer's input (Hugging Face's output_hidden_states[1]) and give --input" \
+  trace --params "$gpt2/model.safetensors" --tokens 3 --layer 1
+expect_error "--seq against the number of tokens" 2 \
+  "attn: error: --tokens (2 ids) has shape [1,2,16] [B,Sq,Din], so Sq = 2, but --seq 4 says Sq = 4" \
+  trace --params "$gpt2/model.safetensors" --tokens 3,4 --seq 4
+expect_error "--tokens without --params" 2 \
+  "attn: error: --tokens needs --params with a model's embedding tables (a GPT-2, BERT or Llama checkpoint)" \
+  trace --tokens 3
+expect_error "--tokens with an nn.MultiheadAttention state_dict: no tables" 2 \
+  "attn: error: --tokens needs a model's embedding tables (GPT-2's wte, BERT's word_embeddings, Llama's embed_tokens), but --params $mha/model.safetensors is nn.MultiheadAttention's, which has none: give --input instead" \
+  trace --params "$mha/model.safetensors" --heads 4 --tokens 3
+expect_error "--vocab without --tokens" 2 \
+  "attn: error: --vocab $gpt2/vocab.json labels the ids of --tokens, which is not given" \
+  trace --params "$gpt2/model.safetensors" --vocab "$gpt2/vocab.json"
+expect_error "--tokens with --from" 2 \
+  "attn: error: --tokens cannot be used with --from (a dump replays its own input)" \
+  trace --from "$work/none.npz" --tokens 3
+printf '{"a": 1, "b": 1}' >"$work/dup.json"
+expect_error "a vocabulary giving one id twice" 1 \
+  "attn: error: --vocab $work/dup.json: id 1 is given twice ('a' and 'b')" \
+  trace --params "$gpt2/model.safetensors" --tokens 1 --vocab "$work/dup.json"
+printf '{"a": "1"}' >"$work/type.json"
+expect_error "a vocabulary of the wrong types" 1 \
+  "attn: error: --vocab $work/type.json: key 'a' is not a token id (a vocabulary of {\"id\": \"token\"} has whole numbers from 0 to 2147483647 as keys)" \
+  trace --params "$gpt2/model.safetensors" --tokens 1 --vocab "$work/type.json"
+printf '{"a": 0}' >"$work/short.json"
+expect_error "a vocabulary without one of the ids" 1 \
+  "attn: error: --vocab $work/short.json: no token for id 5 (it holds 1 tokens)" \
+  trace --params "$gpt2/model.safetensors" --tokens 0,5 --vocab "$work/short.json"
+run trace --params "$gpt2/model.safetensors" --tokens 3,6 --format npz --out "$work/t.npz"
+expect_error "a dump from tokens is refused by --from" 1 \
+  "attn: error: --from $work/t.npz: a run from a model's --tokens (gpt2 layer 0 of $gpt2/model.safetensors) does not replay with --from; run it again with --params and --tokens" \
+  trace --from "$work/t.npz"
+
+# --- memory: the tables are decoded whole, within --max-memory --------------------------------
+# a GPT-2 checkpoint whose wte is 65536 x 16 (4 MiB): layer 1 from hidden states never reads it
+# (models.sh), --tokens decodes it whole, within --max-memory
+mkdir -p "$work/big" && cp "$gpt2/config.json" "$work/big/"
+/usr/bin/python3 - "$work/big/model.safetensors" "$gpt2/model.npz" <<'PY'
+import json, struct, sys
+import numpy as np
+out, weights = sys.argv[1:]
+tensors = dict(np.load(weights))
+tensors["wte.weight"] = np.zeros((65536, 16), np.float32)
+header, data = {}, b""
+for name in sorted(tensors):
+    raw = tensors[name].astype(np.float32).tobytes()
+    header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [len(data), len(data) + len(raw)]}
+    data += raw
+text = json.dumps(header).encode()
+text += b" " * (-len(text) % 8)
+open(out, "wb").write(struct.pack("<Q", len(text)) + text + data)
+PY
+expect_refusal "the whole token table is decoded: --max-memory 1MiB refuses its 4 MiB, naming it" 1 \
+  "attn: error: --params $work/big/model.safetensors: wte.weight: shape [65536,16] as float32 needs 4.0 MiB, more than the 1018.6 KiB --max-memory 1.0 MiB leaves after the other files (--max-memory none: no limit)" \
+  trace --params "$work/big/model.safetensors" --tokens 3,65535 --max-memory 1MiB
+expect_ok "... and runs with 8 MiB: id 65535 is in range" \
+  trace --params "$work/big/model.safetensors" --tokens 3,65535 --max-memory 8MiB --stage embed
+
+finish
