@@ -145,6 +145,13 @@ run trace "${notebook[@]}" --stage scaled,softmax --stats --format svg --out "$w
 check "svg: a text line of stats under each tensor" test "$(grep -o 'softmax.weights stats: min\|scaled.scaled stats: min' "$work/t.svg" | wc -l)" -eq 2
 expect_ok "png: --stats, stacked" trace "${notebook[@]}" --stats --format png --out "$work/t.png"
 expect_ok "png: --stats on a slide" trace "${notebook[@]}" --stats --stage scaled,softmax --layout slide --format png --out "$work/s.png"
+run trace "${notebook[@]}" --stats --row 2 --color never
+check "--row's bars: each chart's row entropy, and the tensor's stats line" \
+  test "$(grep -c '^  row: H ' "$work/out")" -eq 8 -a "$(grep -c '^stats: min .*entropy mean' "$work/out")" -eq 1
+check "--row's bars: row (batch 0, head 0, query 2)'s entropy is the JSON's" \
+  grep -q "^  row: H $(jq -r "$w.entropy[0][0][2] * 10000 | round / 10000" "$work/stats.json" | xargs printf '%.4f') " "$work/out"
+run trace "${notebook[@]}" --stats --stage softmax --format py
+check "py: a '# softmax.weights stats:' comment after its check" grep -q '^# softmax.weights stats: min ' "$work/out"
 check "--help teaches what --stats means" sh -c "'$attn' trace --help | grep -q 'Var(q·k) = dk'"
 
 finish
