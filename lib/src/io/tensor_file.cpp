@@ -70,6 +70,31 @@ float to_float32(double d) {
     return static_cast<float>(d);  // NaN stays NaN
 }
 
+float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t exponent = (h >> 10) & 0x1fu;
+    const std::uint32_t mantissa = h & 0x3ffu;
+    if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+        return sign ? -magnitude : magnitude;
+    }
+    std::uint32_t bits = sign;
+    if (exponent == 0x1f)
+        bits |= 0x7f800000u | (mantissa << 13);  // inf or NaN
+    else
+        bits |= ((exponent + 112) << 23) | (mantissa << 13);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+float bfloat16_to_float(std::uint16_t b) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
 std::string printable_text(const std::string& text) {
     std::string out;
     for (std::size_t i = 0; i < text.size(); ++i) {

@@ -64,6 +64,12 @@ std::map<std::string, loaded_tensor> read_json_tensors(const std::string& path, 
 /// the halfway point above FLT_MAX on (1e39 -> inf).
 float to_float32(double d);
 
+/// An IEEE binary16 (float16, F16) as float32, exactly: subnormals, ±inf and NaN included.
+float half_to_float(std::uint16_t bits);
+
+/// A bfloat16 (BF16) as float32, exactly: its bits are float32's upper 16.
+float bfloat16_to_float(std::uint16_t bits);
+
 /// Fills t.non_finite and t.first_non_finite from t.values.
 void count_non_finite(loaded_tensor& t);
 

@@ -1,0 +1,63 @@
+#pragma once
+// Hugging Face's .safetensors (the format of the safetensors README, which checkpoints
+// on the Hub use):
+//   <N: u64 little-endian> <N bytes of JSON header> <data buffer>
+//   header: {"w_q": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]}, ...,
+//            "__metadata__": {"format": "pt"}}           (optional, strings to strings)
+// data_offsets are [begin, end) in the data buffer, which the tensors must cover
+// exactly: no overlaps, no holes, nothing after the last one (the spec's rule against
+// polyglot files). The header is checked whole before any tensor is read: a size past
+// the file or past the format's 100 MB, JSON that is not an object of entries, a
+// missing or mistyped field, a negative or fractional number, a range out of the data
+// or of another length than shape · itemsize, a shape whose size overflows, a name
+// given twice. Each is one attn::error line "<what>: ..." (names from the file
+// escaped with printable_text), raised before anything larger than the header is
+// allocated. A file that is not a regular one (a FIFO) is read whole first, up to
+// max_stream_bytes.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attn/io/tensor_file.hpp"
+
+namespace attn {
+
+/// One tensor a .safetensors header declares.
+struct safetensors_entry {
+    std::string name;                // as the file spells it ("h.0.attn.c_attn.weight")
+    std::string dtype;               // as the file spells it: "F32", "BF16", "I64", ...
+    std::vector<std::size_t> shape;  // [] for a scalar
+    std::uint64_t begin, end;        // data_offsets, relative to the data buffer
+};
+
+/// The format's own limit on the header (the safetensors crate's MAX_HEADER_SIZE).
+constexpr std::uint64_t max_safetensors_header_bytes = 100'000'000;
+
+/// The tensors a .safetensors file holds, from its header alone (nothing else is read),
+/// in the header's order. Every check above applies, dtypes attn cannot read included.
+std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what);
+
+/// Every tensor `wanted` accepts (all when empty), F32, F16 and BF16 as float32 (exactly:
+/// F16 subnormals, inf, NaN; BF16 = the upper 16 bits), F64 rounded with to_float32, in a
+/// map by name, each one's bytes taken from `budget` before it is read. Only the wanted
+/// tensors' bytes are read (each is sought: a checkpoint can be many GB and we want one
+/// layer). A wanted tensor of another dtype is refused, "<what>: <name>: dtype I64; attn
+/// reads F32, F16, BF16 and F64"; an unwanted one is not (a checkpoint's bool buffers).
+std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, const std::string& what,
+                                                      const std::function<bool(const std::string&)>& wanted = {},
+                                                      read_budget* budget = nullptr);
+
+/// The `__metadata__` strings of a .safetensors header ({"format": "pt"}); empty when it has none.
+std::map<std::string, std::string> safetensors_metadata(const std::string& path, const std::string& what);
+
+/// safetensors_index and read_safetensors of a file's bytes already in memory (a FIFO
+/// read whole, the fuzzer, the tests).
+std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what);
+std::map<std::string, loaded_tensor> parse_safetensors(const void* bytes, std::size_t size, const std::string& what,
+                                                       const std::function<bool(const std::string&)>& wanted = {},
+                                                       read_budget* budget = nullptr);
+
+}  // namespace attn
