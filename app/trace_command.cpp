@@ -405,7 +405,7 @@ void check_output_space(const trace_options& o, const attn::config& c, const att
 void check_shapes_flags(const trace_options& o, const flag_given& given) {
     if (o.format != "table" && o.format != "json")
         throw attn::usage_error("--shapes prints a table or JSON (--format table or json), not --format " + o.format);
-    for (const char* flag : {"--batch-index", "--head", "--row", "--explain", "--mistake"})
+    for (const char* flag : {"--batch-index", "--head", "--row", "--explain", "--mistake", "--stats"})
         if (given(flag))
             throw attn::usage_error(std::string("--shapes shows whole tensors' layouts in the right computation; ") +
                                     flag + " is for their numbers: leave out one of them");
@@ -602,7 +602,7 @@ void setup_trace(CLI::App& app) {
                   "and in this run's numbers, its strides as t.stride() reports them after the notebook's "
                   "operations, and whether it is a view or a copy. Nothing is computed, so any size answers at "
                   "once. Table, or json (attn.shapes/1: the trace JSON's paths, .stages.S.tensors.T.strides, "
-                  "without data); with --stage; not with --batch-index, --head, --row, --explain or --mistake");
+                  "without data); with --stage; not with --batch-index, --head, --row, --explain, --mistake or --stats");
     cmd->add_flag("--stats", o->stats,
                   "statistics of each shown tensor, over all of it (every row is computed, printed or not; a view "
                   "such as --head prints part of a tensor but its statistics are the whole tensor's): min, max, "

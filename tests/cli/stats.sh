@@ -152,6 +152,9 @@ check "--row's bars: row (batch 0, head 0, query 2)'s entropy is the JSON's" \
   grep -q "^  row: H $(jq -r "$w.entropy[0][0][2] * 10000 | round / 10000" "$work/stats.json" | xargs printf '%.4f') " "$work/out"
 run trace "${notebook[@]}" --stats --stage softmax --format py
 check "py: a '# softmax.weights stats:' comment after its check" grep -q '^# softmax.weights stats: min ' "$work/out"
+expect_error "--stats with --shapes: nothing is computed" 2 \
+  "attn: error: --shapes shows whole tensors' layouts in the right computation; --stats is for their numbers: leave out one of them" \
+  trace --shapes --stats
 check "--help teaches what --stats means" sh -c "'$attn' trace --help | grep -q 'Var(q·k) = dk'"
 
 finish

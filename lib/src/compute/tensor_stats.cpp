@@ -20,8 +20,7 @@ stats_kind stats_kind_of(stage_id id, std::string_view tensor_name) {
 stats_accumulator::stats_accumulator(stats_kind kind, tensor_shape shape, double head_dim) {
     s_.kind = kind;
     s_.head_dim = head_dim;
-    s_.count = std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
-    s_.count = shape.empty() ? 1 : s_.count;
+    s_.count = std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());  // [] holds 1
     width_ = shape.empty() ? 1 : shape.back();
     if (kind != stats_kind::weights) return;
     s_.row_shape.assign(shape.begin(), shape.empty() ? shape.end() : shape.end() - 1);
@@ -32,68 +31,96 @@ stats_accumulator::stats_accumulator(stats_kind kind, tensor_shape shape, double
     positive_.assign(rows, 0);
 }
 
-void stats_accumulator::add_rows(std::size_t first_row, std::size_t count, const float* data) {
-    for (std::size_t r = 0; r < count; ++r) add_row(first_row + r, data + r * width_);
-}
+namespace {
 
-void stats_accumulator::add_row(std::size_t row, const float* data) {
-    // the row's finite values: count, mean and M2 in two passes, then merged with the rows before
-    std::size_t n = 0;
+/// What one row contributes: its finite values' count, mean, M2 (two passes), extremes and
+/// counts; for weights its entropy, largest weight, key and keys above 0.
+struct row_summary {
+    std::size_t n = 0, zeros = 0, nans = 0, pos_infs = 0, neg_infs = 0;
+    double mean = 0, m2 = 0, min = tensor_stats::nan, max = tensor_stats::nan;
+    double entropy = 0;
+    float largest = std::numeric_limits<float>::quiet_NaN();
+    std::int64_t key = -1;
+    std::uint32_t positive = 0;
+};
+
+row_summary summarise_row(const float* data, std::size_t width, bool weights) {
+    row_summary r;
     double sum = 0;
-    for (std::size_t j = 0; j < width_; ++j) {
+    for (std::size_t j = 0; j < width; ++j) {
         const float v = data[j];
         if (std::isnan(v)) {
-            ++s_.nans;
+            ++r.nans;
         } else if (std::isinf(v)) {
-            ++(v > 0 ? s_.pos_infs : s_.neg_infs);
+            ++(v > 0 ? r.pos_infs : r.neg_infs);
         } else {
-            ++n;
+            ++r.n;
             sum += v;
-            if (v == 0.0f) ++s_.zeros;
-            if (!(v >= s_.min)) s_.min = v;  // the first replaces NaN
-            if (!(v <= s_.max)) s_.max = v;
+            if (v == 0.0f) ++r.zeros;
+            if (!(v >= r.min)) r.min = v;  // the first replaces NaN
+            if (!(v <= r.max)) r.max = v;
         }
     }
-    if (n > 0) {
-        const double row_mean = sum / static_cast<double>(n);
-        double m2 = 0;
-        for (std::size_t j = 0; j < width_; ++j)
-            if (std::isfinite(data[j])) m2 += (data[j] - row_mean) * (data[j] - row_mean);
-        const double before = static_cast<double>(s_.finite), added = static_cast<double>(n), all = before + added;
-        const double delta = row_mean - sum_;
-        sum_ += delta * added / all;  // the running mean
-        m2_ += m2 + delta * delta * before * added / all;
-        s_.finite += n;
+    if (r.n > 0) {
+        r.mean = sum / static_cast<double>(r.n);
+        for (std::size_t j = 0; j < width; ++j)
+            if (std::isfinite(data[j])) r.m2 += (data[j] - r.mean) * (data[j] - r.mean);
     }
-    if (s_.kind != stats_kind::weights) return;
+    if (!weights || width == 0) return r;
     // -Σ p·ln p (0·ln 0 = 0), and max(dim=-1): a NaN wins, the first of equals
-    double entropy = 0;
-    float largest = width_ > 0 ? data[0] : std::numeric_limits<float>::quiet_NaN();
-    std::int64_t key = width_ > 0 ? 0 : -1;
-    std::uint32_t positive = 0;
-    for (std::size_t j = 0; j < width_; ++j) {
+    r.largest = data[0];
+    r.key = 0;
+    for (std::size_t j = 0; j < width; ++j) {
         const double p = data[j];
-        if (p > 0) {
-            entropy -= p * std::log(p);
-            ++positive;
-        } else if (!(p == 0)) {
-            entropy -= p * std::log(p);  // NaN, or (a negative weight) NaN too
-        }
-        if (std::isnan(largest)) continue;
-        if (std::isnan(data[j]) || data[j] > largest) {
-            largest = data[j];
-            key = static_cast<std::int64_t>(j);
+        if (p > 0) ++r.positive;
+        if (!(p == 0)) r.entropy -= p * std::log(p);  // a NaN or a negative weight: NaN
+        if (std::isnan(r.largest)) continue;
+        if (std::isnan(data[j]) || data[j] > r.largest) {
+            r.largest = data[j];
+            r.key = static_cast<std::int64_t>(j);
         }
     }
-    s_.entropy[row] = entropy;
-    s_.largest[row] = largest;
-    s_.largest_key[row] = key;
-    positive_[row] = positive;
+    return r;
+}
+
+}  // namespace
+
+void stats_accumulator::add_rows(std::size_t first_row, std::size_t count, const float* data) {
+    // each row summarised on its own (on every core for a large block), then merged in row
+    // order: the same numbers for any thread count
+    const bool weights = s_.kind == stats_kind::weights;
+    std::vector<row_summary> summaries(count);
+    constexpr std::size_t parallel_elements = std::size_t{1} << 15;
+#pragma omp parallel for if (count * width_ >= parallel_elements && count > 1)
+    for (std::ptrdiff_t r = 0; r < static_cast<std::ptrdiff_t>(count); ++r)
+        summaries[static_cast<std::size_t>(r)] = summarise_row(data + static_cast<std::size_t>(r) * width_, width_, weights);
+    for (std::size_t r = 0; r < count; ++r) {
+        const row_summary& row = summaries[r];
+        s_.zeros += row.zeros;
+        s_.nans += row.nans;
+        s_.pos_infs += row.pos_infs;
+        s_.neg_infs += row.neg_infs;
+        if (!(row.min >= s_.min)) s_.min = row.min;
+        if (!(row.max <= s_.max)) s_.max = row.max;
+        if (row.n > 0) {  // Chan et al.: the running mean and M2 with the row's
+            const double before = static_cast<double>(s_.finite), added = static_cast<double>(row.n), all = before + added;
+            const double delta = row.mean - mean_;
+            mean_ += delta * added / all;
+            m2_ += row.m2 + delta * delta * before * added / all;
+            s_.finite += row.n;
+        }
+        if (!weights) continue;
+        const std::size_t at = first_row + r;
+        s_.entropy[at] = row.entropy;
+        s_.largest[at] = row.largest;
+        s_.largest_key[at] = row.key;
+        positive_[at] = row.positive;
+    }
 }
 
 tensor_stats stats_accumulator::result() const {
     tensor_stats s = s_;
-    if (s.finite > 0) s.mean = sum_;
+    if (s.finite > 0) s.mean = mean_;
     if (s.finite > 1) s.std = std::sqrt(m2_ / static_cast<double>(s.finite - 1));
     if (s.kind != stats_kind::weights) return s;
     double entropy = 0, uniform = 0;

@@ -69,11 +69,9 @@ public:
     tensor_stats result() const;
 
 private:
-    void add_row(std::size_t row, const float* data);
-
     tensor_stats s_;
     std::size_t width_ = 0;
-    double sum_ = 0, m2_ = 0;  // mean and M2 of the finite values so far, merged a row at a time (Chan et al.)
+    double mean_ = 0, m2_ = 0;  // the mean and M2 of the finite values so far, merged a row at a time (Chan et al.)
     std::vector<std::uint32_t> positive_;  // weights: each row's keys above 0
 };
 
