@@ -615,7 +615,9 @@ void setup_trace(CLI::App& app) {
                   "torch.randn give 1.) The weights (softmax, dropout) add, for each row, its entropy "
                   "-Σ p·ln p in nats (0 when all weight is on one key, ln n when spread evenly over n keys) and "
                   "its largest weight with that key (as weights.max(dim=-1)); and for the tensor the mean entropy "
-                  "beside ln(keys with a weight above 0) of a uniform row: how peaked the attention is. Table: a "
+                  "beside ln(keys with a weight above 0) of a uniform row: how peaked the attention is (after "
+                  "dropout a row no longer sums to 1, its kept weights scaled by 1/(1-p): the formula's value, not "
+                  "a distribution's entropy). Table: a "
                   "stats: line under each tensor and each row's entropy after it; torch: a # stats: line; json, "
                   "jsonl: a \"stats\" object in each tensor (per-row arrays nested [B,H,Sq]); npz: float32 "
                   "members stats.STAGE.TENSOR.STAT; html, heatmap, svg, png: a line under each tensor");

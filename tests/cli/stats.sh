@@ -76,6 +76,11 @@ check "q, k from torch.randn, dk = 64: Var(q·k)/dk within 0.8 .. 1.2" \
 check "... and scaled's variance within 0.8 .. 1.2" \
   jq -e '.stages.scaled.tensors.scaled.stats.var | . > 0.8 and . < 1.2' "$work/randn.json"
 
+"$attn" trace --seq 256 --d-model 256 --heads 4 --stage projections,scores --stats --format json >"$work/linear.json"
+check "attn's own nn.Linear weights, as --help says: q entries of variance near 1/3, var/dk near 1/9" \
+  jq -e '.stages | (.projections.tensors.q.stats.std | . * . > 0.3 and . * . < 0.37) and
+    (.scores.tensors.scores.stats.var_over_head_dim | . > 0.09 and . < 0.13)' "$work/linear.json"
+
 # --- NaN: a row with no allowed key under -inf --------------------------------------------------
 echo '[[1,0,0],[0,0,0],[1,1,1]]' >"$work/m.json"
 "$attn" trace --seq 3 --heads 2 --mask-file "$work/m.json" --stage softmax --stats --format json \
