@@ -20,32 +20,32 @@ std::string stats_number(double v, int precision) {
 }
 
 /// A number JSON can hold, else "nan", "inf" or "-inf" (CLI.md).
-nlohmann::ordered_json json_value(double v) {
+nlohmann::ordered_json stats_json_value(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     return v;
 }
 
 /// A float32 element as JSON: the double it is (its shortest decimal reads back to it).
-nlohmann::ordered_json json_element(double v) {
-    if (!std::isfinite(v)) return json_value(v);
+nlohmann::ordered_json stats_json_element(double v) {
+    if (!std::isfinite(v)) return stats_json_value(v);
     return std::stod(nlohmann::json(static_cast<float>(v)).dump());
 }
 
 /// values [rows] nested as `shape` (row-major), each through `make`.
 template <typename T, typename Make>
-nlohmann::ordered_json nested(const std::vector<T>& values, const tensor_shape& shape, std::size_t axis,
+nlohmann::ordered_json nested_rows(const std::vector<T>& values, const tensor_shape& shape, std::size_t axis,
                               std::size_t& next, Make make) {
     if (axis == shape.size()) return make(values[next++]);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < shape[axis]; ++i) list.push_back(nested(values, shape, axis + 1, next, make));
+    for (std::size_t i = 0; i < shape[axis]; ++i) list.push_back(nested_rows(values, shape, axis + 1, next, make));
     return list;
 }
 
 template <typename T, typename Make>
-nlohmann::ordered_json nested(const std::vector<T>& values, const tensor_shape& shape, Make make) {
+nlohmann::ordered_json nested_rows(const std::vector<T>& values, const tensor_shape& shape, Make make) {
     std::size_t next = 0;
-    return nested(values, shape, 0, next, make);
+    return nested_rows(values, shape, 0, next, make);
 }
 
 }  // namespace
@@ -80,25 +80,25 @@ std::string row_stats_text(const tensor_stats& s, std::size_t row, int precision
 nlohmann::ordered_json stats_json(const tensor_stats& s) {
     nlohmann::ordered_json j{{"count", s.count},
                              {"finite", s.finite},
-                             {"min", json_element(s.min)},
-                             {"max", json_element(s.max)},
-                             {"mean", json_value(s.mean)},
-                             {"std", json_value(s.std)},
+                             {"min", stats_json_element(s.min)},
+                             {"max", stats_json_element(s.max)},
+                             {"mean", stats_json_value(s.mean)},
+                             {"std", stats_json_value(s.std)},
                              {"zeros", s.zeros},
                              {"nan", s.nans},
                              {"inf", s.pos_infs},
                              {"neg_inf", s.neg_infs}};
     if (s.kind == stats_kind::scores) {
-        j["var"] = json_value(s.var());
+        j["var"] = stats_json_value(s.var());
         j["head_dim"] = s.head_dim;
-        j["var_over_head_dim"] = json_value(s.var() / s.head_dim);
+        j["var_over_head_dim"] = stats_json_value(s.var() / s.head_dim);
     }
     if (s.kind == stats_kind::weights) {
-        j["entropy"] = nested(s.entropy, s.row_shape, [](double v) { return json_value(v); });
-        j["max_weight"] = nested(s.largest, s.row_shape, [](float v) { return json_element(v); });
-        j["max_key"] = nested(s.largest_key, s.row_shape, [](std::int64_t k) { return nlohmann::ordered_json(k); });
-        j["mean_entropy"] = json_value(s.mean_entropy);
-        j["uniform_entropy"] = json_value(s.uniform_entropy);
+        j["entropy"] = nested_rows(s.entropy, s.row_shape, [](double v) { return stats_json_value(v); });
+        j["max_weight"] = nested_rows(s.largest, s.row_shape, [](float v) { return stats_json_element(v); });
+        j["max_key"] = nested_rows(s.largest_key, s.row_shape, [](std::int64_t k) { return nlohmann::ordered_json(k); });
+        j["mean_entropy"] = stats_json_value(s.mean_entropy);
+        j["uniform_entropy"] = stats_json_value(s.uniform_entropy);
         j["rows_in_means"] = s.rows_in_means;
     }
     return j;
