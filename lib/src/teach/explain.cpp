@@ -231,6 +231,7 @@ stage_explanation explain_projections(const config& c, const run_shapes& r) {
                   : r.cross          ? "projections.words.cross"
                                      : "projections.words.self",
                   {{"roles", say(r, "projections.roles")}});
+    if (c.norm != norm_kind::none && !c.from_projections) e.words += " " + say(r, "projections.words.norm");
     const std::string q_shape = r.bsd(r.Sq), k_shape = shape_text({r.B, r.Sn, r.Dg});
     if (c.from_projections) {
         e.shapes = "q [B,Sq,D] = " + q_shape + "; k, v [B,Sk,D] = " + k_shape;
