@@ -37,6 +37,11 @@ check "... only token; config.tokens" \
 expect_ok "--stage 25 is embed; --explain says how GPT-2 starts from ids" \
   trace --params "$gpt2/model.safetensors" --tokens 3,6 --stage 25 --explain
 check "... the PyTorch line" grep -q 'x = wte.weight\[ids\] + wpe.weight\[torch.arange(S)\]' "$work/out"
+expect_ok "--explain with --vocab names the tokens in its introduction" \
+  trace --params "$gpt2/model.safetensors" --tokens 3,6 --vocab "$gpt2/vocab.json" --stage softmax --explain
+check "... The (3), Ġrobot (6)" sh -c "tr -s ' \n' ' ' <'$work/out' | grep -q 'are The (3), Ġrobot (6): the tokenizer'"
+expect_ok "--explain without --vocab: the ids" trace --params "$gpt2/model.safetensors" --tokens 3,6 --stage softmax --explain
+check "... the ids 3, 6" sh -c "tr -s ' \n' ' ' <'$work/out' | grep -q 'The tokens are the ids 3, 6 (--tokens)'"
 check "... the run line names --tokens" grep -q '^run    self-attention: Q, K, V from x (--tokens, stage embed)' "$work/out"
 
 # --- the tokens as labels (--vocab) -----------------------------------------------------------
@@ -152,5 +157,12 @@ expect_refusal "the whole token table is decoded: --max-memory 1MiB refuses its 
   trace --params "$work/big/model.safetensors" --tokens 3,65535 --max-memory 1MiB
 expect_ok "... and runs with 8 MiB: id 65535 is in range" \
   trace --params "$work/big/model.safetensors" --tokens 3,65535 --max-memory 8MiB --stage embed
+
+# --- the README's "Layer 0 from token ids" output is what the program prints -----------------
+readme="$here/../../README.md"
+awk '/^#### Layer 0 from token ids/ {s = 1} s && /^Output:/ {o = 1; next} o && /^```$/ {if (b) exit; b = 1; next} b' "$readme" >"$work/readme-tokens"
+(cd "$gpt2" && "$attn" trace --params model.safetensors --tokens @tokens.txt --vocab vocab.json --stage softmax --head 2) >"$work/actual-tokens"
+check "README's --tokens output block is real" diff "$work/readme-tokens" "$work/actual-tokens"
+check "... and not empty" test -s "$work/readme-tokens"
 
 finish

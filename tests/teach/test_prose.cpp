@@ -94,7 +94,12 @@ std::vector<tweak> tweaks() {
         },
         [](attn::config& c) { c.model = "bert layer 0 of m.npz"; c.model_arch = "bert"; },
         // layer 0 from --tokens: each architecture's embed texts (the ids' count is Sq)
-        [](attn::config& c) { c.model_arch = "gpt2"; c.norm = attn::norm_kind::layer_norm; c.tokens.assign(std::size_t(c.seq), 3); },
+        [](attn::config& c) {
+            c.model_arch = "gpt2";
+            c.norm = attn::norm_kind::layer_norm;
+            c.tokens.assign(std::size_t(c.seq), 3);
+            c.token_labels.assign(std::size_t(c.seq), "The");  // --vocab
+        },
         [](attn::config& c) { c.model_arch = "bert"; c.norm = attn::norm_kind::layer_norm; c.tokens.assign(std::size_t(c.seq), 3); },
         [](attn::config& c) { c.model_arch = "llama"; c.norm = attn::norm_kind::rms_norm; c.tokens.assign(std::size_t(c.seq), 3); },
         [](attn::config& c) { c.model = "mha of m.npz"; c.model_arch = "mha"; c.out_bias = false; },

@@ -876,6 +876,23 @@ std::vector<explanation_line> explanation_lines(const stage_explanation& e) {
     return lines;
 }
 
+namespace {
+
+/// --tokens: " The tokens are ids 3, 6, 7", or with --vocab " The tokens (query and key 0, 1, ...) are
+/// The, Ġrobot, Ġreads (as the tokenizer writes them)."; "" without --tokens.
+std::string tokens_sentence(const config& c) {
+    if (c.tokens.empty()) return "";
+    std::string list;
+    const bool labelled = c.token_labels.size() == c.tokens.size();
+    for (std::size_t i = 0; i < c.tokens.size(); ++i)
+        list += (i ? ", " : "") + (labelled ? c.token_labels[i] + " (" + std::to_string(c.tokens[i]) + ")"
+                                            : std::to_string(c.tokens[i]));
+    return labelled ? " " + prose("explain.intro.tokens.labelled", {{"tokens", list}})
+                    : " " + prose("explain.intro.tokens", {{"tokens", list}});
+}
+
+}  // namespace
+
 std::vector<std::string> explain_intro(const config& c) {
     const run_shapes r(c);
     std::string head = c.mask.any() ? "softmax(masked(Q_h·K_hᵀ / √dk))" : "softmax(Q_h·K_hᵀ / √dk)";
@@ -888,7 +905,7 @@ std::vector<std::string> explain_intro(const config& c) {
                    : r.N > 0          ? "intro.letters.step"
                    : r.cross          ? "intro.letters.cross"
                                       : "intro.letters.self") +
-                (r.G < r.H ? " " + say(r, "intro.letters.grouped") : std::string()),
+                (r.G < r.H ? " " + say(r, "intro.letters.grouped") : std::string()) + tokens_sentence(c),
             say(r, "intro.reading")};
 }
 
