@@ -51,6 +51,9 @@ check "... a row per token" grep -q '^query Ġrobot ' "$work/out"
 check "... the key columns" grep -q 'key The  *key Ġrobot  *key Ġreads  *key Ġbook  *key s$' "$work/out"
 check "... columns lined up by characters, not bytes: every row as wide as the header" \
   test "$(grep -E '^(query|  ) ' "$work/out" | awk '/key The/ {h = length($0)} END {print (h > 0)}')" = 1
+expect_ok "--stats: each row's largest weight names its key's token" \
+  trace --params "$gpt2/model.safetensors" --tokens "@$gpt2/tokens.txt" --vocab "$gpt2/vocab.json" --stage softmax --head 0 --stats
+check "... @key Ġrobot" grep -q '^query Ġrobot .* max 0.6698 @key Ġrobot$' "$work/out"
 expect_ok "JSON: config.token_text beside config.tokens" \
   trace --params "$llama/model.safetensors" --tokens "@$llama/tokens.txt" --vocab "$llama/vocab.json" --format json --stage softmax
 check "... SentencePiece's ▁ kept, <s> as is" test "$(jq -c '.config.token_text' "$work/out")" = '["<s>","▁The","▁robot","▁reads","▁book"]'
@@ -110,6 +113,9 @@ expect_error "--tokens without --params" 2 \
 expect_error "--tokens with an nn.MultiheadAttention state_dict: no tables" 2 \
   "attn: error: --tokens needs a model's embedding tables (GPT-2's wte, BERT's word_embeddings, Llama's embed_tokens), but --params $mha/model.safetensors is nn.MultiheadAttention's, which has none: give --input instead" \
   trace --params "$mha/model.safetensors" --heads 4 --tokens 3
+expect_error "--format py cannot look up tokens" 2 \
+  "attn: error: --format py: the script draws x as attn does (torch.randn); it cannot look up a model's --tokens" \
+  trace --params "$gpt2/model.safetensors" --tokens 3 --format py
 expect_error "--vocab without --tokens" 2 \
   "attn: error: --vocab $gpt2/vocab.json labels the ids of --tokens, which is not given" \
   trace --params "$gpt2/model.safetensors" --vocab "$gpt2/vocab.json"

@@ -311,6 +311,8 @@ void check_py_run(const config& c, const render_options& options) {
         throw usage_error("--format py: " + what);
     };
     if (c.from_projections) refuse("the script draws its inputs as attn does; it cannot start from --q --k --v");
+    if (!c.tokens.empty())
+        refuse("the script draws x as attn does (torch.randn); it cannot look up a model's --tokens");
     if (c.x_from_file || c.x_kv_from_file)
         refuse("the script draws x as attn does (torch.randn); it cannot read --input or --kv-input");
     if (c.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");

@@ -71,10 +71,12 @@ std::string stats_line(const tensor_stats& s, std::string_view stage_name, int p
     return line;
 }
 
-std::string row_stats_text(const tensor_stats& s, std::size_t row, int precision) {
+std::string row_stats_text(const tensor_stats& s, std::size_t row, int precision,
+                           const std::vector<std::string>* tokens) {
     if (row >= s.entropy.size()) return "";
+    const auto key = static_cast<std::size_t>(s.largest_key[row]);
     return "H " + stats_number(s.entropy[row], precision) + "  max " + stats_number(s.largest[row], precision) +
-           " @key " + std::to_string(s.largest_key[row]);
+           " @key " + (tokens && key < tokens->size() ? (*tokens)[key] : std::to_string(s.largest_key[row]));
 }
 
 nlohmann::ordered_json stats_json(const tensor_stats& s) {

@@ -370,7 +370,7 @@ void tensor_printer::print_row(std::ostream& out, std::string_view label, std::p
     std::size_t flat = 0;  // the row over the leading axes of the whole tensor, row-major
     for (std::size_t a = 0; a < index->size(); ++a) flat = flat * t_.values.shape()[a] + (*index)[a];
     flat = flat * t_.values.shape()[rank() - 2] + row;
-    out << text << "   " << p_.dim << row_stats_text(*row_stats_, flat, precision_) << p_.reset << '\n';
+    out << text << "   " << p_.dim << row_stats_text(*row_stats_, flat, precision_, tokens_) << p_.reset << '\n';
 }
 
 std::string_view value_text(float v, const number_format& f, const stage_numbers& n, char* buf) {

@@ -26,7 +26,9 @@ namespace attn {
 std::string stats_line(const tensor_stats& s, std::string_view stage_name, int precision);
 
 /// Row `row` of a weights tensor (over its leading axes): "H 0.6931 max 0.5000 @key 1".
-std::string row_stats_text(const tensor_stats& s, std::size_t row, int precision);
+/// `tokens` (--vocab): the largest weight's key named by its token, "@key Ġrobot".
+std::string row_stats_text(const tensor_stats& s, std::size_t row, int precision,
+                           const std::vector<std::string>* tokens = nullptr);
 
 /// The "stats" object of a tensor in the JSON document.
 nlohmann::ordered_json stats_json(const tensor_stats& s);
