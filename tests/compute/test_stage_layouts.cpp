@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "attn/io/file_inputs.hpp"
+
 #include "attn/compute/attention.hpp"
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
@@ -139,6 +141,20 @@ TEST_CASE("the planned layouts of the modern stages are those the run computes: 
         CAPTURE(c.past);
         attn::validate(c);
         check_plan_is_run(attn::compute_trace(c, attn::draw_inputs(c)));
+    }
+}
+
+TEST_CASE("the planned layouts of a model's layer 0 from --tokens are those the run computes: embed first") {
+    for (const char* model : {"gpt2", "bert", "llama"}) {
+        CAPTURE(model);
+        const std::string dir = std::string(ATTN_REFERENCE_DIR) + "/models/" + model;
+        attn::input_paths paths;
+        paths.params = dir + "/model.safetensors";
+        paths.tokens = {1, 2, 3};
+        attn::loaded_inputs loaded = attn::load_inputs(attn::config{}, {}, paths);
+        const attn::trace t = attn::compute_trace(loaded.cfg, attn::draw_inputs(loaded.cfg, std::move(loaded.given)));
+        REQUIRE(t.stages.front().id() == attn::stage_id::embed);
+        check_plan_is_run(t);
     }
 }
 
