@@ -16,6 +16,9 @@ expect_ok "GPT-2 layer 0 from tokens.txt (--tokens @FILE)" \
 check "... embed first (step 25), then input, params, norm" \
   test "$(jq -c '[(.stages | keys_unsorted)[0:4], .stages.embed.step, (.stages.embed.tensors | keys_unsorted)]' "$work/out")" = \
   '[["embed","input","params","norm"],25,["token","position"]]'
+schema="$here/../../share/attn/trace.schema.json"
+check "... every stage name is one the schema lists" \
+  test "$(jq -c --slurpfile s "$schema" '[.stages | keys[] | select(. as $k | $s[0].properties.stages.propertyNames.enum | index($k) | not)]' "$work/out")" = '[]'
 check "... config.tokens holds the ids, no token_text without --vocab" \
   test "$(jq -c '[.config.tokens, (.config | has("token_text")), .config.seq, .config.batch]' "$work/out")" = '[[3,6,7,8,33],false,5,1]'
 check "... the embed stage says where its rows came from" \
