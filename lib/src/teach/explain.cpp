@@ -183,7 +183,7 @@ stage_explanation explain_input(const config& c, const run_shapes& r) {
     if (r.cross)
         e.memory +=
             " " + say(r, "input.memory.x_kv", {{"strides", stride_text(contiguous_layout({r.B, r.Sk, r.Dkv}))}});
-    e.why = say(r, c.x_from_file ? "input.why.read" : "input.why.drawn");
+    e.why = say(r, !c.tokens.empty() ? "input.why.tokens" : c.x_from_file ? "input.why.read" : "input.why.drawn");
     return e;
 }
 
