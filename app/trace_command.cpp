@@ -545,6 +545,8 @@ void setup_trace(CLI::App& app) {
         "  attn trace --mask causal --stage scaled --format heatmap --vmin -2 --vmax 2\n"
         "  attn trace --pos sinusoidal --seq 64 --d-model 128 --stage positions --format png --out pe.png\n"
         "  attn trace --mask causal --format html --out trace.html\n"
+        "  attn trace --params gpt2/model.safetensors --tokens 464,2068,7586 --vocab gpt2/vocab.json \\\n"
+        "    --stage softmax --format png --out tokens.png\n"
         "  attn trace --heads 2 --mask causal --format py --out lab.py && python3 lab.py\n"
         "  attn trace --from trace.npz --stage softmax --mask causal\n\n"
         "Exit status: 0 ok, 2 bad flags, 1 anything else (a message on stderr says which);\n"
