@@ -143,15 +143,15 @@ expect_error "a dump from tokens is refused by --from" 1 \
   trace --from "$work/t.npz"
 
 # --- memory: the tables are decoded whole, within --max-memory --------------------------------
-# a GPT-2 checkpoint whose wte is 65536 x 16 (4 MiB): layer 1 from hidden states never reads it
-# (models.sh), --tokens decodes it whole, within --max-memory
-mkdir -p "$work/big" && cp "$gpt2/config.json" "$work/big/"
-/usr/bin/python3 - "$work/big/model.safetensors" "$gpt2/model.npz" <<'PY'
+# a GPT-2 checkpoint whose wte is 65536 x 16 (4 MiB), as .safetensors and .npz: from the
+# .safetensors only the ids' rows are read; an .npz table is decoded whole, within --max-memory
+mkdir -p "$work/big" "$work/bignpz" && cp "$gpt2/config.json" "$work/big/" && cp "$gpt2/config.json" "$work/bignpz/"
+/usr/bin/python3 - "$work/big/model.safetensors" "$work/bignpz/model.npz" "$gpt2/model.npz" <<'PY'
 import json, struct, sys
 import numpy as np
-out, weights = sys.argv[1:]
+out, out_npz, weights = sys.argv[1:]
 tensors = dict(np.load(weights))
-tensors["wte.weight"] = np.zeros((65536, 16), np.float32)
+tensors["wte.weight"] = np.arange(65536 * 16, dtype=np.float32).reshape(65536, 16)
 header, data = {}, b""
 for name in sorted(tensors):
     raw = tensors[name].astype(np.float32).tobytes()
@@ -160,12 +160,19 @@ for name in sorted(tensors):
 text = json.dumps(header).encode()
 text += b" " * (-len(text) % 8)
 open(out, "wb").write(struct.pack("<Q", len(text)) + text + data)
+np.savez(out_npz, **tensors)
 PY
-expect_refusal "the whole token table is decoded: --max-memory 1MiB refuses its 4 MiB, naming it" 1 \
-  "attn: error: --params $work/big/model.safetensors: wte.weight: shape [65536,16] as float32 needs 4.0 MiB, more than the 1018.6 KiB --max-memory 1.0 MiB leaves after the other files (--max-memory none: no limit)" \
-  trace --params "$work/big/model.safetensors" --tokens 3,65535 --max-memory 1MiB
-expect_ok "... and runs with 8 MiB: id 65535 is in range" \
-  trace --params "$work/big/model.safetensors" --tokens 3,65535 --max-memory 8MiB --stage embed
+expect_ok "from a .safetensors only the ids' rows are read: a 4 MiB token table under --max-memory 1MiB" \
+  trace --params "$work/big/model.safetensors" --tokens 3,65535 --max-memory 1MiB --stage embed --format json
+check "... row 65535 is the table's last (65535·16 = 1048560)" \
+  test "$(jq -c '[.stages.embed.tensors.token.data[0][1][0], .stages.embed.tensors.token.data[0][0][0]]' "$work/out")" = '[1048560,48]'
+expect_error "... an id past its 65536 rows, from the header alone" 2 \
+  "attn: error: --tokens: id 65536 (token 1) is past the vocabulary: wte.weight has 65536 rows, ids 0 to 65535" \
+  trace --params "$work/big/model.safetensors" --tokens 65536 --max-memory 1MiB
+expect_refusal "an .npz table is decoded whole: --max-memory 1MiB refuses its 4 MiB, naming it" 1 \
+  "attn: error: --params $work/bignpz/model.npz: wte.weight: shape [65536,16] as float32 needs 4.0 MiB, more than the 1.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --params "$work/bignpz/model.npz" --tokens 3,65535 --max-memory 1MiB
+expect_ok "... and runs with 8 MiB" trace --params "$work/bignpz/model.npz" --tokens 3,65535 --max-memory 8MiB --stage embed
 
 # --- the README's "Layer 0 from token ids" output is what the program prints -----------------
 readme="$here/../../README.md"

@@ -1,4 +1,5 @@
-// --tokens' ids and --vocab's tokenizer vocabulary (token_input.hpp), hostile input included.
+// --tokens' ids and --vocab's tokenizer vocabulary (token_input.hpp), hostile input included;
+// the token table's rows read alone from a .safetensors (read_safetensors_rows).
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/safetensors.hpp"
 #include "attn/io/token_input.hpp"
 
 namespace {
@@ -129,3 +131,37 @@ TEST_CASE("--vocab: a file larger than 64 MiB is refused before it is read") {
 }
 
 }  // TEST_SUITE("token input")
+
+TEST_CASE("read_safetensors_rows: the rows asked for, F32, F16 and BF16, as the whole tensor's; bad rows named") {
+    const std::string dir = std::string(ATTN_REFERENCE_DIR) + "/models/";
+    const struct {
+        const char* file;
+        const char* table;
+    } cases[] = {{"gpt2/model.safetensors", "wte.weight"},
+                 {"gpt2/model-f16.safetensors", "wte.weight"},
+                 {"gpt2/model-bf16.safetensors", "transformer.wte.weight"},
+                 {"llama/model-bf16.safetensors", "model.embed_tokens.weight"}};
+    const std::vector<std::int64_t> rows{3, 39, 0, 3};
+    for (const auto& c : cases) {
+        CAPTURE(c.file);
+        const std::string path = dir + c.file;
+        const auto whole = attn::read_safetensors(path, path, [&](const std::string& n) { return n == c.table; });
+        REQUIRE(whole.count(c.table) == 1);
+        const attn::loaded_tensor& table = whole.at(c.table);
+        attn::read_budget budget(std::uint64_t(1) << 20);
+        const attn::loaded_tensor taken = attn::read_safetensors_rows(path, path, c.table, rows, &budget);
+        const std::size_t D = table.shape[1];
+        REQUIRE(taken.shape == std::vector<std::size_t>{rows.size(), D});
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            for (std::size_t d = 0; d < D; ++d)
+                CHECK(taken.values(i, d) == table.values(static_cast<std::size_t>(rows[i]), d));
+        // the budget paid the header and the four rows as float32, not the table
+        CHECK((std::uint64_t(1) << 20) - budget.left() < 16384 + rows.size() * D * 4);
+        CHECK(token_message_has(token_message_of<attn::error>([&] { attn::read_safetensors_rows(path, path, c.table, {40}); }),
+                                "no row 40 (it has 40)"));
+        CHECK(token_message_has(token_message_of<attn::error>([&] { attn::read_safetensors_rows(path, path, c.table, {-1}); }),
+                                "no row -1"));
+        CHECK(token_message_has(token_message_of<attn::error>([&] { attn::read_safetensors_rows(path, path, "nope", {0}); }),
+                                "no tensor nope"));
+    }
+}

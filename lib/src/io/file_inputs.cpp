@@ -136,10 +136,12 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     const std::string extension = file_extension(path);
     std::vector<std::string> names;
     std::map<std::string, loaded_tensor> json_tensors;  // a .json is read whole to learn its names
+    std::vector<safetensors_entry> entries;             // a .safetensors header's
     if (extension == ".npz") {
         names = npz_array_names(path, what);
     } else if (extension == ".safetensors") {
-        for (const safetensors_entry& e : safetensors_index(path, what)) names.push_back(e.name);
+        entries = safetensors_index(path, what);
+        for (const safetensors_entry& e : entries) names.push_back(e.name);
     } else if (extension == ".json") {
         json_tensors = read_json_tensors(path, what, budget);
         for (const auto& entry : json_tensors) names.push_back(entry.first);
@@ -160,8 +162,20 @@ void read_params_file(const std::string& what, const std::string& path, const mo
         return;
     }
     std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
-    if (!tokens.empty())  // the whole tables are decoded (within --max-memory), then the ids' rows taken
-        for (std::string& name : embedding_tensor_names(m)) wanted_names.push_back(std::move(name));
+    // --tokens: the tables are decoded (within --max-memory), then the ids' rows taken; from a
+    // .safetensors only the ids' rows of the token table are read (a real vocabulary is 50k-250k rows)
+    std::optional<token_table_rows> taken;
+    const std::string table = token_table_name(m);
+    const auto table_entry = std::find_if(entries.begin(), entries.end(),
+                                          [&](const safetensors_entry& e) { return e.name == table; });
+    if (!tokens.empty() && table_entry != entries.end() && table_entry->shape.size() == 2 && table_entry->shape[0] > 0 &&
+        table_entry->shape[1] > 0) {
+        check_token_ids(tokens, table, table_entry->shape[0]);
+        taken = token_table_rows{read_safetensors_rows(path, what, table, tokens, budget), table_entry->shape[0]};
+    }
+    if (!tokens.empty())
+        for (std::string& name : embedding_tensor_names(m))
+            if (!(taken && name == table)) wanted_names.push_back(std::move(name));
     const auto wanted = [&](const std::string& name) {
         return std::find(wanted_names.begin(), wanted_names.end(), name) != wanted_names.end();
     };
@@ -172,7 +186,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
         for (auto& [name, t] : json_tensors)
             if (wanted(name)) file[name] = std::move(t);
     std::optional<model_embedding> embedded;
-    if (!tokens.empty()) embedded = embed_model_tokens(file, m, tokens, what);
+    if (!tokens.empty()) embedded = embed_model_tokens(file, m, tokens, what, taken);
     given.model = map_model_layer(std::move(file), m, layer, what);  // check_inputs moves its weights to params
     if (embedded) {
         const std::string ids_what = "--tokens (" + std::to_string(tokens.size()) + (tokens.size() == 1 ? " id)" : " ids)");

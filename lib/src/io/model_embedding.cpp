@@ -60,8 +60,22 @@ std::vector<std::string> embedding_tensor_names(const model_names& m) {
     return names;
 }
 
+std::string token_table_name(const model_names& m) {
+    const embedding_names n = embedding_names_of(m.arch);
+    return *n.token ? m.prefix + n.token : std::string();
+}
+
+void check_token_ids(const std::vector<std::int64_t>& ids, const std::string& table, std::size_t rows) {
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || static_cast<std::uint64_t>(ids[i]) >= rows)
+            throw usage_error("--tokens: id " + std::to_string(ids[i]) + " (token " + std::to_string(i + 1) +
+                              ") is past the vocabulary: " + printable_text(table) + " has " + std::to_string(rows) +
+                              " rows, ids 0 to " + std::to_string(rows - 1));
+}
+
 model_embedding embed_model_tokens(const std::map<std::string, loaded_tensor>& file, const model_names& m,
-                                   const std::vector<std::int64_t>& ids, const std::string& what) {
+                                   const std::vector<std::int64_t>& ids, const std::string& what,
+                                   const std::optional<token_table_rows>& taken) {
     const embedding_names n = embedding_names_of(m.arch);
     if (!*n.token)
         throw usage_error("--tokens needs a model's embedding tables (GPT-2's wte, BERT's word_embeddings, Llama's "
@@ -69,14 +83,18 @@ model_embedding embed_model_tokens(const std::map<std::string, loaded_tensor>& f
                           "'s, which has none: give --input instead");
     const std::string P = m.prefix;
     model_embedding out;
-    const loaded_tensor& token = embedding_table(file, P + n.token, m.arch, what);
-    const std::size_t D = token.shape[1], S = ids.size();
-    for (std::size_t i = 0; i < S; ++i)
-        if (ids[i] < 0 || static_cast<std::uint64_t>(ids[i]) >= token.shape[0])
-            throw usage_error("--tokens: id " + std::to_string(ids[i]) + " (token " + std::to_string(i + 1) +
-                              ") is past the vocabulary: " + printable_text(P + n.token) + " has " +
-                              std::to_string(token.shape[0]) + " rows, ids 0 to " + std::to_string(token.shape[0] - 1));
-    out.rows.token = table_rows(token, ids);
+    const std::size_t S = ids.size();
+    std::size_t D = 0;
+    if (taken) {  // only the ids' rows were read
+        check_token_ids(ids, P + n.token, taken->table_rows);
+        D = taken->rows.shape.size() == 2 ? taken->rows.shape[1] : 0;
+        out.rows.token = taken->rows.values;
+    } else {
+        const loaded_tensor& token = embedding_table(file, P + n.token, m.arch, what);
+        D = token.shape[1];
+        check_token_ids(ids, P + n.token, token.shape[0]);
+        out.rows.token = table_rows(token, ids);
+    }
     out.rows.token.reshape({std::size_t{1}, S, D});
     out.sources.push_back({"embed_token", P + n.token + "[ids]"});
     const auto same_width = [&](const loaded_tensor& t, const std::string& name) {

@@ -441,6 +441,38 @@ std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, c
     });
 }
 
+loaded_tensor read_safetensors_rows(const std::string& path, const std::string& what, const std::string& name,
+                                    const std::vector<std::int64_t>& rows, read_budget* budget) {
+    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
+        const st_header h = read_st_header(read, size, what, budget);
+        const auto e = std::find_if(h.entries.begin(), h.entries.end(), [&](const safetensors_entry& x) { return x.name == name; });
+        const std::string where = what + ": " + printable_text(name);
+        if (e == h.entries.end()) throw error(what + ": no tensor " + printable_text(name));
+        if (e->shape.empty()) throw error(where + ": a single number has no rows");
+        const std::size_t count = e->shape[0];
+        std::vector<std::size_t> row_shape = e->shape, shape = e->shape;
+        row_shape[0] = 1;
+        shape[0] = rows.size();
+        const std::uint64_t row_bytes = count == 0 ? 0 : (e->end - e->begin) / count;  // checked: shape · itemsize
+        loaded_tensor out;
+        out.shape = shape;
+        out.values = xt::xarray<float>::from_shape(shape);
+        const std::size_t row_size = static_cast<std::size_t>(*st_elements(row_shape));
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (rows[i] < 0 || static_cast<std::uint64_t>(rows[i]) >= count)
+                throw error(where + ": no row " + std::to_string(rows[i]) + " (it has " + std::to_string(count) + ")");
+            safetensors_entry row = *e;  // one row: a tensor [1, ...] of its own bytes
+            row.shape = row_shape;
+            row.begin = e->begin + static_cast<std::uint64_t>(rows[i]) * row_bytes;
+            row.end = row.begin + row_bytes;
+            const loaded_tensor one = read_st_tensor(row, h, read, where, budget);
+            std::copy(one.values.data(), one.values.data() + row_size, out.values.data() + i * row_size);
+        }
+        count_non_finite(out);
+        return out;
+    });
+}
+
 std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what) {
     return read_st_header(memory_reader(bytes, size), size, what, nullptr).entries;
 }

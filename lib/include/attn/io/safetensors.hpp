@@ -50,6 +50,14 @@ std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, c
                                                       const std::function<bool(const std::string&)>& wanted = {},
                                                       read_budget* budget = nullptr);
 
+/// Rows `rows` of the tensor `name` (its first axis; a row may come more than once), as
+/// float32 [rows.size(), shape[1:]...]: only those rows' bytes are read and taken from
+/// `budget` (a model's token table, of which --tokens wants a few rows). attn::error naming
+/// the file and the tensor when it is missing, has no axes, a row is out of its range, or its
+/// dtype is not one read_safetensors reads.
+loaded_tensor read_safetensors_rows(const std::string& path, const std::string& what, const std::string& name,
+                                    const std::vector<std::int64_t>& rows, read_budget* budget = nullptr);
+
 /// The `__metadata__` strings of a .safetensors header ({"format": "pt"}); empty when it has none.
 std::map<std::string, std::string> safetensors_metadata(const std::string& path, const std::string& what);
 
