@@ -14,6 +14,7 @@
 #include "attn/compute/memory.hpp"
 #include "attn/io/mask_file.hpp"
 #include "attn/io/npz.hpp"
+#include "attn/io/safetensors.hpp"
 #include "attn/io/tensor_file.hpp"
 
 namespace attn {
@@ -106,18 +107,20 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
 }
 
 /// The arrays of a --params file by bare name ("w_q"): keys may carry the "params."
-/// prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
+/// prefix of our own dumps, whose other stages are skipped (in an .npz or a
+/// .safetensors, not read).
 std::map<std::string, loaded_tensor> read_params_file(const std::string& what, const std::string& path,
                                                       read_budget* budget) {
     const std::string extension = file_extension(path);
-    const bool npz = extension == ".npz";
-    if (!npz && extension != ".json")
-        throw error(what + ": expected a .json object of named arrays or an .npz archive (np.savez)");
+    if (extension != ".npz" && extension != ".safetensors" && extension != ".json")
+        throw error(what + ": expected a .json object of named arrays, an .npz archive (np.savez) or a .safetensors file");
     const auto params_member = [](const std::string& key) {  // not another stage of a dump
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
     std::map<std::string, loaded_tensor> raw =
-        npz ? read_npz(path, what, nullptr, params_member, budget) : read_json_tensors(path, what, budget);
+        extension == ".npz"           ? read_npz(path, what, nullptr, params_member, budget)
+        : extension == ".safetensors" ? read_safetensors(path, what, params_member, budget)
+                                      : read_json_tensors(path, what, budget);
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
     for (auto& [key, value] : raw) {

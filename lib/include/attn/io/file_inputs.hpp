@@ -18,7 +18,7 @@ namespace attn {
 struct input_paths {
     std::string input;     // --input: x [B,Sq,Din]
     std::string kv_input;  // --kv-input: x_kv [B,Sk,Dkv] (cross-attention)
-    std::string params;    // --params: .json object or .npz of w_q b_q w_k b_k w_v b_v w_o b_o
+    std::string params;    // --params: .json object, .npz or .safetensors of w_q b_q w_k b_k w_v b_v w_o b_o
     std::string q, k, v;   // --q --k --v: [B,Sq,D], [B,Sk,D], [B,Sk,D]
     std::string mask;      // --mask-file: [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk], read as config::mask.file_convention
     std::string key_padding_mask;  // --key-padding-mask: [B,Sk], read as config::mask.key_padding_convention
