@@ -107,9 +107,7 @@ const attn::stage_info& stage_numbered(std::string_view text, const std::string&
 [[noreturn]] void no_stage_called(const std::string& name, const attn::config& c) {
     const std::vector<const attn::stage_info*> holders = attn::stages_holding(name);
     if (holders.empty())
-        throw attn::usage_error("--stage " + name + ": no stage is called " + name + " (the stages: " +
-                                attn::stage_names_list() + "; or their numbers, " +
-                                attn::stage_numbers_list() + ")");
+        throw attn::usage_error("--stage " + name + ": no stage is called " + name + " (" + attn::stage_choices() + ")");
     std::string where;
     const attn::stage_info* in_run = nullptr;
     for (std::size_t i = 0; i < holders.size(); ++i) {

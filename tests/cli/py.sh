@@ -19,6 +19,26 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
   exit 0
 fi
 
+# Each python run mostly waits (importing torch takes about 3 s, little of it CPU): the
+# independent checks are queued and run four at a time; their results come in order.
+queued=()
+# queue NAME COMMAND...: COMMAND in the background; `report_queued` says how each ended.
+queue() {
+  local i=${#queued[@]}
+  queued+=("$1"); shift
+  ("$@" >"$work/queued$i.out" 2>&1; echo $? >"$work/queued$i.rc") &
+  if (( ${#queued[@]} % 4 == 0 )); then wait; fi
+}
+report_queued() {
+  wait
+  local i
+  for i in "${!queued[@]}"; do
+    if [ "$(cat "$work/queued$i.rc")" = 0 ]; then ok "${queued[$i]}"
+    else fail "${queued[$i]}" "$(tail -n 1 "$work/queued$i.out")"; fi
+  done
+  queued=()
+}
+
 # --- --explain's torch lines, top to bottom ------------------------------------------------
 # explain_runs ARGS...: the torch lines of --explain --format json as one script, run in a
 # fresh python; the last tensor it makes (out, or concat with --no-out-proj) must be attn's,
@@ -37,28 +57,36 @@ got = made[name].detach()
 sys.exit(0 if got.shape == want.shape and torch.equal(got.view(torch.int32), want.view(torch.int32)) else 1)
 PY
 explain_runs() { "$python" "$work/explain_runs.py" "$attn" "$@"; }
-check "--explain's lines run: notebook 000 (B=2, H=4, causal)" explain_runs --seed 24 --batch 2 --seq 5 --heads 4 --mask causal
-check "--explain's lines run: no mask, one head" explain_runs --heads 1
-check "--explain's lines run: causal+padding, cross-attention (--kv-seq, --d-kv-in)" \
+queue "--explain's lines run: notebook 000 (B=2, H=4, causal)" explain_runs --seed 24 --batch 2 --seq 5 --heads 4 --mask causal
+queue "--explain's lines run: no mask, one head" explain_runs --heads 1
+queue "--explain's lines run: causal+padding, cross-attention (--kv-seq, --d-kv-in)" \
   explain_runs --seed 3 --batch 2 --seq 5 --kv-seq 6 --d-kv-in 12 --mask causal+padding --lengths 5,3
-check "--explain's lines run: window, --fill -1e9, --no-qkv-bias" explain_runs --seq 6 --mask window --window 1 --fill -1e9 --no-qkv-bias
-check "--explain's lines run: --train --dropout 0.3, attn's keep mask" \
+queue "--explain's lines run: window, --fill -1e9, --no-qkv-bias" explain_runs --seq 6 --mask window --window 1 --fill -1e9 --no-qkv-bias
+queue "--explain's lines run: --train --dropout 0.3, attn's keep mask" \
   explain_runs --seed 5 --batch 2 --mask causal --dropout 0.3 --train --dropout-seed 9
-check "--explain's lines run: a random mask, --no-out-proj" explain_runs --heads 4 --mask random --mask-seed 2 --mask-keep 0.7 --no-out-proj
-check "--explain's lines run: lower-right causal, Sq < Sk, D != Din" \
+queue "--explain's lines run: a random mask, --no-out-proj" explain_runs --heads 4 --mask random --mask-seed 2 --mask-keep 0.7 --no-out-proj
+queue "--explain's lines run: lower-right causal, Sq < Sk, D != Din" \
   explain_runs --seq 2 --kv-seq 5 --d-in 6 --d-kv-in 10 --d-model 12 --heads 3 --mask causal --causal-align lower-right
-check "--explain's lines run: a decoding step (--past 4) with multi-query heads (--kv-heads 1)" \
+queue "--explain's lines run: a decoding step (--past 4) with multi-query heads (--kv-heads 1)" \
   explain_runs --past 4 --seq 2 --heads 4 --kv-heads 1 --mask causal
-check "--explain's lines run: rope in a decoding step with grouped heads" \
+queue "--explain's lines run: rope in a decoding step with grouped heads" \
   explain_runs --pos rope --past 4 --seq 2 --heads 4 --kv-heads 2 --mask causal
+
+report_queued
 
 # --- --format py: the run as a script that checks itself -------------------------------------
 # script_runs NAME ARGS...: attn writes the script; python3 runs it to the end (exit 0).
 script_runs() {
-  local name=$1; shift
-  if ! "$attn" trace "$@" --format py >"$work/lab.py" 2>"$work/err"; then fail "$name" "attn: $(head -n 1 "$work/err")"; return; fi
-  if "$python" "$work/lab.py" >"$work/ran" 2>&1 && tail -n 1 "$work/ran" | grep -q "^every check passed"; then ok "$name"
-  else fail "$name" "$(tail -n 1 "$work/ran")"; fi
+  local name=$1 script="$work/lab${#queued[@]}.py"; shift
+  if ! "$attn" trace "$@" --format py >"$script" 2>"$work/err"; then fail "$name" "attn: $(head -n 1 "$work/err")"; return; fi
+  queue "$name" script_passes "$script"
+}
+# script_passes FILE: python3 runs it to the end, and its last line says every check passed.
+script_passes() {
+  "$python" "$1" >"$1.ran" 2>&1
+  local rc=$?
+  tail -n 1 "$1.ran"
+  [ "$rc" = 0 ] && tail -n 1 "$1.ran" | grep -q "^every check passed"
 }
 script_runs "py: notebook 000 (B=2, H=4, causal, --no-out-proj) runs and passes" "${notebook[@]}"
 script_runs "py: no mask, one head" --heads 1
@@ -91,6 +119,7 @@ for m in log_softmax sigmoid_instead_of_softmax scale_multiplied; do
   script_runs "py: --mistake $m" --batch 2 --seq 4 --mask causal+padding --lengths 3,1 --mistake $m
 done
 script_runs "py: --mistake alibi_sign: slopes · (i - j)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign
+report_queued
 "$attn" trace --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign --format py >"$work/sign.py" 2>/dev/null
 check "py: --mistake alibi_sign writes the flipped distance" grep -q '^bias = (slopes.view(H, 1, 1) \* (i - j).float()).unsqueeze(0)$' "$work/sign.py"
 sed 's/(i - j).float()/(j - i).float()/' "$work/sign.py" >"$work/wrong.py"

@@ -51,6 +51,8 @@ std::string stage_numbers_list() {
     return list;
 }
 
+std::string stage_choices() { return "the stages: " + stage_names_list() + "; or their numbers, " + stage_numbers_list(); }
+
 bool stage_in_run(const config& c, stage_id id) {
     switch (info_of(id).absent) {
         case absent_unless::drawn_or_read: return !c.from_projections;

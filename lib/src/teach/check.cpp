@@ -81,8 +81,7 @@ const stage_info& stage_asked(const config& c, std::string_view name) {
                                     : find_stage_info(name);
     if (info == nullptr)
         throw usage_error("--stage " + std::string(name) + ": no stage is called or numbered " + std::string(name) +
-                          " (the stages: " + stage_names_list() + "; or their numbers, " +
-                          stage_numbers_list() + ")");
+                          " (" + stage_choices() + ")");
     if (!stage_in_run(c, info->name))
         throw usage_error("--stage " + std::string(name) + ": this run has no " + std::string(info->name) +
                           " stage (" + std::string(absent_because(info->id)) + ")");

@@ -144,6 +144,10 @@ std::string stage_names_list();
 /// The stage numbers as an error message states them: "1 to 15, 18 to 20, 23".
 std::string stage_numbers_list();
 
+/// What --stage accepts, for an error message: "the stages: input, params, ...; or their
+/// numbers, 1 to 23".
+std::string stage_choices();
+
 /// Whether a run of `c` has the stage (its row's absent_unless).
 bool stage_in_run(const config& c, stage_id id);
 bool stage_in_run(const config& c, std::string_view name);
