@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # safetensors.sh ATTN: --params from a .safetensors file (issue 24): a run equals the same
 # weights from an .npz (make_safetensors_fixtures.py wrote both), F16 with our dumps'
-# params. prefix, a FIFO, a checkpoint's other tensors left unread; and hostile files,
+# params. prefix, a FIFO, a checkpoint's other tensors left unread (a sparse 4 GiB one under a
+# 400 MB address space); and hostile files,
 # each one `attn: error:` line naming the file, exit 1, without the memory they claim.
 set -u
 attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -71,10 +72,21 @@ with open("header_past_file.safetensors", "wb") as f:
 with open("header_too_big.safetensors", "wb") as f:
     f.write(struct.pack("<Q", 2**63) + b"{}")
 write("big.safetensors", [("w_q", "F32", [256, 256], bytes(256 * 256 * 4))])
+# a 4 GiB checkpoint (sparse: a few KB on disk) whose 4 GiB tensor is not one of attn's
+def embed(h):
+    end = max(v["data_offsets"][1] for v in h.values())
+    h["model.embed.weight"] = {"dtype": "F32", "shape": [1024, 1024, 1024], "data_offsets": [end, end + (4 << 30)]}
+write("sparse_4gib.safetensors", own, embed)
+with open("sparse_4gib.safetensors", "r+b") as f:
+    f.seek(0, 2)
+    f.truncate(f.tell() + (4 << 30))
 EOF
 
 expect_ok "a checkpoint's BOOL and I64 tensors of other names are not read" trace --params checkpoint.safetensors "${run_args[@]}"
 check "... and the run is the same" cmp "$work/out" npz.json
+limit_kb=400000 limited trace --params sparse_4gib.safetensors "${run_args[@]}"
+if [ "$rc" -eq 0 ] && cmp -s "$work/out" npz.json; then ok "a 4 GiB checkpoint under a 400 MB address space: only attn's tensors are read"
+else fail "a 4 GiB checkpoint under a 400 MB address space: only attn's tensors are read" "exit $rc: $(head -n 1 "$work/err")"; fi
 expect_error "a weight of dtype I64" 1 \
   "attn: error: --params w_q_int.safetensors: w_q: dtype I64; attn reads F32, F16, BF16 and F64" \
   trace --params w_q_int.safetensors
