@@ -58,7 +58,7 @@ Checks (the script stops on a failure): every safetensors file read back by a re
 here; gpt2 and bert against nn.MultiheadAttention given the same weights (attn_mask for gpt2's
 causal mask), llama against a plain per-head loop in float64 (rope from its formula, kv head
 h // (H/G)), each within 1e-6 × max(1, max |value|). With --check-attn, attn itself is run on every
-layer-1 reference (its own names from a temporary npz; gpt2 and llama from norm.x) and every stage
+reference (its own names from a temporary npz; gpt2 and llama from norm.x) and every stage
 must be the same bits for mha; the others are printed.
 
 One set of bits per OpenBLAS kernel, as make_fixtures.py (read its docstring): the script runs
@@ -783,10 +783,10 @@ def reference_file(rel, kernel):
 
 
 def check_attn(attn):
-    """Run attn today, once per kernel made, on each layer-1 reference's input with its weights under
-    attn's own names (a temporary npz) and print per member "=" (the same bits) or the largest
-    difference; mha's must all be "=". gpt2 and llama get norm.x as the input (attn has no norm
-    stage yet), llama a zero b_o."""
+    """Run attn today, once per kernel made, on each reference's input with its weights under attn's
+    own names (a temporary npz) and print the members that are not the same bits (with the largest
+    difference); mha's must all be. Where a norm stage exists, attn gets norm.x as its input (it
+    has no norm or embed stage yet); llama gets a zero b_o."""
     flags = {"gpt2": ["--mask", "causal", "--fill", repr(float(FMIN))],
              "bert": [],
              "llama": ["--mask", "causal", "--fill", repr(float(FMIN)), "--pos", "rope", "--kv-heads", str(G),
@@ -797,8 +797,8 @@ def check_attn(attn):
         for kernel in read_kernel_sets(os.path.join(OUT, "kernels.txt")):
             all_equal = True
             for model in MODELS:
-                for suffix in ("", "-f16", "-bf16"):
-                    ref = dict(np.load(reference_file("%s/stages-layer1%s.npz" % (model, suffix), kernel)))
+                for name in ("layer1", "layer1-f16", "layer1-bf16") + (("layer0-tokens",) if model != "mha" else ()):
+                    ref = dict(np.load(reference_file("%s/stages-%s.npz" % (model, name), kernel)))
                     params = {k: v for k, v in ref.items() if k.startswith("params.")}
                     params.setdefault("params.b_o", np.zeros(D, np.float32))
                     np.savez(os.path.join(tmp, "p.npz"), **params)
@@ -823,11 +823,11 @@ def check_attn(attn):
                             line.append("%s %.3g" % (k, float(np.abs(g.astype(np.float64) - want).max())))
                     if line:
                         all_equal = False
-                        print("attn (%s) vs %s%s differs: %s" % (kernel, model, suffix, ", ".join(line)))
+                        print("attn (%s) vs %s stages-%s differs: %s" % (kernel, model, name, ", ".join(line)))
                     if model == "mha":
                         assert not line, "attn differs from the mha reference"
             if all_equal:
-                print("attn (%s): every stage of every layer-1 reference to the bit (gpt2, llama from norm.x)" % kernel)
+                print("attn (%s): every stage of every reference to the bit (gpt2, llama, bert's tokens from norm.x)" % kernel)
 
 
 MODELS = ("gpt2", "bert", "llama", "mha")
@@ -841,8 +841,9 @@ config.json (Hugging Face's; none for mha), model.safetensors F32 / -f16 / -bf16
 model's own names; gpt2 bf16: transformer. prefix, lm_head, BOOL attn.bias; bert f32/f16: bert. prefix),
 model.npz (F32). hidden.npy: the residual stream entering layer 1 (mha: x); tokens.txt, vocab.json.
 stages-layer1[-f16|-bf16].npz: attn's "<stage>.<tensor>" for layer 1 from hidden.npy with that file's
-weights; stages-layer0-tokens.npz: layer 0 from tokens.txt (embed.* first). Composition: the script's
-docstring. Bits per OpenBLAS kernel: kernels.txt; ../openblas/<Set>/models/ overrides for other sets.
+weights (mha: its one layer); stages-layer0-tokens.npz: layer 0 from tokens.txt, embed.* first (bert:
+input.x = (embed.token + embed.token_type) + embed.position, BertEmbeddings' order). Composition: the
+script's docstring. Bits per OpenBLAS kernel: kernels.txt; ../openblas/<Set>/models/ overrides.
 """
 
 
