@@ -68,6 +68,7 @@ struct trace_options {
     bool shapes = false;           // --shapes: the chain of shapes and strides, nothing computed
     int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
     std::size_t block_rows = 0;    // --block-rows N (hidden, for tests): the [B,H,Sq,Sk] stages in blocks of N rows
+    bool stats = false;            // --stats: each shown tensor's statistics
     bool quiet = false;  // no progress line
     bool no_space_check = false;  // --no-space-check: write --out even when its file system looks too full
 };
@@ -402,7 +403,7 @@ void check_output_space(const trace_options& o, const attn::config& c, const att
 void check_shapes_flags(const trace_options& o, const flag_given& given) {
     if (o.format != "table" && o.format != "json")
         throw attn::usage_error("--shapes prints a table or JSON (--format table or json), not --format " + o.format);
-    for (const char* flag : {"--batch-index", "--head", "--row", "--explain", "--mistake"})
+    for (const char* flag : {"--batch-index", "--head", "--row", "--explain", "--mistake", "--stats"})
         if (given(flag))
             throw attn::usage_error(std::string("--shapes shows whole tensors' layouts in the right computation; ") +
                                     flag + " is for their numbers: leave out one of them");
@@ -444,6 +445,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     set_views(o.views, given, c, o.format, view);
     set_picture_options(o.pictures, given, o.format, view);
     view.explain = o.explain;
+    view.stats = o.stats;
     const trace_format& format = format_named(o.format, view.row.has_value());
     if (format.pictures) choose_picture_stages(o, c, view);
     if (o.format == "py") attn::check_py_run(c, view);
@@ -453,8 +455,9 @@ void run_trace(const trace_options& o, const flag_given& given) {
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
     const bool whole_stages = format.holds == keeps::everything || (format.holds == keeps::printed_rows && view.full);
     attn::plan_memory(c, plan, whole_stages, limit, o.block_rows);
-    if (format.holds == keeps::printed_rows && c.mistake != attn::mistake::q_k_swapped)
-        attn::show_printed_rows_only(c, view, plan);  // the rows they print, and no others
+    // the rows they print, and no others; with --stats every row (the statistics are of the whole tensor)
+    if (format.holds == keeps::printed_rows && c.mistake != attn::mistake::q_k_swapped && !view.stats)
+        attn::show_printed_rows_only(c, view, plan);
     if (o.threads != 0) attn::set_thread_count(o.threads);
     check_output_space(o, c, view);
     // --out is resolved and opened now, before any computation: a directory, a
@@ -597,7 +600,25 @@ void setup_trace(CLI::App& app) {
                   "and in this run's numbers, its strides as t.stride() reports them after the notebook's "
                   "operations, and whether it is a view or a copy. Nothing is computed, so any size answers at "
                   "once. Table, or json (attn.shapes/1: the trace JSON's paths, .stages.S.tensors.T.strides, "
-                  "without data); with --stage; not with --batch-index, --head, --row, --explain or --mistake");
+                  "without data); with --stage; not with --batch-index, --head, --row, --explain, --mistake or --stats");
+    cmd->add_flag("--stats", o->stats,
+                  "statistics of each shown tensor, over all of it (every row is computed, printed or not; a view "
+                  "such as --head prints part of a tensor but its statistics are the whole tensor's): min, max, "
+                  "mean and std over the finite values (std as torch.std: unbiased, divided by n-1), and how many "
+                  "values are 0, nan, inf and -inf (a masked score is -inf: counted, not averaged). scores and "
+                  "scaled add their variance: for q and k with independent entries of mean 0 and variance 1, "
+                  "Var(q·k) = dk, so scores' var/dk is about 1 and dividing by √dk brings scaled's var to about 1, "
+                  "whatever dk is: that is why softmax is not saturated. (attn's own random weights, as "
+                  "nn.Linear's, give q and k entries of variance near 1/3, so var/dk near 1/9 there; --q --k from "
+                  "torch.randn give 1.) The weights (softmax, dropout) add, for each row, its entropy "
+                  "-Σ p·ln p in nats (0 when all weight is on one key, ln n when spread evenly over n keys) and "
+                  "its largest weight with that key (as weights.max(dim=-1)); and for the tensor the mean entropy "
+                  "beside ln(keys with a weight above 0) of a uniform row: how peaked the attention is (after "
+                  "dropout a row no longer sums to 1, its kept weights scaled by 1/(1-p): the formula's value, not "
+                  "a distribution's entropy). Table: a "
+                  "stats: line under each tensor and each row's entropy after it; torch: a # stats: line; json, "
+                  "jsonl: a \"stats\" object in each tensor (per-row arrays nested [B,H,Sq]); npz: float32 "
+                  "members stats.STAGE.TENSOR.STAT; html, heatmap, svg, png: a line under each tensor");
     add_max_memory_flag(cmd, o->run.max_memory);
     cmd->add_option("--threads", o->threads,
                     "threads for the [B,H,Sq,Sk] stages, softmax, the mask and the small per-head products; "

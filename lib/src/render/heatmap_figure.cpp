@@ -9,6 +9,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/render/render_stats.hpp"
 #include "attn/teach/stage_text.hpp"
 
 namespace attn::heatmap {
@@ -192,8 +193,21 @@ constexpr double page_margin = 16;
 constexpr double panel_gap = 12;
 constexpr std::size_t panels_per_row = 4;
 
-/// Rows of up to four panels; a batch item's heads start a new row; tensors one below another.
-void stack_panels(page& pg, const std::vector<tensor_heatmap>& heatmaps) {
+constexpr font stats_font{9};
+
+/// --stats: "softmax.weights stats: min ..." for each drawn tensor (of the whole tensor), else none.
+std::vector<std::string> stats_lines(const trace& t, const std::vector<tensor_heatmap>& heatmaps,
+                                     const render_options& options) {
+    std::vector<std::string> lines;
+    if (!options.stats) return lines;
+    for (const tensor_heatmap& h : heatmaps)
+        lines.push_back(h.name() + " " + stats_text(t.cfg, h, options));
+    return lines;
+}
+
+/// Rows of up to four panels; a batch item's heads start a new row; tensors one below another,
+/// each followed by its line of statistics when there are `stats`.
+void stack_panels(page& pg, const std::vector<tensor_heatmap>& heatmaps, const std::vector<std::string>& stats) {
     double y = page_margin;
     for (std::size_t t = 0; t < heatmaps.size(); ++t) {
         const tensor_heatmap& h = heatmaps[t];
@@ -210,7 +224,14 @@ void stack_panels(page& pg, const std::vector<tensor_heatmap>& heatmaps) {
             pg.width = std::max(pg.width, x + L.width + page_margin);
             ++in_row;
         }
-        y += L.height + panel_gap * 2;
+        if (t < stats.size()) {  // the line's baseline below the panels
+            y += L.height + stats_font.size + 4;
+            pg.lines.push_back({stats[t], page_margin, y, stats_font, true});
+            pg.width = std::max(pg.width, page_margin * 2 + text_width(stats[t], stats_font));
+            y += panel_gap * 2;
+        } else {
+            y += L.height + panel_gap * 2;
+        }
     }
     pg.height = y - panel_gap * 2 + page_margin;
 }
@@ -285,6 +306,7 @@ std::string run_line(const config& c, const render_options& options) {
 
 /// The stages shown, side by side on a 16:9 page, as heatmap_figure.hpp describes.
 void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmaps, const render_options& options) {
+    const double stats_room = options.stats ? (slide_note_font.size + 4) * static_cast<double>(heatmaps.size()) : 0;
     pg.width = slide_width;
     pg.height = slide_height;
     std::string stages;  // each stage once, though it draws two tensors (rope: cos and sin)
@@ -306,7 +328,7 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
         for (const tensor_heatmap& h : heatmaps) cut = cut || h.panels.size() < h.panels_in_view;
         pg.scale = 0;
         for (std::size_t c = 1; c <= widest_batch(heatmaps); ++c) {
-            const double s = fitting_scale(pg, heatmaps, c, top, cut ? slide_note_font.size + 6 : 0, options);
+            const double s = fitting_scale(pg, heatmaps, c, top, (cut ? slide_note_font.size + 6 : 0) + stats_room, options);
             if (s > pg.scale + 1e-9) pg.scale = s, columns = c;
         }
         std::size_t most = 0;
@@ -364,7 +386,8 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     const double shift = std::max(0.0, (slide_width - slide_margin - (x - block_gap)) / 2);
     double bottom = panels_y;
     for (const page::placed& at : pg.panels) bottom = std::max(bottom, at.y + pg.layouts[at.tensor].height * pg.scale);
-    const double room_bottom = slide_height - slide_margin - (slide_note_font.size + 4) * static_cast<double>(pg.notes.size());
+    const double room_bottom =
+        slide_height - slide_margin - (slide_note_font.size + 4) * static_cast<double>(pg.notes.size()) - stats_room;
     const double drop = std::max(0.0, (room_bottom - bottom) / 3);
     for (page::placed& at : pg.panels) at.x += shift, at.y += drop;
     for (page::key& k : pg.keys) k.x += shift, k.y += drop;
@@ -379,6 +402,9 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     }
     double note_y = slide_height - slide_margin / 2;
     for (auto it = pg.notes.rbegin(); it != pg.notes.rend(); ++it, note_y -= slide_note_font.size + 4)
+        pg.lines.push_back({*it, slide_margin, note_y, fitted(*it, slide_note_font, slide_width - 2 * slide_margin), true});
+    const std::vector<std::string> stats = stats_lines(t, heatmaps, options);  // above the notes, at the foot
+    for (auto it = stats.rbegin(); it != stats.rend(); ++it, note_y -= slide_note_font.size + 4)
         pg.lines.push_back({*it, slide_margin, note_y, fitted(*it, slide_note_font, slide_width - 2 * slide_margin), true});
 }
 
@@ -504,7 +530,7 @@ page lay_out_page(const trace& t, std::vector<tensor_heatmap>& heatmaps, const r
     if (options.layout == picture_layout::slide)
         slide_panels(pg, t, heatmaps, options);
     else
-        stack_panels(pg, heatmaps);
+        stack_panels(pg, heatmaps, stats_lines(t, heatmaps, options));
     return pg;
 }
 

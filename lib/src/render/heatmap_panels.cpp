@@ -2,6 +2,9 @@
 // and keys (or positions and features), what each cell is, and the scale of each tensor.
 #include "attn/render/heatmap_panels.hpp"
 
+#include "attn/compute/tensor_stats.hpp"
+#include "attn/render/render_stats.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -188,6 +191,12 @@ cell_kind tensor_heatmap::kind(const panel& p, std::size_t query, std::size_t ke
 }
 
 std::string tensor_heatmap::name() const { return std::string(from->name()) + "." + values->name; }
+
+std::string stats_text(const config& c, const tensor_heatmap& h, const render_options& options) {
+    const tensor_stats s = stats_of(*h.values, stats_kind_of(h.from->id(), h.values->name),
+                                    static_cast<double>(c.head_dim()));
+    return stats_line(s, h.from->name(), options.precision);
+}
 
 std::string place(const panel& p) {
     if (p.every_batch)

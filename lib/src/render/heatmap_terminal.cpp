@@ -264,6 +264,7 @@ void render_heatmap_terminal(const trace& t, const render_options& options, std:
         }
         out << '\n';
         print_tensor(out, h, options, width);
+        if (options.stats) out << style.dim << heatmap::stats_text(t.cfg, h, options) << style.reset << '\n';
     }
 }
 

@@ -11,6 +11,8 @@
 // figure and outlines its cell. (A <title> per cell would do without a script, but
 // costs ten times the bytes.) The script marks the page data-ready="yes" when it has
 // run, and any script error marks it data-script-error, for tests in a headless browser.
+#include "attn/compute/tensor_stats.hpp"
+#include "attn/render/render_stats.hpp"
 #include "attn/render/render_html.hpp"
 
 #include <cmath>
@@ -81,6 +83,7 @@ table.numbers th { color: var(--muted); font-weight: normal; padding: .1rem .5re
 table.numbers td { padding: .1rem .5rem; text-align: right; border-top: 1px solid var(--line); }
 table.numbers .faint { color: var(--muted); opacity: .7; }
 table.numbers .nan { color: var(--red); font-weight: bold; }
+p.stats { color: var(--muted); font-size: .85rem; }
 footer { margin-top: 2rem; color: var(--muted); font-size: .85rem; }
 )css";
 
@@ -344,6 +347,11 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
         }
         table_writer(x, numbers, options).write(out);
         if (drawn != nullptr) out << "</details>\n";
+        if (options.stats)  // --stats: of the whole tensor
+            out << "<p class=\"stats\"><code>"
+                << heatmap::xml_escape(stats_line(stats_of(x, stats_kind_of(s.id(), x.name), static_cast<double>(t.cfg.head_dim())),
+                                                  s.name(), options.precision))
+                << "</code></p>\n";
         out << "</div>\n";
     }
     out << "</section>\n";

@@ -6,6 +6,7 @@
 
 #include "attn/compute/mask.hpp"
 #include "attn/render/json_numbers.hpp"
+#include "attn/render/render_stats.hpp"
 #include "attn/teach/explain.hpp"
 #include "attn/teach/stage_text.hpp"
 
@@ -30,12 +31,17 @@ void write_tensor_head(const tensor& t, const tensor_selection& selection, std::
     out << text << ",\"data\":";
 }
 
-void write_tensor(const tensor& t, const render_options& options, std::ostream& out) {
+/// ,"stats":{...} (--stats: of the whole tensor, whatever a view shows of it).
+void write_stats(const tensor_stats& stats, std::ostream& out) { out << ",\"stats\":" << stats_json(stats).dump(); }
+
+void write_tensor(const tensor& t, const render_options& options, std::ostream& out,
+                  const tensor_stats* stats = nullptr) {
     const tensor_selection selection = select_in(t, options);
     write_tensor_head(t, selection, out);
     const tensor shown = selected_part(t, selection);  // t itself when whole
     write_json_data(shown.values.data(), tensor_shape(shown.values.shape().begin(), shown.values.shape().end()),
                     shown.strides, shown.type == element_type::boolean, out);
+    if (stats != nullptr) write_stats(*stats, out);
     out.put('}');
 }
 
@@ -66,12 +72,14 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
     out << text << ",\"tensors\":{";
 }
 
-/// "x":{..},"q":{..}: the stage's tensors, whole.
-void write_tensors(const stage& s, const render_options& options, std::ostream& out) {
+/// "x":{..},"q":{..}: the stage's tensors, whole; with `stats` (--stats: begun with s) each one's.
+void write_tensors(const stage& s, const render_options& options, std::ostream& out,
+                   const stage_stats* stats = nullptr) {
     for (std::size_t i = 0; i < s.tensors.size(); ++i) {
         if (i != 0) out.put(',');
         out << nlohmann::json(s.tensors[i].name).dump() << ':';
-        write_tensor(s.tensors[i], options, out);
+        const tensor_stats st = stats != nullptr ? stats->of(i) : tensor_stats{};
+        write_tensor(s.tensors[i], options, out, stats != nullptr ? &st : nullptr);
     }
 }
 
@@ -149,7 +157,9 @@ void render_json_line(const trace& t, const stage& s, std::ostream& out) {
 
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out) {
     write_stage_head(t, s, options, true, out);
-    write_tensors(s, options, out);
+    stage_stats stats;
+    if (options.stats) stats.begin(t, s);
+    write_tensors(s, options, out, options.stats ? &stats : nullptr);
     out << "}}\n";
 }
 
@@ -169,13 +179,14 @@ void json_stream::begin(const trace& so_far, const stage& s) {
         out_ << '"' << s.name() << "\":";
     }
     write_stage_head(so_far, s, options_, lines_, out_);
+    if (options_.stats) stats_.begin(so_far, s);
     if (s.in_rows()) {  // its tensors come in rows(), and end() closes it
         warnings_in_head_ = so_far.warnings_of(s.name()).size();
         heads_ = s.tensors;
         tensor_ = -1;
         return;
     }
-    write_tensors(s, options_, out_);
+    write_tensors(s, options_, out_, options_.stats ? &stats_ : nullptr);
     out_ << "}}";
     end_line();
     open_ = false;
@@ -198,11 +209,13 @@ void json_stream::end_tensor() {
         const std::size_t leading = selection_.shape.size() - 1;
         out_ << std::string(leading, '[') << std::string(leading, ']');
     }  // else the last row closed the nesting
+    if (options_.stats) write_stats(stats_.of(static_cast<std::size_t>(tensor_)), out_);  // every row has come
     out_.put('}');
 }
 
 void json_stream::rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
     if (!open_) return;
+    if (options_.stats) stats_.rows(index, first_row, count, rows);
     start_tensor(index);
     const tensor& head = heads_[index];
     const bool boolean = head.type == element_type::boolean;

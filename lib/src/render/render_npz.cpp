@@ -5,6 +5,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/render/render_json.hpp"
+#include "attn/render/render_stats.hpp"
 #include "attn/render/selection.hpp"
 
 namespace attn {
@@ -12,7 +13,8 @@ namespace attn {
 npz_stream::npz_stream(const config& c, const render_options& options, npz_writer& zip)
     : cfg_(c), options_(options), zip_(zip) {}
 
-void npz_stream::begin(const trace&, const stage& s) {
+void npz_stream::begin(const trace& so_far, const stage& s) {
+    if (options_.stats && options_.shows(s.name())) stats_.begin(so_far, s);
     open_ = options_.shows(s.name()) && s.in_rows();
     if (open_) {  // its arrays come in rows(), and end() closes them
         stage_name_ = std::string(s.name());
@@ -33,6 +35,17 @@ void npz_stream::begin(const trace&, const stage& s) {
         zip_.write(x.values.data(), x.values.size());
         zip_.end_array();
     }
+    write_stats(s.name(), s.tensors);
+}
+
+void npz_stream::write_stats(std::string_view stage_name, const std::vector<tensor>& tensors) {
+    if (!options_.stats) return;
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+        for (const stats_array& a : stats_arrays(stats_.of(i))) {
+            zip_.begin_array("stats." + std::string(stage_name) + "." + tensors[i].name + "." + a.stat, a.shape, false);
+            zip_.write(a.values.data(), a.values.size());
+            zip_.end_array();
+        }
 }
 
 void npz_stream::start_array(std::size_t index) {
@@ -46,6 +59,7 @@ void npz_stream::start_array(std::size_t index) {
 
 void npz_stream::rows(std::size_t index, std::size_t first_row, std::size_t count, const float* rows) {
     if (!open_) return;
+    if (options_.stats) stats_.rows(index, first_row, count, rows);
     start_array(index);
     const tensor& head = heads_[index];
     const tensor_shape shape(head.values.shape().begin(), head.values.shape().end());
@@ -61,6 +75,7 @@ void npz_stream::end(const trace&, const stage&) {
     if (!open_) return;
     start_array(heads_.size() - 1);
     zip_.end_array();
+    write_stats(stage_name_, heads_);
     open_ = false;
 }
 

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "attn/compute/tensor_stats.hpp"
+#include "attn/render/render_stats.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/mistake.hpp"
 #include "attn/compute/positions.hpp"
@@ -278,8 +280,9 @@ def check_layout(name, got, shape, stride):
 )py";
 }
 
-/// The checks of a shown stage: a tensor's numbers, or a view's shape and strides.
-void write_py_checks(const config& c, const stage& s, std::ostream& out) {
+/// The checks of a shown stage: a tensor's numbers, or a view's shape and strides; with
+/// --stats each followed by "# stats: ..." (the tensor's, as the table says them).
+void write_py_checks(const config& c, const stage& s, const render_options& options, std::ostream& out) {
     const bool view = s.name() == "view" || s.name() == "transpose" || s.name() == "merge";
     for (const tensor& t : s.tensors) {
         const std::string label = std::string(s.name()) + "." + t.name;
@@ -288,11 +291,16 @@ void write_py_checks(const config& c, const stage& s, std::ostream& out) {
             const tensor_shape shape(t.values.shape().begin(), t.values.shape().end());
             out << "check_layout(\"" << label << "\", " << variable << ", " << py_tuple(shape) << ", "
                 << py_tuple(t.strides) << ")\n";
-            continue;
+        } else {
+            const std::string opening = "check(\"" + label + "\", " + variable + ", " +
+                                        (t.type == element_type::boolean ? "torch.tensor(" : "f32(");
+            out << opening << py_nested_list(t, opening.size()) << "))\n";
         }
-        const std::string opening = "check(\"" + label + "\", " + variable + ", " +
-                                    (t.type == element_type::boolean ? "torch.tensor(" : "f32(");
-        out << opening << py_nested_list(t, opening.size()) << "))\n";
+        if (options.stats)
+            out << "# " << label << ' '
+                << stats_line(stats_of(t, stats_kind_of(s.id(), t.name), static_cast<double>(c.head_dim())), s.name(),
+                              options.precision)
+                << '\n';
     }
 }
 
@@ -357,7 +365,7 @@ void render_py(const trace& t, const render_options& options, const std::string&
         if (statements != code.statements) write_py_comment(out, mistake_warning(c));
         for (const std::string& s : statements) out << s << '\n';
         if (const stage* shown = t.find(info.name); shown != nullptr && options.shows(info.name))
-            write_py_checks(c, *shown, out);
+            write_py_checks(c, *shown, options, out);
     }
     out << "\nprint(\"every check passed: these are attn's numbers\")\n";
 }

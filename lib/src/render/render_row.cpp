@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "attn/compute/tensor_stats.hpp"
+#include "attn/render/render_stats.hpp"
 #include "attn/render/selection.hpp"
 #include "attn/render/table_parts.hpp"
 #include "attn/teach/stage_text.hpp"
@@ -63,6 +66,7 @@ struct row_chart {
     std::vector<key_entry> keys;
     std::vector<std::size_t> order;  // the rankable keys (not masked, dropped or nan), largest value first
     std::size_t left_out = 0;        // keys a long row does not show
+    std::size_t row = 0;             // the row over the tensor's [B,H,Sq], row-major (--stats)
 };
 
 /// Ranks the keys that are neither masked, dropped nor nan: largest value first, the
@@ -118,8 +122,10 @@ std::vector<row_chart> charts_of(const trace& t, const stage& s, const render_op
         select_in(x, options);  // throws when an index is outside its axis (the program checks first)
         const auto& shape = x.values.shape();
         for (const std::size_t b : selected(options.batch_index, shape[0]))
-            for (const std::size_t h : selected(options.head, shape[1]))
+            for (const std::size_t h : selected(options.head, shape[1])) {
                 charts.push_back(read_row(t, s, x, b, h, *options.row, options));
+                charts.back().row = (b * shape[1] + h) * shape[2] + *options.row;
+            }
     }
     return charts;
 }
@@ -278,10 +284,18 @@ void print_stage(std::ostream& out, const trace& t, const stage& s, const render
     print_stage_warnings(out, t, s, col);
     const std::vector<row_chart> charts = charts_of(t, s, options);
     const chart_numbers numbers = choose_numbers(charts, s, t.cfg, options);
+    // --stats: the plane tensor's statistics (the whole tensor's), and each weights row's entropy
+    std::optional<tensor_stats> stats;
+    for (const tensor& x : s.tensors)
+        if (options.stats && !stats && is_plane(x))
+            stats = stats_of(x, stats_kind_of(s.id(), x.name), static_cast<double>(t.cfg.head_dim()));
     for (const row_chart& chart : charts) {
         out << '\n';
         print_chart(out, chart, s.name(), *options.row, numbers, col);
+        if (stats && stats->kind == stats_kind::weights)
+            out << "  " << col.dim << "row: " << row_stats_text(*stats, chart.row, options.precision) << col.reset << '\n';
     }
+    if (stats) out << '\n' << col.dim << stats_line(*stats, s.name(), options.precision) << col.reset << '\n';
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/render/render_stats.hpp"
 #include "attn/teach/stage_text.hpp"
 #include "attn/render/table_parts.hpp"
 #include "attn/render/table_explain.hpp"
@@ -22,10 +23,18 @@ namespace {
 
 using table::palette;
 
+/// "   stats: min ..." under a tensor (--stats).
+void print_stats_line(std::ostream& out, const stage& s, const tensor_stats& st, const render_options& options,
+                      const palette& p) {
+    out << p.dim << "   " << stats_line(st, s.name(), options.precision) << p.reset << '\n';
+}
+
 /// The stage's tensors (read through `grids`, one each), after a note on their notation
 /// when it is scientific, their columns lined up: one label width and one value width for all of them.
+/// With --stats, `stats` holds each tensor's: a "stats:" line under it, and each printed row
+/// of weights followed by its entropy and largest weight.
 void print_tensors(std::ostream& out, const config& c, const stage& s, const std::vector<element_grid>& grids,
-                   const render_options& options, const palette& p) {
+                   const std::vector<tensor_stats>& stats, const render_options& options, const palette& p) {
     const table::stage_numbers numbers = table::choose_stage_numbers(s, grids, c, options);
     if (!numbers.note.empty()) out << p.dim << "   " << numbers.note << p.reset << '\n';
     std::vector<table::tensor_printer> printers;
@@ -33,10 +42,14 @@ void print_tensors(std::ostream& out, const config& c, const stage& s, const std
     table::column_widths shared;
     for (std::size_t k = 0; k < s.tensors.size(); ++k) {
         printers.emplace_back(s.tensors[k], grids[k], numbers, options, p);
+        if (k < stats.size() && stats[k].kind == stats_kind::weights) printers.back().show_row_stats(&stats[k]);
         shared.label = std::max(shared.label, printers.back().widths().label);
         shared.value = std::max(shared.value, printers.back().widths().value);
     }
-    for (auto& printer : printers) printer.print(out, shared);
+    for (std::size_t k = 0; k < printers.size(); ++k) {
+        printers[k].print(out, shared);
+        if (k < stats.size()) print_stats_line(out, s, stats[k], options, p);
+    }
 }
 
 /// Stages a run has not, between two that are shown, so the numbers do not
@@ -71,14 +84,14 @@ bool summarise_params(const render_options& options) {
 }
 
 /// min, mean and max of one tensor; min and max leave NaN out, the mean does not.
-struct tensor_stats {
+struct min_mean_max {
     float min = std::numeric_limits<float>::quiet_NaN();
     float mean = std::numeric_limits<float>::quiet_NaN();
     float max = std::numeric_limits<float>::quiet_NaN();
 };
 
-tensor_stats stats_of(const tensor& x) {
-    tensor_stats st;
+min_mean_max range_of(const tensor& x) {
+    min_mean_max st;
     if (x.values.size() == 0) return st;
     double sum = 0.0;
     for (const float v : x.values) {
@@ -106,10 +119,10 @@ std::string shape_label(const tensor& x) {
 void print_param_summary(std::ostream& out, const stage& s, const render_options& options, const palette& p) {
     out << p.dim << "   (each tensor as min, mean and max: --stage params or --full prints them whole)" << p.reset
         << '\n';
-    std::vector<tensor_stats> stats;
+    std::vector<min_mean_max> stats;
     table::notation_survey survey;
     for (const tensor& x : s.tensors) {
-        stats.push_back(stats_of(x));
+        stats.push_back(range_of(x));
         survey.add(stats.back().min);
         survey.add(stats.back().max);
     }
@@ -154,10 +167,17 @@ void table_stream::print(const trace& so_far, const stage& s, const std::vector<
     print_stage_heading(out_, c_, s, style_);
     if (options_.explain) table::print_stage_explanation(out_, c_, s, style_);
     print_stage_warnings(out_, so_far, s, style_);  // before the tensors, where they are seen
-    if (s.name() == "params" && summarise_params(options_))
+    std::vector<tensor_stats> stats;  // --stats: each tensor's, over every row
+    if (options_.stats)
+        for (std::size_t k = 0; k < s.tensors.size(); ++k) stats.push_back(stats_of(k));
+    if (s.name() == "params" && summarise_params(options_)) {
         print_param_summary(out_, s, options_, style_);
-    else
-        print_tensors(out_, c_, s, grids, options_, style_);
+        for (std::size_t k = 0; k < stats.size(); ++k)  // "   w_q stats: ..."
+            out_ << style_.dim << "   " << s.tensors[k].name << ' ' << stats_line(stats[k], s.name(), options_.precision)
+                 << style_.reset << '\n';
+    } else {
+        print_tensors(out_, c_, s, grids, stats, options_, style_);
+    }
 }
 
 void table_stream::finish() {

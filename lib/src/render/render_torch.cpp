@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "attn/render/render_stats.hpp"
 #include "attn/render/selection.hpp"
 #include "attn/render/torch_format.hpp"
 
@@ -168,6 +169,7 @@ void torch_stream::print(const trace&, const stage& s, const std::vector<element
         out_ << "# " << s.name() << '.' << x.name << torch_index(selection) << '\n';
         write_torch(x, selection.shape, grids[k], options_, out_);
         out_ << '\n';
+        if (options_.stats) out_ << "# " << stats_line(stats_of(k), s.name(), options_.precision) << '\n';
     }
 }
 

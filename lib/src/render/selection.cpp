@@ -154,10 +154,11 @@ void show_printed_rows_only(const config& c, const render_options& options, stag
     printed(stage_id::output, {B, Sq, D}, {"batch", "seq", "d_model"}, 1);
 }
 
-void printing_sink::begin(const trace&, const stage& s) {
+void printing_sink::begin(const trace& so_far, const stage& s) {
     shapes_.clear();
     grids_.clear();
     kept_.clear();
+    if (options_.stats && options_.shows(s.name())) stats_.begin(so_far, s);
     if (!s.in_rows() || !options_.shows(s.name())) return;
     kept_.reserve(s.tensors.size());  // grids_ point into it
     for (const tensor& t : s.tensors) {  // shape_only: [B,H,Sq,Sk]
@@ -177,6 +178,7 @@ void printing_sink::begin(const trace&, const stage& s) {
 
 void printing_sink::rows(std::size_t index, std::size_t first_row, std::size_t count, const float* data) {
     if (index >= grids_.size()) return;  // a stage not printed
+    if (options_.stats) stats_.rows(index, first_row, count, data);  // every row, printed or not
     const element_grid& g = grids_[index];
     const tensor_shape& shape = shapes_[index];
     const std::size_t width = shape.back();

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
+
+#include "attn/render/render_stats.hpp"
 
 #include "attn/render/table_parts.hpp"
 
@@ -106,7 +109,8 @@ tensor_printer::tensor_printer(const tensor& t, element_grid grid, const stage_n
       grid_(std::move(grid)),
       format_(numbers.format),
       broadcast_head_(broadcast_over_heads(t)),
-      side_by_side_(heads_side_by_side(t)) {
+      side_by_side_(heads_side_by_side(t)),
+      precision_(options.precision) {
     if (t.type == element_type::boolean) format_ = number_format{number_kind::boolean, 0, 1};
     if (t.values.size() == 0) return;  // nothing to measure or print
     measure();
@@ -325,7 +329,7 @@ void tensor_printer::print_slice(std::ostream& out, const std::vector<std::size_
             write_left(out, ellipsis, 0, p_.dim, p_);
             out << '\n';
         }
-        print_row(out, index_label(dim_name(rows), shown[k]), base + grid_.step(rows, shown[k]));
+        print_row(out, index_label(dim_name(rows), shown[k]), base + grid_.step(rows, shown[k]), &index, shown[k]);
     }
 }
 
@@ -338,11 +342,28 @@ void tensor_printer::print_column_labels(std::ostream& out) const {
 }
 
 /// One row of values along the last axis, starting at element offset `base`.
-void tensor_printer::print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const {
+/// With row stats (--stats on weights), `index` (the leading axes') and `row` say which row
+/// it is, and its entropy and largest weight follow the values.
+void tensor_printer::print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base,
+                               const std::vector<std::size_t>* index, std::size_t row) const {
     const std::size_t cols = rank() - 1;
     write_left(out, label, used_.label, p_.dim, p_);
-    across_columns(out, grid_.shown[cols], p_,
-                   [&](std::size_t c) { print_value(out, grid_.at(base + grid_.step(cols, c)), used_.value); });
+    const auto values = [&](std::ostream& to) {
+        across_columns(to, grid_.shown[cols], p_,
+                       [&](std::size_t c) { print_value(to, grid_.at(base + grid_.step(cols, c)), used_.value); });
+    };
+    if (row_stats_ == nullptr || index == nullptr) {
+        values(out);
+        return;
+    }
+    std::ostringstream line;  // across_columns ends the line: the row's stats go before its end
+    values(line);
+    std::string text = line.str();
+    text.pop_back();
+    std::size_t flat = 0;  // the row over the leading axes of the whole tensor, row-major
+    for (std::size_t a = 0; a < index->size(); ++a) flat = flat * t_.values.shape()[a] + (*index)[a];
+    flat = flat * t_.values.shape()[rank() - 2] + row;
+    out << text << "   " << p_.dim << row_stats_text(*row_stats_, flat, precision_) << p_.reset << '\n';
 }
 
 std::string_view value_text(float v, const number_format& f, const stage_numbers& n, char* buf) {

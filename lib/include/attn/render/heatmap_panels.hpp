@@ -89,6 +89,9 @@ struct tensor_heatmap {
     std::string name() const;
 };
 
+/// --stats: "stats: min ..." of h's whole tensor, drawn or not (render_stats.hpp's stats_line).
+std::string stats_text(const config& c, const tensor_heatmap& h, const render_options& options);
+
 /// "batch 0, head 1"; "batch 0 (every head)" for the mask; "head 1 (every batch item)"
 /// for the bias; "every batch item and head" for a table.
 std::string place(const panel& p);

@@ -5,7 +5,8 @@
 //     "stages": { "input": { "step": 1, "title": ..., "formula": ..., ["warnings": [...],]
 //                            ["explain": {"words", "shapes", "einsum", "torch", "memory", "why"},]
 //                            "tensors": { "x": { "shape": [...], "dims": [...],
-//                                                "dtype": "float32", "data": [[...]] } } }, ... },
+//                                                "dtype": "float32", "data": [[...]],
+//                                                ["stats": {...} with --stats: render_stats.hpp] } } }, ... },
 //     "warnings": [...] }
 //
 // `data` nests like tensor.tolist(); numbers are float32 written with the
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/compute/stage_sink.hpp"
+#include "attn/compute/tensor_stats.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/render/render_options.hpp"
 #include "attn/render/selection.hpp"
@@ -75,6 +77,7 @@ private:
     tensor_selection selection_;
     std::size_t rows_written_ = 0;  // of the open tensor's selected part
     std::size_t warnings_in_head_ = 0;
+    stage_stats stats_;  // --stats: the stage's, as it comes
 };
 
 /// The config block of the JSON document.

@@ -4,12 +4,15 @@
 // text. Python: z = np.load("t.npz"); z["softmax.weights"]; json.loads(str(z["config"])).
 // With a view (--batch-index, --head, --row) each array is the selected part (its
 // selected axes kept at size 1; selection.hpp) and "selection" holds render_json's
-// selection block as JSON text.
+// selection block as JSON text. With --stats each tensor's statistics follow its array as
+// float32 members "stats.<stage>.<tensor>.<stat>" (render_stats.hpp), of the whole tensor.
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/compute/stage_sink.hpp"
+#include "attn/compute/tensor_stats.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/io/npz_writer.hpp"
@@ -38,6 +41,8 @@ public:
 
 private:
     void start_array(std::size_t index);
+    /// --stats: "stats.<stage>.<tensor>.<stat>" for each of `tensors` (render_stats.hpp).
+    void write_stats(std::string_view stage_name, const std::vector<tensor>& tensors);
 
     const config& cfg_;
     const render_options& options_;
@@ -47,6 +52,7 @@ private:
     std::vector<tensor> heads_;
     std::ptrdiff_t array_ = -1;  // the tensor whose rows are being written
     tensor_selection selection_;
+    stage_stats stats_;  // --stats: the stage's, as it comes
 };
 
 }  // namespace attn

@@ -24,6 +24,7 @@ struct render_options {
     bool color = false;               // ANSI colour (the program decides: terminal, NO_COLOR)
     bool explain = false;             // --explain: each stage's explanation (teach/explain.hpp)
     bool seed_secret = false;         // the seed comes from a class secret: never printed
+    bool stats = false;               // --stats: each shown tensor's statistics (tensor_stats.hpp)
 
     // Views (--batch-index I, --head H, --row Q): only this batch item, head or query row
     // of every tensor that has that axis; empty = all.

@@ -18,6 +18,7 @@
 
 #include "attn/compute/config.hpp"
 #include "attn/compute/stage_sink.hpp"
+#include "attn/compute/tensor_stats.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/render/render_options.hpp"
 #include "attn/render/torch_format.hpp"
@@ -96,12 +97,15 @@ public:
 protected:
     /// Prints `s` (warnings in `so_far`), its tensors read through `grids`, one each.
     virtual void print(const trace& so_far, const stage& s, const std::vector<element_grid>& grids) = 0;
+    /// With options.stats, in print(): the statistics of tensor `index` of the stage printed, over all its rows.
+    tensor_stats stats_of(std::size_t index) const { return stats_.of(index); }
     const render_options& options_;
 
 private:
     std::vector<tensor_shape> shapes_;      // a stage in rows: its tensors' shapes
     std::vector<element_grid> grids_;       // ... what is printed of them
     std::vector<std::vector<float>> kept_;  // ... and the rows printed
+    stage_stats stats_;                     // with options.stats: of every row
 };
 
 }  // namespace attn

@@ -15,6 +15,7 @@
 #include "attn/render/text_headings.hpp"
 #include "attn/render/selection.hpp"
 #include "attn/render/torch_format.hpp"
+#include "attn/compute/tensor_stats.hpp"
 #include "attn/compute/trace.hpp"
 
 namespace attn::table {
@@ -92,6 +93,8 @@ public:
     column_widths widths() const { return widths_; }
     /// Prints in `w`, which must be at least widths().
     void print(std::ostream& out, column_widths w);
+    /// --stats on weights: each printed row followed by its entropy and largest weight (`s` outlives print()).
+    void show_row_stats(const tensor_stats* s) { row_stats_ = s; }
 
 private:
     std::string dim_name(std::size_t axis) const;
@@ -112,7 +115,8 @@ private:
                        std::size_t first, std::size_t last) const;
     void print_slice(std::ostream& out, const std::vector<std::size_t>& index, std::ptrdiff_t base) const;
     void print_column_labels(std::ostream& out) const;
-    void print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base) const;
+    void print_row(std::ostream& out, std::string_view label, std::ptrdiff_t base,
+                   const std::vector<std::size_t>* index = nullptr, std::size_t row = 0) const;
     void print_value(std::ostream& out, float v, std::size_t width) const;
 
     const tensor& t_;
@@ -126,6 +130,8 @@ private:
     bool side_by_side_;       // [B,S,H,dk]: one [S, H·dk] table per batch item
     column_widths widths_;    // what the tensor needs
     column_widths used_;      // what print() was given
+    const tensor_stats* row_stats_ = nullptr;  // --stats on weights: each row's entropy and largest weight
+    int precision_;
 };
 
 }  // namespace attn::table
