@@ -172,7 +172,7 @@ CLI::Option* add_probability(CLI::App* cmd, const std::string& name, double& int
 
 void add_file_flags(CLI::App* cmd, run_options& o) {
     attn::input_paths& f = o.files;
-    cmd->option_defaults()->group("Tensors from files (.json nested arrays as tensor.tolist(), .npy, or .npz)");
+    cmd->option_defaults()->group("Tensors from files (.json nested arrays as tensor.tolist(), .npy, .npz, .safetensors)");
     cmd->add_option("--input", f.input,
                     "x [B,Sq,Din] instead of torch.randn. From an .npz: the array our dumps "
                     "name after the flag (input.x, input.x_kv, projections.q, mask.mask, ...) "
@@ -181,7 +181,7 @@ void add_file_flags(CLI::App* cmd, run_options& o) {
     cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
         ->transform(path_name())->type_name("FILE");
     cmd->add_option("--params", f.params,
-                    ".json object, .npz or .safetensors with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
+                    ".json object, .npz or .safetensors (F32, F16, BF16 or F64) with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
                     "layout [out,in] (keys may be prefixed params., as in our npz dumps), or a real model's "
                     "checkpoint in its own names: GPT-2 (h.L.attn.c_attn, a Conv1D [in,out] whose thirds, "
                     "transposed, are w_q w_k w_v), BERT (encoder.layer.L.attention.self.query ...), Llama "

@@ -116,7 +116,8 @@ write(c, "big_params.npz", npz_bytes(params(d_in=32, d=32, d_kv=32)))       # ~ 
 write(c, "big_compressed.npz", npz_bytes({"x": randn(2, 64, 64)}, True))    # ~ 30 KB
 
 # --- params: the choice byte, then a .json object or an .npz --------------------------------
-# choice: bit 0 npz, bit 1 --no-qkv-bias, bit 2 --no-out-proj, bits 3-4 heads 1, 2, 4, 8
+# choice: bit 0 npz, bit 1 --no-qkv-bias, bit 2 --no-out-proj, bits 3-4 heads 1, 2, 4, 8,
+# bit 5 .safetensors (its seeds are written with the safetensors corpus, below)
 c = corpus("params")
 write(c, "json_d8.bin", b"\x08" + json_text(params()).encode())
 write(c, "json_no_bias.bin", b"\x0a" + json_text(params(bias=False)).encode())
@@ -265,3 +266,87 @@ write(c, "control_in_title.json", json.dumps(dict(causal, title="A \x1b]0;owned\
 write(c, "own_mistake.json", json.dumps(dict(causal, mistakes=[
     "mask_inverted", {"id": "forgot_mask", "like": "mask_not_applied", "message": "Apply the mask."}])))
 write(c, "deep_config.json", json.dumps(dict(causal, config="@")).replace('"@"', "[" * 300 + "]" * 300))
+
+# --- safetensors: files as the safetensors package writes them, and a few broken ones -------
+# The header is JSON, padded with spaces to a multiple of 8; the data covers every byte.
+import struct
+
+st_rng = np.random.default_rng(24)  # its own stream: the corpora above keep their bytes
+
+
+def safetensors_bytes(tensors, metadata=None, edit=None, tail=b""):
+    """tensors: {name: (dtype, numpy array)}; BF16 from float32 (upper 16 bits)."""
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, (dtype, a) in tensors.items():
+        raw = (a.astype(np.float32).view(np.uint32) >> 16).astype("<u2").tobytes() if dtype == "BF16" else a.tobytes()
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    if edit:
+        edit(header)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data + tail
+
+
+def st_randn(*shape, dtype="<f4"):
+    return st_rng.standard_normal(shape).astype(dtype)
+
+
+c = corpus("safetensors")
+write(c, "empty.safetensors", safetensors_bytes({}))
+write(c, "params_f32.safetensors", safetensors_bytes({k: ("F32", st_randn(*v.shape)) for k, v in params().items()}))
+write(c, "params_f16.safetensors", safetensors_bytes(
+    {"params." + k: ("F16", st_randn(*v.shape, dtype="<f2")) for k, v in params().items()}, {"format": "pt"}))
+write(c, "dtypes.safetensors", safetensors_bytes({
+    "bf16": ("BF16", np.array([1.0, -2.5, np.inf, np.nan, 1e-40], np.float32)),
+    "f16": ("F16", np.array([[1.0, 65504.0], [2.0**-24, -np.inf]], "<f2")),
+    "f64": ("F64", np.array([0.1, -1e39], "<f8")),
+    "scalar": ("F32", np.array(2.5, "<f4")),
+    "empty": ("F32", np.zeros((0, 3), "<f4")),
+    "mask": ("BOOL", np.array([True, False, True])),
+    "ids": ("I64", np.array([464, 2068], "<i8")),
+    "odd": ("F8_E4M3", np.array([1, 2, 3], "u1")),
+}, {"format": "pt", "note": "caf\u00e9"}))
+write(c, "gpt2_like.safetensors", safetensors_bytes({
+    "h.0.attn.c_attn.weight": ("F32", st_randn(8, 24)), "h.0.attn.c_attn.bias": ("F32", st_randn(24)),
+    "h.0.attn.c_proj.weight": ("F32", st_randn(8, 8)), "h.0.attn.c_proj.bias": ("F32", st_randn(8)),
+    "h.0.attn.bias": ("BOOL", np.tril(np.ones((1, 1, 4, 4), bool))),
+}))
+
+
+def st_overlap(h):
+    h["b_q"]["data_offsets"] = [h["b_q"]["data_offsets"][0] - 4, h["b_q"]["data_offsets"][1] - 4]
+
+
+def st_hole(h):
+    h["w_q"]["data_offsets"] = [h["w_q"]["data_offsets"][0] + 4, h["w_q"]["data_offsets"][1] + 4]
+
+
+def st_huge_shape(h):
+    h["w_q"]["shape"] = [4294967296, 4294967296, 2]
+
+
+small_params = {k: ("F32", st_randn(*v.shape)) for k, v in params(d_in=2, d=2, d_kv=2).items()}
+write(c, "overlap.safetensors", safetensors_bytes(small_params, edit=st_overlap))
+write(c, "hole.safetensors", safetensors_bytes(small_params, edit=st_hole))
+write(c, "huge_shape.safetensors", safetensors_bytes(small_params, edit=st_huge_shape))
+write(c, "polyglot.safetensors", safetensors_bytes(small_params, tail=b"<html></html>"))
+write(c, "truncated.safetensors", safetensors_bytes(small_params)[:-9])
+write(c, "header_too_long.safetensors", struct.pack("<Q", 100_000_001) + b"{}")
+one = b'{"dtype":"F32","shape":[1],"data_offsets":[0,4]}'
+write(c, "duplicate.safetensors", struct.pack("<Q", 2 * len(one) + 12) + b'{"w":' + one + b',"w":' + one + b"}" + bytes(4))
+write(c, "big_params.safetensors",                                                   # ~ 40 KB
+      safetensors_bytes({k: ("BF16", st_randn(*v.shape)) for k, v in params(d_in=48, d=48, d_kv=48).items()}))
+write(c, "big_header.safetensors", safetensors_bytes(                                # ~ 20 KB of header
+      {f"model.layers.{i}.self_attn.{p}_proj.weight": ("F16", st_randn(2, 2, dtype="<f2"))
+       for i in range(64) for p in "qkvo"}))
+
+# the params harness's .safetensors seeds (choice bit 5), into the params corpus made above
+c = os.path.join(HERE, "corpus", "params")
+write(c, "safetensors_d8.bin", b"\x28" + safetensors_bytes({k: ("F32", st_randn(*v.shape)) for k, v in params().items()}))
+write(c, "safetensors_f16_prefixed.bin", b"\x2a" + safetensors_bytes(
+    {"params." + k: ("F16", st_randn(*v.shape, dtype="<f2")) for k, v in params(bias=False).items()}))
+write(c, "safetensors_bf16_checkpoint.bin", b"\x28" + safetensors_bytes(
+    {**{k: ("BF16", st_randn(*v.shape)) for k, v in params().items()}, "attn.bias": ("BOOL", np.ones((2, 2), bool))}))

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,54 @@ TEST_SUITE("safetensors") {
                                  "--params p.safetensors: w_k: shape [8,8] as float32 needs 256 bytes, more than the 212 "
                                  "bytes --max-memory 500 bytes leaves after the other files (--max-memory none: no limit)",
                                  attn::error);
+        }
+    }
+
+    TEST_CASE("another writer's checkpoints (make_model_fixtures.py) read, F32 equal to its .npz, F16 and BF16 near it") {
+        for (const std::string model : {"gpt2", "bert", "llama", "mha"}) {
+            CAPTURE(model);
+            const std::string dir = reference_path("models/" + model + "/");
+            const auto npz = attn::read_npz(dir + "model.npz", "npz");
+            const auto f32 = attn::read_safetensors(dir + "model.safetensors", "f32");
+            REQUIRE(f32.size() == npz.size());
+            for (const auto& [name, t] : npz) {
+                CAPTURE(name);
+                REQUIRE(f32.count(name) == 1);
+                CHECK(f32.at(name).shape == t.shape);
+                bool same = f32.at(name).values.size() == t.values.size();
+                for (std::size_t i = 0; same && i < t.values.size(); ++i)
+                    same = bits(f32.at(name).values.data()[i]) == bits(t.values.data()[i]);
+                CHECK(same);
+            }
+            for (const auto& [file, precision] : {std::pair{"model-f16.safetensors", 0x1p-11f}, {"model-bf16.safetensors", 0x1p-8f}}) {
+                const std::string path = dir + file;
+                CAPTURE(path);
+                std::size_t compared = 0;
+                // every float tensor (gpt2's bf16 file holds a BOOL attn.bias), compared by its
+                // name without the prefixes some files add
+                std::set<std::string> float_names;
+                for (const auto& e : attn::safetensors_index(path, "i"))
+                    if (e.dtype != "BOOL") float_names.insert(e.name);
+                const auto floats = [&](const std::string& name) { return float_names.count(name) > 0; };
+                for (const auto& [name, t] : attn::read_safetensors(path, "half", floats)) {
+                    std::string bare = name;
+                    for (const std::string prefix : {"transformer.", "bert."}) {
+                        if (!npz.count(bare) && bare.rfind(prefix, 0) == 0) bare = bare.substr(prefix.size());
+                        if (!npz.count(bare) && npz.count(prefix + bare)) bare = prefix + bare;
+                    }
+                    if (!npz.count(bare)) continue;  // lm_head.weight: tied to wte
+                    const attn::loaded_tensor& want = npz.at(bare);
+                    REQUIRE(t.values.size() == want.values.size());
+                    bool near = true;
+                    for (std::size_t i = 0; near && i < t.values.size(); ++i) {
+                        const float w = want.values.data()[i], g = t.values.data()[i];
+                        near = std::fabs(g - w) <= precision * std::fabs(w) + 1e-7f;
+                    }
+                    CHECK_MESSAGE(near, name);
+                    ++compared;
+                }
+                CHECK(compared >= npz.size() - 1);
+            }
         }
     }
 
