@@ -174,6 +174,13 @@ expect_refusal "an .npz table is decoded whole: --max-memory 1MiB refuses its 4 
   trace --params "$work/bignpz/model.npz" --tokens 3,65535 --max-memory 1MiB
 expect_ok "... and runs with 8 MiB" trace --params "$work/bignpz/model.npz" --tokens 3,65535 --max-memory 8MiB --stage embed
 
+# a checkpoint from a FIFO gives its bytes once: read whole, then its tables and layer parsed
+mkdir -p "$work/fifo" && cp "$gpt2/config.json" "$work/fifo/" && mkfifo "$work/fifo/model.safetensors"
+(cat "$gpt2/model.safetensors" >"$work/fifo/model.safetensors" &)
+check "a GPT-2 checkpoint from a FIFO with --tokens (read once; 30 s at most)" \
+  timeout 30 "$attn" trace --params "$work/fifo/model.safetensors" --tokens 3,6 --stage embed --format json --out "$work/fifo.json"
+check "... its rows" test "$(jq -c '.config.tokens' "$work/fifo.json")" = '[3,6]'
+
 # --- the README's "Layer 0 from token ids" output is what the program prints -----------------
 readme="$here/../../README.md"
 awk '/^#### Layer 0 from token ids/ {s = 1} s && /^Output:/ {o = 1; next} o && /^```$/ {if (b) exit; b = 1; next} b' "$readme" >"$work/readme-tokens"

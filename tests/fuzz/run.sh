@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses, each for SECONDS, on a copy of its seed corpus.
 #   tests/fuzz/run.sh SECONDS [HARNESS...]     (json npy npz params flags replay_json replay_npz
-#                                               exercise safetensors; default: all)
+#                                               exercise safetensors tokens; default: all)
 # Env: ATTN_FUZZ_BUILD  the ATTN_FUZZ build folder (default build-san; configured and built
 #                       when missing: CC=clang CXX=clang++ cmake -DATTN_FUZZ=ON, as README)
 #      ATTN_FUZZ_WORK   where corpora grow and crashes land (default: a new temp folder)
@@ -13,10 +13,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-seconds="${1:?usage: tests/fuzz/run.sh SECONDS [json npy npz params flags replay_json replay_npz exercise safetensors]}"
+seconds="${1:?usage: tests/fuzz/run.sh SECONDS [json npy npz params flags replay_json replay_npz exercise safetensors tokens]}"
 shift
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(json npy npz params flags replay_json replay_npz exercise safetensors)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(json npy npz params flags replay_json replay_npz exercise safetensors tokens)
 build="${ATTN_FUZZ_BUILD:-$root/build-san}"
 work="${ATTN_FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/attn-fuzz.XXXXXX")}"
 mkdir -p "$work"

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <filesystem>
 #include <map>
 #include <utility>
 
@@ -110,13 +111,16 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
 /// The arrays of a --params file in attn's own names by bare name ("w_q"): keys may carry the
 /// "params." prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
 std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, const std::string& path,
-                                                      std::map<std::string, loaded_tensor> raw, read_budget* budget) {
+                                                      std::map<std::string, loaded_tensor> raw, read_budget* budget,
+                                                      const std::optional<std::string>& stream) {
     const std::string extension = file_extension(path);
     const auto params_member = [](const std::string& key) {  // not another stage of a dump
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
     if (extension == ".npz") raw = read_npz(path, what, nullptr, params_member, budget);
-    if (extension == ".safetensors") raw = read_safetensors(path, what, params_member, budget);
+    if (extension == ".safetensors")
+        raw = stream ? parse_safetensors(stream->data(), stream->size(), what, params_member, budget)
+                     : read_safetensors(path, what, params_member, budget);
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
     for (auto& [key, value] : raw) {
@@ -137,10 +141,16 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     std::vector<std::string> names;
     std::map<std::string, loaded_tensor> json_tensors;  // a .json is read whole to learn its names
     std::vector<safetensors_entry> entries;             // a .safetensors header's
+    std::optional<std::string> stream;                  // a .safetensors FIFO's bytes
     if (extension == ".npz") {
         names = npz_array_names(path, what);
     } else if (extension == ".safetensors") {
-        entries = safetensors_index(path, what);
+        // a FIFO gives its bytes once: read them whole (up to max_stream_bytes), then parse them;
+        // a regular file is read where its header says, as often as asked
+        std::error_code ec;
+        if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+            stream = read_text_file(path, what);
+        entries = stream ? parse_safetensors_index(stream->data(), stream->size(), what) : safetensors_index(path, what);
         for (const safetensors_entry& e : entries) names.push_back(e.name);
     } else if (extension == ".json") {
         json_tensors = read_json_tensors(path, what, budget);
@@ -158,7 +168,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
                           "layer's input (Hugging Face's output_hidden_states[" + std::to_string(layer) +
                           "]) and give --input");
     if (m.arch == model_arch::attn) {
-        given.params = read_attn_params(what, path, std::move(json_tensors), budget);
+        given.params = read_attn_params(what, path, std::move(json_tensors), budget, stream);
         return;
     }
     std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
@@ -168,7 +178,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     const std::string table = token_table_name(m);
     const auto table_entry = std::find_if(entries.begin(), entries.end(),
                                           [&](const safetensors_entry& e) { return e.name == table; });
-    if (!tokens.empty() && table_entry != entries.end() && table_entry->shape.size() == 2 && table_entry->shape[0] > 0 &&
+    if (!tokens.empty() && !stream && table_entry != entries.end() && table_entry->shape.size() == 2 && table_entry->shape[0] > 0 &&
         table_entry->shape[1] > 0) {
         check_token_ids(tokens, table, table_entry->shape[0]);
         taken = token_table_rows{read_safetensors_rows(path, what, table, tokens, budget), table_entry->shape[0]};
@@ -181,7 +191,9 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     };
     std::map<std::string, loaded_tensor> file;
     if (extension == ".npz") file = read_npz(path, what, nullptr, wanted, budget);
-    if (extension == ".safetensors") file = read_safetensors(path, what, wanted, budget);
+    if (extension == ".safetensors")
+        file = stream ? parse_safetensors(stream->data(), stream->size(), what, wanted, budget)
+                      : read_safetensors(path, what, wanted, budget);
     if (extension == ".json")
         for (auto& [name, t] : json_tensors)
             if (wanted(name)) file[name] = std::move(t);
