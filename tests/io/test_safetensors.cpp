@@ -68,7 +68,9 @@ TEST_SUITE("safetensors") {
         const auto got = attn::read_safetensors(path, "--params d.safetensors", readable, &budget);
         REQUIRE(got.size() == 6);
         std::uint64_t floats = 0;
-        for (const auto& [name, want] : expected) {
+        for (const auto& entry : expected) {  // no structured binding: clang's C++17 cannot capture one
+            const std::string& name = entry.first;
+            const auto& want = entry.second;
             CAPTURE(name);
             REQUIRE(got.count(name) == 1);
             const attn::loaded_tensor& t = got.at(name);
@@ -153,7 +155,9 @@ TEST_SUITE("safetensors") {
             const auto npz = attn::read_npz(dir + "model.npz", "npz");
             const auto f32 = attn::read_safetensors(dir + "model.safetensors", "f32");
             REQUIRE(f32.size() == npz.size());
-            for (const auto& [name, t] : npz) {
+            for (const auto& entry : npz) {
+                const std::string& name = entry.first;
+                const attn::loaded_tensor& t = entry.second;
                 CAPTURE(name);
                 REQUIRE(f32.count(name) == 1);
                 CHECK(f32.at(name).shape == t.shape);
@@ -172,7 +176,9 @@ TEST_SUITE("safetensors") {
                 for (const auto& e : attn::safetensors_index(path, "i"))
                     if (e.dtype != "BOOL") float_names.insert(e.name);
                 const auto floats = [&](const std::string& name) { return float_names.count(name) > 0; };
-                for (const auto& [name, t] : attn::read_safetensors(path, "half", floats)) {
+                for (const auto& entry : attn::read_safetensors(path, "half", floats)) {
+                    const std::string& name = entry.first;
+                    const attn::loaded_tensor& t = entry.second;
                     std::string bare = name;
                     for (const std::string prefix : {"transformer.", "bert."}) {
                         if (!npz.count(bare) && bare.rfind(prefix, 0) == 0) bare = bare.substr(prefix.size());
