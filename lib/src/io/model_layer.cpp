@@ -304,20 +304,33 @@ std::string range(std::size_t first, std::size_t count) {
     return std::to_string(first) + ":" + std::to_string(first + count);
 }
 
-void map_gpt2(layer_mapper& m, const std::string& stem) {
-    const std::string attn = stem + "attn.";
-    const loaded_tensor& W = m.need(attn + "c_attn.weight", 2, "[D,3D] (Conv1D: [in, out])");
-    const std::size_t D = W.shape[0];
-    if (W.shape[1] != 3 * D) m.bad_shape(attn + "c_attn.weight", "[D,3D] (Conv1D: [in, out])");
-    const bool bias = m.has(attn + "c_attn.bias");
-    if (bias && m.need(attn + "c_attn.bias", 1, "[3D]").shape[0] != 3 * D) m.bad_shape(attn + "c_attn.bias", "[3D]");
+/// w_q, w_k, w_v, and b_q, b_k, b_v when the file has the bias [3D], from a weight that stacks them:
+/// a Conv1D's [D,3D] (GPT-2's c_attn: its column thirds, transposed) or [3D,D] (in_proj_weight: its
+/// row thirds). Returns D. Messages name `stored` for a weight of another rank, `stored_3d` of other sizes.
+std::size_t split_qkv(layer_mapper& m, const std::string& weight, const std::string& bias, bool conv1d,
+                      const char* stored, const char* stored_3d) {
+    const loaded_tensor& W = m.need(weight, 2, stored);
+    const std::size_t D = W.shape[conv1d ? 0 : 1];
+    if (W.shape[conv1d ? 1 : 0] != 3 * D) m.bad_shape(weight, stored_3d);
+    const bool has_bias = m.has(bias);
+    if (has_bias && m.need(bias, 1, "[3D]").shape[0] != 3 * D) m.bad_shape(bias, "[3D]");
     const char* letters[] = {"q", "k", "v"};
     for (std::size_t i = 0; i < 3; ++i) {
-        const std::string cols = "[:, " + range(i * D, D) + "]";
-        m.columns_transposed(std::string("w_") + letters[i], attn + "c_attn.weight", i * D, D,
-                             attn + "c_attn.weight" + cols + "ᵀ (Conv1D stores [in, out])");
-        if (bias) m.rows(std::string("b_") + letters[i], attn + "c_attn.bias", i * D, D, attn + "c_attn.bias[" + range(i * D, D) + "]");
+        const std::string third = range(i * D, D);
+        if (conv1d)
+            m.columns_transposed(std::string("w_") + letters[i], weight, i * D, D,
+                                 weight + "[:, " + third + "]ᵀ (Conv1D stores [in, out])");
+        else
+            m.rows(std::string("w_") + letters[i], weight, i * D, D, weight + "[" + third + "]");
+        if (has_bias) m.rows(std::string("b_") + letters[i], bias, i * D, D, bias + "[" + third + "]");
     }
+    return D;
+}
+
+void map_gpt2(layer_mapper& m, const std::string& stem) {
+    const std::string attn = stem + "attn.";
+    const char* conv1d = "[D,3D] (Conv1D: [in, out])";
+    const std::size_t D = split_qkv(m, attn + "c_attn.weight", attn + "c_attn.bias", true, conv1d, conv1d);
     const loaded_tensor& P = m.need(attn + "c_proj.weight", 2, "[D,D] (Conv1D: [in, out])");
     if (P.shape[0] != D || P.shape[1] != D) m.bad_shape(attn + "c_proj.weight", "[D,D] (Conv1D: [in, out])");
     m.columns_transposed("w_o", attn + "c_proj.weight", 0, D, attn + "c_proj.weightᵀ (Conv1D stores [in, out])");
@@ -337,16 +350,7 @@ void map_linear(layer_mapper& m, const std::array<std::string, 4>& layers) {
 }
 
 void map_mha(layer_mapper& m, const std::string& P) {
-    const loaded_tensor& W = m.need(P + "in_proj_weight", 2, "[3D,D]");
-    const std::size_t D = W.shape[1];
-    if (W.shape[0] != 3 * D) m.bad_shape(P + "in_proj_weight", "[3D,D] (q, k, v stacked)");
-    const bool bias = m.has(P + "in_proj_bias");
-    if (bias && m.need(P + "in_proj_bias", 1, "[3D]").shape[0] != 3 * D) m.bad_shape(P + "in_proj_bias", "[3D]");
-    const char* letters[] = {"q", "k", "v"};
-    for (std::size_t i = 0; i < 3; ++i) {
-        m.rows(std::string("w_") + letters[i], P + "in_proj_weight", i * D, D, P + "in_proj_weight[" + range(i * D, D) + "]");
-        if (bias) m.rows(std::string("b_") + letters[i], P + "in_proj_bias", i * D, D, P + "in_proj_bias[" + range(i * D, D) + "]");
-    }
+    split_qkv(m, P + "in_proj_weight", P + "in_proj_bias", false, "[3D,D]", "[3D,D] (q, k, v stacked)");
     m.as_is("w_o", P + "out_proj.weight", 2, "[D,D] (nn.Linear)");
     if (m.has(P + "out_proj.bias")) m.as_is("b_o", P + "out_proj.bias", 1, "[D]");
 }
