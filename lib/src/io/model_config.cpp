@@ -45,23 +45,30 @@ std::optional<double> positive_key(const nlohmann::json& j, std::initializer_lis
 /// "m.safetensors", the file part of "--params m.safetensors".
 std::string file_of(const std::string& what) { return what.substr(what.find(' ') + 1); }
 
+/// A setting both config.json and a flag may give: config.json's (a flag that says otherwise is an
+/// error naming both), else the flag's; nullopt when neither gives it.
+template <class T>
+std::optional<T> json_else_flag(const std::optional<hf_config>& json, std::optional<T> hf_config::*value,
+                                std::string hf_config::*key, const std::optional<T>& flag, const char* flag_name) {
+    if (!json || !(*json.*value)) return flag;
+    const T said = *(*json.*value);
+    if (flag && *flag != said)
+        throw usage_error(std::string(flag_name) + " " + std::to_string(*flag) + " contradicts " + json->what + ": " +
+                          *json.*key + " is " + std::to_string(said) + " (leave " + flag_name + " out)");
+    return said;
+}
+
 /// Heads: config.json, else --heads; a model file needs one of them.
 void take_heads(config& c, const model_layer& m, const std::optional<hf_config>& json, const model_choice& flags,
                 const std::string& what) {
-    if (json && json->heads) {
-        if (flags.heads && *flags.heads != *json->heads)
-            throw usage_error("--heads " + std::to_string(*flags.heads) + " contradicts " + json->what + ": " +
-                              json->heads_key + " is " + std::to_string(*json->heads) + " (leave --heads out)");
-        c.heads = *json->heads;
-    } else if (flags.heads) {
-        c.heads = *flags.heads;
-    } else {
+    const auto heads = json_else_flag(json, &hf_config::heads, &hf_config::heads_key, flags.heads, "--heads");
+    if (!heads)
         throw usage_error(what + " holds " + (m.names.arch == model_arch::mha ? "an " : "a ") +
                           std::string(model_arch_title(m.names.arch)) + " layer, whose head count " +
                           (json ? json->what + " does not give (no n_head or num_attention_heads)"
                                 : "a config.json beside it would give, and there is none") +
                           ": give --heads H");
-    }
+    c.heads = *heads;
     const auto q = m.weights.find("w_q");  // w_q [D,Din]: H must divide D
     if (q != m.weights.end() && q->second.shape.size() == 2 && c.heads > 0 &&
         static_cast<std::int64_t>(q->second.shape[0]) % c.heads != 0) {
@@ -70,13 +77,8 @@ void take_heads(config& c, const model_layer& m, const std::optional<hf_config>&
         if (json && json->heads) throw error(json->what + ": " + json->heads_key + " is " + says);
         throw usage_error("--heads " + says);
     }
-    if (json && json->kv_heads) {
-        if (flags.kv_heads && *flags.kv_heads != *json->kv_heads)
-            throw usage_error("--kv-heads " + std::to_string(*flags.kv_heads) + " contradicts " + json->what + ": " +
-                              json->kv_heads_key + " is " + std::to_string(*json->kv_heads) + " (leave --kv-heads out)");
-        c.kv_heads = *json->kv_heads;
-    } else if (flags.kv_heads) {
-        c.kv_heads = *flags.kv_heads;
+    if (const auto kv = json_else_flag(json, &hf_config::kv_heads, &hf_config::kv_heads_key, flags.kv_heads, "--kv-heads")) {
+        c.kv_heads = *kv;
     } else {
         // kv heads from k's rows: w_k [G·dk,D] with dk = D / H (w_q [D,Din])
         const auto k = m.weights.find("w_k");
@@ -96,12 +98,8 @@ void take_positions(config& c, const model_layer& m, const std::optional<hf_conf
                           ": a Llama layer rotates q and k by their positions (--pos rope); leave --pos out");
     c.pos = position_encoding::rope;
     c.rope_style = rope_pairing::half;  // Hugging Face's rotate_half
-    if (json && json->rope_theta) {
-        if (flags.rope_base && *flags.rope_base != *json->rope_theta)
-            throw usage_error("--rope-base " + std::to_string(*flags.rope_base) + " contradicts " + json->what +
-                              ": rope_theta is " + std::to_string(*json->rope_theta) + " (leave --rope-base out)");
-        c.rope_base = *json->rope_theta;
-    }
+    if (json && json->rope_theta)
+        c.rope_base = *json_else_flag(json, &hf_config::rope_theta, &hf_config::rope_theta_key, flags.rope_base, "--rope-base");
 }
 
 }  // namespace
@@ -119,8 +117,7 @@ hf_config parse_hf_config(const std::string& text, const std::string& what) {
     h.kv_heads = whole_key(j, {"num_key_value_heads"}, h.kv_heads_key, what);
     h.width = whole_key(j, {"n_embd", "hidden_size", "d_model"}, h.width_key, what);
     h.norm_eps = positive_key(j, {"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"}, h.norm_eps_key, what);
-    std::string theta_key;
-    h.rope_theta = positive_key(j, {"rope_theta"}, theta_key, what);
+    h.rope_theta = positive_key(j, {"rope_theta"}, h.rope_theta_key, what);
     return h;
 }
 
@@ -129,17 +126,8 @@ std::optional<hf_config> read_hf_config_beside(const std::string& weights_path) 
     const std::string what = printable_text(path.string());
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) return std::nullopt;
-    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > max_hf_config_bytes)
-        throw error(what + ": larger than 1 MiB; a Hugging Face config.json is a few kB");
-    const read_budget bound(max_hf_config_bytes);  // a FIFO or device: read up to the same bound
-    std::string text;
-    try {
-        text = read_text_file(path.string(), what, &bound);
-    } catch (const error& e) {
-        if (std::string(e.what()).find("--max-memory") == std::string::npos) throw;
-        throw error(what + ": gives more than 1 MiB; a Hugging Face config.json is a few kB");
-    }
-    return parse_hf_config(text, what);
+    return parse_hf_config(
+        read_bounded_text(path.string(), what, max_hf_config_bytes, "1 MiB; a Hugging Face config.json is a few kB"), what);
 }
 
 void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_config>& json, const model_choice& flags,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include <sys/stat.h>
@@ -51,6 +52,20 @@ std::string read_text_file(const std::string& path, const std::string& what, con
     }
     if (std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
     return text;
+}
+
+std::string read_bounded_text(const std::string& path, const std::string& what, std::uint64_t limit,
+                              const std::string& about) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > limit)
+        throw error(what + ": larger than " + about);
+    const read_budget bound(limit);
+    try {
+        return read_text_file(path, what, &bound);
+    } catch (const error& e) {
+        if (std::string(e.what()).find("--max-memory") == std::string::npos) throw;
+        throw error(what + ": gives more than " + about);
+    }
 }
 
 input_file open_input_file(const std::string& path, const std::string& what) {

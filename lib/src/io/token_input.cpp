@@ -1,9 +1,7 @@
 // --tokens and --vocab (token_input.hpp).
 #include "attn/io/token_input.hpp"
 
-#include <charconv>
 #include <cstdint>
-#include <filesystem>
 #include <limits>
 
 #include "attn/compute/error.hpp"
@@ -17,21 +15,6 @@ std::string trim_token_text(const std::string& s) {
     const auto first = s.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return "";
     return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-/// A file read whole up to `limit` bytes; `what` names it, `about` says what it should be.
-std::string read_bounded_text(const std::string& path, const std::string& what, std::uint64_t limit,
-                              const std::string& about) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > limit)
-        throw error(what + ": larger than " + about);
-    const read_budget bound(limit);
-    try {
-        return read_text_file(path, what, &bound);
-    } catch (const error& e) {
-        if (std::string(e.what()).find("--max-memory") == std::string::npos) throw;
-        throw error(what + ": gives more than " + about);
-    }
 }
 
 /// A decimal string of at most 10 digits as a whole number, or -1.

@@ -35,7 +35,7 @@ struct hf_config {
     std::optional<std::int64_t> width;       // n_embd or hidden_size
     std::optional<double> norm_eps;          // layer_norm_epsilon, layer_norm_eps or rms_norm_eps
     std::optional<double> rope_theta;        // rope_theta
-    std::string heads_key, kv_heads_key, width_key, norm_eps_key;  // which key said so
+    std::string heads_key, kv_heads_key, width_key, norm_eps_key, rope_theta_key;  // which key said so
 };
 
 /// config.json's largest accepted size: Hugging Face's are a few kB.

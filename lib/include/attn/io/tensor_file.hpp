@@ -82,6 +82,11 @@ input_file open_input_file(const std::string& path, const std::string& what);
 /// it gives more than 256.0 MiB").
 std::string read_text_file(const std::string& path, const std::string& what, const read_budget* budget = nullptr);
 
+/// The same, at most `limit` bytes: "<what>: larger than <about>" for a larger regular file,
+/// "<what>: gives more than <about>" for a stream (`about`: "1 MiB; a config.json is a few kB").
+std::string read_bounded_text(const std::string& path, const std::string& what, std::uint64_t limit,
+                              const std::string& about);
+
 /// `text` with control characters (ANSI escapes, NUL, DEL) written as \x1b, \x00, and the
 /// C1 controls of UTF-8 (U+0080 to U+009F, such as the CSI U+009B) as \u009b:
 /// a name quoted from a file keeps a message on one line and cannot recolour a terminal.
