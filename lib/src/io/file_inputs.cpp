@@ -108,23 +108,34 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
                                        "); they will spread through the stages that use them"});
 }
 
+/// The tensors of a --params file that `wanted` accepts, only those decoded: from the .npz or
+/// .safetensors at `path` (or its bytes, `stream`, when it is a FIFO), or out of a .json read whole.
+std::map<std::string, loaded_tensor> read_wanted(const std::string& what, const std::string& path,
+                                                 std::map<std::string, loaded_tensor> json_tensors,
+                                                 const std::optional<std::string>& stream,
+                                                 const std::function<bool(const std::string&)>& wanted, read_budget* budget) {
+    const std::string extension = file_extension(path);
+    if (extension == ".npz") return read_npz(path, what, nullptr, wanted, budget);
+    if (extension == ".safetensors")
+        return stream ? parse_safetensors(stream->data(), stream->size(), what, wanted, budget)
+                      : read_safetensors(path, what, wanted, budget);
+    std::map<std::string, loaded_tensor> kept;
+    for (auto& [name, t] : json_tensors)
+        if (wanted(name)) kept[name] = std::move(t);
+    return kept;
+}
+
 /// The arrays of a --params file in attn's own names by bare name ("w_q"): keys may carry the
 /// "params." prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
 std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, const std::string& path,
-                                                      std::map<std::string, loaded_tensor> raw, read_budget* budget,
-                                                      const std::optional<std::string>& stream) {
-    const std::string extension = file_extension(path);
+                                                      std::map<std::string, loaded_tensor> json_tensors,
+                                                      read_budget* budget, const std::optional<std::string>& stream) {
     const auto params_member = [](const std::string& key) {  // not another stage of a dump
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
-    if (extension == ".npz") raw = read_npz(path, what, nullptr, params_member, budget);
-    if (extension == ".safetensors")
-        raw = stream ? parse_safetensors(stream->data(), stream->size(), what, params_member, budget)
-                     : read_safetensors(path, what, params_member, budget);
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
-    for (auto& [key, value] : raw) {
-        if (!params_member(key)) continue;
+    for (auto& [key, value] : read_wanted(what, path, std::move(json_tensors), stream, params_member, budget)) {
         const std::string name = key.rfind("params.", 0) == 0 ? key.substr(7) : key;
         if (std::find(names.begin(), names.end(), name) == names.end())
             throw error(what + ": unexpected array '" + printable_text(key) + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
@@ -189,14 +200,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     const auto wanted = [&](const std::string& name) {
         return std::find(wanted_names.begin(), wanted_names.end(), name) != wanted_names.end();
     };
-    std::map<std::string, loaded_tensor> file;
-    if (extension == ".npz") file = read_npz(path, what, nullptr, wanted, budget);
-    if (extension == ".safetensors")
-        file = stream ? parse_safetensors(stream->data(), stream->size(), what, wanted, budget)
-                      : read_safetensors(path, what, wanted, budget);
-    if (extension == ".json")
-        for (auto& [name, t] : json_tensors)
-            if (wanted(name)) file[name] = std::move(t);
+    std::map<std::string, loaded_tensor> file = read_wanted(what, path, std::move(json_tensors), stream, wanted, budget);
     std::optional<model_embedding> embedded;
     if (!tokens.empty()) embedded = embed_model_tokens(file, m, tokens, what, taken);
     given.model = map_model_layer(std::move(file), m, layer, what);  // check_inputs moves its weights to params
