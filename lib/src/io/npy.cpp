@@ -293,6 +293,15 @@ std::string truncated_data(const npy_header& h, const dtype& t, std::uint64_t fo
            std::to_string(needed) + " bytes of data after the header, found " + std::to_string(found);
 }
 
+/// The bytes of `file` from where it stands; a failed read is "<what>: cannot read: <reason>".
+byte_source file_source(std::FILE* file, const std::string& what) {
+    return [file, &what](char* buffer, std::size_t n) {
+        const std::size_t got = std::fread(buffer, 1, n, file);
+        if (got < n && std::ferror(file)) throw error(what + ": cannot read: " + std::strerror(errno));
+        return got;
+    };
+}
+
 std::uint32_t little_u32(const unsigned char* p) {
     return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
 }
@@ -520,26 +529,14 @@ loaded_tensor read_npy_file(const std::string& path, const std::string& what, re
         const std::string bytes = read_text_file(path, what);                // capped at max_stream_bytes
         return parse_npy(bytes.data(), bytes.size(), what, budget);
     }
-    return read_npy(
-        [&](char* buffer, std::size_t n) {
-            const std::size_t got = std::fread(buffer, 1, n, file.get());
-            if (got < n && std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
-            return got;
-        },
-        static_cast<std::uint64_t>(info.st_size), what, budget);
+    return read_npy(file_source(file.get(), what), static_cast<std::uint64_t>(info.st_size), what, budget);
 }
 
 std::optional<npy_header> read_npy_file_header(const std::string& path, const std::string& what) {
     const input_file file = open_input_file(path, what);
     struct stat info;
     if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
-    return read_npy_header(
-        [&](char* buffer, std::size_t n) {
-            const std::size_t got = std::fread(buffer, 1, n, file.get());
-            if (got < n && std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
-            return got;
-        },
-        static_cast<std::uint64_t>(info.st_size), what);
+    return read_npy_header(file_source(file.get(), what), static_cast<std::uint64_t>(info.st_size), what);
 }
 
 // ----------------------------------------------------------------------------
