@@ -86,6 +86,33 @@ double largest_difference(const xt::xarray<float>& a, const xt::xarray<float>& b
     return largest;
 }
 
+/// Checks every tensor of `t` against the member of `expected` named after it ("softmax.weights"),
+/// which it erases: the same shape, and the same bits where `bits` says so for its stage, else within
+/// 1e-5. `reference` names the file in messages; with `input_optional` it may lack input.x.
+/// Returns how many tensors were compared.
+template <class Bits>
+std::size_t compare_stages(const attn::trace& t, std::map<std::string, attn::loaded_tensor>& expected,
+                           const std::string& reference, const Bits& bits, bool input_optional) {
+    std::size_t compared = 0;
+    for (const attn::stage& s : t.stages)
+        for (const attn::tensor& x : s.tensors) {
+            const std::string name = std::string(s.name()) + "." + x.name;
+            CAPTURE(name);
+            const auto it = expected.find(name);
+            if (input_optional && name == "input.x" && it == expected.end()) continue;
+            REQUIRE_MESSAGE(it != expected.end(), name << " is not in " << reference);
+            const xt::xarray<float> ours = attn::row_major_copy(x);
+            REQUIRE(std::vector<std::size_t>(ours.shape().begin(), ours.shape().end()) == it->second.shape);
+            bool equal = false;
+            const double diff = largest_difference(ours, it->second.values, equal);
+            if (bits(s.id())) CHECK_MESSAGE(equal, name << " differs by up to " << diff);
+            else CHECK_MESSAGE(diff <= 1e-5, name << " differs by up to " << diff);
+            ++compared;
+            expected.erase(it);
+        }
+    return compared;
+}
+
 }  // namespace
 
 TEST_SUITE("model fixtures") {
@@ -101,23 +128,8 @@ TEST_CASE("every stage of layer 1 of GPT-2, BERT, Llama and nn.MultiheadAttentio
         const std::string reference = model_reference(set, m.model, m.reference).string();
         std::map<std::string, attn::loaded_tensor> expected = attn::read_npz(reference, reference);
         REQUIRE(expected.size() > 20);
-        std::size_t compared = 0;
-        for (const attn::stage& s : t.stages)
-            for (const attn::tensor& x : s.tensors) {
-                const std::string name = std::string(s.name()) + "." + x.name;
-                CAPTURE(name);
-                const auto it = expected.find(name);
-                if (name == "input.x" && it == expected.end()) continue;
-                REQUIRE_MESSAGE(it != expected.end(), name << " is not in " << m.reference);
-                const xt::xarray<float> ours = attn::row_major_copy(x);
-                REQUIRE(std::vector<std::size_t>(ours.shape().begin(), ours.shape().end()) == it->second.shape);
-                bool equal = false;
-                const double diff = largest_difference(ours, it->second.values, equal);
-                if (!set.empty()) CHECK_MESSAGE(equal, name << " differs by up to " << diff);
-                else CHECK_MESSAGE(diff <= 1e-5, name << " differs by up to " << diff);
-                ++compared;
-                expected.erase(it);
-            }
+        const std::size_t compared =
+            compare_stages(t, expected, m.reference, [&](attn::stage_id) { return !set.empty(); }, true);
         for (const auto& left : expected)  // every reference member is a stage attn computed
             CHECK_MESSAGE(left.first.rfind("mha.", 0) == 0, left.first << " is in " << m.reference << " but not in attn's run");
         CHECK(compared >= 20);
@@ -138,25 +150,11 @@ TEST_CASE("every stage of layer 0 of GPT-2, BERT and Llama from their token ids 
         CHECK(t.stages.front().id() == attn::stage_id::embed);
         const std::string reference = model_reference(set, model, "stages-layer0-tokens.npz").string();
         std::map<std::string, attn::loaded_tensor> expected = attn::read_npz(reference, reference);
-        std::size_t compared = 0;
-        for (const attn::stage& s : t.stages)
-            for (const attn::tensor& x : s.tensors) {
-                const std::string name = std::string(s.name()) + "." + x.name;
-                CAPTURE(name);
-                const auto it = expected.find(name);
-                REQUIRE_MESSAGE(it != expected.end(), name << " is not in stages-layer0-tokens.npz");
-                const xt::xarray<float> ours = attn::row_major_copy(x);
-                REQUIRE(std::vector<std::size_t>(ours.shape().begin(), ours.shape().end()) == it->second.shape);
-                bool equal = false;
-                const double diff = largest_difference(ours, it->second.values, equal);
-                // the tables' rows and their sums are plain copies and float32 additions: bit-equal on every kernel
-                const bool bits = !set.empty() || s.id() == attn::stage_id::embed || s.id() == attn::stage_id::input ||
-                                  s.id() == attn::stage_id::norm;
-                if (bits) CHECK_MESSAGE(equal, name << " differs by up to " << diff);
-                else CHECK_MESSAGE(diff <= 1e-5, name << " differs by up to " << diff);
-                ++compared;
-                expected.erase(it);
-            }
+        // the tables' rows and their sums are plain copies and float32 additions: bit-equal on every kernel
+        const auto bits = [&](attn::stage_id id) {
+            return !set.empty() || id == attn::stage_id::embed || id == attn::stage_id::input || id == attn::stage_id::norm;
+        };
+        const std::size_t compared = compare_stages(t, expected, "stages-layer0-tokens.npz", bits, false);
         for (const auto& left : expected) CHECK_MESSAGE(false, left.first << " is in the reference but not in attn's run");
         CHECK(compared >= 25);
     }
