@@ -29,7 +29,7 @@ The files:
 import json
 import os
 import struct
-import time
+import sys
 import zipfile
 
 import numpy as np
@@ -37,6 +37,9 @@ import torch
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_io_fixtures import pinned_zip_dates  # noqa: E402
+
 OUT = os.path.join(HERE, "safetensors")
 
 DTYPE_NAMES = {
@@ -78,13 +81,6 @@ def write_safetensors(name, tensors, data_order=None, metadata=None):
     text += b" " * (-len(text) % 8)
     with open(path(name), "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text + data)
-
-
-def pinned_zip_dates():
-    """np.savez dates members with time.localtime(time.time()): pin it to 1980-01-01."""
-    real = time.time
-    zipfile.time.time = lambda: 315532800.0 + time.timezone
-    return real
 
 
 def main():
