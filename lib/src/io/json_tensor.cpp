@@ -4,7 +4,6 @@
 #include "attn/io/json_tensor.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstddef>

@@ -1,7 +1,6 @@
 #include "attn/io/output_space.hpp"
 
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <limits>
 
