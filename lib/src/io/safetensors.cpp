@@ -225,14 +225,10 @@ private:
 
 /// The elements of `shape`, or nullopt when their count overflows 64 bits.
 std::optional<std::uint64_t> st_elements(const std::vector<std::size_t>& shape) {
+    if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;  // empty, whatever the other sizes
     std::uint64_t n = 1;
-    for (const std::size_t s : shape) {
-        if (s == 0) return 0;  // an empty tensor, whatever the other sizes
-    }
-    for (const std::size_t s : shape) {
-        if (n > std::numeric_limits<std::uint64_t>::max() / s) return std::nullopt;
-        n *= s;
-    }
+    for (const std::size_t s : shape)
+        if (__builtin_mul_overflow(n, s, &n)) return std::nullopt;
     return n;
 }
 
