@@ -1,8 +1,5 @@
 #include "attn/io/mask_file.hpp"
 
-#include <charconv>
-#include <cmath>
-
 #include "attn/compute/error.hpp"
 
 namespace attn {
@@ -10,12 +7,6 @@ namespace {
 
 /// Below this an additive mask value removes the key (softmax gives it ~0 weight).
 constexpr float additive_block_limit = -1e4f;
-
-std::string number_text(float v) {
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char text[32];
-    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
-}
 
 bool is_additive_block(float v) { return v <= additive_block_limit; }  // -inf, -1e9, torch.finfo.min
 
@@ -35,7 +26,7 @@ std::vector<bool> mask_keep_values(const loaded_tensor& t, mask_convention m, co
     std::vector<bool> keep(t.values.size());
     for (std::size_t e = 0; e < t.values.size(); ++e) {
         const float v = t.values.data()[e];
-        const auto where = [&] { return number_text(v) + " at " + element_index_text(unravel_index(e, t.shape)); };
+        const auto where = [&] { return shortest_text(v) + " at " + element_index_text(unravel_index(e, t.shape)); };
         if (m == mask_convention::additive) {
             if (v != 0.0f && !is_additive_block(v))
                 throw error(what + ": " + where() +

@@ -28,13 +28,6 @@ using json = nlohmann::json;
 
 constexpr std::array<const char*, 8> param_names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
 
-template <class Number>
-std::string shortest_text(Number value) {
-    char text[64];
-    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
-}
-
-
 // ----------------------------------------------------------------------------
 // config_from_json: every key as config_to_json writes it.
 
@@ -170,7 +163,7 @@ void read_mistake_key(config_keys& k, config& c) {
     else c.mistake = *m;
 }
 
-/// "pos", "rope_base", "rope_style" (issue 23): how the positions entered; absent in older dumps.
+/// "pos", "rope_base", "rope_style": how the positions entered; absent in older dumps.
 void read_position_keys(config_keys& k, config& c) {
     if (k.has("pos")) {
         const auto p = parse_position_encoding(k.text("pos"));
@@ -673,7 +666,7 @@ config config_from_json(const json& j, const std::string& what) {
     if (k.has("past")) c.past = k.whole("past");  // --past N, a decoding step (absent in older dumps: 0)
     if (k.has("kv_heads")) c.kv_heads = k.whole("kv_heads") == c.heads ? 0 : k.whole("kv_heads");  // --kv-heads G
     if (k.has("flash_block")) c.flash_block = k.whole("flash_block");
-    // a model's own layer (issue 24): BERT's and nn.MultiheadAttention's replay from their params; a layer
+    // a model's own layer: BERT's and nn.MultiheadAttention's replay from their params; a layer
     // with a norm before attention does not (the dump holds the norm's weights, the replay does not read them)
     if (k.has("model")) {  // a path may be long: kept to 256 bytes, printed escaped
         if (!k.at("model").is_string()) k.wrong("model", "a string");

@@ -4,6 +4,7 @@
 // or NumPy .npy (npy.hpp). Every value becomes float32, as torch.tensor(list) makes
 // it (1e39 -> inf); booleans become 0/1 and mark the tensor `boolean`. Every error
 // is one attn::error line that starts with the caller's `what` ("--input x.json").
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -94,6 +95,13 @@ std::string printable_text(const std::string& text);
 
 /// "[2,3]": a shape or an index as the messages write it ("[]" for none).
 std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index);
+
+/// The fewest digits that read back as the same float or double: "1.5", "-1e+09", "-inf", "nan".
+template <class Real>
+std::string shortest_text(Real value) {
+    char text[64];
+    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
 
 /// "[0][1][3]": an element's index, like Python's t[0][1][3].
 std::string element_index_text(const std::vector<std::size_t>& index);
