@@ -33,8 +33,6 @@ std::string directory_of(const std::string& path) {
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string reason(int code) { return std::strerror(code); }
-
 /// Where the symbolic link `path` points, as it is written in the link.
 std::string link_text(const std::string& path) {
     std::vector<char> text(PATH_MAX + 1);
@@ -145,7 +143,7 @@ output_file::output_file(const std::string& path, const std::string& what, place
     if (const int named = named_descriptor(path); named >= 0) {
         const int flags = fcntl(named, F_GETFL);
         if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
-            throw error(what + ": " + reason(EBADF) + " (not open for writing)");
+            throw error(what + ": " + std::strerror(EBADF) + " (not open for writing)");
         method_ = method::straight;
         fd_ = named;
         owns_fd_ = false;
@@ -154,7 +152,7 @@ output_file::output_file(const std::string& path, const std::string& what, place
     }
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) {
-        if (errno != ENOENT) throw error(what + ": " + reason(errno));
+        if (errno != ENOENT) throw error(what + ": " + std::strerror(errno));
         open_temporary(nullptr);  // a new file; its folder is checked by making the temporary there
         return;
     }
@@ -168,11 +166,11 @@ output_file::output_file(const std::string& path, const std::string& what, place
             if (errno == ENOENT)
                 throw error(what + ": a dangling symbolic link (to " + link_text(path) +
                             ", which does not exist); attn writes through links, not over them");
-            throw error(what + ": " + reason(errno));
+            throw error(what + ": " + std::strerror(errno));
         }
         if (S_ISREG(st.st_mode)) {
             char* real = realpath(path.c_str(), nullptr);
-            if (real == nullptr) throw error(what + ": " + reason(errno));
+            if (real == nullptr) throw error(what + ": " + std::strerror(errno));
             target_ = real;
             std::free(real);
         }
@@ -182,11 +180,11 @@ output_file::output_file(const std::string& path, const std::string& what, place
         // cp refuses a file without write permission; root would be let through by
         // access(2), so the mode bits are checked too: a file nobody may write stays.
         if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || access(target_.c_str(), W_OK) != 0)
-            throw error(what + ": " + reason(EACCES) + " (the file is read-only)");
+            throw error(what + ": " + std::strerror(EACCES) + " (the file is read-only)");
         if (st.st_nlink > 1) {
             method_ = method::copy_into_linked;
             target_fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC);
-            if (target_fd_ < 0) throw error(what + ": " + reason(errno));
+            if (target_fd_ < 0) throw error(what + ": " + std::strerror(errno));
         }
         try {
             open_temporary(&st);
@@ -199,7 +197,7 @@ output_file::output_file(const std::string& path, const std::string& what, place
     method_ = method::straight;
     // A device, a FIFO (open waits for a reader, as cp does), a socket (refused by open).
     fd_ = open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-    if (fd_ < 0) throw error(what + ": " + reason(errno));
+    if (fd_ < 0) throw error(what + ": " + std::strerror(errno));
     stream_ = std::make_unique<output_stream>(fd_, what_);
 }
 
@@ -209,7 +207,7 @@ void output_file::open_temporary(const struct ::stat* existing) {
     {
         const signals_deferred hold;  // a signal between making and listing the file would leave it
         fd_ = mkstemp(name.data());
-        if (fd_ < 0) throw error(what_ + ": cannot create a file in " + dir + ": " + reason(errno));
+        if (fd_ < 0) throw error(what_ + ": cannot create a file in " + dir + ": " + std::strerror(errno));
         temporary_ = name;
         slot_ = register_temporary_file(temporary_);
     }
@@ -268,7 +266,7 @@ void output_file::commit() {
         fd_ = -1;
         if (close(fd) != 0) throw write_error(what_, errno);
         if (std::rename(temporary_.c_str(), target_.c_str()) != 0)
-            throw error(what_ + ": cannot replace " + target_ + ": " + reason(errno));
+            throw error(what_ + ": cannot replace " + target_ + ": " + std::strerror(errno));
         unregister_temporary_file(slot_);
         slot_ = -1;
         temporary_.clear();
