@@ -1,5 +1,5 @@
 #pragma once
-// A model's embedding tables, looked up for --tokens (issue 24): layer 0 from token ids.
+// A model's embedding tables, looked up for --tokens: layer 0 from token ids.
 //
 //   GPT-2   [prefix.]wte.weight [V,D] (token rows), wpe.weight [P,D] (position rows)
 //   BERT    [prefix.]embeddings.word_embeddings.weight [V,D], position_embeddings.weight [P,D],

@@ -1,8 +1,7 @@
 #pragma once
-// A model's own weight names -> attn's weights (issue 24): one attention layer of a GPT-2,
-// BERT or Llama-style checkpoint, or an nn.MultiheadAttention state_dict, read as attn's
-// w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear's layout [out, in], with a record of where
-// each came from.
+// A model's own weight names -> attn's weights: one attention layer of a GPT-2, BERT or
+// Llama-style checkpoint, or an nn.MultiheadAttention state_dict, read as attn's w_q b_q w_k
+// b_k w_v b_v w_o b_o in nn.Linear's layout [out, in], with a record of where each came from.
 //
 //   GPT-2   [prefix.]h.L.attn.c_attn.weight [D,3D], a Conv1D stored [in, out] (y = x·W + b):
 //           w_q = W[:, 0:D]ᵀ, w_k = W[:, D:2D]ᵀ, w_v = W[:, 2D:3D]ᵀ, b_* its bias's thirds;

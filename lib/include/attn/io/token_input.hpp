@@ -1,6 +1,6 @@
 #pragma once
 // The token ids a model's layer 0 starts from (--tokens) and the tokenizer's vocabulary that
-// names them (--vocab), issue 24.
+// names them (--vocab).
 //
 //   --tokens 464,2068,7586      comma-separated ids (spaces around them allowed), or
 //   --tokens @tokens.txt        the same in a file (a trailing newline allowed), at most 1 MiB
