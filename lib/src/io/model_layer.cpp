@@ -165,15 +165,15 @@ model_names detect_model(const std::vector<std::string>& names, std::optional<mo
         if (found) return *found;
         throw error(what + ": no attention weights I know: " + some_names(names) + "; " + expected_names());
     }
+    const std::string file = what.substr(what.find(' ') + 1);
     if (*forced == model_arch::attn) {
         if (found && found->arch != model_arch::attn)
-            throw usage_error("--arch attn: " + what.substr(what.find(' ') + 1) + " holds no w_q (attn's own names); its names are " +
+            throw usage_error("--arch attn: " + file + " holds no w_q (attn's own names); its names are " +
                               std::string(model_arch_title(found->arch)) + "'s: give --arch " +
                               std::string(model_arch_name(found->arch)) + " or leave --arch out");
         return model_names{model_arch::attn, "", {}};
     }
     if (auto own = find_pattern(pattern_of(*forced), names)) return *own;
-    const std::string file = what.substr(what.find(' ') + 1);
     throw usage_error("--arch " + std::string(model_arch_name(*forced)) + ": " + file + " has no " +
                       pattern_of(*forced).shown +
                       (found ? "; its names are " + std::string(model_arch_title(found->arch)) + "'s: give --arch " +
@@ -263,8 +263,7 @@ public:
 
     /// A tensor taken as it is (nn.Linear [out, in], a bias, a norm's weight).
     void as_is(const std::string& weight, const std::string& name, std::size_t rank, const char* stored) {
-        loaded_tensor& t = need(name, rank, stored);
-        put(weight, std::move(t), name);
+        put(weight, std::move(need(name, rank, stored)), name);
     }
 
     /// W[:, first:first+count]ᵀ of W [in, out] (a Conv1D's columns, transposed into nn.Linear's [out, in]).
