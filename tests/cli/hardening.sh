@@ -101,6 +101,18 @@ mkfifo fifo.json
 limited trace --input fifo.json --format json
 check "a FIFO of a small tensor is still read" test "$rc" -eq 0
 wait
+# A FIFO's writer may be gone before the reader looks at it again: an .npy FIFO is read from
+# the descriptor that found it is no regular file, never opened twice (which waited forever
+# for a writer in about two runs of three).
+$py -c "import numpy as np; np.save('x.npy', np.ones((1, 2, 2), np.float32))"
+mkfifo fifo.npy
+hung=0
+for i in 1 2 3 4 5; do
+  (timeout 20 sh -c "cat x.npy > fifo.npy") &
+  timeout 20 "$attn" trace --input fifo.npy --format json >"$work/out" 2>"$work/err" || hung=$((hung + 1))
+  wait
+done
+check "an .npy FIFO is read once, whole, in each of 5 runs" test "$hung" -eq 0
 $py -c "open('bad.json','w').write('[' + 'NaN,' * (5 * 1024 * 1024) + ']')"  # 20 MB, malformed at the end
 limit_kb=400000 expect_refusal "a malformed 20 MB JSON: parsed in 400 MB of address space (447 MB RSS before), its error at the end" 1 \
   "attn: error: --input bad.json: line 1, column 20971522: unexpected ']'; expected '[', '{', or a literal" \

@@ -525,7 +525,7 @@ loaded_tensor read_npy_file(const std::string& path, const std::string& what, re
     const input_file file = open_input_file(path, what);
     struct stat info;
     if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to trust
-        const std::string bytes = read_text_file(path, what);                // capped at max_stream_bytes
+        const std::string bytes = read_open_file(file.get(), what);          // capped at max_stream_bytes
         return parse_npy(bytes.data(), bytes.size(), what, budget);
     }
     return read_npy(file_source(file.get(), what), static_cast<std::uint64_t>(info.st_size), what, budget);

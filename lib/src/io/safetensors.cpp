@@ -401,7 +401,7 @@ auto with_st_file(const std::string& path, const std::string& what, const Use& u
     const int fd = fileno(file.get());
     struct stat info;
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to trust, no seeking
-        const std::string bytes = read_text_file(path, what);  // capped at max_stream_bytes
+        const std::string bytes = read_open_file(file.get(), what);  // capped at max_stream_bytes
         return use(memory_reader(bytes.data(), bytes.size()), static_cast<std::uint64_t>(bytes.size()));
     }
     const st_reader reader = [fd, &what](std::uint64_t offset, char* buffer, std::size_t n) -> std::size_t {

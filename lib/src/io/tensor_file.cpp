@@ -33,16 +33,19 @@ void read_budget::take(std::uint64_t bytes, const std::string& what, const std::
 }
 
 std::string read_text_file(const std::string& path, const std::string& what, const read_budget* budget) {
-    const input_file file = open_input_file(path, what);
+    return read_open_file(open_input_file(path, what).get(), what, budget);
+}
+
+std::string read_open_file(std::FILE* file, const std::string& what, const read_budget* budget) {
     struct stat info;
-    const bool regular = fstat(fileno(file.get()), &info) == 0 && S_ISREG(info.st_mode);
+    const bool regular = fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode);
     if (regular && budget) budget->check(static_cast<std::uint64_t>(info.st_size), what, "its text");
     const std::uint64_t cap = regular ? std::numeric_limits<std::uint64_t>::max() : max_stream_bytes;
     std::string text;
     if (regular) text.reserve(static_cast<std::size_t>(info.st_size));
     char buffer[1 << 16];
     for (;;) {
-        const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+        const std::size_t n = std::fread(buffer, 1, sizeof buffer, file);
         if (text.size() + n > cap)
             throw error(what + ": not a regular file, and it gives more than " + format_bytes(max_stream_bytes) +
                         " (the most attn reads from a pipe or device)");
@@ -50,7 +53,7 @@ std::string read_text_file(const std::string& path, const std::string& what, con
         text.append(buffer, n);
         if (n < sizeof buffer) break;
     }
-    if (std::ferror(file.get())) throw error(what + ": cannot read: " + std::strerror(errno));
+    if (std::ferror(file)) throw error(what + ": cannot read: " + std::strerror(errno));
     return text;
 }
 

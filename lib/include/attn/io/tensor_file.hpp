@@ -82,6 +82,8 @@ input_file open_input_file(const std::string& path, const std::string& what);
 /// any other file is read up to max_stream_bytes ("<what>: not a regular file, and
 /// it gives more than 256.0 MiB").
 std::string read_text_file(const std::string& path, const std::string& what, const read_budget* budget = nullptr);
+/// The same of a file already open (a FIFO whose writer has left cannot be opened again).
+std::string read_open_file(std::FILE* file, const std::string& what, const read_budget* budget = nullptr);
 
 /// The same, at most `limit` bytes: "<what>: larger than <about>" for a larger regular file,
 /// "<what>: gives more than <about>" for a stream (`about`: "1 MiB; a config.json is a few kB").
