@@ -156,27 +156,19 @@ xt::xarray<float> token_rows(const xt::xarray<float>& x, std::size_t first, std:
     return rows;
 }
 
-/// One [B,G,S,dk] tensor's row (b, g, s) of dk, at `out`.
-void copy_head_row(const tensor& t, std::size_t b, std::size_t g, std::size_t s, float* out) {
-    const float* from = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
-                        static_cast<std::ptrdiff_t>(g) * t.strides[1] + static_cast<std::ptrdiff_t>(s) * t.strides[2];
-    const std::size_t dk = t.values.shape()[3];
-    for (std::size_t d = 0; d < dk; ++d) out[d] = from[static_cast<std::ptrdiff_t>(d) * t.strides[3]];
-}
-
 /// torch.cat((past, now), dim=2): [B,G,N,dk] and [B,G,Sq,dk] -> [B,G,N+Sq,dk], a fresh
 /// contiguous tensor (cat always copies).
 tensor cat_on_tokens(const tensor& past, const tensor& now, dims dim_names) {
     const auto& p = past.values.shape();
     const std::size_t B = p[0], G = p[1], N = p[2], S = now.values.shape()[2], dk = p[3];
     auto all = xt::xarray<float>::from_shape({B, G, N + S, dk});
+    std::vector<float> scratch;
     for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t g = 0; g < G; ++g)
-            for (std::size_t s = 0; s < N + S; ++s) {
-                float* row = all.data() + ((b * G + g) * (N + S) + s) * dk;
-                if (s < N) copy_head_row(past, b, g, s, row);
-                else copy_head_row(now, b, g, s - N, row);
-            }
+        for (std::size_t g = 0; g < G; ++g) {
+            float* plane = all.data() + (b * G + g) * (N + S) * dk;
+            std::copy_n(row_major_rows(past, b, g, 0, N, scratch), N * dk, plane);
+            std::copy_n(row_major_rows(now, b, g, 0, S, scratch), S * dk, plane + N * dk);
+        }
     return tensor(past.name, std::move(dim_names), std::move(all));
 }
 
@@ -188,10 +180,11 @@ tensor repeat_heads(const config& c, const tensor& kv, dims dim_names) {
     const std::size_t B = sz[0], G = sz[1], S = sz[2], dk = sz[3], H = static_cast<std::size_t>(c.heads);
     const bool tiled = c.mistake == mistake::kv_heads_tiled;
     auto out = xt::xarray<float>::from_shape({B, H, S, dk});
+    std::vector<float> scratch;
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t s = 0; s < S; ++s)
-                copy_head_row(kv, b, tiled ? h % G : h / (H / G), s, out.data() + ((b * H + h) * S + s) * dk);
+            std::copy_n(row_major_rows(kv, b, tiled ? h % G : h / (H / G), 0, S, scratch), S * dk,
+                        out.data() + (b * H + h) * S * dk);
     return tensor(kv.name, std::move(dim_names), std::move(out));
 }
 
@@ -294,7 +287,6 @@ struct plane_product {
 /// `product` OpenBLAS splits among its threads goes one plane after another, as PyTorch's bmm.
 template <typename Fn>
 void for_each_plane(const plane_chain& chain, const rows_block& block, Fn fn, plane_product product = {}) {
-    constexpr std::size_t parallel_elements = std::size_t{1} << 15;  // as the rows' loops (plane_chain.cpp)
     const std::size_t plane_floats = block.rows * chain.width;
     const auto plane = [&](std::size_t i) {
         const std::size_t p = block.first_plane + i, at = i * plane_floats;
@@ -616,9 +608,6 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
         return r.so_far.warnings;
     };
 
-    // 1. input: x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step), and x_kv [B,Sk,Dkv] for
-    // cross-attention: drawn or read (the stage shares their storage: x is not copied, and is
-    // let go after the projections)
     // 25. embed (--tokens): the embedding rows x was summed from, token [B,S,D], position and token_type [S,D]
     if (in.embed && !in.qkv && r.shows(stage_id::embed)) {
         std::vector<tensor> embed{tensor("token", {"batch", "seq", "d_in"}, std::move(in.embed->token))};
@@ -627,10 +616,15 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
         r.emit(stage_id::embed, std::move(embed));
     }
     in.embed.reset();
+
+    // 1. input: x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step), and x_kv [B,Sk,Dkv] for
+    // cross-attention: drawn or read (the stage shares their storage: x is not copied, and is
+    // let go after the projections)
+    const char* x_tokens = c.past > 0 ? "kv_seq" : "seq";  // x's S: N + Sq = Sk in a decoding step
     tensor_storage x = make_storage(std::move(in.x));
     tensor_storage x_kv = in.x_kv ? make_storage(std::move(*in.x_kv)) : x;  // self-attention: keys and values from x
     if (!in.qkv && r.shows(stage_id::input)) {
-        std::vector<tensor> input{tensor("x", {"batch", c.past > 0 ? "kv_seq" : "seq", "d_in"}, x)};
+        std::vector<tensor> input{tensor("x", {"batch", x_tokens, "d_in"}, x)};
         if (in.x_kv) input.push_back(tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, x_kv));
         r.emit(stage_id::input, std::move(input));
     }
@@ -643,7 +637,7 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // a new tensor [B,S,Din], the residual stream x stays as given (self-attention only: validate)
     if (r.needs(stage_id::norm)) {
         x = x_kv = make_storage(normalised_rows(c, *x, p));
-        std::vector<tensor> norm{tensor("x", {"batch", c.past > 0 ? "kv_seq" : "seq", "d_in"}, x),
+        std::vector<tensor> norm{tensor("x", {"batch", x_tokens, "d_in"}, x),
                                  tensor("weight", {"d_in"}, *p.norm_weight)};
         if (p.norm_bias) norm.push_back(tensor("bias", {"d_in"}, *p.norm_bias));
         r.emit(stage_id::norm, std::move(norm));
@@ -654,11 +648,10 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // in a decoding step), x = x + pe [B,S,Din]; x_kv + its own pe [Sk,Dkv] in cross-attention.
     // New tensors: x stays as drawn
     if (r.needs(stage_id::positions)) {
-        const char* tokens = c.past > 0 ? "kv_seq" : "seq";
         const tensor_storage pe = make_storage(sinusoidal_table(0, x->shape()[1], x->shape()[2]));
         const bool cross = in.x_kv.has_value();
         x = make_storage(add_positions(*x, *pe));
-        std::vector<tensor> positions{tensor("pe", {tokens, "d_in"}, pe), tensor("x", {"batch", tokens, "d_in"}, x)};
+        std::vector<tensor> positions{tensor("pe", {x_tokens, "d_in"}, pe), tensor("x", {"batch", x_tokens, "d_in"}, x)};
         if (cross) {
             const tensor_storage pe_kv = make_storage(sinusoidal_table(0, x_kv->shape()[1], x_kv->shape()[2]));
             x_kv = make_storage(add_positions(*x_kv, *pe_kv));
