@@ -649,10 +649,9 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // New tensors: x stays as drawn
     if (r.needs(stage_id::positions)) {
         const tensor_storage pe = make_storage(sinusoidal_table(0, x->shape()[1], x->shape()[2]));
-        const bool cross = in.x_kv.has_value();
         x = make_storage(add_positions(*x, *pe));
         std::vector<tensor> positions{tensor("pe", {x_tokens, "d_in"}, pe), tensor("x", {"batch", x_tokens, "d_in"}, x)};
-        if (cross) {
+        if (in.x_kv) {  // cross-attention
             const tensor_storage pe_kv = make_storage(sinusoidal_table(0, x_kv->shape()[1], x_kv->shape()[2]));
             x_kv = make_storage(add_positions(*x_kv, *pe_kv));
             positions.push_back(tensor("pe_kv", {"kv_seq", "d_kv_in"}, pe_kv));
@@ -786,10 +785,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // a time with a running max and sum: m, l, rescale [B,H,Sq,nb], acc [B,H,Sq,nb,dk], context [B,H,Sq,dk]
     std::optional<flash_stage> flash;
     if (r.needs(stage_id::flash)) {
-        flash_inputs f{queries, keys, values, mask_by_row ? &*mask_by_row : nullptr, chain.divisor, chain.fill,
-                       static_cast<std::size_t>(c.flash_block)};
-        f.alibi_slopes = chain.alibi_slopes;
-        f.first_query_position = chain.first_query_position;
+        const flash_inputs f{queries, keys, values, chain.mask, chain.divisor, chain.fill,
+                             static_cast<std::size_t>(c.flash_block), chain.alibi_slopes, chain.first_query_position};
         flash = flash_stage{flash_attention(f), flash_tolerance(*values)};
     }
     proj = view = tr = rope = append = repeated = stage{};  // q, k, v: no later stage reads them
