@@ -112,6 +112,8 @@ cmds=(
 "trace --mistake mask_or_instead_of_and --mask causal"
 "trace --mistake mask_inverted"
 "trace --mistake kv_heads_tiled --heads 4"
+"trace --stage nope"
+"trace --pos rope --past 3 --seq 2 --mistake rope_pairs_mixed --d-model 16 --stage cache,rope --format json"
 "trace --mistake causal_only --batch 2 --seq 4 --mask causal+padding --lengths 3,2 --stage mask,softmax"
 "trace --mistake diagonal_masked --mask causal --stage mask"
 "trace --mistake causal_misaligned --mask causal --past 2 --seq 2 --stage mask,softmax"

@@ -714,7 +714,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     if (r.needs(stage_id::rope)) {
         // (--mistake rope_positions_from_zero: positions 0..Sq-1; rope_pairs_mixed: the other pairing)
         const rope_pairing pairing = rotation_pairing(c);
-        rope_angles angles = make_rope_angles(c, first_rotated_position(c), Sq, pairing);
+        const std::int64_t first = c.mistake == mistake::rope_positions_from_zero ? 0 : first_query_position(c);
+        rope_angles angles = make_rope_angles(c, first, Sq, pairing);
         xt::xarray<float> q_rotated = rotate(*queries, angles, pairing);  // [B,H,Sq,dk]
         xt::xarray<float> k_rotated = rotate(*keys, angles, pairing);     // [B,G,Sq,dk]
         rope = r.emit(stage_id::rope, {tensor("cos", {"seq", "head_dim"}, std::move(angles.cos)),
@@ -742,8 +743,10 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
             return as_strided(projected, "", name, d, heads_first.shape, heads_first.strides);
         };
         tensor past_k = past("k", p.w_k, p.b_k);
-        if (c.pos == position_encoding::rope)
-            past_k = tensor("k", d, rotate(past_k, make_rope_angles(c, 0, N, rotation_pairing(c)), rotation_pairing(c)));  // [B,G,N,dk]
+        if (c.pos == position_encoding::rope) {  // [B,G,N,dk] rotated at positions 0..N-1
+            const rope_pairing pairing = rotation_pairing(c);
+            past_k = tensor("k", d, rotate(past_k, make_rope_angles(c, 0, N, pairing), pairing));
+        }
         cache = r.emit(stage_id::cache, {std::move(past_k), past("v", p.w_v, p.b_v)});
     }
     // 19. append: torch.cat((past_k, k), dim=2)   [B,G,N,dk] + [B,G,Sq,dk] -> [B,G,N+Sq,dk], a copy
