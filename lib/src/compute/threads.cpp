@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <omp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 extern "C" void openblas_set_num_threads(int num_threads);  // cblas.h names them too
@@ -29,6 +30,16 @@ int cores() {
     return n >= 1 ? static_cast<int>(n) : 1;
 }
 
+/// Whether the address space may be too small for OpenBLAS's buffers: it maps 128 MiB for each
+/// thread and, when it cannot, waits for the memory forever. Under 512 MiB (ulimit -v) products
+/// stay on one thread.
+bool address_space_too_small_for_blas_threads() {
+    constexpr rlim_t enough = rlim_t(512) << 20;
+    rlimit address_space{};
+    return getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY &&
+           address_space.rlim_cur < enough;
+}
+
 }  // namespace
 
 int threads_in_environment() {
@@ -47,6 +58,7 @@ void set_thread_count(int n) {
 
 void blas_threads_for_large_products() {
     if (omp_in_parallel()) return;  // inside attn's loops BLAS stays on one thread
+    if (address_space_too_small_for_blas_threads()) return;
     openblas_set_num_threads(openblas_get_num_procs());
 }
 
