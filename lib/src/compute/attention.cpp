@@ -29,12 +29,11 @@ namespace {
 
 using dims = std::vector<std::string>;
 
-/// "projections.q": where a stage tensor stands in the trace.
-std::string path_of(const stage& s, const tensor& x) { return std::string(s.name()) + "." + x.name; }
-
-/// A view of x's storage with `layout` (tensor.hpp's layout rules decide it).
+/// A view of x's storage with `layout` (tensor.hpp's layout rules decide it), naming x by its
+/// place in the trace ("projections.q").
 tensor view_as(const stage& from, const tensor& x, std::string name, dims dim_names, const tensor_layout& layout) {
-    return as_strided(x, path_of(from, x), std::move(name), std::move(dim_names), layout.shape, layout.strides);
+    const std::string path = std::string(from.name()) + "." + x.name;
+    return as_strided(x, path, std::move(name), std::move(dim_names), layout.shape, layout.strides);
 }
 
 /// x.view(shape) when x is contiguous: the storage read straight on in `shape`.
