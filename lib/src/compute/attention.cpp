@@ -115,16 +115,6 @@ float score_divisor(const config& c) {
     return std::sqrt(static_cast<float>(c.head_dim()));
 }
 
-/// --mistake softmax_axis: softmax over `axis` of [B,H,Sq,Sk] (2, the queries, or 1, the
-/// heads) instead of the last: that axis swapped to the end, softmax, swapped back.
-void softmax_over_axis(xt::xarray<float>& x, std::size_t axis) {
-    std::vector<std::size_t> order{0, 1, 2, 3};
-    std::swap(order[axis], order[3]);
-    xt::xarray<float> moved = xt::transpose(x, order);
-    softmax_last_axis(moved);
-    x = xt::transpose(moved, order);  // a swap of two axes undoes itself
-}
-
 /// --mistake split_without_transpose: q.view(B,H,S,dk) straight from [B,S,D], so each
 /// "head" holds S/H consecutive positions' full width, not one slice of every position.
 tensor split_by_plain_view(const stage& from, const tensor& x, std::size_t heads, dims dim_names) {
@@ -355,12 +345,17 @@ struct plane_steps_state {
         }
     }
 
-    /// --mistake softmax_axis on the whole tensor (plan_memory keeps it whole for this).
+    /// --mistake softmax_axis on the whole tensor [B,H,Sq,Sk] (plan_memory keeps it whole for this):
+    /// softmax over the queries (way 0) or the heads (way 1) instead of the keys, that axis swapped
+    /// to the end, softmax, swapped back; written into the tensor's memory (the block's pointers).
     void softmax_over_whole(const rows_block& block) {
         if (block.source != nullptr) std::copy(block.source, block.source + whole->size(), whole->data());
-        xt::xarray<float> values = *whole;  // softmax_over_axis assigns anew: the block's pointers stay valid
-        softmax_over_axis(values, chain.cfg->mistake_variant == 0 ? 2 : 1);
-        std::copy(values.begin(), values.end(), whole->data());
+        std::vector<std::size_t> order{0, 1, 2, 3};
+        std::swap(order[chain.cfg->mistake_variant == 0 ? 2 : 1], order[3]);
+        xt::xarray<float> moved = xt::transpose(*whole, order);
+        softmax_last_axis(moved);
+        const xt::xarray<float> back = xt::transpose(moved, order);  // a swap of two axes undoes itself
+        std::copy(back.begin(), back.end(), whole->data());
     }
 
     const float* next_draws(std::size_t count) {
