@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -98,30 +99,26 @@ void render_shapes_table(const config& c, const std::vector<planned_stage>& stag
         const std::string spaces(width - std::min(width, table::text_width(text)), ' ');
         out << (right ? spaces + text : text + spaces);
     };
-    out << '\n' << style.dim;
-    pad(widths_of.step, w[0], true);
-    out << "  ";
-    pad(widths_of.stage, w[1], false);
-    out << "  ";
-    pad(widths_of.names, w[2], false);
-    out << "  ";
-    pad(widths_of.letters, w[3] + 3 + w[4], false);
-    out << "  ";
-    pad(widths_of.strides, w[5], false);
-    out << "  " << widths_of.memory << style.reset << '\n';
-    for (const shapes_line& l : lines) {
+    const auto print_line = [&](const shapes_line& l, std::string_view stage_style) {
         pad(l.step, w[0], true);
-        out << "  " << style.bold;
+        out << "  " << stage_style;
         pad(l.stage, w[1], false);
-        out << style.reset << "  ";
+        out << (stage_style.empty() ? "" : style.reset) << "  ";
         pad(l.names, w[2], false);
         out << "  ";
         pad(l.letters, w[3], false);
-        out << " = ";
+        out << (l.sizes.empty() ? "   " : " = ");  // the heading's "shape" spans letters and sizes
         pad(l.sizes, w[4], false);
         out << "  ";
         pad(l.strides, w[5], false);
-        out << "  " << l.memory << '\n';
+        out << "  " << l.memory;
+    };
+    out << '\n' << style.dim;
+    print_line(widths_of, "");
+    out << style.reset << '\n';
+    for (const shapes_line& l : lines) {
+        print_line(l, style.bold);
+        out << '\n';
     }
 }
 
