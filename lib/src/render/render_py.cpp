@@ -110,14 +110,6 @@ std::string py_nested_list(const tensor& t, std::size_t indent) {
     return text;
 }
 
-/// "(1, 2, 4, 4)": a shape or strides as a Python tuple.
-template <typename Numbers>
-std::string py_tuple(const Numbers& numbers) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < numbers.size(); ++a) text += (a ? ", " : "") + std::to_string(numbers[a]);
-    return text + (numbers.size() == 1 ? ",)" : ")");
-}
-
 /// The statements of a --explain torch line, one a line, and its trailing comment.
 struct py_code {
     std::vector<std::string> statements;
@@ -289,8 +281,8 @@ void write_py_checks(const config& c, const stage& s, const render_options& opti
         const std::string variable = py_variable(c, s.name(), t.name);
         if (view) {
             const tensor_shape shape(t.values.shape().begin(), t.values.shape().end());
-            out << "check_layout(\"" << label << "\", " << variable << ", " << py_tuple(shape) << ", "
-                << py_tuple(t.strides) << ")\n";
+            out << "check_layout(\"" << label << "\", " << variable << ", " << python_tuple(shape) << ", "
+                << python_tuple(t.strides) << ")\n";
         } else {
             const std::string opening = "check(\"" + label + "\", " + variable + ", " +
                                         (t.type == element_type::boolean ? "torch.tensor(" : "f32(");

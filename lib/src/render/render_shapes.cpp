@@ -11,6 +11,7 @@
 #include "attn/render/render_json.hpp"
 #include "attn/render/table_parts.hpp"
 #include "attn/render/text_headings.hpp"
+#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
@@ -28,13 +29,6 @@ std::string letters_text(const std::vector<std::string>& letters) {
     std::string text = "[";
     for (std::size_t a = 0; a < letters.size(); ++a) text += (a ? "," : "") + letters[a];
     return text + "]";
-}
-
-/// "(40, 2, 8, 1)", "(1,)": as PyTorch prints t.stride().
-std::string torch_strides_text(const tensor_strides& strides) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < strides.size(); ++a) text += (a ? ", " : "") + std::to_string(strides[a]);
-    return text + (strides.size() == 1 ? ",)" : ")");
 }
 
 /// "projections" of "projections.q".
@@ -63,7 +57,7 @@ std::vector<shapes_line> shapes_lines(const std::vector<planned_stage>& stages, 
         const std::size_t stage_start = lines.size();
         for (const planned_tensor& t : s.tensors) {
             shapes_line line{"", "", t.name, letters_text(axis_letters(s, t)), tensor_index_text(t.layout.shape),
-                             torch_strides_text(t.layout.strides), memory_text(t)};
+                             python_tuple(t.layout.strides), memory_text(t)};
             const auto same = std::find_if(lines.begin() + static_cast<std::ptrdiff_t>(stage_start), lines.end(),
                                            [&line](const shapes_line& l) {
                                                return l.letters == line.letters && l.sizes == line.sizes &&

@@ -35,11 +35,7 @@ std::string exact_number(double v) {
 std::string shape_text(const tensor_shape& shape) { return tensor_index_text(shape); }
 
 /// "(40, 8, 2, 1)", as PyTorch prints t.stride().
-std::string stride_text(const layout& t) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < t.strides.size(); ++a) text += (a ? ", " : "") + str(t.strides[a]);
-    return text + (t.strides.size() == 1 ? ",)" : ")");
-}
+std::string stride_text(const layout& t) { return python_tuple(t.strides); }
 
 /// The run's sizes under their letters (CLI.md), and the layouts PyTorch gives
 /// the notebook's tensors at each step.
