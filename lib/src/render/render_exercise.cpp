@@ -84,12 +84,6 @@ ordered_json answer_json(const exercise& e, const tensor* answer) {
     return j;
 }
 
-std::string dim_names_text(const std::vector<std::string>& dims) {
-    std::string text;
-    for (const std::string& d : dims) text += (text.empty() ? "" : ", ") + d;
-    return text;
-}
-
 std::string shape_of(const tensor& t) {
     return tensor_index_text(std::vector<std::size_t>(t.values.shape().begin(), t.values.shape().end()));
 }
@@ -187,7 +181,7 @@ void render_exercise_table(const exercise_variant& v, const render_options& opti
     if (e.kind == answer_kind::tensor) {
         const tensor& answer = answer_tensor(v);
         out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << ", shape "
-            << tensor_index_text(e.answer_shape) << " [" << dim_names_text(answer.dims) << "]\n";
+            << tensor_index_text(e.answer_shape) << " [" << join(answer.dims, ", ") << "]\n";
         out << "   save it as .npy (np.save) or .json (nested lists) and check it:\n";
     } else {
         out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << '\n'
@@ -251,7 +245,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     out << "\n| files | tensor | shape | dims |\n|---|---|---|---|\n";
     for (const given_tensor& g : v.given)
         out << "| `" << g.name << ".npy`, `" << g.name << ".json` | " << g.key << " | " << shape_of(g.values)
-            << " | " << dim_names_text(g.values.dims) << " |\n";
+            << " | " << join(g.values.dims, ", ") << " |\n";
     out << "\n```python\nimport math\n\nimport numpy as np\nimport torch\n\n";
     for (const given_tensor& g : v.given)
         out << g.name << " = torch.from_numpy(np.load(\"" << g.name << ".npy\"))  # " << shape_of(g.values) << '\n';
@@ -262,7 +256,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
             << "\n```\n\n";
         out << "## Your answer\n\n";
         out << "`" << answer_key(e) << "`, shape " << tensor_index_text(e.answer_shape) << " ["
-            << dim_names_text(answer.dims) << "], saved as `answer.npy` (or `answer.json`, nested lists). Check it:\n\n";
+            << join(answer.dims, ", ") << "], saved as `answer.npy` (or `answer.json`, nested lists). Check it:\n\n";
     } else {
         out << "import json\njson.dump(answer, open(\"answer.json\", \"w\"))  # "
             << (e.kind == answer_kind::shapes ? "{\"projections\": [...], ...}" : "[...]") << "\n```\n\n";

@@ -123,11 +123,7 @@ document.querySelectorAll('figure.heatmap').forEach(function (figure) {
 document.documentElement.setAttribute('data-ready', 'yes');
 )js";
 
-std::string dims_text(const tensor& x) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < x.dims.size(); ++a) text += (a ? ", " : "") + x.dims[a];
-    return text + ")";
-}
+std::string dims_text(const tensor& x) { return "(" + join(x.dims, ", ") + ")"; }
 
 // --- the run and the contents -----------------------------------------------------------
 

@@ -25,11 +25,7 @@ std::vector<std::string> axis_letters(const planned_stage& s, const planned_tens
 }
 
 /// "[B,H,Sq,dk]"
-std::string letters_text(const std::vector<std::string>& letters) {
-    std::string text = "[";
-    for (std::size_t a = 0; a < letters.size(); ++a) text += (a ? "," : "") + letters[a];
-    return text + "]";
-}
+std::string letters_text(const std::vector<std::string>& letters) { return "[" + join(letters, ",") + "]"; }
 
 /// "projections" of "projections.q".
 std::string stage_of(const std::string& path) { return path.substr(0, path.find('.')); }

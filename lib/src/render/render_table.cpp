@@ -109,9 +109,7 @@ std::string shape_label(const tensor& x) {
     std::string label = x.name + " [";
     for (std::size_t a = 0; a < x.values.dimension(); ++a)
         label += (a ? "," : "") + std::to_string(x.values.shape()[a]);
-    label += "] (";
-    for (std::size_t a = 0; a < x.dims.size(); ++a) label += (a ? ", " : "") + x.dims[a];
-    return label + ")";
+    return label + "] (" + join(x.dims, ", ") + ")";
 }
 
 /// The params stage in a few lines: one per tensor with its min, mean and max,
