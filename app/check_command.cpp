@@ -168,7 +168,7 @@ void setup_check(CLI::App& app) {
     add_run_flags(cmd, o->run);
     cmd->get_option("--mistake")->group("");  // trace's; hidden here, and refused with a word on why
 
-    cmd->callback([o, cmd] { run_check(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
+    cmd->callback([o, cmd] { run_check(*o, flags_given_to(cmd)); });
 }
 
 }  // namespace attn_app
