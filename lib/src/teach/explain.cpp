@@ -450,10 +450,9 @@ stage_explanation explain_norm(const config& c, const run_shapes& r) {
     e.words = say(r, rms ? "norm.words.rms_norm" : "norm.words.layer_norm");
     e.shapes = "x " + shape_text({r.B, S, r.Din}) + " -> x " + shape_text({r.B, S, r.Din}) + ", over the last axis; weight" +
                (rms ? " " : ", bias ") + shape_text({r.Din});
-    char eps[32];
-    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
-    e.torch = rms ? std::string("x = weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + ") + eps + "))"
-                  : std::string("x = torch.nn.functional.layer_norm(x, [") + str(r.Din) + "], weight, bias, eps=" + eps + ")";
+    const std::string eps = short_eps(c);
+    e.torch = rms ? "x = weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + " + eps + "))"
+                  : "x = torch.nn.functional.layer_norm(x, [" + str(r.Din) + "], weight, bias, eps=" + eps + ")";
     e.memory = say(r, "norm.memory");
     e.why = say(r, "norm.why");
     return e;

@@ -24,13 +24,6 @@ std::string input_formula(const config& c) {
     return prose("stages.formula.input.cross", {{"x", x}, {"x_kv", x_kv}});
 }
 
-/// The norm's eps as config.json would write it: "1e-05".
-std::string short_eps(const config& c) {
-    char eps[32];
-    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
-    return eps;
-}
-
 std::string params_formula(const config& c) {
     if (c.qkv_bias) return prose(c.out_proj ? "stages.formula.params" : "stages.formula.params.no_out_proj");
     return prose(c.out_proj ? "stages.formula.params.no_bias" : "stages.formula.params.no_bias_no_out_proj");
@@ -193,10 +186,8 @@ std::string model_text(const config& c) {
     if ((c.model_arch == "gpt2" || c.model_arch == "llama") && c.mask.causal && c.fill == -std::numeric_limits<float>::max())
         text += "; causal, fill torch.finfo(torch.float32).min, as its code";
     if (c.norm != norm_kind::none) {
-        char eps[32];
-        std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
-        text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " + eps +
-                ") before the projections";
+        text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " +
+                short_eps(c) + ") before the projections";
     }
     return text;
 }
@@ -206,6 +197,12 @@ std::vector<run_line> run_summary(const config& c, bool seed_secret) {
     if (!c.model.empty()) lines.insert(lines.begin() + 1, {"model", model_text(c)});
     if (c.dropout.p > 0.0 || c.dropout.train) lines.push_back({"dropout", dropout_text(c)});
     return lines;
+}
+
+std::string short_eps(const config& c) {
+    char eps[32];
+    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
+    return eps;
 }
 
 std::string stage_title(const config& c, std::string_view name) {

@@ -16,6 +16,9 @@ namespace attn {
 /// A number as the texts write it: up to four decimals, no trailing zeros (1.4142, 2, 0.5).
 std::string short_number(double v);
 
+/// The norm's eps as config.json would write it: "1e-05".
+std::string short_eps(const config& c);
+
 /// "(40, 8, 2, 1)", "(4,)": numbers as a Python tuple, as PyTorch prints t.stride() and t.shape.
 template <class Numbers>
 std::string python_tuple(const Numbers& numbers) {
