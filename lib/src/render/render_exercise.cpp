@@ -120,13 +120,6 @@ trace given_only(const exercise_variant& v) {
     return t;
 }
 
-/// A number for JSON: inf and NaN as the strings the trace document uses.
-ordered_json number_json(double x) {
-    if (std::isnan(x)) return "nan";
-    if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
-    return x;
-}
-
 std::string error_text(double x) {
     if (std::isinf(x)) return "inf";
     std::ostringstream s;

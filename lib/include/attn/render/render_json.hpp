@@ -80,6 +80,9 @@ private:
     stage_stats stats_;  // --stats: the stage's, as it comes
 };
 
+/// `v` as a JSON number, or the string "nan", "inf" or "-inf" where JSON has none (CLI.md).
+nlohmann::ordered_json number_json(double v);
+
 /// The config block of the JSON document.
 nlohmann::ordered_json config_to_json(const config& c);
 
