@@ -93,6 +93,15 @@ ordered_json seed_json(const exercise_variant& v) {
     return v.secret ? ordered_json(nullptr) : ordered_json(v.cfg.seed);
 }
 
+/// {"exercise", "id", "student", "seed", "match"}: how a report on an answer opens.
+ordered_json report_head_json(const exercise_variant& v, bool match) {
+    return {{"exercise", v.ex->number},
+            {"id", v.ex->id},
+            {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
+            {"seed", seed_json(v)},
+            {"match", match}};
+}
+
 /// "student alice (seed 1234)" or "the exercise's own numbers (seed 3)"; with a class
 /// secret "student alice (numbers from the class secret)".
 std::string whose_numbers(const exercise_variant& v) {
@@ -295,35 +304,24 @@ void render_layout_report_json(const exercise_variant& v, const layout_report& r
         problems.push_back({{"stage", p.where.empty() ? ordered_json(nullptr) : ordered_json(p.where)},
                             {"id", p.id},
                             {"message", p.message}});
-    ordered_json j{{"exercise", v.ex->number},
-                   {"id", v.ex->id},
-                   {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
-                   {"seed", seed_json(v)},
-                   {"match", r.match},
-                   {"kind", kind_name(v.ex->kind)},
-                   {"problems", problems}};
+    ordered_json j = report_head_json(v, r.match);
+    j["kind"] = kind_name(v.ex->kind);
+    j["problems"] = problems;
     j["diagnosis"] = r.match ? ordered_json(nullptr)
                              : ordered_json{{"id", r.problems.front().id}, {"message", r.problems.front().message}};
     out << j.dump() << '\n';
 }
 
 void render_check_report_json(const exercise_variant& v, const check_report& r, std::ostream& out) {
-    ordered_json j{{"exercise", v.ex->number},
-                   {"id", v.ex->id},
-                   {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
-                   {"seed", seed_json(v)},
-                   {"match", r.match},
-                   {"stage", r.stage},
-                   {"tensor", r.tensor},
-                   {"expected_shape", r.expected_shape},
-                   {"answer_shape", r.answer_shape},
-                   {"shape_note", r.shape_note},
-                   {"max_error", nullptr},      // null when the shapes differ: nothing to compare
-                   {"max_error_at", nullptr}};
-    if (r.expected_shape == r.answer_shape) {
-        j["max_error"] = number_json(r.max_error);
-        j["max_error_at"] = r.max_error_at;
-    }
+    ordered_json j = report_head_json(v, r.match);
+    j["stage"] = r.stage;
+    j["tensor"] = r.tensor;
+    j["expected_shape"] = r.expected_shape;
+    j["answer_shape"] = r.answer_shape;
+    j["shape_note"] = r.shape_note;
+    const bool compared = r.expected_shape == r.answer_shape;  // else null: nothing to compare
+    j["max_error"] = compared ? number_json(r.max_error) : nullptr;
+    j["max_error_at"] = compared ? ordered_json(r.max_error_at) : nullptr;
     j["diagnosis"] = r.match ? ordered_json(nullptr)
                              : ordered_json{{"id", r.diagnosis_id}, {"message", r.diagnosis_message}};
     if (!r.match && !r.diagnosis_like.empty()) j["diagnosis"]["like"] = r.diagnosis_like;  // a teacher's own mistake
