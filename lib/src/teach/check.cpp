@@ -68,12 +68,6 @@ std::string view_call(const shape_t& shape) {
     return call + ")";
 }
 
-std::size_t element_count(const shape_t& shape) {
-    std::size_t n = 1;
-    for (std::size_t size : shape) n *= size;
-    return n;
-}
-
 /// The stage called or numbered `name`; usage_error when there is none or the run lacks it.
 const stage_info& stage_asked(const config& c, std::string_view name) {
     const bool number = !name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos;
