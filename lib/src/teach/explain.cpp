@@ -654,11 +654,10 @@ stage_explanation explain_masked(const config& c, const run_shapes& r) {
 
 stage_explanation explain_softmax(const config& c, const run_shapes& r) {
     stage_explanation e;
-    const std::string from = c.mask.any() ? "masked" : c.pos == position_encoding::alibi ? "biased" : "scaled";
     const std::int64_t rows = r.B * r.H * r.Sq;
     e.words = say(r, "softmax.words");
     e.shapes = say(r, "softmax.shapes", {{"rows", rows}, {"s_rows", plural(rows)}});
-    e.torch = "weights = torch.softmax(" + from + ", dim=-1)";
+    e.torch = "weights = torch.softmax(" + std::string(softmax_input(c)) + ", dim=-1)";
     e.memory = say(r, "softmax.memory");
     e.why = say(r, "softmax.why");
     return e;

@@ -58,7 +58,7 @@ std::string mask_formula(const config& c) {
 
 /// "weights = softmax(masked, dim=-1)", and with --safe-softmax what it does to an empty row.
 std::string softmax_formula(const config& c) {
-    const char* logits = c.mask.any() ? "masked" : c.pos == position_encoding::alibi ? "biased" : "scaled";
+    const char* logits = softmax_input(c);
     if (!c.safe_softmax) return prose("stages.formula.softmax", {{"logits", logits}});
     return prose("stages.formula.softmax.safe", {{"logits", logits}});  // validate(): the fill is -inf
 }
@@ -197,6 +197,10 @@ std::vector<run_line> run_summary(const config& c, bool seed_secret) {
     if (!c.model.empty()) lines.insert(lines.begin() + 1, {"model", model_text(c)});
     if (c.dropout.p > 0.0 || c.dropout.train) lines.push_back({"dropout", dropout_text(c)});
     return lines;
+}
+
+const char* softmax_input(const config& c) {
+    return c.mask.any() ? "masked" : c.pos == position_encoding::alibi ? "biased" : "scaled";
 }
 
 std::string short_eps(const config& c) {

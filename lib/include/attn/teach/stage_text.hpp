@@ -16,6 +16,9 @@ namespace attn {
 /// A number as the texts write it: up to four decimals, no trailing zeros (1.4142, 2, 0.5).
 std::string short_number(double v);
 
+/// The stage softmax reads in a run of `c`: "masked", else "biased" (ALiBi), else "scaled".
+const char* softmax_input(const config& c);
+
 /// The norm's eps as config.json would write it: "1e-05".
 std::string short_eps(const config& c);
 
