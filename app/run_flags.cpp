@@ -1,9 +1,12 @@
 // The run flags (run_flags.hpp): CLI11 wiring, and the config they make.
 #include "run_flags.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "attn/compute/error.hpp"
@@ -343,17 +346,45 @@ CLI::Option* add_max_memory_flag(CLI::App* cmd, std::string& into) {
     return cmd->add_option("--max-memory", into,
                            "refuse sizes whose stages need more than SIZE, e.g. 4GiB, before anything is read or "
                            "computed (files too: a file or .npz member larger than SIZE is not read); the message "
-                           "names the largest stages. 0 or none: no limit")
-        ->default_str("80% of RAM")
+                           "names the largest stages. 0 or none: no limit. Usable memory: the RAM, or a container's "
+                           "limit or ulimit -v when less")
+        ->default_str("80% of usable memory")
         ->transform(byte_size_or_none())
         ->type_name("SIZE");
 }
 
+namespace {
+
+/// What ulimit -v must leave beside the run's tensors: the program and its libraries, and the
+/// address space OpenBLAS's buffers, the threads' stacks and the C library's arenas map
+/// without using (a 150 MiB run maps about 380 MiB).
+constexpr std::uint64_t address_space_beside_tensors = std::uint64_t(256) << 20;
+
+/// The bytes this process may use: the machine's RAM, a container's limit (cgroup v2
+/// memory.max, v1 memory.limit_in_bytes) and its address-space limit (ulimit -v), the least.
+std::uint64_t usable_memory() {
+    std::uint64_t usable = std::uint64_t(8) << 30;  // when the RAM cannot be read
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page_size > 0) usable = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+    for (const char* limit_file : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+        std::ifstream in(limit_file);
+        std::uint64_t limit = 0;
+        if (in >> limit && limit > 0) usable = std::min(usable, limit);  // "max" reads as no number
+    }
+    rlimit address_space{};
+    if (getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY) {
+        const std::uint64_t limit = address_space.rlim_cur;
+        const std::uint64_t beside = std::min(address_space_beside_tensors, limit / 2);
+        usable = std::min(usable, limit - beside);
+    }
+    return usable;
+}
+
+}  // namespace
+
 std::uint64_t memory_limit(const std::string& flag_value) {
     if (!flag_value.empty()) return std::stoull(flag_value);  // byte_size_or_none() made it digits
-    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page_size <= 0) return std::uint64_t(8) << 30;
-    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 10 * 8;
+    return std::max<std::uint64_t>(usable_memory() / 10 * 8, 1);  // never 0, which means no limit
 }
 
 std::string draw_order_help() {

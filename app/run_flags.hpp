@@ -37,7 +37,7 @@ struct run_options {
     std::string arch = "auto";         // --arch: whose names --params holds
     std::int64_t layer = 0;            // --layer L: which layer of a model's file
     std::string tokens;                // --tokens IDS or @FILE, parsed by load_run_inputs
-    std::string max_memory;        // --max-memory as byte_size_or_none() left it: "" = 80% of RAM, "0" = none
+    std::string max_memory;        // --max-memory as byte_size_or_none() left it: "" = 80% of usable memory, "0" = none
 };
 
 /// Whether a flag ("--seq") was given on the command line (not a default).
@@ -54,8 +54,8 @@ void add_run_flags(CLI::App* cmd, run_options& o);
 /// (trace, check, mask, exercise show|check), into `into` ("" until given).
 CLI::Option* add_max_memory_flag(CLI::App* cmd, std::string& into);
 
-/// The bytes --max-memory allows: `flag_value` as add_max_memory_flag left it; "" is
-/// 80% of the physical memory; 0 means no limit.
+/// The bytes --max-memory allows: `flag_value` as add_max_memory_flag left it; "" is 80% of
+/// the memory this process may use (RAM, a container's cgroup limit, ulimit -v); 0 means no limit.
 std::uint64_t memory_limit(const std::string& flag_value);
 
 /// The groups Shapes and Masks alone, for attn mask.

@@ -171,10 +171,10 @@ def main():
     writing, writing_ratio = "", ""
     if t_write > 0.005:  # else too close to the noise to say
         writing = f" ({json_bytes / t_write / 2**20:.0f} writing only)"
-        writing_ratio = f" ({json_bytes / t_write / rate_torch:.0f}x)"
+        writing_ratio = f" ({json_bytes / t_write / rate_torch:.1f}x)"
     rows.append((f"c) JSON of softmax [{jB},{jH},{jS},{jS}] ({mib(json_bytes)}), bytes/s",
                  f"{rate_whole / 2**20:.0f} MiB/s whole run{writing}",
-                 f"{rate_torch / 2**20:.1f} MiB/s", f"{rate_whole / rate_torch:.0f}x{writing_ratio}", ">= 10x"))
+                 f"{rate_torch / 2**20:.1f} MiB/s", f"{rate_whole / rate_torch:.1f}x{writing_ratio}", ">= 10x"))
 
     # d) peak RSS: b)'s run against the bytes of its stages, and softmax alone at S8192 (one run)
     rows.append((f"d) peak RSS, b) every stage ({mib(stage_bytes)} of stages)", mib(rss_attn), mib(rss_torch),

@@ -136,4 +136,19 @@ else
   echo "skip tmpfs (mount not permitted here): the ATTN_TEST_FREE_BYTES cases above stand in"
 fi
 
+# --- the default budget reads ulimit -v, and OpenBLAS is not starved of its buffers ---------
+# (no ulimit -v under ASan: its shadow memory needs terabytes of address space)
+if [ -z "${ATTN_SANITIZED:-}" ]; then
+  (ulimit -v 700000; timeout 60 "$attn" trace --seq 12000 --heads 2 --stage softmax --format npz --out /dev/null) \
+    >"$work/out" 2>"$work/err"; rc=$?
+  check "under ulimit -v 700000 the default budget is 80% of it: 1.1 GiB planes come in row blocks, exit 0 (was: out of memory)" \
+    test "$rc:$(cat "$work/err")" = "0:"
+  (ulimit -v 300000; timeout 60 "$attn" trace --seq 4000 --heads 2 --stage softmax) >"$work/out" 2>"$work/err"; rc=$?
+  check "under ulimit -v 300000 OpenBLAS stays on one thread: the run ends, exit 0 (was: a hang in its buffer allocation)" \
+    test "$rc" -eq 0
+  (ulimit -v 300000; "$attn" trace --seq 200000 --d-model 64 --heads 2) >"$work/out" 2>"$work/err"; rc=$?
+  check "under ulimit -v 300000 a run too large for 80% of it: one line naming --max-memory, exit 1" \
+    bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: these sizes need .* but the limit is .* (--max-memory)' '$work/err'"
+fi
+
 finish

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <omp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 extern "C" void openblas_set_num_threads(int num_threads);  // cblas.h names them too
@@ -23,6 +24,16 @@ int chosen = 0;  // 0: not set yet
 [[gnu::constructor(101)]] void openmp_threads_sleep_when_idle() {
     if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
         setenv("OMP_WAIT_POLICY", "passive", 0);
+}
+
+/// Whether the address space may be too small for OpenBLAS's buffers: it maps 128 MiB for each
+/// thread and, when it cannot, waits for the memory forever. Under 512 MiB (ulimit -v) products
+/// stay on one thread.
+bool address_space_too_small_for_blas_threads() {
+    constexpr rlim_t enough = rlim_t(512) << 20;
+    rlimit address_space{};
+    return getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY &&
+           address_space.rlim_cur < enough;
 }
 
 }  // namespace
@@ -48,6 +59,7 @@ void set_thread_count(int n) {
 
 void blas_threads_for_large_products() {
     if (omp_in_parallel()) return;  // inside attn's loops BLAS stays on one thread
+    if (address_space_too_small_for_blas_threads()) return;
     openblas_set_num_threads(openblas_get_num_procs());
 }
 

@@ -12,7 +12,8 @@ namespace attn {
 void set_thread_count(int n);
 
 /// Gives OpenBLAS the thread per core it starts with in PyTorch's process (it starts on one
-/// here, for a quick start-up: linalg.cpp), unless called inside attn's parallel loops.
+/// here, for a quick start-up: linalg.cpp), unless called inside attn's parallel loops or
+/// under an address-space limit (ulimit -v) below 512 MiB, too small for their buffers.
 void blas_threads_for_large_products();
 
 /// The most threads --threads and $ATTN_THREADS take.
