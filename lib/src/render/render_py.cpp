@@ -44,7 +44,6 @@ double py_numbers_of(const config& c, std::string_view name) {
     return B * H * Sq * Sk;  // scores, scaled, masked, softmax
 }
 
-/// The mistakes a script can make with a changed line (way 0, as attn trace --mistake makes it).
 /// The mistakes whose PyTorch line py_with_mistake writes (way 0), in mistake_table's order;
 /// a script for another would assert the mistaken numbers against the right code.
 const std::vector<mistake>& py_written_mistakes() {
