@@ -364,7 +364,6 @@ stage_explanation explain_repeat_kv(const config&, const run_shapes& r) {
     e.words = say(r, "repeat_kv.words", {{"groups", groups}});
     e.shapes = shape_text({r.B, r.G, r.Sk, r.dk}) + " -> " + shape_text({r.B, r.H, r.Sk, r.dk}) +
                "   ([B,G,Sk,dk] -> [B,H,Sk,dk]: each head " + str(per) + " times, one after another)";
-    e.einsum = "";
     e.torch = "k = k.repeat_interleave(H // G, dim=1); v = v.repeat_interleave(H // G, dim=1)  # G = " + str(r.G);
     e.memory = say(r, "repeat_kv.memory", {{"strides", stride_text(contiguous_layout({r.B, r.H, r.Sk, r.dk}))},
                                            {"floats", 2 * r.B * r.H * r.Sk * r.dk}});
@@ -881,8 +880,7 @@ std::string tokens_sentence(const config& c) {
     for (std::size_t i = 0; i < c.tokens.size(); ++i)
         list += (i ? ", " : "") + (labelled ? c.token_labels[i] + " (" + std::to_string(c.tokens[i]) + ")"
                                             : std::to_string(c.tokens[i]));
-    return labelled ? " " + prose("explain.intro.tokens.labelled", {{"tokens", list}})
-                    : " " + prose("explain.intro.tokens", {{"tokens", list}});
+    return " " + prose(labelled ? "explain.intro.tokens.labelled" : "explain.intro.tokens", {{"tokens", list}});
 }
 
 }  // namespace
