@@ -29,12 +29,11 @@ namespace {
 
 using dims = std::vector<std::string>;
 
-/// "projections.q": where a stage tensor stands in the trace.
-std::string path_of(const stage& s, const tensor& x) { return std::string(s.name()) + "." + x.name; }
-
-/// A view of x's storage with `layout` (tensor.hpp's layout rules decide it).
+/// A view of x's storage with `layout` (tensor.hpp's layout rules decide it), naming x by its
+/// place in the trace ("projections.q").
 tensor view_as(const stage& from, const tensor& x, std::string name, dims dim_names, const tensor_layout& layout) {
-    return as_strided(x, path_of(from, x), std::move(name), std::move(dim_names), layout.shape, layout.strides);
+    const std::string path = std::string(from.name()) + "." + x.name;
+    return as_strided(x, path, std::move(name), std::move(dim_names), layout.shape, layout.strides);
 }
 
 /// x.view(shape) when x is contiguous: the storage read straight on in `shape`.
@@ -116,16 +115,6 @@ float score_divisor(const config& c) {
     return std::sqrt(static_cast<float>(c.head_dim()));
 }
 
-/// --mistake softmax_axis: softmax over `axis` of [B,H,Sq,Sk] (2, the queries, or 1, the
-/// heads) instead of the last: that axis swapped to the end, softmax, swapped back.
-void softmax_over_axis(xt::xarray<float>& x, std::size_t axis) {
-    std::vector<std::size_t> order{0, 1, 2, 3};
-    std::swap(order[axis], order[3]);
-    xt::xarray<float> moved = xt::transpose(x, order);
-    softmax_last_axis(moved);
-    x = xt::transpose(moved, order);  // a swap of two axes undoes itself
-}
-
 /// --mistake split_without_transpose: q.view(B,H,S,dk) straight from [B,S,D], so each
 /// "head" holds S/H consecutive positions' full width, not one slice of every position.
 tensor split_by_plain_view(const stage& from, const tensor& x, std::size_t heads, dims dim_names) {
@@ -156,27 +145,19 @@ xt::xarray<float> token_rows(const xt::xarray<float>& x, std::size_t first, std:
     return rows;
 }
 
-/// One [B,G,S,dk] tensor's row (b, g, s) of dk, at `out`.
-void copy_head_row(const tensor& t, std::size_t b, std::size_t g, std::size_t s, float* out) {
-    const float* from = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
-                        static_cast<std::ptrdiff_t>(g) * t.strides[1] + static_cast<std::ptrdiff_t>(s) * t.strides[2];
-    const std::size_t dk = t.values.shape()[3];
-    for (std::size_t d = 0; d < dk; ++d) out[d] = from[static_cast<std::ptrdiff_t>(d) * t.strides[3]];
-}
-
 /// torch.cat((past, now), dim=2): [B,G,N,dk] and [B,G,Sq,dk] -> [B,G,N+Sq,dk], a fresh
 /// contiguous tensor (cat always copies).
 tensor cat_on_tokens(const tensor& past, const tensor& now, dims dim_names) {
     const auto& p = past.values.shape();
     const std::size_t B = p[0], G = p[1], N = p[2], S = now.values.shape()[2], dk = p[3];
     auto all = xt::xarray<float>::from_shape({B, G, N + S, dk});
+    std::vector<float> scratch;
     for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t g = 0; g < G; ++g)
-            for (std::size_t s = 0; s < N + S; ++s) {
-                float* row = all.data() + ((b * G + g) * (N + S) + s) * dk;
-                if (s < N) copy_head_row(past, b, g, s, row);
-                else copy_head_row(now, b, g, s - N, row);
-            }
+        for (std::size_t g = 0; g < G; ++g) {
+            float* plane = all.data() + (b * G + g) * (N + S) * dk;
+            std::copy_n(row_major_rows(past, b, g, 0, N, scratch), N * dk, plane);
+            std::copy_n(row_major_rows(now, b, g, 0, S, scratch), S * dk, plane + N * dk);
+        }
     return tensor(past.name, std::move(dim_names), std::move(all));
 }
 
@@ -188,10 +169,11 @@ tensor repeat_heads(const config& c, const tensor& kv, dims dim_names) {
     const std::size_t B = sz[0], G = sz[1], S = sz[2], dk = sz[3], H = static_cast<std::size_t>(c.heads);
     const bool tiled = c.mistake == mistake::kv_heads_tiled;
     auto out = xt::xarray<float>::from_shape({B, H, S, dk});
+    std::vector<float> scratch;
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t s = 0; s < S; ++s)
-                copy_head_row(kv, b, tiled ? h % G : h / (H / G), s, out.data() + ((b * H + h) * S + s) * dk);
+            std::copy_n(row_major_rows(kv, b, tiled ? h % G : h / (H / G), 0, S, scratch), S * dk,
+                        out.data() + (b * H + h) * S * dk);
     return tensor(kv.name, std::move(dim_names), std::move(out));
 }
 
@@ -294,7 +276,6 @@ struct plane_product {
 /// `product` OpenBLAS splits among its threads goes one plane after another, as PyTorch's bmm.
 template <typename Fn>
 void for_each_plane(const plane_chain& chain, const rows_block& block, Fn fn, plane_product product = {}) {
-    constexpr std::size_t parallel_elements = std::size_t{1} << 15;  // as the rows' loops (plane_chain.cpp)
     const std::size_t plane_floats = block.rows * chain.width;
     const auto plane = [&](std::size_t i) {
         const std::size_t p = block.first_plane + i, at = i * plane_floats;
@@ -364,12 +345,17 @@ struct plane_steps_state {
         }
     }
 
-    /// --mistake softmax_axis on the whole tensor (plan_memory keeps it whole for this).
+    /// --mistake softmax_axis on the whole tensor [B,H,Sq,Sk] (plan_memory keeps it whole for this):
+    /// softmax over the queries (way 0) or the heads (way 1) instead of the keys, that axis swapped
+    /// to the end, softmax, swapped back; written into the tensor's memory (the block's pointers).
     void softmax_over_whole(const rows_block& block) {
         if (block.source != nullptr) std::copy(block.source, block.source + whole->size(), whole->data());
-        xt::xarray<float> values = *whole;  // softmax_over_axis assigns anew: the block's pointers stay valid
-        softmax_over_axis(values, chain.cfg->mistake_variant == 0 ? 2 : 1);
-        std::copy(values.begin(), values.end(), whole->data());
+        std::vector<std::size_t> order{0, 1, 2, 3};
+        std::swap(order[chain.cfg->mistake_variant == 0 ? 2 : 1], order[3]);
+        xt::xarray<float> moved = xt::transpose(*whole, order);
+        softmax_last_axis(moved);
+        const xt::xarray<float> back = xt::transpose(moved, order);  // a swap of two axes undoes itself
+        std::copy(back.begin(), back.end(), whole->data());
     }
 
     const float* next_draws(std::size_t count) {
@@ -616,9 +602,6 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
         return r.so_far.warnings;
     };
 
-    // 1. input: x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step), and x_kv [B,Sk,Dkv] for
-    // cross-attention: drawn or read (the stage shares their storage: x is not copied, and is
-    // let go after the projections)
     // 25. embed (--tokens): the embedding rows x was summed from, token [B,S,D], position and token_type [S,D]
     if (in.embed && !in.qkv && r.shows(stage_id::embed)) {
         std::vector<tensor> embed{tensor("token", {"batch", "seq", "d_in"}, std::move(in.embed->token))};
@@ -627,10 +610,15 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
         r.emit(stage_id::embed, std::move(embed));
     }
     in.embed.reset();
+
+    // 1. input: x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step), and x_kv [B,Sk,Dkv] for
+    // cross-attention: drawn or read (the stage shares their storage: x is not copied, and is
+    // let go after the projections)
+    const char* x_tokens = c.past > 0 ? "kv_seq" : "seq";  // x's S: N + Sq = Sk in a decoding step
     tensor_storage x = make_storage(std::move(in.x));
     tensor_storage x_kv = in.x_kv ? make_storage(std::move(*in.x_kv)) : x;  // self-attention: keys and values from x
     if (!in.qkv && r.shows(stage_id::input)) {
-        std::vector<tensor> input{tensor("x", {"batch", c.past > 0 ? "kv_seq" : "seq", "d_in"}, x)};
+        std::vector<tensor> input{tensor("x", {"batch", x_tokens, "d_in"}, x)};
         if (in.x_kv) input.push_back(tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, x_kv));
         r.emit(stage_id::input, std::move(input));
     }
@@ -643,7 +631,7 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // a new tensor [B,S,Din], the residual stream x stays as given (self-attention only: validate)
     if (r.needs(stage_id::norm)) {
         x = x_kv = make_storage(normalised_rows(c, *x, p));
-        std::vector<tensor> norm{tensor("x", {"batch", c.past > 0 ? "kv_seq" : "seq", "d_in"}, x),
+        std::vector<tensor> norm{tensor("x", {"batch", x_tokens, "d_in"}, x),
                                  tensor("weight", {"d_in"}, *p.norm_weight)};
         if (p.norm_bias) norm.push_back(tensor("bias", {"d_in"}, *p.norm_bias));
         r.emit(stage_id::norm, std::move(norm));
@@ -654,12 +642,10 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // in a decoding step), x = x + pe [B,S,Din]; x_kv + its own pe [Sk,Dkv] in cross-attention.
     // New tensors: x stays as drawn
     if (r.needs(stage_id::positions)) {
-        const char* tokens = c.past > 0 ? "kv_seq" : "seq";
         const tensor_storage pe = make_storage(sinusoidal_table(0, x->shape()[1], x->shape()[2]));
-        const bool cross = in.x_kv.has_value();
         x = make_storage(add_positions(*x, *pe));
-        std::vector<tensor> positions{tensor("pe", {tokens, "d_in"}, pe), tensor("x", {"batch", tokens, "d_in"}, x)};
-        if (cross) {
+        std::vector<tensor> positions{tensor("pe", {x_tokens, "d_in"}, pe), tensor("x", {"batch", x_tokens, "d_in"}, x)};
+        if (in.x_kv) {  // cross-attention
             const tensor_storage pe_kv = make_storage(sinusoidal_table(0, x_kv->shape()[1], x_kv->shape()[2]));
             x_kv = make_storage(add_positions(*x_kv, *pe_kv));
             positions.push_back(tensor("pe_kv", {"kv_seq", "d_kv_in"}, pe_kv));
@@ -722,7 +708,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     if (r.needs(stage_id::rope)) {
         // (--mistake rope_positions_from_zero: positions 0..Sq-1; rope_pairs_mixed: the other pairing)
         const rope_pairing pairing = rotation_pairing(c);
-        rope_angles angles = make_rope_angles(c, first_rotated_position(c), Sq, pairing);
+        const std::int64_t first = c.mistake == mistake::rope_positions_from_zero ? 0 : first_query_position(c);
+        rope_angles angles = make_rope_angles(c, first, Sq, pairing);
         xt::xarray<float> q_rotated = rotate(*queries, angles, pairing);  // [B,H,Sq,dk]
         xt::xarray<float> k_rotated = rotate(*keys, angles, pairing);     // [B,G,Sq,dk]
         rope = r.emit(stage_id::rope, {tensor("cos", {"seq", "head_dim"}, std::move(angles.cos)),
@@ -750,8 +737,10 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
             return as_strided(projected, "", name, d, heads_first.shape, heads_first.strides);
         };
         tensor past_k = past("k", p.w_k, p.b_k);
-        if (c.pos == position_encoding::rope)
-            past_k = tensor("k", d, rotate(past_k, make_rope_angles(c, 0, N, rotation_pairing(c)), rotation_pairing(c)));  // [B,G,N,dk]
+        if (c.pos == position_encoding::rope) {  // [B,G,N,dk] rotated at positions 0..N-1
+            const rope_pairing pairing = rotation_pairing(c);
+            past_k = tensor("k", d, rotate(past_k, make_rope_angles(c, 0, N, pairing), pairing));
+        }
         cache = r.emit(stage_id::cache, {std::move(past_k), past("v", p.w_v, p.b_v)});
     }
     // 19. append: torch.cat((past_k, k), dim=2)   [B,G,N,dk] + [B,G,Sq,dk] -> [B,G,N+Sq,dk], a copy
@@ -793,10 +782,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // a time with a running max and sum: m, l, rescale [B,H,Sq,nb], acc [B,H,Sq,nb,dk], context [B,H,Sq,dk]
     std::optional<flash_stage> flash;
     if (r.needs(stage_id::flash)) {
-        flash_inputs f{queries, keys, values, mask_by_row ? &*mask_by_row : nullptr, chain.divisor, chain.fill,
-                       static_cast<std::size_t>(c.flash_block)};
-        f.alibi_slopes = chain.alibi_slopes;
-        f.first_query_position = chain.first_query_position;
+        const flash_inputs f{queries, keys, values, chain.mask, chain.divisor, chain.fill,
+                             static_cast<std::size_t>(c.flash_block), chain.alibi_slopes, chain.first_query_position};
         flash = flash_stage{flash_attention(f), flash_tolerance(*values)};
     }
     proj = view = tr = rope = append = repeated = stage{};  // q, k, v: no later stage reads them

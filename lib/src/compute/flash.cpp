@@ -13,18 +13,6 @@
 namespace attn {
 namespace {
 
-/// Plane (b, h) of a [B,H,S,dk] tensor as a row-major [S,dk] copy.
-std::vector<float> plane_copy(const tensor& t, std::size_t b, std::size_t h) {
-    const std::size_t S = t.values.shape()[2], dk = t.values.shape()[3];
-    std::vector<float> out(S * dk);
-    const float* base = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
-                        static_cast<std::ptrdiff_t>(h) * t.strides[1];
-    for (std::size_t i = 0; i < S; ++i)
-        for (std::size_t d = 0; d < dk; ++d)
-            out[i * dk + d] = base[static_cast<std::ptrdiff_t>(i) * t.strides[2] + static_cast<std::ptrdiff_t>(d) * t.strides[3]];
-    return out;
-}
-
 /// e^(x - shift) with torch.exp's bits (Sleef's expf, as exp_shifted).
 float exp_of_difference(float x, float shift) {
     exp_shifted(&x, 1, shift);
@@ -45,18 +33,21 @@ std::vector<tensor> flash_attention(const flash_inputs& in) {
     auto context = xt::xarray<float>::from_shape({B, H, Sq, dk});
 
     std::vector<float> scores(Sq * N), products(Sq * dk), m_now(Sq), l_now(Sq), acc_now(Sq * dk);
+    std::vector<float> q_scratch, k_scratch, v_scratch;  // a plane of q, k, v when not row-major already
     std::unique_ptr<bool[]> made(new bool[Sk]);
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h) {
             const std::size_t plane = b * H + h;
-            const std::vector<float> q = plane_copy(*in.q, b, h), k = plane_copy(*in.k, b, h), v = plane_copy(*in.v, b, h);
+            const float* q = row_major_rows(*in.q, b, h, 0, Sq, q_scratch);  // [Sq,dk]
+            const float* k = row_major_rows(*in.k, b, h, 0, Sk, k_scratch);  // [Sk,dk]
+            const float* v = row_major_rows(*in.v, b, h, 0, Sk, v_scratch);  // [Sk,dk]
             std::fill(m_now.begin(), m_now.end(), minus_inf);  // m = -inf, l = 0, acc = 0 before the first block
             std::fill(l_now.begin(), l_now.end(), 0.0f);
             std::fill(acc_now.begin(), acc_now.end(), 0.0f);
             for (std::size_t j = 0; j < nb; ++j) {
                 const std::size_t first = j * N, n = std::min(N, Sk - first);
                 // S_j = Q·K_jᵀ / divisor   [Sq,dk] · [dk,n] -> [Sq,n], the fill where the mask is false
-                bmm_rows(q.data(), k.data() + first * dk, scores.data(), Sq, n, dk, true, Sq);
+                bmm_rows(q, k + first * dk, scores.data(), Sq, n, dk, true, Sq);
                 for (std::size_t e = 0; e < Sq * n; ++e) scores[e] = scores[e] / in.divisor;
                 if (in.alibi_slopes != nullptr)  // + bias[h,i,j] before the mask, as biased comes before masked
                     for (std::size_t i = 0; i < Sq; ++i)
@@ -89,7 +80,7 @@ std::vector<tensor> flash_attention(const flash_inputs& in) {
                     rescale.data()[at] = r;
                 }
                 // acc = rescale·acc + P_j·V_j   [Sq,n] · [n,dk] -> [Sq,dk]
-                bmm_rows(scores.data(), v.data() + first * dk, products.data(), Sq, dk, n, false, Sq);
+                bmm_rows(scores.data(), v + first * dk, products.data(), Sq, dk, n, false, Sq);
                 for (std::size_t i = 0; i < Sq; ++i) {
                     const float r = rescale.data()[(plane * Sq + i) * nb + j];
                     float* acc_row = acc_now.data() + i * dk;

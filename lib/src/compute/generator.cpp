@@ -161,8 +161,7 @@ void normal_blocks_here(float* d, std::size_t blocks) {
 }
 
 /// normal_blocks_here, the blocks shared among the cores when there are many (each block
-/// is transformed on its own: the same bits). Drawing the input of a large run, x
-/// [B,S,D], is mostly this: 2M values took 30 ms on one core.
+/// is transformed on its own: the same bits): most of drawing a large run's x [B,S,D].
 void normal_blocks_on_every_core(float* d, std::size_t blocks) {
     constexpr std::size_t least_blocks_per_thread = std::size_t{1} << 14;  // 256K values: a thread pays
     const std::size_t threads = std::min<std::size_t>(

@@ -6,11 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <cstdlib>
-#include <limits>
-#include <thread>
 
 #include <omp.h>
 #include <xtensor-blas/xblas.hpp>
@@ -95,7 +91,6 @@ bool blas_runs_on_one_thread(std::size_t m, std::size_t n, std::size_t k) {
     constexpr double one_thread_products = 65536.0 * 4;  // OpenBLAS 0.3: interface/gemm.c
     return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= one_thread_products;
 }
-
 
 void bmm_rows(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
               bool b_transposed, std::size_t plane_rows) {

@@ -15,9 +15,7 @@
 namespace attn {
 namespace {
 
-using shape4 = std::vector<std::size_t>;
-
-shape4 mask_shape(std::int64_t batch, std::int64_t sq, std::int64_t sk) {
+std::vector<std::size_t> mask_shape(std::int64_t batch, std::int64_t sq, std::int64_t sk) {
     return {static_cast<std::size_t>(batch), 1, static_cast<std::size_t>(sq), static_cast<std::size_t>(sk)};
 }
 

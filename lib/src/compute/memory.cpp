@@ -185,14 +185,11 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
     refuse(c, total, limit_bytes, estimate_stage_bytes(c));
 }
 
-std::uint64_t estimate_mask_views_bytes(const config& c) {
+void check_mask_views_memory(const config& c, std::uint64_t limit_bytes) {
     const std::uint64_t cells = product({c.batch, c.seq, c.kv_seq});
     // keep, and the files' mask beside it, as booleans; keep, mha, sdpa and additive as floats
-    return sum({cells, c.mask.from_file || c.mask.key_padding ? cells : 0, floats(product({4, c.batch, c.seq, c.kv_seq}))});
-}
-
-void check_mask_views_memory(const config& c, std::uint64_t limit_bytes) {
-    const std::uint64_t need = estimate_mask_views_bytes(c);
+    const std::uint64_t need = sum({cells, c.mask.from_file || c.mask.key_padding ? cells : 0,
+                                    floats(product({4, c.batch, c.seq, c.kv_seq}))});
     if (need <= limit_bytes) return;
     throw error("the mask [B,1,Sq,Sk] = [" + std::to_string(c.batch) + ",1," + std::to_string(c.seq) + "," +
                 std::to_string(c.kv_seq) + "] in four conventions needs " + format_bytes(need) +

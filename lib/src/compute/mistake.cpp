@@ -106,11 +106,10 @@ std::string mask_rule_problem(mistake m, const mask_spec& spec) {
         case mistake::padding_on_queries:
             return spec.padding ? std::string() : "it needs the padding mask (--mask padding --lengths ...)";
         case mistake::diagonal_masked:
+        case mistake::causal_misaligned:
             return spec.causal ? std::string() : "it needs the causal mask (--mask causal)";
         case mistake::window_off_by_one:
             return spec.window ? std::string() : "it needs the window mask (--mask window --window W)";
-        case mistake::causal_misaligned:
-            return spec.causal ? std::string() : "it needs the causal mask (--mask causal)";
         default: return {};
     }
 }
@@ -137,11 +136,7 @@ const std::vector<mistake>& all_mistakes() {
 
 int mistake_variants(mistake m) { return entry_of(m).variants; }
 
-bool changes_mask_rules(mistake m) {
-    return m == mistake::mask_or_instead_of_and || m == mistake::causal_only || m == mistake::padding_only ||
-           m == mistake::padding_on_queries || m == mistake::diagonal_masked || m == mistake::window_off_by_one ||
-           m == mistake::causal_misaligned;
-}
+bool changes_mask_rules(mistake m) { return m != mistake::mask_inverted && entry_of(m).stage == "mask"; }
 
 std::string_view mistake_stage(mistake m, int variant) {
     const std::string_view stage = entry_of(m).stage;
@@ -188,13 +183,6 @@ std::string mistake_problem(const config& c) {
                        n(c.kv_seq) + "," + n(c.seq) + "] by V [B,H,Sk,dk], which needs Sq == Sk (here Sq = " +
                        n(c.seq) + ", Sk = " + n(c.kv_seq) + "); give --kv-seq " + n(c.seq) + " to see this mistake";
             return {};
-        case mistake::mask_or_instead_of_and:
-        case mistake::causal_only:
-        case mistake::padding_only:
-        case mistake::padding_on_queries:
-        case mistake::diagonal_masked:
-        case mistake::window_off_by_one:
-            return mask_rule_problem(m, c.mask);
         case mistake::causal_misaligned:
             if (!c.mask.causal || c.seq != c.kv_seq) return mask_rule_problem(m, c.mask);
             return "with Sq == Sk both alignments are the same mask; give --past N (a KV-cache step: Sq new tokens "
@@ -229,7 +217,7 @@ std::string mistake_problem(const config& c) {
             if (c.from_projections) return "the run starts at the projections (--q --k --v): they have no bias to leave out";
             if (!c.qkv_bias) return "this run's q, k and v have no bias (--no-qkv-bias), so leaving it out changes nothing";
             return {};
-        default: return {};
+        default: return mask_rule_problem(m, c.mask);  // the other mask-rule mistakes; {} for the rest
     }
 }
 

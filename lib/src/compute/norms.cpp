@@ -9,19 +9,15 @@
 // run a scalar Welford (m1 += δ/k), into which the 8 lanes merge in order. All of it plain
 // multiplies and adds. Then rstd = 1/sqrt(m2/W + eps), shift = -rstd·mean, and
 // y = fma(fma(x, rstd, shift), weight, bias): these two are fused, the moments are not
-// (measured: fused moments change 9 to 49 of the fixtures' 185 rows, an unfused output 156 to
-// 182; torch's plain kernels, ATEN_CPU_CAPABILITY=default, do not fuse the output).
+// (docs/kernels.md, "Norms").
 // RMSNorm (Hugging Face's expression, one aten kernel per op): x·x; mean() is sum() then a
 // division by W, in sum's order, cascade_sum's inner reduction (aten/src/ATen/native/cpu/
 // SumKernel.cpp): 4 vector accumulators over the W/8 vectors, flushed into a cascade of
 // levels every 16 steps, the left-over vectors added to the first, the four summed, then the
 // W mod 8 last values and the 8 lanes in order (fewer than 8 values: 4 scalar accumulators the
 // same way); then r = 1/sqrt(mean + eps) and weight·(x·r). Rows do not depend on each other
-// ([B,S,D] or [rows, D] give the same bits), with one exception: a lone row (B·S = 1) of
-// 32768 values or more, whose sum() torch splits over its threads (TensorIterator's
-// two_pass_reduction); this sums it as torch with one thread, or with two rows or more, does
-// (measured at D = 40000: RMSNorm up to 2 ulp apart with 2 threads, equal with 1; LayerNorm
-// equal). The fixtures are tests/reference/make_norm_fixtures.py's.
+// ([B,S,D] or [rows, D] give the same bits), except a lone row of 32768 values or more
+// (docs/kernels.md). The fixtures are tests/reference/make_norm_fixtures.py's.
 #include "attn/compute/norms.hpp"
 
 #include <algorithm>

@@ -9,34 +9,10 @@
 #include "attn/compute/linalg.hpp"
 #include "attn/compute/mistake.hpp"
 #include "attn/compute/positions.hpp"
+#include "attn/compute/threads.hpp"
 
 namespace attn {
 namespace {
-
-// Elementwise loops over rows go to OpenMP threads from this many elements on;
-// below, starting the threads costs more than the work.
-constexpr std::size_t parallel_elements = 1 << 15;
-
-/// Rows [first, first + count) of plane (b, h) of a [B,H,R,C] tensor as a row-major
-/// [count, C] array: in place when those rows lie in storage one after another, else
-/// copied into `scratch` (torch.matmul's contiguous copy of an operand bmm cannot read
-/// in place, here only the rows needed).
-const float* row_major_rows(const tensor& t, std::size_t b, std::size_t h, std::size_t first, std::size_t count,
-                            std::vector<float>& scratch) {
-    const std::size_t cols = t.values.shape()[3];
-    const std::ptrdiff_t row_step = t.strides[2], col_step = t.strides[3];
-    const float* start = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
-                         static_cast<std::ptrdiff_t>(h) * t.strides[1] + static_cast<std::ptrdiff_t>(first) * row_step;
-    const bool in_place =
-        (cols <= 1 || col_step == 1) && (count <= 1 || row_step == static_cast<std::ptrdiff_t>(cols));
-    if (in_place) return start;
-    scratch.resize(count * cols);
-    for (std::size_t i = 0; i < count; ++i) {
-        const float* row = start + static_cast<std::ptrdiff_t>(i) * row_step;
-        for (std::size_t j = 0; j < cols; ++j) scratch[i * cols + j] = row[static_cast<std::ptrdiff_t>(j) * col_step];
-    }
-    return scratch.data();
-}
 
 /// Room for one row of a mask made by its rules (one per thread).
 struct made_row {
@@ -163,8 +139,7 @@ void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_fi
     }
     const float fill = chain.fill;
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
-    const bool parallel = block.rows * width >= parallel_elements;
-#pragma omp parallel if (parallel)
+#pragma omp parallel if (block.rows * width >= parallel_elements)
     {
         weak_fill_finding mine;
         std::vector<float> weights;  // one masked row's softmax, for the finding

@@ -54,10 +54,6 @@ rope_pairing rotation_pairing(const config& c) {
     return c.rope_style == rope_pairing::half ? rope_pairing::interleaved : rope_pairing::half;
 }
 
-std::int64_t first_rotated_position(const config& c) {
-    return c.mistake == mistake::rope_positions_from_zero ? 0 : first_query_position(c);
-}
-
 rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t count, rope_pairing pairing) {
     const auto dk = static_cast<std::size_t>(c.head_dim()), half = dk / 2;
     const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, dk);

@@ -36,14 +36,15 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     const std::size_t N = static_cast<std::size_t>(c.past), G = static_cast<std::size_t>(c.kv_head_count()),
                       Dg = G * dk;
     const bool step = N > 0;
+    const std::string tokens = step ? "kv_seq" : "seq";  // x's: S = N + Sq = Sk in a decoding step, else Sq
+    const std::size_t S = step ? Sk : Sq;
     // 25. embed (--tokens): the token rows [B,S,Din], the position rows [S,Din] (GPT-2, BERT) and
     // BERT's token_type rows [S,Din], copies of the tables' rows
     std::vector<planned_tensor> embed{fresh_tensor("token", {"batch", "seq", "d_in"}, {B, Sq, Din})};
     if (c.model_arch == "gpt2" || c.model_arch == "bert") embed.push_back(fresh_tensor("position", {"seq", "d_in"}, {Sq, Din}));
     if (c.model_arch == "bert") embed.push_back(fresh_tensor("token_type", {"seq", "d_in"}, {Sq, Din}));
     add(stage_id::embed, std::move(embed));
-    std::vector<planned_tensor> input{step ? fresh_tensor("x", {"batch", "kv_seq", "d_in"}, {B, Sk, Din})
-                                           : fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din})};
+    std::vector<planned_tensor> input{fresh_tensor("x", {"batch", tokens, "d_in"}, {B, S, Din})};
     if (c.cross()) input.push_back(fresh_tensor("x_kv", {"batch", "kv_seq", "d_kv_in"}, {B, Sk, Dkv}));
     add(stage_id::input, std::move(input));
     const std::string kv_out = c.grouped() ? "kv_width" : "d_model";
@@ -59,15 +60,11 @@ std::vector<planned_stage> plan_stage_layouts(const config& c) {
     }
     add(stage_id::params, std::move(params));
     // 24. norm: the normalised x [B,S,Din], new; the norm's weight (and LayerNorm's bias) [Din]
-    std::vector<planned_tensor> norm{step ? fresh_tensor("x", {"batch", "kv_seq", "d_in"}, {B, Sk, Din})
-                                          : fresh_tensor("x", {"batch", "seq", "d_in"}, {B, Sq, Din}),
+    std::vector<planned_tensor> norm{fresh_tensor("x", {"batch", tokens, "d_in"}, {B, S, Din}),
                                      fresh_tensor("weight", {"d_in"}, {Din})};
     if (c.norm == norm_kind::layer_norm) norm.push_back(fresh_tensor("bias", {"d_in"}, {Din}));
     add(stage_id::norm, std::move(norm));
-    // 16. positions: pe [S,Din], x + pe [B,S,Din], S = Sq (N + Sq = Sk in a decoding step);
-    // pe_kv [Sk,Dkv], x_kv + pe_kv in cross-attention
-    const std::string tokens = step ? "kv_seq" : "seq";
-    const std::size_t S = step ? Sk : Sq;
+    // 16. positions: pe [S,Din], x + pe [B,S,Din]; pe_kv [Sk,Dkv], x_kv + pe_kv in cross-attention
     std::vector<planned_tensor> positions{fresh_tensor("pe", {tokens, "d_in"}, {S, Din}),
                                           fresh_tensor("x", {"batch", tokens, "d_in"}, {B, S, Din})};
     if (c.cross()) {

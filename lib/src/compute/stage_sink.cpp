@@ -22,10 +22,9 @@ stage_plan stage_plan::of(const std::vector<std::string>& names) {
 }
 
 bool stage_plan::computes_every_query_row(const config& c) const {
-    const stage_set needed = stages_needed(c, shown);
-    const bool dropout = (needed & stage_bit(stage_id::dropout)) != 0;
-    const bool flash = (needed & stage_bit(stage_id::flash)) != 0;  // compares every row of context
-    return layout == plane_layout::whole_tensor || shown_query.empty() || dropout || flash || block_rows == 0 ||
+    // dropout's draws are one stream; flash compares every row of context
+    const bool dropout_or_flash = (stages_needed(c, shown) & stages(stage_id::dropout, stage_id::flash)) != 0;
+    return layout == plane_layout::whole_tensor || shown_query.empty() || dropout_or_flash || block_rows == 0 ||
            block_rows >= static_cast<std::size_t>(c.seq) || c.mistake != mistake::none;
 }
 

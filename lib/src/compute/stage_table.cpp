@@ -27,15 +27,6 @@ std::vector<const stage_info*> stages_holding(std::string_view tensor) {
     return found;
 }
 
-std::string stage_names_list() {
-    std::string names;
-    for (const auto& info : stage_table) {
-        if (!names.empty()) names += ", ";
-        names += info.name;
-    }
-    return names;
-}
-
 std::string stage_numbers_list() {
     std::vector<int> steps;
     for (const auto& info : stage_table) steps.push_back(info.step);
@@ -51,7 +42,11 @@ std::string stage_numbers_list() {
     return list;
 }
 
-std::string stage_choices() { return "the stages: " + stage_names_list() + "; or their numbers, " + stage_numbers_list(); }
+std::string stage_choices() {
+    std::string names;  // in order, joined with ", "
+    for (const auto& info : stage_table) names += (names.empty() ? "" : ", ") + std::string(info.name);
+    return "the stages: " + names + "; or their numbers, " + stage_numbers_list();
+}
 
 bool stage_in_run(const config& c, stage_id id) {
     switch (info_of(id).absent) {

@@ -156,4 +156,21 @@ xt::xarray<float> row_major_copy(const tensor& t) {
     return out;
 }
 
+const float* row_major_rows(const tensor& t, std::size_t b, std::size_t h, std::size_t first, std::size_t count,
+                            std::vector<float>& scratch) {
+    const std::size_t cols = t.values.shape()[3];
+    const std::ptrdiff_t row_step = t.strides[2], col_step = t.strides[3];
+    const float* start = t.values.data() + static_cast<std::ptrdiff_t>(b) * t.strides[0] +
+                         static_cast<std::ptrdiff_t>(h) * t.strides[1] + static_cast<std::ptrdiff_t>(first) * row_step;
+    const bool in_place =
+        (cols <= 1 || col_step == 1) && (count <= 1 || row_step == static_cast<std::ptrdiff_t>(cols));
+    if (in_place) return start;
+    scratch.resize(count * cols);
+    for (std::size_t i = 0; i < count; ++i) {
+        const float* row = start + static_cast<std::ptrdiff_t>(i) * row_step;
+        for (std::size_t j = 0; j < cols; ++j) scratch[i * cols + j] = row[static_cast<std::ptrdiff_t>(j) * col_step];
+    }
+    return scratch.data();
+}
+
 }  // namespace attn

@@ -6,6 +6,7 @@
 #include <functional>
 #include <numeric>
 
+#include "attn/compute/threads.hpp"
 #include "attn/compute/trace.hpp"
 
 namespace attn {
@@ -90,7 +91,6 @@ void stats_accumulator::add_rows(std::size_t first_row, std::size_t count, const
     // order: the same numbers for any thread count
     const bool weights = s_.kind == stats_kind::weights;
     std::vector<row_summary> summaries(count);
-    constexpr std::size_t parallel_elements = std::size_t{1} << 15;
 #pragma omp parallel for if (count * width_ >= parallel_elements && count > 1)
     for (std::ptrdiff_t r = 0; r < static_cast<std::ptrdiff_t>(count); ++r)
         summaries[static_cast<std::size_t>(r)] = summarise_row(data + static_cast<std::size_t>(r) * width_, width_, weights);

@@ -3,7 +3,6 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include <omp.h>
 #include <sys/resource.h>
@@ -26,6 +25,11 @@ int chosen = 0;  // 0: not set yet
         setenv("OMP_WAIT_POLICY", "passive", 0);
 }
 
+int cores() {
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 1 ? static_cast<int>(n) : 1;
+}
+
 /// Whether the address space may be too small for OpenBLAS's buffers: it maps 128 MiB for each
 /// thread and, when it cannot, waits for the memory forever. Under 512 MiB (ulimit -v) products
 /// stay on one thread.
@@ -45,11 +49,6 @@ int threads_in_environment() {
     const char* end = text + std::strlen(text);
     const std::from_chars_result read = std::from_chars(text, end, n);
     return read.ec == std::errc() && read.ptr == end && n >= 1 && n <= max_threads ? n : -1;
-}
-
-int cores() {
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n >= 1 ? static_cast<int>(n) : 1;
 }
 
 void set_thread_count(int n) {

@@ -31,22 +31,20 @@ using vector_function = __m256 (*)(__m256);
     std::copy(lanes, lanes + (n - i), out + i);
 }
 
-bool sleef_here() {
+}  // namespace
+
+bool torch_trig_is_sleef() {
     static const bool here = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return here;
 }
 
-}  // namespace
-
-bool torch_trig_is_sleef() { return sleef_here(); }
-
 void torch_cos(const float* in, float* out, std::size_t n) {
-    if (sleef_here()) return map_8_lanes(Sleef_cosf8_u10, in, out, n);
+    if (torch_trig_is_sleef()) return map_8_lanes(Sleef_cosf8_u10, in, out, n);
     for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(std::cos(static_cast<double>(in[i])));
 }
 
 void torch_sin(const float* in, float* out, std::size_t n) {
-    if (sleef_here()) return map_8_lanes(Sleef_sinf8_u10, in, out, n);
+    if (torch_trig_is_sleef()) return map_8_lanes(Sleef_sinf8_u10, in, out, n);
     for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(std::sin(static_cast<double>(in[i])));
 }
 

@@ -32,11 +32,8 @@ std::uint64_t estimate_total_bytes(const config& c);
 /// Throws attn::error naming the largest stages when the run needs more than `limit_bytes`.
 void check_memory(const config& c, std::uint64_t limit_bytes);
 
-/// What `attn mask` holds: the boolean mask [B,1,Sq,Sk] (and the files' own), and its four
-/// conventions as floats [B,Sq,Sk]; saturating.
-std::uint64_t estimate_mask_views_bytes(const config& c);
-
-/// Throws attn::error when estimate_mask_views_bytes(c) is more than `limit_bytes`:
+/// Throws attn::error when what `attn mask` holds (the boolean mask [B,1,Sq,Sk], the files'
+/// own, and its four conventions as floats [B,Sq,Sk]) is more than `limit_bytes`:
 /// "the mask [B,1,Sq,Sk] = [1,1,20000,20000] in four conventions needs 7.8 GiB but the
 /// limit is 1.0 GiB (--max-memory)".
 void check_mask_views_memory(const config& c, std::uint64_t limit_bytes);

@@ -27,10 +27,6 @@ rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t co
 /// (rotate_half where the run says interleaved, rotate_every_two where it says half).
 rope_pairing rotation_pairing(const config& c);
 
-/// The position of the first new query that a run rotates: first_query_position(c); 0 with
-/// --mistake rope_positions_from_zero (position_ids without the cache's offset).
-std::int64_t first_rotated_position(const config& c);
-
 /// inv_freq [dk/2]: the angle per position of each pair, 1 / base^(2i/dk).
 std::vector<float> rope_inverse_frequencies(double base, std::size_t head_dim);
 

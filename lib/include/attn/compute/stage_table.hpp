@@ -149,9 +149,6 @@ const stage_info* find_stage_info(int step);
 /// The stages that can hold a tensor called `tensor`, in order ("weights": softmax and dropout).
 std::vector<const stage_info*> stages_holding(std::string_view tensor);
 
-/// The valid stage names in order, joined with ", " (for error messages).
-std::string stage_names_list();
-
 /// The stage numbers as an error message states them: "1 to 15, 18 to 20, 23".
 std::string stage_numbers_list();
 

@@ -94,6 +94,13 @@ tensor shape_only(std::string name, std::vector<std::string> dims, tensor_shape 
 /// last stride is 1: several times faster than xtensor's strided assignment).
 xt::xarray<float> row_major_copy(const tensor& t);
 
+/// Rows [first, first + count) of plane (b, h) of a [B,H,R,C] tensor (any strides) as a
+/// row-major [count, C] array: in place when those rows lie in storage one after another,
+/// else copied into `scratch` (as torch.matmul copies an operand bmm cannot read in place,
+/// but only the rows needed).
+const float* row_major_rows(const tensor& t, std::size_t b, std::size_t h, std::size_t first, std::size_t count,
+                            std::vector<float>& scratch);
+
 /// A view of `base`'s storage (PyTorch's as_strided) from base's offset; nothing is copied.
 /// `base_name` ("projections.q") names base in the trace; a view of a view names the owner.
 tensor as_strided(const tensor& base, const std::string& base_name, std::string name, std::vector<std::string> dims,

@@ -19,15 +19,16 @@ void blas_threads_for_large_products();
 /// The most threads --threads and $ATTN_THREADS take.
 constexpr int max_threads = 4096;
 
+/// Elementwise loops go to the threads from this many elements on; below, starting the
+/// threads costs more than the work.
+constexpr std::size_t parallel_elements = std::size_t{1} << 15;
+
 /// $ATTN_THREADS: 0 when it is unset or empty, its count when it is a whole number from 1
 /// to max_threads, -1 for anything else (the app refuses that before a command runs).
 int threads_in_environment();
 
 /// The current count: set_thread_count's, else $ATTN_THREADS, else every core.
 int thread_count();
-
-/// Every core the machine has (what the default uses).
-int cores();
 
 /// OpenBLAS on one thread while this lives (inside attn's parallel loops).
 class blas_on_one_thread {
