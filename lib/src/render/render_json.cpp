@@ -167,10 +167,6 @@ void render_json(const trace& t, const render_options& options, std::ostream& ou
     json.finish(t.warnings);
 }
 
-void render_json_line(const trace& t, const stage& s, std::ostream& out) {
-    render_json_line(t, s, render_options{}, out);
-}
-
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out) {
     write_stage_head(t, s, options, true, out);
     stage_stats stats;

@@ -34,9 +34,8 @@ namespace attn {
 void render_json(const trace& t, const render_options& options, std::ostream& out);
 
 /// One line of JSON lines: the stage object with its "name" added, then '\n'; `t` is the
-/// trace so far (for the warnings about `s`). With `options`, the tensors are cut to its
-/// view as render_json cuts them, and "explain" comes with options.explain.
-void render_json_line(const trace& t, const stage& s, std::ostream& out);
+/// trace so far (for the warnings about `s`). The tensors are cut to the view of `options`
+/// as render_json cuts them, and "explain" comes with options.explain.
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out);
 
 /// The "selection" block: the views options asks for ({"head": 2}), empty when none.
