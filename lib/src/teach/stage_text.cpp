@@ -78,7 +78,11 @@ std::string run_text(const config& c, bool seed_secret) {
         parts.push_back(prose("stages.run.grouped", {{"G", G}, {"heads_word", G == 1 ? "head" : "heads"},
                                                      {"H", c.heads}, {"per", c.heads / G}}));
     }
-    if (!(c.from_projections && !c.out_proj))  // else nothing is drawn
+    // the seed draws the weights (unless --params gives them, or --q --k --v come without an output
+    // layer) and x (unless --input, --tokens or --q --k --v): a run that draws nothing names no seed
+    const bool weights_drawn = !c.params_from_file && !(c.from_projections && !c.out_proj);
+    const bool x_drawn = !c.from_projections && (!c.x_from_file || (c.cross() && !c.x_kv_from_file));
+    if (weights_drawn || x_drawn)
         parts.push_back(seed_secret ? prose("stages.run.seed_secret") : prose("stages.run.seed", {{"seed", c.seed}}));
     if (!c.from_projections && !c.qkv_bias) parts.push_back(prose("stages.run.no_qkv_bias"));
     if (!c.out_proj) parts.push_back(prose("stages.run.no_out_proj"));
