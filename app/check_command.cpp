@@ -36,20 +36,6 @@ void require_tolerance(double value, const char* flag) {
         throw attn::usage_error(std::string(flag) + " must be 0 or more");
 }
 
-/// What read() returns; an answer file that cannot be read is an error (exit 1, as a mismatch),
-/// and with --format json also a document saying there is no verdict ("match": null, "error").
-template <class Read>
-auto read_answer(const std::string& format, Read read) {
-    try {
-        return read();
-    } catch (const attn::usage_error&) {
-        throw;
-    } catch (const attn::error& e) {
-        if (format == "json") attn::render_check_error_json(e.what(), std::cout);
-        throw;
-    }
-}
-
 /// The report on stdout; a mismatch exits 1.
 void show_report(const attn::check_report& report, const std::string& format) {
     if (format == "json")
@@ -82,14 +68,14 @@ void run_check(const check_options& o, const flag_given& given) {
     // without reading its data (which may be gigabytes) or computing anything
     if (attn::file_extension(o.answer) == ".npy") {
         const std::optional<attn::npy_header> header =
-            read_answer(o.format, [&] { return attn::read_npy_file_header(o.answer, what); });
+            read_answer(o.format == "json", [&] { return attn::read_npy_file_header(o.answer, what); });
         if (header)
             if (const auto report = attn::check_answer_shape(c, stages.front(), o.tensor, header->shape, o.tol))
                 return show_report(*report, o.format);
     }
     if (c.max_memory != 0) attn::check_memory(c, c.max_memory);  // the right run is computed whole
     attn::read_budget budget(c.max_memory == 0 ? attn::read_budget::unlimited : c.max_memory);
-    const attn::loaded_tensor answer = read_answer(o.format, [&] { return attn::read_tensor_file(o.answer, what, &budget); });
+    const attn::loaded_tensor answer = read_answer(o.format == "json", [&] { return attn::read_tensor_file(o.answer, what, &budget); });
     const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     show_report(attn::check_answer(c, in, stages.front(), o.tensor, answer, o.tol), o.format);
 }
@@ -168,7 +154,7 @@ void setup_check(CLI::App& app) {
     add_run_flags(cmd, o->run);
     cmd->get_option("--mistake")->group("");  // trace's; hidden here, and refused with a word on why
 
-    cmd->callback([o, cmd] { run_check(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
+    cmd->callback([o, cmd] { run_check(*o, flags_given_to(cmd)); });
 }
 
 }  // namespace attn_app

@@ -123,39 +123,25 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
     }
 }
 
-/// `read(path, "--answer <path>")`; an answer that cannot be read is an error (exit 1, as a
-/// mismatch), and with --format json also a document saying there is no verdict.
-template <class Read>
-auto read_student_answer(const exercise_options& o, Read read) {
-    try {
-        return read(o.answer, "--answer " + o.answer);
-    } catch (const attn::usage_error&) {
-        throw;
-    } catch (const attn::error& e) {
-        if (o.format == "json") attn::render_check_error_json(e.what(), std::cout);
-        throw;
-    }
-}
-
 void run_check(const exercise_options& o) {
     const std::vector<attn::exercise> all = all_exercises();
     const attn::exercise_variant v = student_variant(all, o);
+    const bool json = o.format == "json";
+    const std::string what = "--answer " + o.answer;
     if (v.ex->kind != attn::answer_kind::tensor) {  // shapes or strides: a JSON answer
-        const attn::layout_report r = read_student_answer(o, [&v](const std::string& path, const std::string& what) {
-            return attn::check_layout_answer_file(v, path, what);
-        });
-        if (o.format == "json") attn::render_layout_report_json(v, r, std::cout);
+        const attn::layout_report r =
+            read_answer(json, [&] { return attn::check_layout_answer_file(v, o.answer, what); });
+        if (json) attn::render_layout_report_json(v, r, std::cout);
         else attn::render_layout_report_table(v, r, std::cout);
         if (!r.match) throw exit_status{1};
         return;
     }
     const std::uint64_t limit = memory_limit(o.max_memory);  // the answer's file read within it too
     attn::read_budget budget(limit == 0 ? attn::read_budget::unlimited : limit);
-    const attn::loaded_tensor answer = read_student_answer(o, [&budget](const std::string& path, const std::string& what) {
-        return attn::read_tensor_file(path, what, &budget);
-    });
+    const attn::loaded_tensor answer =
+        read_answer(json, [&] { return attn::read_tensor_file(o.answer, what, &budget); });
     const attn::check_report r = attn::check_exercise(v, answer);
-    if (o.format == "json") attn::render_check_report_json(v, r, std::cout);
+    if (json) attn::render_check_report_json(v, r, std::cout);
     else attn::render_check_report_table(v, r, std::cout);
     if (!r.match) throw exit_status{1};
 }

@@ -81,7 +81,7 @@ void setup_mask(CLI::App& app) {
                "meaning, the PyTorch expression, data)");
     add_max_memory_flag(cmd, o->run.max_memory);
 
-    cmd->callback([o, cmd] { run_mask(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
+    cmd->callback([o, cmd] { run_mask(*o, flags_given_to(cmd)); });
 }
 
 }  // namespace attn_app

@@ -342,7 +342,6 @@ std::string shell_word(const std::string& text) {
     return out + "'";
 }
 
-
 std::function<std::string(const CLI::App*, const CLI::Error&)> failure_message(std::vector<std::string> args) {
     return [args = std::move(args)](const CLI::App* app, const CLI::Error& e) {
         return "attn: error: " + attn::printable_text(what_went_wrong(*app, e, args)) + "\n";  // one line, whatever was typed

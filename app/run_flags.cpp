@@ -73,37 +73,23 @@ attn::config base_config(const run_options& o) {
 /// --rope-base and --rope-style say how rope rotates: without --pos rope they would do nothing.
 void check_rope_flags(const attn::config& c, const flag_given& given) {
     if (c.pos == attn::position_encoding::rope) return;
-    const auto has = [&](const char* flag) {
-        try {
-            return given(flag);
-        } catch (const std::exception&) {  // a command without the flag (attn mask)
-            return false;
-        }
-    };
     for (const char* flag : {"--rope-base", "--rope-style"})
-        if (has(flag))
+        if (given(flag))
             throw attn::usage_error(std::string(flag) + " says how --pos rope rotates q and k, but --pos is " +
                                     std::string(attn::position_encoding_name(c.pos)) + "; add --pos rope");
 }
 
 /// What the flags say that a model's --params file (its config.json, its architecture) also decides.
 attn::model_choice model_choice(const run_options& o, const flag_given& given) {
-    const auto has = [&](const char* flag) {
-        try {
-            return given(flag);
-        } catch (const std::exception&) {  // a command without the flag
-            return false;
-        }
-    };
     attn::model_choice m;
     if (o.arch != "auto") m.arch = attn::parse_model_arch(o.arch);
-    if (has("--layer")) m.layer = o.layer;
-    if (has("--heads")) m.heads = o.cfg.heads;
-    if (has("--kv-heads")) m.kv_heads = o.kv_heads;
-    if (has("--pos")) m.pos = attn::parse_position_encoding(o.pos);
-    if (has("--rope-base")) m.rope_base = o.cfg.rope_base;
-    m.mask_given = has("--mask") || !o.files.mask.empty() || !o.files.key_padding_mask.empty();
-    m.fill_given = has("--fill");
+    if (given("--layer")) m.layer = o.layer;
+    if (given("--heads")) m.heads = o.cfg.heads;
+    if (given("--kv-heads")) m.kv_heads = o.kv_heads;
+    if (given("--pos")) m.pos = attn::parse_position_encoding(o.pos);
+    if (given("--rope-base")) m.rope_base = o.cfg.rope_base;
+    m.mask_given = given("--mask") || !o.files.mask.empty() || !o.files.key_padding_mask.empty();
+    m.fill_given = given("--fill");
     return m;
 }
 
@@ -316,6 +302,13 @@ void add_mistake_flag(CLI::App* cmd, run_options& o) {
 }
 
 }  // namespace
+
+flag_given flags_given_to(const CLI::App* cmd) {
+    return [cmd](const char* flag) {
+        const CLI::Option* opt = cmd->get_option_no_throw(flag);
+        return opt != nullptr && opt->count() > 0;
+    };
+}
 
 attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& given) {
     run_options o = flags;

@@ -43,6 +43,9 @@ struct run_options {
 /// Whether a flag ("--seq") was given on the command line (not a default).
 using flag_given = std::function<bool(const char*)>;
 
+/// Whether a flag was given to `cmd`; false for a flag `cmd` does not have (attn mask's --pos).
+flag_given flags_given_to(const CLI::App* cmd);
+
 /// Adds the groups Shapes, Tensors from files, Parameters, Positions, Masks, Dropout and Mistakes
 /// to `cmd`, writing into `o` (which must outlive parsing).
 void add_run_flags(CLI::App* cmd, run_options& o);

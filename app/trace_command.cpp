@@ -659,7 +659,7 @@ void setup_trace(CLI::App& app) {
                   "the work done, time left) when stderr is a terminal and CI is not set, and runs of 10 s or "
                   "more say so before they start");
 
-    cmd->callback([o, cmd] { run_trace(*o, [cmd](const char* flag) { return cmd->count(flag) > 0; }); });
+    cmd->callback([o, cmd] { run_trace(*o, flags_given_to(cmd)); });
 }
 
 }  // namespace attn_app

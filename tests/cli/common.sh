@@ -53,6 +53,39 @@ limited() {
 # expect_refusal NAME RC 'stderr first line' ARGS...: expect_error, under the limit.
 expect_refusal() { expect_error_from limited "$@"; }
 
+# The real models' checkpoints (tests/reference/models, made by make_model_fixtures.py).
+models=$(cd "$here/../reference/models" && pwd)
+gpt2=$models/gpt2 bert=$models/bert llama=$models/llama mha=$models/mha
+
+# write_big_gpt2 DIR: GPT-2's checkpoint with a 4 MiB token table, wte.weight 65536 x 16
+# holding 0, 1, 2, ... (row r starts at 16·r): DIR/model.safetensors, DIR/model.npz and
+# DIR/config.json. Needs python3 with NumPy.
+write_big_gpt2() {
+  mkdir -p "$1" && cp "$gpt2/config.json" "$1/"
+  /usr/bin/python3 - "$1/model.safetensors" "$1/model.npz" "$gpt2/model.npz" <<'PY'
+import json, struct, sys
+import numpy as np
+out, out_npz, weights = sys.argv[1:]
+tensors = dict(np.load(weights))
+tensors["wte.weight"] = np.arange(65536 * 16, dtype=np.float32).reshape(65536, 16)
+header, data = {}, b""
+for name in sorted(tensors):
+    raw = tensors[name].astype(np.float32).tobytes()
+    header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [len(data), len(data) + len(raw)]}
+    data += raw
+text = json.dumps(header).encode()
+text += b" " * (-len(text) % 8)
+open(out, "wb").write(struct.pack("<Q", len(text)) + text + data)
+np.savez(out_npz, **tensors)
+PY
+}
+
+# readme_output HEADING-REGEX: the README's first code block after "Output:" below the heading.
+readme_output() {
+  awk -v heading="$1" '$0 ~ heading {s = 1} s && /^Output:/ {o = 1; next} o && /^```$/ {if (b) exit; b = 1; next} b' \
+    "$here/../../README.md"
+}
+
 finish() {
   echo
   echo "$passed passed, $failed failed"

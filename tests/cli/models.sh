@@ -8,9 +8,7 @@
 set -u
 attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/common.sh"
-models=$(cd "$here/../reference/models" && pwd)
 py=/usr/bin/python3
-gpt2=$models/gpt2 bert=$models/bert llama=$models/llama mha=$models/mha
 
 # --- detection, --layer, config.json -------------------------------------------------------
 expect_ok "GPT-2 from its safetensors: layer 1, heads from config.json" \
@@ -108,24 +106,7 @@ expect_error "a GPT-2 layer is self-attention: no --kv-input" 2 \
   trace --params "$gpt2/model.npz" --input "$gpt2/hidden.npy" --kv-input "$mha/hidden.npy"
 
 # --- only the layer's tensors are decoded: a large unwanted tensor costs nothing ------------
-$py - "$work/big" "$gpt2/model.npz" "$gpt2/config.json" <<'EOF'
-import json, os, shutil, struct, sys
-import numpy as np
-out, weights, config = sys.argv[1:]
-os.makedirs(out)
-shutil.copy(config, out)
-tensors = dict(np.load(weights))
-tensors["wte.weight"] = np.zeros((65536, 16), np.float32)  # 4 MiB the run never reads
-header, data = {}, b""
-for name in sorted(tensors):
-    raw = tensors[name].astype(np.float32).tobytes()
-    header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [len(data), len(data) + len(raw)]}
-    data += raw
-text = json.dumps(header).encode()
-text += b" " * (-len(text) % 8)
-with open(os.path.join(out, "model.safetensors"), "wb") as f:
-    f.write(struct.pack("<Q", len(text)) + text + data)
-EOF
+write_big_gpt2 "$work/big"  # a 4 MiB wte.weight the run never reads
 expect_ok "a checkpoint with a 4 MiB embedding runs under --max-memory 1MiB: one layer is read" \
   trace --params "$work/big/model.safetensors" --layer 1 --input "$gpt2/hidden.npy" --max-memory 1MiB --stage output
 expect_error "... and --arch forcing another reads nothing" 2 \
@@ -145,8 +126,7 @@ expect_error "a GPT-2 layer's dump (a norm before attention) is refused, saying 
   trace --from "$work/gpt2.npz"
 
 # --- the README's "Inspect a real model" output is what the program prints -----------------
-readme="$here/../../README.md"
-awk '/^### Inspect a real model/ {s = 1} s && /^Output:/ {o = 1; next} o && /^```$/ {if (b) exit; b = 1; next} b' "$readme" >"$work/readme-model"
+readme_output '^### Inspect a real model' >"$work/readme-model"
 (cd "$gpt2" && "$attn" trace --params model.safetensors --layer 1 --input hidden.npy --stage softmax --head 2) >"$work/actual-model"
 check "README's real-model output block is real" diff "$work/readme-model" "$work/actual-model"
 

@@ -49,6 +49,9 @@ check "cross, Dkv, the fill as typed, dropout" diff "$work/want" <(head -n 5 "$w
 echo '[[[1,0,0,0],[0,1,0,0],[0,0,1,0]]]' >"$work/x.json"
 expect_ok "x from a file" trace --input "$work/x.json" --stage scores
 check "where x came from" grep -qx 'run    self-attention: Q, K, V from x (--input); seed 0' "$work/out"
+"$attn" trace --heads 2 --d-model 4 --stage params --format npz --out "$work/p.npz"
+expect_ok "x and the weights from files" trace --input "$work/x.json" --params "$work/p.npz" --heads 2 --stage scores
+check "nothing drawn: no seed named" grep -qx 'run    self-attention: Q, K, V from x (--input)' "$work/out"
 expect_ok "dropout in eval mode" trace --dropout 0.1 --stage scores
 check "eval mode said" grep -qx 'dropout  p=0.1, eval mode: the identity (stage 11 needs --train)' "$work/out"
 expect_ok "json" trace --format json --stage scores

@@ -7,8 +7,6 @@
 set -u
 attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/common.sh"
-models=$(cd "$here/../reference/models" && pwd)
-gpt2=$models/gpt2 bert=$models/bert llama=$models/llama mha=$models/mha
 
 # --- the embed stage ------------------------------------------------------------------------
 expect_ok "GPT-2 layer 0 from tokens.txt (--tokens @FILE)" \
@@ -145,23 +143,7 @@ expect_error "a dump from tokens is refused by --from" 1 \
 # --- memory: the tables are decoded whole, within --max-memory --------------------------------
 # a GPT-2 checkpoint whose wte is 65536 x 16 (4 MiB), as .safetensors and .npz: from the
 # .safetensors only the ids' rows are read; an .npz table is decoded whole, within --max-memory
-mkdir -p "$work/big" "$work/bignpz" && cp "$gpt2/config.json" "$work/big/" && cp "$gpt2/config.json" "$work/bignpz/"
-/usr/bin/python3 - "$work/big/model.safetensors" "$work/bignpz/model.npz" "$gpt2/model.npz" <<'PY'
-import json, struct, sys
-import numpy as np
-out, out_npz, weights = sys.argv[1:]
-tensors = dict(np.load(weights))
-tensors["wte.weight"] = np.arange(65536 * 16, dtype=np.float32).reshape(65536, 16)
-header, data = {}, b""
-for name in sorted(tensors):
-    raw = tensors[name].astype(np.float32).tobytes()
-    header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [len(data), len(data) + len(raw)]}
-    data += raw
-text = json.dumps(header).encode()
-text += b" " * (-len(text) % 8)
-open(out, "wb").write(struct.pack("<Q", len(text)) + text + data)
-np.savez(out_npz, **tensors)
-PY
+write_big_gpt2 "$work/big"
 expect_ok "from a .safetensors only the ids' rows are read: a 4 MiB token table under --max-memory 1MiB" \
   trace --params "$work/big/model.safetensors" --tokens 3,65535 --max-memory 1MiB --stage embed --format json
 check "... row 65535 is the table's last (65535·16 = 1048560)" \
@@ -170,9 +152,9 @@ expect_error "... an id past its 65536 rows, from the header alone" 2 \
   "attn: error: --tokens: id 65536 (token 1) is past the vocabulary: wte.weight has 65536 rows, ids 0 to 65535" \
   trace --params "$work/big/model.safetensors" --tokens 65536 --max-memory 1MiB
 expect_refusal "an .npz table is decoded whole: --max-memory 1MiB refuses its 4 MiB, naming it" 1 \
-  "attn: error: --params $work/bignpz/model.npz: wte.weight: shape [65536,16] as float32 needs 4.0 MiB, more than the 1.0 MiB --max-memory allows (--max-memory none: no limit)" \
-  trace --params "$work/bignpz/model.npz" --tokens 3,65535 --max-memory 1MiB
-expect_ok "... and runs with 8 MiB" trace --params "$work/bignpz/model.npz" --tokens 3,65535 --max-memory 8MiB --stage embed
+  "attn: error: --params $work/big/model.npz: wte.weight: shape [65536,16] as float32 needs 4.0 MiB, more than the 1.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --params "$work/big/model.npz" --tokens 3,65535 --max-memory 1MiB
+expect_ok "... and runs with 8 MiB" trace --params "$work/big/model.npz" --tokens 3,65535 --max-memory 8MiB --stage embed
 
 # a checkpoint from a FIFO gives its bytes once: read whole, then its tables and layer parsed
 mkdir -p "$work/fifo" && cp "$gpt2/config.json" "$work/fifo/" && mkfifo "$work/fifo/model.safetensors"
@@ -182,8 +164,7 @@ check "a GPT-2 checkpoint from a FIFO with --tokens (read once; 30 s at most)" \
 check "... its rows" test "$(jq -c '.config.tokens' "$work/fifo.json")" = '[3,6]'
 
 # --- the README's "Layer 0 from token ids" output is what the program prints -----------------
-readme="$here/../../README.md"
-awk '/^#### Layer 0 from token ids/ {s = 1} s && /^Output:/ {o = 1; next} o && /^```$/ {if (b) exit; b = 1; next} b' "$readme" >"$work/readme-tokens"
+readme_output '^#### Layer 0 from token ids' >"$work/readme-tokens"
 (cd "$gpt2" && "$attn" trace --params model.safetensors --tokens @tokens.txt --vocab vocab.json --stage softmax --head 2) >"$work/actual-tokens"
 check "README's --tokens output block is real" diff "$work/readme-tokens" "$work/actual-tokens"
 check "... and not empty" test -s "$work/readme-tokens"

@@ -282,7 +282,7 @@ TEST_CASE("tensors larger than the writer's 64 KiB block come out whole and exac
     check_document_matches(doc, t);
 
     std::ostringstream line;
-    attn::render_json_line(t, t.stages[0], line);
+    attn::render_json_line(t, t.stages[0], attn::render_options{}, line);
     REQUIRE_NOTHROW(doc = parse_ordered_json(line.str()));
     data_checker checker(t.stages[0].tensors[0]);
     checker.check(doc.at("tensors").at("masked").at("data"));
@@ -422,7 +422,7 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
     for (const auto& s : t.stages) {
         CAPTURE(s.name());
         std::ostringstream out;
-        attn::render_json_line(t, s, out);
+        attn::render_json_line(t, s, attn::render_options{}, out);
         const std::string line = out.str();
         REQUIRE(!line.empty());
         CHECK(line.back() == '\n');

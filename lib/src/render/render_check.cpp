@@ -2,8 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <functional>
-#include <numeric>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -35,10 +33,6 @@ std::string tolerance_text(const check_report& r) {
     return "atol " + number(r.tolerance.atol) + " + rtol " + number(r.tolerance.rtol) + "·|expected|";
 }
 
-std::size_t elements(const std::vector<std::size_t>& shape) {
-    return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
-}
-
 void line(std::ostream& out, const char* label, const std::string& text) {
     std::string padded = label;
     padded.resize(11, ' ');
@@ -60,7 +54,7 @@ void render_check_table(const check_report& r, std::ostream& out) {
         line(out, "result", "match: every element within " + tolerance_text(r));
     } else {
         line(out, "result", "mismatch: " + std::to_string(r.mismatched) + " of " +
-                                std::to_string(elements(r.expected_shape)) + " elements differ by more than " +
+                                std::to_string(element_count(r.expected_shape)) + " elements differ by more than " +
                                 tolerance_text(r));
     }
     if (same_shape && !r.max_error_at.empty())
@@ -97,7 +91,7 @@ void render_check_json(const check_report& r, std::ostream& out) {
     j["answer_value"] = measured ? json_number(r.answer_at) : nullptr;
     j["expected_value"] = measured ? json_number(r.expected_at) : nullptr;
     j["mismatched"] = same_shape ? nlohmann::ordered_json(r.mismatched) : nullptr;
-    j["elements"] = elements(r.expected_shape);
+    j["elements"] = element_count(r.expected_shape);
     j["atol"] = r.tolerance.atol;
     j["rtol"] = r.tolerance.rtol;
     if (!r.match) {

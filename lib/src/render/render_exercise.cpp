@@ -84,12 +84,6 @@ ordered_json answer_json(const exercise& e, const tensor* answer) {
     return j;
 }
 
-std::string dim_names_text(const std::vector<std::string>& dims) {
-    std::string text;
-    for (const std::string& d : dims) text += (text.empty() ? "" : ", ") + d;
-    return text;
-}
-
 std::string shape_of(const tensor& t) {
     return tensor_index_text(std::vector<std::size_t>(t.values.shape().begin(), t.values.shape().end()));
 }
@@ -97,6 +91,15 @@ std::string shape_of(const tensor& t) {
 /// The variant's seed, or null when it comes from a class secret.
 ordered_json seed_json(const exercise_variant& v) {
     return v.secret ? ordered_json(nullptr) : ordered_json(v.cfg.seed);
+}
+
+/// {"exercise", "id", "student", "seed", "match"}: how a report on an answer opens.
+ordered_json report_head_json(const exercise_variant& v, bool match) {
+    return {{"exercise", v.ex->number},
+            {"id", v.ex->id},
+            {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
+            {"seed", seed_json(v)},
+            {"match", match}};
 }
 
 /// "student alice (seed 1234)" or "the exercise's own numbers (seed 3)"; with a class
@@ -124,13 +127,6 @@ trace given_only(const exercise_variant& v) {
         if (!kept.tensors.empty()) t.stages.push_back(std::move(kept));
     }
     return t;
-}
-
-/// A number for JSON: inf and NaN as the strings the trace document uses.
-ordered_json number_json(double x) {
-    if (std::isnan(x)) return "nan";
-    if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
-    return x;
 }
 
 std::string error_text(double x) {
@@ -187,7 +183,7 @@ void render_exercise_table(const exercise_variant& v, const render_options& opti
     if (e.kind == answer_kind::tensor) {
         const tensor& answer = answer_tensor(v);
         out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << ", shape "
-            << tensor_index_text(e.answer_shape) << " [" << dim_names_text(answer.dims) << "]\n";
+            << tensor_index_text(e.answer_shape) << " [" << join(answer.dims, ", ") << "]\n";
         out << "   save it as .npy (np.save) or .json (nested lists) and check it:\n";
     } else {
         out << '\n' << p.bold << "Your answer" << p.reset << ": " << answer_key(e) << '\n'
@@ -251,7 +247,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
     out << "\n| files | tensor | shape | dims |\n|---|---|---|---|\n";
     for (const given_tensor& g : v.given)
         out << "| `" << g.name << ".npy`, `" << g.name << ".json` | " << g.key << " | " << shape_of(g.values)
-            << " | " << dim_names_text(g.values.dims) << " |\n";
+            << " | " << join(g.values.dims, ", ") << " |\n";
     out << "\n```python\nimport math\n\nimport numpy as np\nimport torch\n\n";
     for (const given_tensor& g : v.given)
         out << g.name << " = torch.from_numpy(np.load(\"" << g.name << ".npy\"))  # " << shape_of(g.values) << '\n';
@@ -262,7 +258,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
             << "\n```\n\n";
         out << "## Your answer\n\n";
         out << "`" << answer_key(e) << "`, shape " << tensor_index_text(e.answer_shape) << " ["
-            << dim_names_text(answer.dims) << "], saved as `answer.npy` (or `answer.json`, nested lists). Check it:\n\n";
+            << join(answer.dims, ", ") << "], saved as `answer.npy` (or `answer.json`, nested lists). Check it:\n\n";
     } else {
         out << "import json\njson.dump(answer, open(\"answer.json\", \"w\"))  # "
             << (e.kind == answer_kind::shapes ? "{\"projections\": [...], ...}" : "[...]") << "\n```\n\n";
@@ -308,35 +304,24 @@ void render_layout_report_json(const exercise_variant& v, const layout_report& r
         problems.push_back({{"stage", p.where.empty() ? ordered_json(nullptr) : ordered_json(p.where)},
                             {"id", p.id},
                             {"message", p.message}});
-    ordered_json j{{"exercise", v.ex->number},
-                   {"id", v.ex->id},
-                   {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
-                   {"seed", seed_json(v)},
-                   {"match", r.match},
-                   {"kind", kind_name(v.ex->kind)},
-                   {"problems", problems}};
+    ordered_json j = report_head_json(v, r.match);
+    j["kind"] = kind_name(v.ex->kind);
+    j["problems"] = problems;
     j["diagnosis"] = r.match ? ordered_json(nullptr)
                              : ordered_json{{"id", r.problems.front().id}, {"message", r.problems.front().message}};
     out << j.dump() << '\n';
 }
 
 void render_check_report_json(const exercise_variant& v, const check_report& r, std::ostream& out) {
-    ordered_json j{{"exercise", v.ex->number},
-                   {"id", v.ex->id},
-                   {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
-                   {"seed", seed_json(v)},
-                   {"match", r.match},
-                   {"stage", r.stage},
-                   {"tensor", r.tensor},
-                   {"expected_shape", r.expected_shape},
-                   {"answer_shape", r.answer_shape},
-                   {"shape_note", r.shape_note},
-                   {"max_error", nullptr},      // null when the shapes differ: nothing to compare
-                   {"max_error_at", nullptr}};
-    if (r.expected_shape == r.answer_shape) {
-        j["max_error"] = number_json(r.max_error);
-        j["max_error_at"] = r.max_error_at;
-    }
+    ordered_json j = report_head_json(v, r.match);
+    j["stage"] = r.stage;
+    j["tensor"] = r.tensor;
+    j["expected_shape"] = r.expected_shape;
+    j["answer_shape"] = r.answer_shape;
+    j["shape_note"] = r.shape_note;
+    const bool compared = r.expected_shape == r.answer_shape;  // else null: nothing to compare
+    j["max_error"] = compared ? number_json(r.max_error) : nullptr;
+    j["max_error_at"] = compared ? ordered_json(r.max_error_at) : nullptr;
     j["diagnosis"] = r.match ? ordered_json(nullptr)
                              : ordered_json{{"id", r.diagnosis_id}, {"message", r.diagnosis_message}};
     if (!r.match && !r.diagnosis_like.empty()) j["diagnosis"]["like"] = r.diagnosis_like;  // a teacher's own mistake

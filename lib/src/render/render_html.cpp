@@ -123,11 +123,7 @@ document.querySelectorAll('figure.heatmap').forEach(function (figure) {
 document.documentElement.setAttribute('data-ready', 'yes');
 )js";
 
-std::string dims_text(const tensor& x) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < x.dims.size(); ++a) text += (a ? ", " : "") + x.dims[a];
-    return text + ")";
-}
+std::string dims_text(const tensor& x) { return "(" + join(x.dims, ", ") + ")"; }
 
 // --- the run and the contents -----------------------------------------------------------
 
@@ -250,8 +246,7 @@ private:
     /// "key 3", or "key Ġrobot" on a token axis with --vocab (escaped by the caller).
     std::string index_text(std::size_t axis, std::size_t i) const {
         const std::string d = dim(axis);
-        const bool token_axis = d == "query" || d == "key" || d == "seq" || d == "kv_seq";
-        return d + " " + (token_axis && i < tokens_.size() ? tokens_[i] : std::to_string(i));
+        return d + " " + (table::token_axis(d) && i < tokens_.size() ? tokens_[i] : std::to_string(i));
     }
 
     void write_leading(std::ostream& out, std::size_t axis, std::vector<std::size_t>& index, std::ptrdiff_t base) {

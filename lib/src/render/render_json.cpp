@@ -88,6 +88,12 @@ void write_tensors(const stage& s, const render_options& options, std::ostream& 
 
 void render_tensor_json(const tensor& t, std::ostream& out) { write_tensor(t, render_options{}, out); }
 
+nlohmann::ordered_json number_json(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return v;
+}
+
 nlohmann::ordered_json config_to_json(const config& c) {
     nlohmann::ordered_json j{{"batch", c.batch},     {"seq", c.seq},       {"kv_seq", c.kv_seq},
                              {"d_model", c.d_model}, {"heads", c.heads},   {"head_dim", c.head_dim()},
@@ -159,10 +165,6 @@ void render_json(const trace& t, const render_options& options, std::ostream& ou
         json.end(t, s);
     }
     json.finish(t.warnings);
-}
-
-void render_json_line(const trace& t, const stage& s, std::ostream& out) {
-    render_json_line(t, s, render_options{}, out);
 }
 
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out) {

@@ -44,7 +44,6 @@ double py_numbers_of(const config& c, std::string_view name) {
     return B * H * Sq * Sk;  // scores, scaled, masked, softmax
 }
 
-/// The mistakes a script can make with a changed line (way 0, as attn trace --mistake makes it).
 /// The mistakes whose PyTorch line py_with_mistake writes (way 0), in mistake_table's order;
 /// a script for another would assert the mistaken numbers against the right code.
 const std::vector<mistake>& py_written_mistakes() {
@@ -108,14 +107,6 @@ std::string py_nested_list(const tensor& t, std::size_t indent) {
         }
     }
     return text;
-}
-
-/// "(1, 2, 4, 4)": a shape or strides as a Python tuple.
-template <typename Numbers>
-std::string py_tuple(const Numbers& numbers) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < numbers.size(); ++a) text += (a ? ", " : "") + std::to_string(numbers[a]);
-    return text + (numbers.size() == 1 ? ",)" : ")");
 }
 
 /// The statements of a --explain torch line, one a line, and its trailing comment.
@@ -289,8 +280,8 @@ void write_py_checks(const config& c, const stage& s, const render_options& opti
         const std::string variable = py_variable(c, s.name(), t.name);
         if (view) {
             const tensor_shape shape(t.values.shape().begin(), t.values.shape().end());
-            out << "check_layout(\"" << label << "\", " << variable << ", " << py_tuple(shape) << ", "
-                << py_tuple(t.strides) << ")\n";
+            out << "check_layout(\"" << label << "\", " << variable << ", " << python_tuple(shape) << ", "
+                << python_tuple(t.strides) << ")\n";
         } else {
             const std::string opening = "check(\"" + label + "\", " + variable + ", " +
                                         (t.type == element_type::boolean ? "torch.tensor(" : "f32(");

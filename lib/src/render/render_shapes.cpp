@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "attn/render/render_json.hpp"
 #include "attn/render/table_parts.hpp"
 #include "attn/render/text_headings.hpp"
+#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
@@ -23,18 +25,7 @@ std::vector<std::string> axis_letters(const planned_stage& s, const planned_tens
 }
 
 /// "[B,H,Sq,dk]"
-std::string letters_text(const std::vector<std::string>& letters) {
-    std::string text = "[";
-    for (std::size_t a = 0; a < letters.size(); ++a) text += (a ? "," : "") + letters[a];
-    return text + "]";
-}
-
-/// "(40, 2, 8, 1)", "(1,)": as PyTorch prints t.stride().
-std::string torch_strides_text(const tensor_strides& strides) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < strides.size(); ++a) text += (a ? ", " : "") + std::to_string(strides[a]);
-    return text + (strides.size() == 1 ? ",)" : ")");
-}
+std::string letters_text(const std::vector<std::string>& letters) { return "[" + join(letters, ",") + "]"; }
 
 /// "projections" of "projections.q".
 std::string stage_of(const std::string& path) { return path.substr(0, path.find('.')); }
@@ -62,7 +53,7 @@ std::vector<shapes_line> shapes_lines(const std::vector<planned_stage>& stages, 
         const std::size_t stage_start = lines.size();
         for (const planned_tensor& t : s.tensors) {
             shapes_line line{"", "", t.name, letters_text(axis_letters(s, t)), tensor_index_text(t.layout.shape),
-                             torch_strides_text(t.layout.strides), memory_text(t)};
+                             python_tuple(t.layout.strides), memory_text(t)};
             const auto same = std::find_if(lines.begin() + static_cast<std::ptrdiff_t>(stage_start), lines.end(),
                                            [&line](const shapes_line& l) {
                                                return l.letters == line.letters && l.sizes == line.sizes &&
@@ -98,30 +89,26 @@ void render_shapes_table(const config& c, const std::vector<planned_stage>& stag
         const std::string spaces(width - std::min(width, table::text_width(text)), ' ');
         out << (right ? spaces + text : text + spaces);
     };
-    out << '\n' << style.dim;
-    pad(widths_of.step, w[0], true);
-    out << "  ";
-    pad(widths_of.stage, w[1], false);
-    out << "  ";
-    pad(widths_of.names, w[2], false);
-    out << "  ";
-    pad(widths_of.letters, w[3] + 3 + w[4], false);
-    out << "  ";
-    pad(widths_of.strides, w[5], false);
-    out << "  " << widths_of.memory << style.reset << '\n';
-    for (const shapes_line& l : lines) {
+    const auto print_line = [&](const shapes_line& l, std::string_view stage_style) {
         pad(l.step, w[0], true);
-        out << "  " << style.bold;
+        out << "  " << stage_style;
         pad(l.stage, w[1], false);
-        out << style.reset << "  ";
+        out << (stage_style.empty() ? "" : style.reset) << "  ";
         pad(l.names, w[2], false);
         out << "  ";
         pad(l.letters, w[3], false);
-        out << " = ";
+        out << (l.sizes.empty() ? "   " : " = ");  // the heading's "shape" spans letters and sizes
         pad(l.sizes, w[4], false);
         out << "  ";
         pad(l.strides, w[5], false);
-        out << "  " << l.memory << '\n';
+        out << "  " << l.memory;
+    };
+    out << '\n' << style.dim;
+    print_line(widths_of, "");
+    out << style.reset << '\n';
+    for (const shapes_line& l : lines) {
+        print_line(l, style.bold);
+        out << '\n';
     }
 }
 

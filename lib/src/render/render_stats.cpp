@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attn/render/render_json.hpp"
+
 namespace attn {
 namespace {
 
@@ -19,16 +21,9 @@ std::string stats_number(double v, int precision) {
     return buf;
 }
 
-/// A number JSON can hold, else "nan", "inf" or "-inf" (CLI.md).
-nlohmann::ordered_json stats_json_value(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return v;
-}
-
 /// A float32 element as JSON: the double it is (its shortest decimal reads back to it).
 nlohmann::ordered_json stats_json_element(double v) {
-    if (!std::isfinite(v)) return stats_json_value(v);
+    if (!std::isfinite(v)) return number_json(v);
     return std::stod(nlohmann::json(static_cast<float>(v)).dump());
 }
 
@@ -84,23 +79,23 @@ nlohmann::ordered_json stats_json(const tensor_stats& s) {
                              {"finite", s.finite},
                              {"min", stats_json_element(s.min)},
                              {"max", stats_json_element(s.max)},
-                             {"mean", stats_json_value(s.mean)},
-                             {"std", stats_json_value(s.std)},
+                             {"mean", number_json(s.mean)},
+                             {"std", number_json(s.std)},
                              {"zeros", s.zeros},
                              {"nan", s.nans},
                              {"inf", s.pos_infs},
                              {"neg_inf", s.neg_infs}};
     if (s.kind == stats_kind::scores) {
-        j["var"] = stats_json_value(s.var());
+        j["var"] = number_json(s.var());
         j["head_dim"] = s.head_dim;
-        j["var_over_head_dim"] = stats_json_value(s.var() / s.head_dim);
+        j["var_over_head_dim"] = number_json(s.var() / s.head_dim);
     }
     if (s.kind == stats_kind::weights) {
-        j["entropy"] = nested_rows(s.entropy, s.row_shape, [](double v) { return stats_json_value(v); });
+        j["entropy"] = nested_rows(s.entropy, s.row_shape, number_json);
         j["max_weight"] = nested_rows(s.largest, s.row_shape, [](float v) { return stats_json_element(v); });
         j["max_key"] = nested_rows(s.largest_key, s.row_shape, [](std::int64_t k) { return nlohmann::ordered_json(k); });
-        j["mean_entropy"] = stats_json_value(s.mean_entropy);
-        j["uniform_entropy"] = stats_json_value(s.uniform_entropy);
+        j["mean_entropy"] = number_json(s.mean_entropy);
+        j["uniform_entropy"] = number_json(s.uniform_entropy);
         j["rows_in_means"] = s.rows_in_means;
     }
     return j;

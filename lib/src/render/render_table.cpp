@@ -23,12 +23,6 @@ namespace {
 
 using table::palette;
 
-/// "   stats: min ..." under a tensor (--stats).
-void print_stats_line(std::ostream& out, const stage& s, const tensor_stats& st, const render_options& options,
-                      const palette& p) {
-    out << p.dim << "   " << stats_line(st, s.name(), options.precision) << p.reset << '\n';
-}
-
 /// The stage's tensors (read through `grids`, one each), after a note on their notation
 /// when it is scientific, their columns lined up: one label width and one value width for all of them.
 /// With --stats, `stats` holds each tensor's: a "stats:" line under it, and each printed row
@@ -48,7 +42,8 @@ void print_tensors(std::ostream& out, const config& c, const stage& s, const std
     }
     for (std::size_t k = 0; k < printers.size(); ++k) {
         printers[k].print(out, shared);
-        if (k < stats.size()) print_stats_line(out, s, stats[k], options, p);
+        if (k < stats.size())  // "   stats: min ..." under it
+            out << p.dim << "   " << stats_line(stats[k], s.name(), options.precision) << p.reset << '\n';
     }
 }
 
@@ -109,9 +104,7 @@ std::string shape_label(const tensor& x) {
     std::string label = x.name + " [";
     for (std::size_t a = 0; a < x.values.dimension(); ++a)
         label += (a ? "," : "") + std::to_string(x.values.shape()[a]);
-    label += "] (";
-    for (std::size_t a = 0; a < x.dims.size(); ++a) label += (a ? ", " : "") + x.dims[a];
-    return label + ")";
+    return label + "] (" + join(x.dims, ", ") + ")";
 }
 
 /// The params stage in a few lines: one per tensor with its min, mean and max,

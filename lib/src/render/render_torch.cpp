@@ -19,6 +19,7 @@
 #include "attn/render/render_stats.hpp"
 #include "attn/render/selection.hpp"
 #include "attn/render/torch_format.hpp"
+#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 
@@ -132,11 +133,7 @@ void torch_printer::print_number(float v) {
 /// element shows it, its dtype unless float32 ("tensor([], size=(2, 0))").
 void write_empty(const tensor_shape& shape, element_type type, std::ostream& out) {
     out << prefix << "[]";
-    if (shape.size() != 1) {
-        out << ", size=(";
-        for (std::size_t a = 0; a < shape.size(); ++a) out << (a ? ", " : "") << shape[a];
-        out << ')';
-    }
+    if (shape.size() != 1) out << ", size=" << python_tuple(shape);
     if (type == element_type::boolean) out << ", dtype=torch.bool";
     out << ')';
 }

@@ -113,10 +113,6 @@ void print_explain_intro(std::ostream& out, const config& c, const palette& p) {
     out << '\n';
 }
 
-void print_stage_explanation(std::ostream& out, const config& c, std::string_view stage_name, const palette& p) {
-    print_labelled(out, explanation_lines(explain_stage(c, stage_name)), p);
-}
-
 void print_stage_explanation(std::ostream& out, const config& c, const stage& s, const palette& p) {
     print_labelled(out, explanation_lines(explain_stage(c, s)), p);
 }

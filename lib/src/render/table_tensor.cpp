@@ -124,8 +124,7 @@ std::string tensor_printer::dim_name(std::size_t axis) const {
 }
 
 std::string tensor_printer::index_label(std::string_view dim, std::size_t index) const {
-    const bool token_axis = dim == "query" || dim == "key" || dim == "seq" || dim == "kv_seq";
-    if (token_axis && tokens_ && index < tokens_->size()) return std::string(dim) + " " + (*tokens_)[index];
+    if (token_axis(dim) && tokens_ && index < tokens_->size()) return std::string(dim) + " " + (*tokens_)[index];
     return plain_index_label(dim, index);
 }
 

@@ -68,12 +68,6 @@ std::string view_call(const shape_t& shape) {
     return call + ")";
 }
 
-std::size_t element_count(const shape_t& shape) {
-    std::size_t n = 1;
-    for (std::size_t size : shape) n *= size;
-    return n;
-}
-
 /// The stage called or numbered `name`; usage_error when there is none or the run lacks it.
 const stage_info& stage_asked(const config& c, std::string_view name) {
     const bool number = !name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos;
@@ -214,6 +208,21 @@ config without_mistake(config c) {
     return c;
 }
 
+/// What is checked, before any verdict.
+check_report report_on(const stage_info& info, const std::string& tensor, const std::vector<std::size_t>& expected_shape,
+                       const std::vector<std::string>& expected_dims, const std::vector<std::size_t>& answer_shape,
+                       const check_tolerance& tol) {
+    check_report report;
+    report.stage = std::string(info.name);
+    report.step = info.step;
+    report.tensor = tensor;
+    report.expected_shape = expected_shape;
+    report.expected_dims = expected_dims;
+    report.answer_shape = answer_shape;
+    report.tolerance = tol;
+    return report;
+}
+
 }  // namespace
 
 bool all_close(const xt::xarray<float>& answer, const xt::xarray<float>& expected, const check_tolerance& tol) {
@@ -233,14 +242,7 @@ std::optional<check_report> check_answer_shape(const config& c, std::string_view
     const planned_tensor& want = tensor_named(checked.tensors, info.name, tensor_name);
     // every mistake's tensor has the right one's elements: another count matches none
     if (element_count(answer_shape) == element_count(want.layout.shape)) return std::nullopt;
-    check_report report;
-    report.stage = std::string(info.name);
-    report.step = info.step;
-    report.tensor = want.name;
-    report.expected_shape = want.layout.shape;
-    report.expected_dims = want.dims;
-    report.answer_shape = answer_shape;
-    report.tolerance = tol;
+    check_report report = report_on(info, want.name, want.layout.shape, want.dims, answer_shape, tol);
     report.shape_note = shape_note(layouts.stages, checked, want, answer_shape);
     report.diagnosis_id = "unknown";
     report.diagnosis_message = unknown_shape_message;
@@ -261,14 +263,7 @@ check_report check_answer(const config& c, const inputs& in, std::string_view st
     const tensor& want = tensor_asked(checked, tensor_name);
     const xt::xarray<float> expected = want.values;
 
-    check_report report;
-    report.stage = std::string(info.name);
-    report.step = info.step;
-    report.tensor = want.name;
-    report.expected_shape = shape_of(expected);
-    report.expected_dims = want.dims;
-    report.answer_shape = answer.shape;
-    report.tolerance = tol;
+    check_report report = report_on(info, want.name, shape_of(expected), want.dims, answer.shape, tol);
 
     if (report.answer_shape == report.expected_shape) {
         const comparison r = compare(answer.values, expected, tol);

@@ -152,11 +152,11 @@ std::string joined_axes_note(const planned_tensor& expected, const shape_t& want
     return {};
 }
 
-std::size_t elements(const shape_t& shape) {
+}  // namespace
+
+std::size_t element_count(const shape_t& shape) {
     return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
 }
-
-}  // namespace
 
 std::string dims_text(const std::vector<std::string>& dim_names) {
     std::string text = "[";
@@ -173,7 +173,7 @@ std::string shape_note(const std::vector<planned_stage>& right, const planned_st
         if (why.empty()) why = missing_axis_note(expected, want, answer);
         if (why.empty()) why = joined_axes_note(expected, want, answer);
         if (why.empty()) why = extra_axis_note(want, answer);
-        if (why.empty()) why = "the same " + std::to_string(elements(want)) + " elements in another shape";
+        if (why.empty()) why = "the same " + std::to_string(element_count(want)) + " elements in another shape";
         return why + "; the numbers are right, in order: " + right_values_view + " gives " + dims_text(expected.dims);
     }
     for (const std::string& note : {other_stage_note(right, checked, expected, answer),
@@ -181,10 +181,10 @@ std::string shape_note(const std::vector<planned_stage>& right, const planned_st
                                     joined_axes_note(expected, want, answer), extra_axis_note(want, answer),
                                     permuted_note(expected, want, answer)})
         if (!note.empty()) return note;
-    if (elements(answer) == elements(want))
-        return "the same " + std::to_string(elements(want)) + " elements in another shape (a view or reshape with "
+    if (element_count(answer) == element_count(want))
+        return "the same " + std::to_string(element_count(want)) + " elements in another shape (a view or reshape with "
                "other sizes?)";
-    return std::to_string(elements(answer)) + " elements instead of " + std::to_string(elements(want)) + " " +
+    return std::to_string(element_count(answer)) + " elements instead of " + std::to_string(element_count(want)) + " " +
            dims_text(expected.dims) + " = " + tensor_index_text(want);
 }
 

@@ -35,11 +35,7 @@ std::string exact_number(double v) {
 std::string shape_text(const tensor_shape& shape) { return tensor_index_text(shape); }
 
 /// "(40, 8, 2, 1)", as PyTorch prints t.stride().
-std::string stride_text(const layout& t) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < t.strides.size(); ++a) text += (a ? ", " : "") + str(t.strides[a]);
-    return text + (t.strides.size() == 1 ? ",)" : ")");
-}
+std::string stride_text(const layout& t) { return python_tuple(t.strides); }
 
 /// The run's sizes under their letters (CLI.md), and the layouts PyTorch gives
 /// the notebook's tensors at each step.
@@ -368,7 +364,6 @@ stage_explanation explain_repeat_kv(const config&, const run_shapes& r) {
     e.words = say(r, "repeat_kv.words", {{"groups", groups}});
     e.shapes = shape_text({r.B, r.G, r.Sk, r.dk}) + " -> " + shape_text({r.B, r.H, r.Sk, r.dk}) +
                "   ([B,G,Sk,dk] -> [B,H,Sk,dk]: each head " + str(per) + " times, one after another)";
-    e.einsum = "";
     e.torch = "k = k.repeat_interleave(H // G, dim=1); v = v.repeat_interleave(H // G, dim=1)  # G = " + str(r.G);
     e.memory = say(r, "repeat_kv.memory", {{"strides", stride_text(contiguous_layout({r.B, r.H, r.Sk, r.dk}))},
                                            {"floats", 2 * r.B * r.H * r.Sk * r.dk}});
@@ -454,10 +449,9 @@ stage_explanation explain_norm(const config& c, const run_shapes& r) {
     e.words = say(r, rms ? "norm.words.rms_norm" : "norm.words.layer_norm");
     e.shapes = "x " + shape_text({r.B, S, r.Din}) + " -> x " + shape_text({r.B, S, r.Din}) + ", over the last axis; weight" +
                (rms ? " " : ", bias ") + shape_text({r.Din});
-    char eps[32];
-    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
-    e.torch = rms ? std::string("x = weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + ") + eps + "))"
-                  : std::string("x = torch.nn.functional.layer_norm(x, [") + str(r.Din) + "], weight, bias, eps=" + eps + ")";
+    const std::string eps = short_eps(c);
+    e.torch = rms ? "x = weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + " + eps + "))"
+                  : "x = torch.nn.functional.layer_norm(x, [" + str(r.Din) + "], weight, bias, eps=" + eps + ")";
     e.memory = say(r, "norm.memory");
     e.why = say(r, "norm.why");
     return e;
@@ -659,11 +653,10 @@ stage_explanation explain_masked(const config& c, const run_shapes& r) {
 
 stage_explanation explain_softmax(const config& c, const run_shapes& r) {
     stage_explanation e;
-    const std::string from = c.mask.any() ? "masked" : c.pos == position_encoding::alibi ? "biased" : "scaled";
     const std::int64_t rows = r.B * r.H * r.Sq;
     e.words = say(r, "softmax.words");
     e.shapes = say(r, "softmax.shapes", {{"rows", rows}, {"s_rows", plural(rows)}});
-    e.torch = "weights = torch.softmax(" + from + ", dim=-1)";
+    e.torch = "weights = torch.softmax(" + std::string(softmax_input(c)) + ", dim=-1)";
     e.memory = say(r, "softmax.memory");
     e.why = say(r, "softmax.why");
     return e;
@@ -887,8 +880,7 @@ std::string tokens_sentence(const config& c) {
     for (std::size_t i = 0; i < c.tokens.size(); ++i)
         list += (i ? ", " : "") + (labelled ? c.token_labels[i] + " (" + std::to_string(c.tokens[i]) + ")"
                                             : std::to_string(c.tokens[i]));
-    return labelled ? " " + prose("explain.intro.tokens.labelled", {{"tokens", list}})
-                    : " " + prose("explain.intro.tokens", {{"tokens", list}});
+    return " " + prose(labelled ? "explain.intro.tokens.labelled" : "explain.intro.tokens", {{"tokens", list}});
 }
 
 }  // namespace

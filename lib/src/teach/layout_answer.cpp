@@ -8,6 +8,7 @@
 #include "attn/io/json_document.hpp"
 #include "attn/compute/stage_table.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "attn/teach/stage_text.hpp"
 
 namespace attn {
 namespace {
@@ -28,13 +29,6 @@ bool read_sizes(const nlohmann::json& j, std::vector<std::int64_t>& out) {
         out.push_back(n.get<std::int64_t>());
     }
     return true;
-}
-
-template <class T>
-std::string list_text(const std::vector<T>& values, const char* open, const char* close) {
-    std::string text = open;
-    for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-    return text + close;
 }
 
 /// What stage `name` of the run would be shaped if the heads were never transposed
@@ -138,7 +132,7 @@ layout_report check_strides(const exercise_variant& v, const nlohmann::json& ans
         r.match = true;
         return r;
     }
-    const std::string text = list_text(got, "(", ")");
+    const std::string text = "(" + join(got, ", ") + ")";
     const tensor_strides copy = contiguous_strides(shape_of_tensor(t));
     if (got == std::vector<std::int64_t>(copy.begin(), copy.end()))
         return say("strides_of_a_copy", text + " are the strides of a contiguous tensor of that shape, as after "

@@ -24,13 +24,6 @@ std::string input_formula(const config& c) {
     return prose("stages.formula.input.cross", {{"x", x}, {"x_kv", x_kv}});
 }
 
-/// The norm's eps as config.json would write it: "1e-05".
-std::string short_eps(const config& c) {
-    char eps[32];
-    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
-    return eps;
-}
-
 std::string params_formula(const config& c) {
     if (c.qkv_bias) return prose(c.out_proj ? "stages.formula.params" : "stages.formula.params.no_out_proj");
     return prose(c.out_proj ? "stages.formula.params.no_bias" : "stages.formula.params.no_bias_no_out_proj");
@@ -65,7 +58,7 @@ std::string mask_formula(const config& c) {
 
 /// "weights = softmax(masked, dim=-1)", and with --safe-softmax what it does to an empty row.
 std::string softmax_formula(const config& c) {
-    const char* logits = c.mask.any() ? "masked" : c.pos == position_encoding::alibi ? "biased" : "scaled";
+    const char* logits = softmax_input(c);
     if (!c.safe_softmax) return prose("stages.formula.softmax", {{"logits", logits}});
     return prose("stages.formula.softmax.safe", {{"logits", logits}});  // validate(): the fill is -inf
 }
@@ -85,7 +78,11 @@ std::string run_text(const config& c, bool seed_secret) {
         parts.push_back(prose("stages.run.grouped", {{"G", G}, {"heads_word", G == 1 ? "head" : "heads"},
                                                      {"H", c.heads}, {"per", c.heads / G}}));
     }
-    if (!(c.from_projections && !c.out_proj))  // else nothing is drawn
+    // the seed draws the weights (unless --params gives them, or --q --k --v come without an output
+    // layer) and x (unless --input, --tokens or --q --k --v): a run that draws nothing names no seed
+    const bool weights_drawn = !c.params_from_file && !(c.from_projections && !c.out_proj);
+    const bool x_drawn = !c.from_projections && (!c.x_from_file || (c.cross() && !c.x_kv_from_file));
+    if (weights_drawn || x_drawn)
         parts.push_back(seed_secret ? prose("stages.run.seed_secret") : prose("stages.run.seed", {{"seed", c.seed}}));
     if (!c.from_projections && !c.qkv_bias) parts.push_back(prose("stages.run.no_qkv_bias"));
     if (!c.out_proj) parts.push_back(prose("stages.run.no_out_proj"));
@@ -193,10 +190,8 @@ std::string model_text(const config& c) {
     if ((c.model_arch == "gpt2" || c.model_arch == "llama") && c.mask.causal && c.fill == -std::numeric_limits<float>::max())
         text += "; causal, fill torch.finfo(torch.float32).min, as its code";
     if (c.norm != norm_kind::none) {
-        char eps[32];
-        std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
-        text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " + eps +
-                ") before the projections";
+        text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " +
+                short_eps(c) + ") before the projections";
     }
     return text;
 }
@@ -206,6 +201,16 @@ std::vector<run_line> run_summary(const config& c, bool seed_secret) {
     if (!c.model.empty()) lines.insert(lines.begin() + 1, {"model", model_text(c)});
     if (c.dropout.p > 0.0 || c.dropout.train) lines.push_back({"dropout", dropout_text(c)});
     return lines;
+}
+
+const char* softmax_input(const config& c) {
+    return c.mask.any() ? "masked" : c.pos == position_encoding::alibi ? "biased" : "scaled";
+}
+
+std::string short_eps(const config& c) {
+    char eps[32];
+    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
+    return eps;
 }
 
 std::string stage_title(const config& c, std::string_view name) {

@@ -34,9 +34,8 @@ namespace attn {
 void render_json(const trace& t, const render_options& options, std::ostream& out);
 
 /// One line of JSON lines: the stage object with its "name" added, then '\n'; `t` is the
-/// trace so far (for the warnings about `s`). With `options`, the tensors are cut to its
-/// view as render_json cuts them, and "explain" comes with options.explain.
-void render_json_line(const trace& t, const stage& s, std::ostream& out);
+/// trace so far (for the warnings about `s`). The tensors are cut to the view of `options`
+/// as render_json cuts them, and "explain" comes with options.explain.
 void render_json_line(const trace& t, const stage& s, const render_options& options, std::ostream& out);
 
 /// The "selection" block: the views options asks for ({"head": 2}), empty when none.
@@ -79,6 +78,9 @@ private:
     std::size_t warnings_in_head_ = 0;
     stage_stats stats_;  // --stats: the stage's, as it comes
 };
+
+/// `v` as a JSON number, or the string "nan", "inf" or "-inf" where JSON has none (CLI.md).
+nlohmann::ordered_json number_json(double v);
 
 /// The config block of the JSON document.
 nlohmann::ordered_json config_to_json(const config& c);

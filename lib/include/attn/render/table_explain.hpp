@@ -21,9 +21,8 @@ std::vector<std::string> wrap_words(std::string_view text, std::size_t width);
 /// "── multi-head attention, explained ──" and the paragraphs of explain_intro, then a blank line.
 void print_explain_intro(std::ostream& out, const config& c, const palette& p);
 
-/// The block under a stage's heading: "   what    ...", "   shape   ...", ... (explanation_lines).
-void print_stage_explanation(std::ostream& out, const config& c, std::string_view stage_name, const palette& p);
-/// The same for a stage at hand, with its worked row (flash).
+/// The block under a stage's heading: "   what    ...", "   shape   ...", ... (explanation_lines),
+/// with its worked row (flash).
 void print_stage_explanation(std::ostream& out, const config& c, const stage& s, const palette& p);
 
 /// A blank line, "── summary ──" and the lines of explain_summary.

@@ -34,6 +34,9 @@ void write_right(std::ostream& out, std::string_view text, std::size_t width, st
 void write_left(std::ostream& out, std::string_view text, std::size_t width, std::string_view colour,
                 const palette& p);
 
+/// Whether an axis runs over the tokens, so that --vocab's labels name its indices.
+inline bool token_axis(std::string_view dim) { return dim == "query" || dim == "key" || dim == "seq" || dim == "kv_seq"; }
+
 /// Visible width of UTF-8 text (each code point one column: "√dk" is 3).
 std::size_t text_width(std::string_view text);
 

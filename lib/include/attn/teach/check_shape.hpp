@@ -9,6 +9,9 @@
 
 namespace attn {
 
+/// The number of elements of a tensor of `shape` (1 for a scalar's []).
+std::size_t element_count(const std::vector<std::size_t>& shape);
+
 /// "[B,H,Sq,dk]": a tensor's dimension names as letters, as CLI.md writes shapes.
 std::string dims_text(const std::vector<std::string>& dim_names);
 

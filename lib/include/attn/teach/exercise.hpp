@@ -120,5 +120,4 @@ exercise_variant make_variant(const exercise& e, std::string_view student, std::
 /// like becomes that mistake: its id and message, with diagnosis_like the built-in id.
 check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer);
 
-
 }  // namespace attn

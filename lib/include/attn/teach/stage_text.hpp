@@ -2,6 +2,7 @@
 // What each stage says about itself in this run: stage_table's formula,
 // rewritten so that it is true of the run (a file instead of torch.randn,
 // no "+ b_q" without the bias, the fill the user typed, ...).
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +15,20 @@ namespace attn {
 
 /// A number as the texts write it: up to four decimals, no trailing zeros (1.4142, 2, 0.5).
 std::string short_number(double v);
+
+/// The stage softmax reads in a run of `c`: "masked", else "biased" (ALiBi), else "scaled".
+const char* softmax_input(const config& c);
+
+/// The norm's eps as config.json would write it: "1e-05".
+std::string short_eps(const config& c);
+
+/// "(40, 8, 2, 1)", "(4,)": numbers as a Python tuple, as PyTorch prints t.stride() and t.shape.
+template <class Numbers>
+std::string python_tuple(const Numbers& numbers) {
+    std::string text = "(";
+    for (std::size_t a = 0; a < numbers.size(); ++a) text += (a ? ", " : "") + std::to_string(numbers[a]);
+    return text + (numbers.size() == 1 ? ",)" : ")");
+}
 
 /// `parts` joined by `separator`: join({"a", "b"}, ", ") is "a, b".
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
