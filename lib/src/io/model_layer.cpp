@@ -35,7 +35,7 @@ const name_pattern& pattern_of(model_arch a) {
     return model_patterns[0];
 }
 
-bool ends_with(const std::string& s, std::string_view end) {
+bool name_ends_with(const std::string& s, std::string_view end) {
     return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
 }
 
@@ -44,7 +44,7 @@ bool is_prefix(const std::string& p) { return p.empty() || p.back() == '.'; }
 
 /// Whether `name` is p's name: its prefix and layer, if so.
 std::optional<std::pair<std::string, std::int64_t>> match_pattern(const name_pattern& p, const std::string& name) {
-    if (!ends_with(name, p.after)) return std::nullopt;
+    if (!name_ends_with(name, p.after)) return std::nullopt;
     std::string rest = name.substr(0, name.size() - std::string_view(p.after).size());
     if (*p.before == '\0') {
         if (!is_prefix(rest)) return std::nullopt;
@@ -57,7 +57,7 @@ std::optional<std::pair<std::string, std::int64_t>> match_pattern(const name_pat
     const std::string number = rest.substr(rest.size() - digits);
     if (number.size() > 1 && number[0] == '0') return std::nullopt;  // "h.01": not a layer number
     rest.resize(rest.size() - digits);
-    if (!ends_with(rest, p.before)) return std::nullopt;
+    if (!name_ends_with(rest, p.before)) return std::nullopt;
     rest.resize(rest.size() - std::string_view(p.before).size());
     if (!is_prefix(rest)) return std::nullopt;
     return std::pair{rest, std::stoll(number)};
