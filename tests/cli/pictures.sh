@@ -397,6 +397,12 @@ PY
   browse --dump-dom "$work/rope-probe.html" >"$work/rope-probe-dom.html"
   check "... on rope's cos after 3 cached tokens: position 4, cos 4 = -0.6536" \
     grep -q 'data-probe="position 4, dim 0: -0.6536 | position 3, dim 1: 0.9996"' "$work/rope-probe-dom.html"
+  "$attn" trace --params "$gpt2/model.safetensors" --tokens "@$gpt2/tokens.txt" --vocab "$gpt2/vocab.json" \
+    --stage softmax --head 0 --format html --out "$work/tokens.html"
+  probe_page "$work/tokens.html" "$work/tokens-probe.html" softmax
+  browse --dump-dom "$work/tokens-probe.html" >"$work/tokens-probe-dom.html"
+  check "... with --vocab the readout names each token beside its position" \
+    grep -q 'data-probe="query 1 Ġrobot, key 0 The: 0.3302 | query 0 The, key 1 Ġrobot: 0.0000 (masked)"' "$work/tokens-probe-dom.html"
   browse --dump-dom "$work/t.html" >"$work/dom.html"
   check "in Chromium: the page's script ran" grep -q '<html lang="en" data-ready="yes">' "$work/dom.html"
   check "... without an error" test "$(grep -c '<html[^>]*data-script-error' "$work/dom.html")" = 0

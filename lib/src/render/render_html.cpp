@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/heatmap_svg.hpp"
 #include "attn/render/heatmap_panels.hpp"
@@ -100,6 +102,8 @@ document.querySelectorAll('figure.heatmap').forEach(function (figure) {
   var x0 = Number(grid.getAttribute('x')), y0 = Number(grid.getAttribute('y')), cell = Number(grid.dataset.cell);
   var queries = grid.dataset.queries.split(' '), keys = grid.dataset.keys.split(' ');
   var values = grid.dataset.values.split(' ');
+  var queryTokens = JSON.parse(grid.dataset.queryTokens || '[]'), keyTokens = JSON.parse(grid.dataset.keyTokens || '[]');
+  function named(number, tokens, i) { return number + (i < tokens.length ? ' ' + tokens[i] : ''); }
   grid.addEventListener('mousemove', function (event) {
     var point = grid.ownerSVGElement.createSVGPoint();
     point.x = event.clientX;
@@ -109,7 +113,8 @@ document.querySelectorAll('figure.heatmap').forEach(function (figure) {
     if (r < 0 || c < 0 || r >= queries.length || c >= keys.length) return;
     var value = values[r * keys.length + c];
     var masked = value.slice(-1) === '*';
-    readout.textContent = grid.dataset.rowName + ' ' + queries[r] + ', ' + grid.dataset.columnName + ' ' + keys[c] + ': ' +
+    readout.textContent = grid.dataset.rowName + ' ' + named(queries[r], queryTokens, r) + ', ' +
+                          grid.dataset.columnName + ' ' + named(keys[c], keyTokens, c) + ': ' +
                           (masked ? value.slice(0, -1) + ' (masked)' : value);
     pointed.setAttribute('x', x0 + c * cell);
     pointed.setAttribute('y', y0 + r * cell);
@@ -181,8 +186,23 @@ std::string joined(const std::vector<std::size_t>& numbers, std::size_t first = 
     return text;
 }
 
-/// The layer the script reads: one transparent rectangle over the grid with every
-/// cell's value, and the outline it moves to the cell under the pointer.
+/// ` name="json"`, or nothing when `json` is empty.
+std::string token_attribute(const char* name, const std::string& json) {
+    return json.empty() ? "" : std::string(" ") + name + "=\"" + heatmap::xml_escape(json) + "\"";
+}
+
+/// --vocab's tokens of the panel's rows or columns as a JSON array, for the readout; empty
+/// without --vocab (the labels are numbers).
+std::string tokens_json(const std::vector<std::size_t>& shown, const std::vector<std::string>& labels) {
+    if (labels.empty()) return "";
+    nlohmann::json tokens = nlohmann::json::array();
+    for (std::size_t n : shown) tokens.push_back(n < labels.size() ? labels[n] : "");
+    return tokens.dump();
+}
+
+/// The layer the script reads: one transparent rectangle over the grid with every cell's
+/// value (and with --vocab the tokens of its rows and columns), and the outline it moves to
+/// the cell under the pointer.
 std::string hover_layer(const heatmap::tensor_heatmap& h, const heatmap::panel& p, const heatmap::cell_grid& g,
                         const render_options& options) {
     std::string values;
@@ -200,7 +220,9 @@ std::string hover_layer(const heatmap::tensor_heatmap& h, const heatmap::panel& 
                   g.cell, g.cell);
     return std::string("<rect class=\"grid\" ") + geometry + " data-row-name=\"" + std::string(h.rows.one) +
            "\" data-column-name=\"" + std::string(h.columns.one) + "\" data-queries=\"" + joined(p.queries, h.first_row) +
-           "\" data-keys=\"" + joined(p.keys) + "\" data-values=\"" + heatmap::xml_escape(values) + "\"/>\n" + outline;
+           "\" data-keys=\"" + joined(p.keys) + "\" data-values=\"" + heatmap::xml_escape(values) + "\"" +
+           token_attribute("data-query-tokens", tokens_json(p.queries, h.row_labels)) +
+           token_attribute("data-key-tokens", tokens_json(p.keys, h.column_labels)) + "/>\n" + outline;
 }
 
 /// The panels of one tensor, each an inline SVG with a hover layer over its cells.
