@@ -451,6 +451,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     if (o.format == "py") attn::check_py_run(c, view);
     attn::stage_plan plan = attn::stage_plan::of(view.stages);
     if (c.mask.any() && format.marks_masked) plan.show(attn::stage_id::mask);
+    plan.row_statistics = view.stats;
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
     const bool whole_stages = format.holds == keeps::everything || (format.holds == keeps::printed_rows && view.full);

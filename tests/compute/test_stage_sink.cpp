@@ -292,4 +292,21 @@ TEST_SUITE("stage_sink") {
         CHECK(tight.block_rows < 4096);
         CHECK(attn::estimate_plan_bytes(c, tight, false) <= (std::uint64_t(64) << 20));
     }
+
+    TEST_CASE("plan_memory counts --stats' 24 bytes per row of each weights tensor shown") {
+        attn::config c = small_config();  // B=2 H=2 Sq=7
+        for (const bool keeps : {false, true}) {
+            attn::stage_plan plain = attn::stage_plan::of({"scores", "softmax"});
+            attn::plan_memory(c, plain, keeps, std::uint64_t(1) << 30);
+            attn::stage_plan with_stats = plain;
+            with_stats.row_statistics = true;
+            const std::uint64_t rows = static_cast<std::uint64_t>(c.batch * c.heads * c.seq);
+            CHECK(attn::estimate_plan_bytes(c, with_stats, keeps) == attn::estimate_plan_bytes(c, plain, keeps) + 24 * rows);
+            attn::stage_plan scores_only = attn::stage_plan::of({"scores"});
+            attn::plan_memory(c, scores_only, keeps, std::uint64_t(1) << 30);
+            attn::stage_plan scores_stats = scores_only;
+            scores_stats.row_statistics = true;  // no weights shown: nothing kept per row
+            CHECK(attn::estimate_plan_bytes(c, scores_stats, keeps) == attn::estimate_plan_bytes(c, scores_only, keeps));
+        }
+    }
 }

@@ -173,6 +173,18 @@ std::uint64_t plane_bytes(const config& c, const stage_plan& plan, std::size_t b
                 floats(product({2, std::max(Sq, Sk), c.d_model / std::max<std::int64_t>(H, 1)}))});
 }
 
+/// --stats' per-row statistics of the weights tensors shown (softmax's, dropout's): an entropy
+/// (double), the largest weight (float) and its key (int64), and the keys above 0 (uint32) per
+/// row [B,H,Sq], kept to the end of the run.
+std::uint64_t row_statistics_bytes(const config& c, const stage_plan& plan) {
+    if (!plan.row_statistics) return 0;
+    constexpr std::int64_t bytes_per_row = 8 + 4 + 8 + 4;
+    std::uint64_t total = 0;
+    for (stage_id id : {stage_id::softmax, stage_id::dropout})
+        if (plan.shows(id)) total = sum({total, product({bytes_per_row, c.batch, c.heads, c.seq})});
+    return total;
+}
+
 }  // namespace
 
 std::uint64_t estimate_total_bytes(const config& c) {
@@ -208,9 +220,9 @@ void check_least_memory(const config& c, std::uint64_t limit_bytes) {
 }
 
 std::uint64_t estimate_plan_bytes(const config& c, const stage_plan& plan, bool keeps) {
-    if (keeps) return held_bytes(c, needed_stage_bytes(c, plan));
+    if (keeps) return sum({held_bytes(c, needed_stage_bytes(c, plan)), row_statistics_bytes(c, plan)});
     const std::size_t rows = plan.block_rows != 0 ? plan.block_rows : static_cast<std::size_t>(c.seq);
-    return sum({held_outside_planes(c, plan), plane_bytes(c, plan, rows)});
+    return sum({held_outside_planes(c, plan), plane_bytes(c, plan, rows), row_statistics_bytes(c, plan)});
 }
 
 void plan_memory(const config& c, stage_plan& plan, bool keeps, std::uint64_t limit_bytes, std::size_t block_rows) {

@@ -55,6 +55,9 @@ struct stage_plan {
     /// in_rows: the batch items, heads and query rows some output shows (empty: all). The
     /// others are not computed, unless computes_every_query_row; rows of context not computed are 0.
     std::vector<bool> shown_batch, shown_head, shown_query;
+    /// --stats: each shown weights tensor keeps per-row statistics to the end (tensor_stats.hpp),
+    /// which the memory plan counts.
+    bool row_statistics = false;
 
     /// Every stage of the run.
     static stage_plan every_stage();
