@@ -139,17 +139,15 @@ tensor_stats stats_accumulator::result() const {
 
 namespace {
 
-/// Every row of `t` (any strides) into `acc`, in row-major order.
+/// Every row of `t` into `acc`, in row-major order: all at once from its storage when it is
+/// contiguous, else a row at a time (a view's rows gathered by its strides).
 void add_whole_tensor(stats_accumulator& acc, const tensor& t) {
     if (t.values.size() == 0) return;
     const tensor_shape shape(t.values.shape().begin(), t.values.shape().end());
-    if (shape.empty()) {  // a lone value
-        const float v = t.values();
-        acc.add_rows(0, 1, &v);
-        return;
-    }
-    const std::size_t width = shape.back(), rows = t.values.size() / width, rank = shape.size();
+    const std::size_t width = shape.empty() ? 1 : shape.back(), rows = t.values.size() / width;
     const float* storage = t.storage->data();
+    if (t.contiguous()) return acc.add_rows(0, rows, storage + t.offset);
+    const std::size_t rank = shape.size();
     std::vector<float> row(width);
     for (std::size_t r = 0; r < rows; ++r) {
         std::ptrdiff_t at = static_cast<std::ptrdiff_t>(t.offset);

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 
 #include <sys/stat.h>
@@ -23,7 +22,7 @@ void read_budget::check(std::uint64_t bytes, const std::string& what, const std:
     const std::string allowed = left_ == limit_ ? "the " + format_bytes(limit_) + " --max-memory allows"
                                                 : "the " + format_bytes(left_) + " --max-memory " + format_bytes(limit_) +
                                                       " leaves after the other files";
-    throw error(what + ": " + holding + " needs " + format_bytes(bytes) + ", more than " + allowed +
+    throw over_budget(what + ": " + holding + " needs " + format_bytes(bytes) + ", more than " + allowed +
                 " (--max-memory none: no limit)");
 }
 
@@ -59,14 +58,14 @@ std::string read_open_file(std::FILE* file, const std::string& what, const read_
 
 std::string read_bounded_text(const std::string& path, const std::string& what, std::uint64_t limit,
                               const std::string& about) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > limit)
+    const input_file file = open_input_file(path, what);
+    struct stat info;
+    if (fstat(fileno(file.get()), &info) == 0 && S_ISREG(info.st_mode) && static_cast<std::uint64_t>(info.st_size) > limit)
         throw error(what + ": larger than " + about);
     const read_budget bound(limit);
     try {
-        return read_text_file(path, what, &bound);
-    } catch (const error& e) {
-        if (std::string(e.what()).find("--max-memory") == std::string::npos) throw;
+        return read_open_file(file.get(), what, &bound);
+    } catch (const over_budget&) {  // a pipe, or a file that grew while read
         throw error(what + ": gives more than " + about);
     }
 }

@@ -16,6 +16,8 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "attn/compute/error.hpp"
+
 namespace attn {
 
 /// One tensor from a file.
@@ -25,6 +27,12 @@ struct loaded_tensor {
     bool boolean = false;                       // the file held booleans (stored as 0/1)
     std::size_t non_finite = 0;                 // how many values are NaN or ±inf
     std::vector<std::size_t> first_non_finite;  // the index of the first one, if any
+};
+
+/// What read_budget throws: a file or tensor larger than the bytes --max-memory leaves.
+class over_budget : public error {
+public:
+    using error::error;
 };
 
 /// The bytes the tensors of a run may fill (--max-memory), shared by all its files.
@@ -37,7 +45,7 @@ public:
     explicit read_budget(std::uint64_t limit = unlimited) : limit_(limit), left_(limit) {}
 
     /// Takes `bytes` for `what`, which holds `holding` ("shape [2,3] of float32"), or
-    /// throws "<what>: <holding> needs 4.0 GiB, more than the 100.0 MiB --max-memory
+    /// throws over_budget "<what>: <holding> needs 4.0 GiB, more than the 100.0 MiB --max-memory
     /// allows (--max-memory none: no limit)".
     void take(std::uint64_t bytes, const std::string& what, const std::string& holding);
     /// Throws as take() would, without taking: for bytes held only while reading.
