@@ -8,11 +8,13 @@ Same shapes, same threads (torch.set_num_threads = attn's threads = BENCH_THREAD
 core), runs alternating between the two, the median of --runs rounds (for start-up, of the fastest of
 each round's 20 or 40 runs). Prints one table:
   a) the seed-000 trace as a whole process, against a Python script printing the same stages
-  b) every stage to .npz at B1 S2048 D1024 H16 causal, against PyTorch eager computing the
-     same stages and numpy.savez-ing them (timed inside Python: without its start-up), on this
-     machine's OpenBLAS kernel and again, both sides, under OPENBLAS_CORETYPE=Haswell
-  c) JSON bytes per second of the softmax weights at B1 S1024 D512 H16, the whole run, against
-     json.dumps(t.tolist()) of the same weights
+  b) every stage to a new .npz at B1 S2048 D1024 H16 causal (no file there, the disk synced
+     before each run), against PyTorch eager computing the same stages and numpy.savez-ing
+     them (timed inside Python: without its start-up), on this machine's OpenBLAS kernel and
+     again, both sides, under OPENBLAS_CORETYPE=Haswell; and, not a target, each run
+     replacing the file before, which ext4 writes back at the rename or the close
+  c) JSON bytes per second of the softmax weights at B1 S1024 D512 H16, the whole run to
+     /dev/null, against json.dumps(t.tolist()) of the same weights (a string in memory)
   d) peak RSS: b)'s against the bytes of its stages, and --stage softmax at B1 S8192 D1024 H16
      causal to .npz under --max-memory 2GiB (a 4 GiB file in the temporary directory, deleted
      right after; one run)
@@ -64,6 +66,14 @@ def alternate(runs, *jobs):
         for i, job in enumerate(jobs):
             results[i].append(job())
     return results
+
+
+def fresh(path):
+    """Before a timed run that writes `path`: no file there, and nothing left for the kernel
+    to write back, so that neither side pays for the round before's 1.2 GB (outside the timing)."""
+    if os.path.exists(path):
+        os.remove(path)
+    os.sync()
 
 
 def mib(n):
@@ -123,15 +133,21 @@ def main():
     attn_npz = [attn, "trace", "--batch", shape[0], "--seq", shape[1], "--d-model", shape[2], "--heads",
                 shape[3], "--mask", "causal", "--format", "npz", "--out", npz_attn] + thread_flag
 
-    def torch_npz(kernel_env):
+    def attn_npz_run(kernel_env, replacing=False):
+        if not replacing:
+            fresh(npz_attn)
+        return run_measured(attn_npz, env=kernel_env)[:2]
+
+    def torch_npz(kernel_env, replacing=False):
+        if not replacing:
+            fresh(npz_torch)
         _, rss, out = run_measured([TORCH_PYTHON, TORCH_SCRIPT, "npz"] + shape + [npz_torch], env=kernel_env,
                                    stdout=subprocess.PIPE)
         r = json.loads(out)
         return r["seconds"], rss, r["bytes"]
 
     for kernel, kernel_env in (("this machine's OpenBLAS kernel", env), ("OPENBLAS_CORETYPE=Haswell", env_haswell)):
-        attn_runs, torch_runs = alternate(a.runs, lambda: run_measured(attn_npz, env=kernel_env)[:2],
-                                          lambda: torch_npz(kernel_env))
+        attn_runs, torch_runs = alternate(a.runs, lambda: attn_npz_run(kernel_env), lambda: torch_npz(kernel_env))
         t_attn = statistics.median(r[0] for r in attn_runs)
         t_torch = statistics.median(r[0] for r in torch_runs)
         if kernel_env is env:  # d) reports the machine's own kernel's runs
@@ -140,6 +156,14 @@ def main():
             rss_torch = max(r[1] for r in torch_runs)
         rows.append((f"b) every stage to .npz, B{B} S{S} D{D} H{H} causal ({mib(stage_bytes)}), {kernel}",
                      f"{t_attn:.2f} s", f"{t_torch:.2f} s", f"{t_attn / t_torch:.2f}x the time", "<= 0.8x"))
+    # b) again, each run replacing the file of the run before (no sync between): ext4 then
+    # writes the new file's 1.2 GB back at the rename (attn) or the close after O_TRUNC (numpy)
+    replace_attn, replace_torch = alternate(a.runs, lambda: attn_npz_run(env, replacing=True),
+                                            lambda: torch_npz(env, replacing=True))
+    t_attn = statistics.median(r[0] for r in replace_attn)
+    t_torch = statistics.median(r[0] for r in replace_torch)
+    rows.append((f"b) the same, each run replacing the file before (not a target: ext4's writeback)",
+                 f"{t_attn:.2f} s", f"{t_torch:.2f} s", f"{t_attn / t_torch:.2f}x the time", ""))
     os.remove(npz_attn)
     os.remove(npz_torch)
 
@@ -152,9 +176,12 @@ def main():
     # the same run with a small write: what the JSON run spends on anything but the text
     attn_compute = attn_sizes + ["--format", "npz", "--out", os.path.join(work, "w.npz")]
 
+    # attn's text goes to /dev/null, as json.dumps' stays in memory: a pipe read by this
+    # script would time Python's reading of 210 MiB too (0.1-0.2 s here)
+    json_bytes = len(run_measured(attn_json, env=env, stdout=subprocess.PIPE)[2])
+
     def attn_json_run():
-        seconds, _, out = run_measured(attn_json, env=env, stdout=subprocess.PIPE)
-        return seconds, len(out)
+        return run_measured(attn_json, env=env)[0]
 
     def torch_json_run():
         out = run_measured([TORCH_PYTHON, TORCH_SCRIPT, "json"] + jshape, env=env, stdout=subprocess.PIPE)[2]
@@ -163,8 +190,7 @@ def main():
 
     json_attn, json_torch, compute_attn = alternate(a.runs, attn_json_run, torch_json_run,
                                                     lambda: run_measured(attn_compute, env=env)[0])
-    t_json = statistics.median(r[0] for r in json_attn)
-    json_bytes = json_attn[0][1]
+    t_json = statistics.median(json_attn)
     t_write = t_json - statistics.median(compute_attn)
     rate_torch = statistics.median(r[1] / r[0] for r in json_torch)
     rate_whole = json_bytes / t_json
