@@ -8,11 +8,11 @@ Same shapes, same threads (torch.set_num_threads = attn's threads = BENCH_THREAD
 core), runs alternating between the two, the median of --runs rounds (for start-up, of the fastest of
 each round's 20 or 40 runs). Prints one table:
   a) the seed-000 trace as a whole process, against a Python script printing the same stages
-  b) every stage to a new .npz at B1 S2048 D1024 H16 causal (no file there, the disk synced
-     before each run), against PyTorch eager computing the same stages and numpy.savez-ing
-     them (timed inside Python: without its start-up), on this machine's OpenBLAS kernel and
-     again, both sides, under OPENBLAS_CORETYPE=Haswell; and, not a target, each run
-     replacing the file before, which ext4 writes back at the rename or the close
+  b) every stage to .npz at B1 S2048 D1024 H16 causal, each run replacing the file of the run
+     before with the disk synced first, against PyTorch eager computing the same stages and
+     numpy.savez-ing them (timed inside Python: without its start-up), on this machine's
+     OpenBLAS kernel and again, both sides, under OPENBLAS_CORETYPE=Haswell; and, not a
+     target, each run writing a new file
   c) JSON bytes per second of the softmax weights at B1 S1024 D512 H16, the whole run to
      /dev/null, against json.dumps(t.tolist()) of the same weights (a string in memory)
   d) peak RSS: b)'s against the bytes of its stages, and --stage softmax at B1 S8192 D1024 H16
@@ -68,10 +68,11 @@ def alternate(runs, *jobs):
     return results
 
 
-def fresh(path):
-    """Before a timed run that writes `path`: no file there, and nothing left for the kernel
-    to write back, so that neither side pays for the round before's 1.2 GB (outside the timing)."""
-    if os.path.exists(path):
+def settle(path, new_file):
+    """Before a timed run that writes `path` (outside the timing): the disk synced, so that no
+    run pays for the writeback of the 1.2 GB the run before left dirty; with `new_file`, no
+    file there either (else the run replaces it, as ext4 sees a rerun)."""
+    if new_file and os.path.exists(path):
         os.remove(path)
     os.sync()
 
@@ -133,14 +134,12 @@ def main():
     attn_npz = [attn, "trace", "--batch", shape[0], "--seq", shape[1], "--d-model", shape[2], "--heads",
                 shape[3], "--mask", "causal", "--format", "npz", "--out", npz_attn] + thread_flag
 
-    def attn_npz_run(kernel_env, replacing=False):
-        if not replacing:
-            fresh(npz_attn)
+    def attn_npz_run(kernel_env, new_file=False):
+        settle(npz_attn, new_file)
         return run_measured(attn_npz, env=kernel_env)[:2]
 
-    def torch_npz(kernel_env, replacing=False):
-        if not replacing:
-            fresh(npz_torch)
+    def torch_npz(kernel_env, new_file=False):
+        settle(npz_torch, new_file)
         _, rss, out = run_measured([TORCH_PYTHON, TORCH_SCRIPT, "npz"] + shape + [npz_torch], env=kernel_env,
                                    stdout=subprocess.PIPE)
         r = json.loads(out)
@@ -156,13 +155,12 @@ def main():
             rss_torch = max(r[1] for r in torch_runs)
         rows.append((f"b) every stage to .npz, B{B} S{S} D{D} H{H} causal ({mib(stage_bytes)}), {kernel}",
                      f"{t_attn:.2f} s", f"{t_torch:.2f} s", f"{t_attn / t_torch:.2f}x the time", "<= 0.8x"))
-    # b) again, each run replacing the file of the run before (no sync between): ext4 then
-    # writes the new file's 1.2 GB back at the rename (attn) or the close after O_TRUNC (numpy)
-    replace_attn, replace_torch = alternate(a.runs, lambda: attn_npz_run(env, replacing=True),
-                                            lambda: torch_npz(env, replacing=True))
-    t_attn = statistics.median(r[0] for r in replace_attn)
-    t_torch = statistics.median(r[0] for r in replace_torch)
-    rows.append((f"b) the same, each run replacing the file before (not a target: ext4's writeback)",
+    # b) again, each run writing a new file (the one before removed): not a target
+    new_attn, new_torch = alternate(a.runs, lambda: attn_npz_run(env, new_file=True),
+                                    lambda: torch_npz(env, new_file=True))
+    t_attn = statistics.median(r[0] for r in new_attn)
+    t_torch = statistics.median(r[0] for r in new_torch)
+    rows.append((f"b) the same, each run writing a new file (not a target)",
                  f"{t_attn:.2f} s", f"{t_torch:.2f} s", f"{t_attn / t_torch:.2f}x the time", ""))
     os.remove(npz_attn)
     os.remove(npz_torch)
