@@ -8,8 +8,8 @@ Same shapes, same threads (torch.set_num_threads = attn's threads = BENCH_THREAD
 core), runs alternating between the two, the median of --runs rounds (for start-up, of the fastest of
 each round's 20 or 40 runs). Prints one table:
   a) the seed-000 trace as a whole process, against a Python script printing the same stages
-  b) every stage to .npz at B1 S2048 D1024 H16 causal, each run replacing the file of the run
-     before with the disk synced first, against PyTorch eager computing the same stages and
+  b) every stage to .npz at B1 S2048 D1024 H16 causal, each run (but the very first) replacing
+     the file of the run before, with the disk synced first, against PyTorch eager computing the same stages and
      numpy.savez-ing them (timed inside Python: without its start-up), on this machine's
      OpenBLAS kernel and again, both sides, under OPENBLAS_CORETYPE=Haswell; and, not a
      target, each run writing a new file
@@ -160,7 +160,7 @@ def main():
                                     lambda: torch_npz(env, new_file=True))
     t_attn = statistics.median(r[0] for r in new_attn)
     t_torch = statistics.median(r[0] for r in new_torch)
-    rows.append((f"b) the same, each run writing a new file (not a target)",
+    rows.append(("b) the same, each run writing a new file (not a target)",
                  f"{t_attn:.2f} s", f"{t_torch:.2f} s", f"{t_attn / t_torch:.2f}x the time", ""))
     os.remove(npz_attn)
     os.remove(npz_torch)
