@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 
 #include <omp.h>
 #include <xtensor-blas/xblas.hpp>
@@ -15,28 +14,12 @@
 namespace attn {
 namespace {
 
-/// Whether the user chose OpenBLAS's threads (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS).
-bool blas_threads_chosen_by_user = false;
-
-/// Before OpenBLAS's constructor starts a thread per core (4 ms a run, docs/speed.md; priority
-/// 101 runs first), it is told to start none unless the user chose: the products that use them
-/// get them later (gemm_threads_for_large_products). OPENBLAS_THREAD_TIMEOUT=4 puts its idle
-/// threads to sleep at once instead of spinning for 0.1 s on the cores attn's loops need.
-[[gnu::constructor(101)]] void blas_starts_without_threads() {
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
-    if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr) {
-        blas_threads_chosen_by_user = true;
-        return;
-    }
-    setenv("OPENBLAS_NUM_THREADS", "1", 0);
-}
-
 /// The first product OpenBLAS splits among its threads starts them, one per core as in
 /// PyTorch's process (unless the user chose): the split changes some last bits, so the count
 /// is PyTorch's, whatever --threads says.
 void gemm_threads_for_large_products(std::size_t m, std::size_t n, std::size_t k) {
     static bool started = false;
-    if (started || blas_threads_chosen_by_user || blas_runs_on_one_thread(m, n, k)) return;
+    if (started || blas_threads_chosen_by_user() || blas_runs_on_one_thread(m, n, k)) return;
     if (omp_in_parallel()) return;  // inside attn's loops (threads.hpp): later, outside them
     started = true;
     blas_threads_for_large_products();  // as many as OpenBLAS starts by itself: as in PyTorch

@@ -17,13 +17,8 @@ namespace {
 
 int chosen = 0;  // 0: not set yet
 
-/// OpenMP's idle threads sleep at once (OMP_WAIT_POLICY=passive) unless the user chose, instead
-/// of spinning after every loop on cores others need (docs/streaming.md). Priority 101 runs this
-/// before a static libgomp reads it (ATTN_STATIC_RUNTIME); a shared one has read it already.
-[[gnu::constructor(101)]] void openmp_threads_sleep_when_idle() {
-    if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
-        setenv("OMP_WAIT_POLICY", "passive", 0);
-}
+/// -1: not known yet; else whether OPENBLAS_NUM_THREADS or OMP_NUM_THREADS was the user's.
+int blas_count_chosen = -1;
 
 int cores() {
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -60,6 +55,14 @@ void blas_threads_for_large_products() {
     if (omp_in_parallel()) return;  // inside attn's loops BLAS stays on one thread
     if (address_space_too_small_for_blas_threads()) return;
     openblas_set_num_threads(openblas_get_num_procs());
+}
+
+void set_blas_threads_chosen_by_user(bool chosen_by_user) { blas_count_chosen = chosen_by_user ? 1 : 0; }
+
+bool blas_threads_chosen_by_user() {
+    if (blas_count_chosen < 0)
+        blas_count_chosen = std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr;
+    return blas_count_chosen == 1;
 }
 
 int thread_count() {

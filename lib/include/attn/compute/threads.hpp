@@ -12,9 +12,16 @@ namespace attn {
 void set_thread_count(int n);
 
 /// Gives OpenBLAS the thread per core it starts with in PyTorch's process (it starts on one
-/// here, for a quick start-up: linalg.cpp), unless called inside attn's parallel loops or
+/// in the attn program, for a quick start-up: app/startup.cpp), unless called inside attn's parallel loops or
 /// under an address-space limit (ulimit -v) below 512 MiB, too small for their buffers.
 void blas_threads_for_large_products();
+
+/// Whether the user set OpenBLAS's thread count (OPENBLAS_NUM_THREADS or OMP_NUM_THREADS): then
+/// large products keep it, instead of getting a thread per core as in PyTorch's process. Read
+/// from the environment when first asked, unless a program that changed those variables for
+/// its own start-up (app/startup.cpp) said first. The library never changes the environment.
+bool blas_threads_chosen_by_user();
+void set_blas_threads_chosen_by_user(bool chosen_by_user);
 
 /// The most threads --threads and $ATTN_THREADS take.
 constexpr int max_threads = 4096;
