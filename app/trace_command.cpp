@@ -28,6 +28,7 @@
 #include "attn/io/file_inputs.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/io/output_space.hpp"
+#include "attn/render/output_bytes.hpp"
 #include "attn/render/heatmap_cairo.hpp"
 #include "attn/render/heatmap_svg.hpp"
 #include "attn/render/heatmap_panels.hpp"

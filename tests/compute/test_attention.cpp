@@ -24,6 +24,7 @@
 #include "attn/compute/config.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
+#include "attn/compute/stage_sink.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/teach/stage_text.hpp"
 #include "support.hpp"
@@ -384,20 +385,29 @@ TEST_CASE("view, transpose, merge and concat move numbers exactly as PyTorch doe
     }
 }
 
-TEST_CASE("the stage callback is called once per stage, in order, with the stage just added") {
+TEST_CASE("a sink is handed each stage once, in order, as soon as it is complete") {
+    // records each stage's end, and whether the trace so far ends with that stage
+    struct recording_keeper : attn::trace_keeper {
+        attn::trace& kept;
+        std::vector<std::string> seen;
+        bool always_last = true;
+        explicit recording_keeper(attn::trace& into) : trace_keeper(into), kept(into) {}
+        void end(const attn::trace& so_far, const attn::stage& s) override {
+            trace_keeper::end(so_far, s);
+            seen.emplace_back(s.name());
+            always_last = always_last && !kept.stages.empty() && kept.stages.back().name() == s.name() &&
+                          kept.stages.size() == seen.size();
+        }
+    };
     attn::config c;
     c.mask.causal = true;
-    std::vector<std::string> seen;
-    bool always_last = true;
-    const attn::inputs in = attn::draw_inputs(c);
-    const attn::trace t = attn::compute_trace(c, in, [&](const attn::trace& so_far, const attn::stage& s) {
-        seen.emplace_back(s.name());
-        always_last = always_last && !so_far.stages.empty() && &so_far.stages.back() == &s &&
-                      so_far.stages.size() == seen.size();
-    });
-    CHECK(seen == stage_names(t));
-    CHECK(seen.size() == 14);
-    CHECK(always_last);
+    attn::trace t;
+    t.stages.reserve(attn::stage_count);
+    recording_keeper keeper(t);
+    attn::compute_stages(c, attn::draw_inputs(c), attn::stage_plan::every_stage(), keeper);
+    CHECK(keeper.seen == stage_names(t));
+    CHECK(keeper.seen.size() == 14);
+    CHECK(keeper.always_last);
 }
 
 TEST_CASE("the mask tensor holds booleans; every other tensor float32") {

@@ -16,6 +16,7 @@
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/mistake.hpp"
+#include "attn/compute/stage_sink.hpp"
 #include "attn/teach/advice.hpp"
 #include "attn/teach/stage_text.hpp"
 #include "support.hpp"
@@ -91,22 +92,15 @@ attn::config run_making(mistake m) {
     return c;
 }
 
-/// Stage `stage`'s tensor of the run `c`, computed up to that stage only: K·Qᵀ with Sq != Sk
-/// (which validate refuses) is whole up to the scaled stage.
+/// Stage `stage`'s tensor of the run `c`, computed up to that stage only (the plan shows it
+/// alone): K·Qᵀ with Sq != Sk (which validate refuses) is whole up to the scaled stage.
 xt::xarray<float> stage_of_run(const attn::config& c, const std::string& stage, const std::string& tensor) {
-    struct reached {};
-    xt::xarray<float> found;
-    try {
-        attn::compute_trace(c, attn::draw_inputs(c), [&](const attn::trace&, const attn::stage& s) {
-            if (s.name() != stage) return;
-            found = s.at(tensor).values;
-            throw reached{};
-        });
-    } catch (const reached&) {
-        return found;
-    }
-    FAIL("no stage " << stage);
-    return found;
+    attn::trace t;
+    t.stages.reserve(attn::stage_count);
+    attn::trace_keeper keeper(t);
+    attn::compute_stages(c, attn::draw_inputs(c), attn::stage_plan::of({stage}), keeper);
+    REQUIRE_MESSAGE(t.stages.size() == 1, "no stage " << stage);
+    return t.stages[0].at(tensor).values;
 }
 
 }  // namespace

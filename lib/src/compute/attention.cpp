@@ -546,21 +546,6 @@ void context_to_output(run& r, const parameters& p, tensor context_tensor, std::
                                     project(c, true, cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))});
 }
 
-/// Calls on_stage with the trace so far (the stages kept, the warnings known).
-class calling_keeper : public trace_keeper {
-public:
-    calling_keeper(trace& into, const stage_callback& on_stage) : trace_keeper(into), into_(into), on_stage_(on_stage) {}
-    void end(const trace& so_far, const stage& s) override {
-        trace_keeper::end(so_far, s);
-        into_.warnings = so_far.warnings;
-        if (on_stage_) on_stage_(into_, into_.stages.back());
-    }
-
-private:
-    trace& into_;
-    const stage_callback& on_stage_;
-};
-
 }  // namespace
 
 warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, stage_sink& sink) {
@@ -795,11 +780,11 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     return finish();
 }
 
-trace compute_trace(const config& c, inputs in, const stage_callback& on_stage) {
+trace compute_trace(const config& c, inputs in) {
     trace t;
     t.cfg = c;
     t.stages.reserve(stage_count);  // stages are referenced while later ones are added
-    calling_keeper keeper(t, on_stage);
+    trace_keeper keeper(t);
     t.warnings = compute_stages(c, std::move(in), stage_plan::every_stage(), keeper);
     return t;
 }
