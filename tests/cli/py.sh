@@ -9,7 +9,7 @@ attn=${1:?usage: py.sh path/to/attn}
 . "$(dirname "$0")/common.sh"
 python=/usr/bin/python3
 
-if ! "$python" -c 'import torch' 2>/dev/null; then
+if ! "$python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' 2>/dev/null; then
   if [ "${CI:-}" = true ]; then
     fail "python3-torch is installed (CI=true: apt-get install python3-torch)"
     finish
@@ -19,29 +19,40 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
   exit 0
 fi
 
-# Each python run mostly waits (importing torch takes about 3 s, little of it CPU): the
-# independent checks are queued and run four at a time; their results come in order.
-queued=()
-# queue NAME COMMAND...: COMMAND in the background; `report_queued` says how each ended.
+# Importing torch takes seconds, each script here milliseconds: the scripts are queued and
+# run in one batch by torch_runs.py, which imports torch once and forks a child per script
+# (each with a fresh namespace, its argv, and its output in a file of its own).
+queued=() passes=()
+# queue NAME SCRIPT ARG...: SCRIPT run with ARGs in the next batch; it must exit 0.
+# queue_passing NAME SCRIPT: ... and its last line must say every check passed.
 queue() {
-  local i=${#queued[@]}
-  queued+=("$1"); shift
-  ("$@" >"$work/queued$i.out" 2>&1; echo $? >"$work/queued$i.rc") &
-  if (( ${#queued[@]} % 4 == 0 )); then wait; fi
+  local i=${#queued[@]} name=$1; shift
+  queued+=("$name") passes+=(no)
+  (IFS=$'\t'; printf '%s\t%s\n' "$work/queued$i.out" "$*") >>"$work/jobs"
 }
+queue_passing() { queue "$@"; passes[${#passes[@]} - 1]=yes; }
+# run_batch: runs the queued scripts (torch_runs.py), then empties the queue.
+run_batch() {
+  [ -s "$work/jobs" ] && "$python" "$(dirname "$0")/torch_runs.py" "$work/jobs"
+  rm -f "$work/jobs"
+}
+# report_queued: runs the batch and says how each script ended, in order.
 report_queued() {
-  wait
+  run_batch
   local i
   for i in "${!queued[@]}"; do
-    if [ "$(cat "$work/queued$i.rc")" = 0 ]; then ok "${queued[$i]}"
-    else fail "${queued[$i]}" "$(tail -n 1 "$work/queued$i.out")"; fi
+    local out="$work/queued$i.out"
+    if [ "$(cat "$out.rc" 2>/dev/null)" != 0 ]; then fail "${queued[$i]}" "$(tail -n 1 "$out")"
+    elif [ "${passes[$i]}" = yes ] && ! tail -n 1 "$out" | grep -q "^every check passed"; then
+      fail "${queued[$i]}" "$(tail -n 1 "$out")"
+    else ok "${queued[$i]}"; fi
   done
-  queued=()
+  queued=() passes=()
 }
 
 # --- --explain's torch lines, top to bottom ------------------------------------------------
-# explain_runs ARGS...: the torch lines of --explain --format json as one script, run in a
-# fresh python; the last tensor it makes (out, or concat with --no-out-proj) must be attn's,
+# explain_runs NAME ARGS...: the torch lines of --explain --format json as one script, run in a
+# fresh namespace; the last tensor it makes (out, or concat with --no-out-proj) must be attn's,
 # bit for bit.
 cat >"$work/explain_runs.py" <<'PY'
 import json, subprocess, sys, torch
@@ -56,37 +67,29 @@ want = torch.tensor(doc["stages"][stage]["tensors"][name]["data"], dtype=torch.f
 got = made[name].detach()
 sys.exit(0 if got.shape == want.shape and torch.equal(got.view(torch.int32), want.view(torch.int32)) else 1)
 PY
-explain_runs() { "$python" "$work/explain_runs.py" "$attn" "$@"; }
-queue "--explain's lines run: notebook 000 (B=2, H=4, causal)" explain_runs --seed 24 --batch 2 --seq 5 --heads 4 --mask causal
-queue "--explain's lines run: no mask, one head" explain_runs --heads 1
-queue "--explain's lines run: causal+padding, cross-attention (--kv-seq, --d-kv-in)" \
-  explain_runs --seed 3 --batch 2 --seq 5 --kv-seq 6 --d-kv-in 12 --mask causal+padding --lengths 5,3
-queue "--explain's lines run: window, --fill -1e9, --no-qkv-bias" explain_runs --seq 6 --mask window --window 1 --fill -1e9 --no-qkv-bias
-queue "--explain's lines run: --train --dropout 0.3, attn's keep mask" \
-  explain_runs --seed 5 --batch 2 --mask causal --dropout 0.3 --train --dropout-seed 9
-queue "--explain's lines run: a random mask, --no-out-proj" explain_runs --heads 4 --mask random --mask-seed 2 --mask-keep 0.7 --no-out-proj
-queue "--explain's lines run: lower-right causal, Sq < Sk, D != Din" \
-  explain_runs --seq 2 --kv-seq 5 --d-in 6 --d-kv-in 10 --d-model 12 --heads 3 --mask causal --causal-align lower-right
-queue "--explain's lines run: a decoding step (--past 4) with multi-query heads (--kv-heads 1)" \
-  explain_runs --past 4 --seq 2 --heads 4 --kv-heads 1 --mask causal
-queue "--explain's lines run: rope in a decoding step with grouped heads" \
-  explain_runs --pos rope --past 4 --seq 2 --heads 4 --kv-heads 2 --mask causal
-
-report_queued
+explain_runs() { queue "$1" "$work/explain_runs.py" "$attn" "${@:2}"; }
+explain_runs "--explain's lines run: notebook 000 (B=2, H=4, causal)" --seed 24 --batch 2 --seq 5 --heads 4 --mask causal
+explain_runs "--explain's lines run: no mask, one head" --heads 1
+explain_runs "--explain's lines run: causal+padding, cross-attention (--kv-seq, --d-kv-in)" \
+  --seed 3 --batch 2 --seq 5 --kv-seq 6 --d-kv-in 12 --mask causal+padding --lengths 5,3
+explain_runs "--explain's lines run: window, --fill -1e9, --no-qkv-bias" --seq 6 --mask window --window 1 --fill -1e9 --no-qkv-bias
+explain_runs "--explain's lines run: --train --dropout 0.3, attn's keep mask" \
+  --seed 5 --batch 2 --mask causal --dropout 0.3 --train --dropout-seed 9
+explain_runs "--explain's lines run: a random mask, --no-out-proj" --heads 4 --mask random --mask-seed 2 --mask-keep 0.7 --no-out-proj
+explain_runs "--explain's lines run: lower-right causal, Sq < Sk, D != Din" \
+  --seq 2 --kv-seq 5 --d-in 6 --d-kv-in 10 --d-model 12 --heads 3 --mask causal --causal-align lower-right
+explain_runs "--explain's lines run: a decoding step (--past 4) with multi-query heads (--kv-heads 1)" \
+  --past 4 --seq 2 --heads 4 --kv-heads 1 --mask causal
+explain_runs "--explain's lines run: rope in a decoding step with grouped heads" \
+  --pos rope --past 4 --seq 2 --heads 4 --kv-heads 2 --mask causal
 
 # --- --format py: the run as a script that checks itself -------------------------------------
-# script_runs NAME ARGS...: attn writes the script; python3 runs it to the end (exit 0).
+# script_runs NAME ARGS...: attn writes the script; python3 runs it to the end (exit 0), and
+# its last line says every check passed.
 script_runs() {
   local name=$1 script="$work/lab${#queued[@]}.py"; shift
   if ! "$attn" trace "$@" --format py >"$script" 2>"$work/err"; then fail "$name" "attn: $(head -n 1 "$work/err")"; return; fi
-  queue "$name" script_passes "$script"
-}
-# script_passes FILE: python3 runs it to the end, and its last line says every check passed.
-script_passes() {
-  "$python" "$1" >"$1.ran" 2>&1
-  local rc=$?
-  tail -n 1 "$1.ran"
-  [ "$rc" = 0 ] && tail -n 1 "$1.ran" | grep -q "^every check passed"
+  queue_passing "$name" "$script"
 }
 script_runs "py: notebook 000 (B=2, H=4, causal, --no-out-proj) runs and passes" "${notebook[@]}"
 script_runs "py: no mask, one head" --heads 1
@@ -120,11 +123,15 @@ for m in log_softmax sigmoid_instead_of_softmax scale_multiplied; do
 done
 script_runs "py: --mistake alibi_sign: slopes · (i - j)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign
 report_queued
+# The scripts below are written first, then run in one batch (later FILE: FILE's output in
+# FILE.ran, its exit status in FILE.ran.rc), then checked.
+later() { printf '%s\t%s\n' "$1.ran" "$1" >>"$work/jobs"; }
+status_of() { cat "$1.ran.rc" 2>/dev/null; }
+
 "$attn" trace --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign --format py >"$work/sign.py" 2>/dev/null
 check "py: --mistake alibi_sign writes the flipped distance" grep -q '^bias = (slopes.view(H, 1, 1) \* (i - j).float()).unsqueeze(0)$' "$work/sign.py"
-sed 's/(i - j).float()/(j - i).float()/' "$work/sign.py" >"$work/wrong.py"
-check "py: --mistake alibi_sign's script with the sign put right fails at the alibi stage" \
-  sh -c "'$python' '$work/wrong.py' 2>&1 | grep -q '^AssertionError: alibi.bias: '"
+sed 's/(i - j).float()/(j - i).float()/' "$work/sign.py" >"$work/sign-wrong.py"
+later "$work/sign-wrong.py"
 
 # the notebook run's script, for what follows
 "$attn" trace "${notebook[@]}" --format py --out "$work/nb.py"
@@ -135,30 +142,44 @@ check "py: a check after each computed stage" test "$(grep -c '^check("softmax.w
 check "py: the views are checked by shape and strides" grep -qx 'check_layout("transpose.q", q, (2, 4, 5, 2), (40, 2, 8, 1))' "$work/nb.py"
 check "py: a lab starter: a 'Your turn' comment for each stage computed" test "$(grep -c '^# Your turn: ' "$work/nb.py")" = 12
 check "py: numbers in the fewest digits that read back as the same float32" grep -q '^check("input.x", x, f32(\[\[\[1.5721657, -1.5507966, -0.9507501, ' "$work/nb.py"
-"$python" "$work/nb.py" >"$work/ran" 2>&1
-check "py: torch.randn's x equals the embedded numbers bit for bit" grep -qx "ok  input.x" "$work/ran"
+later "$work/nb.py"
 
 # made wrong: softmax over the queries, the split without its transpose
-sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/nb.py" >"$work/wrong.py"
-check "py: the script made wrong differs from the right one" test -n "$(diff "$work/nb.py" "$work/wrong.py")"
-"$python" "$work/wrong.py" >"$work/ran" 2>&1; rc=$?
-check "py: softmax over dim=-2 fails its check (exit 1)" test "$rc" = 1
-check "py: ... with an AssertionError naming the stage" grep -q "^AssertionError: softmax.weights: .* numbers differ from attn's" "$work/ran"
-check "py: ... after the stages before it passed" grep -qx "ok  masked.masked" "$work/ran"
-sed 's/^q = q.transpose(1, 2)$/q = q.reshape(B, H, Sq, dk)/' "$work/nb.py" >"$work/wrong.py"
-"$python" "$work/wrong.py" >"$work/ran" 2>&1; rc=$?
-check "py: a split without its transpose fails on the strides" grep -q "^AssertionError: transpose.q: strides (40, 10, 2, 1), attn's are (40, 2, 8, 1)" "$work/ran"
+sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/nb.py" >"$work/softmax-wrong.py"
+check "py: the script made wrong differs from the right one" test -n "$(diff "$work/nb.py" "$work/softmax-wrong.py")"
+later "$work/softmax-wrong.py"
+sed 's/^q = q.transpose(1, 2)$/q = q.reshape(B, H, Sq, dk)/' "$work/nb.py" >"$work/split-wrong.py"
+later "$work/split-wrong.py"
 "$attn" trace --mask causal --mistake softmax_axis --format py >"$work/mistake.py" 2>/dev/null
 check "py: --mistake says so in a comment where it is made" grep -q "^# --mistake softmax_axis: softmax over the queries (dim=-2)" "$work/mistake.py"
-sed 's/dim=-2)$/dim=-1)/' "$work/mistake.py" >"$work/wrong.py"
-check "py: --mistake's script with the mistake put right fails" test "$("$python" "$work/wrong.py" >/dev/null 2>&1; echo $?)" = 1
+sed 's/dim=-2)$/dim=-1)/' "$work/mistake.py" >"$work/mistake-wrong.py"
+later "$work/mistake-wrong.py"
 
 # --stage: only those stages checked (and limited), all computed
 expect_ok "py: --seq 64 --stage output: the [B,H,Sq,Sk] stages computed, not embedded" trace --seq 64 --mask causal --format py --stage output
 check "py: --stage output: one check" test "$(grep -c '^check' "$work/out")" = 1
 check "py: --stage output: every stage's code still there" grep -qx "weights = torch.softmax(masked, dim=-1)" "$work/out"
 mv "$work/out" "$work/lab.py"
-check "py: --stage output: the script runs" "$python" "$work/lab.py"
+later "$work/lab.py"
+
+# the README's excerpt (below): its script, made wrong as the README says
+readme="$(dirname "$0")/../../README.md"
+awk '/--format py --out lab.py`$/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' "$readme" >"$work/readme-block"
+"$attn" trace --seq 3 --d-model 4 --mask causal --stage softmax --format py --out "$work/readme.py"
+sed -n '/^# ── 10 · softmax/,/^$/p' "$work/readme.py" | sed '$d' >"$work/actual-block"
+sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/readme.py" >"$work/readme-wrong.py"
+later "$work/readme-wrong.py"
+
+run_batch
+check "py: --mistake alibi_sign's script with the sign put right fails at the alibi stage" \
+  grep -q '^AssertionError: alibi.bias: ' "$work/sign-wrong.py.ran"
+check "py: torch.randn's x equals the embedded numbers bit for bit" grep -qx "ok  input.x" "$work/nb.py.ran"
+check "py: softmax over dim=-2 fails its check (exit 1)" test "$(status_of "$work/softmax-wrong.py")" = 1
+check "py: ... with an AssertionError naming the stage" grep -q "^AssertionError: softmax.weights: .* numbers differ from attn's" "$work/softmax-wrong.py.ran"
+check "py: ... after the stages before it passed" grep -qx "ok  masked.masked" "$work/softmax-wrong.py.ran"
+check "py: a split without its transpose fails on the strides" grep -q "^AssertionError: transpose.q: strides (40, 10, 2, 1), attn's are (40, 2, 8, 1)" "$work/split-wrong.py.ran"
+check "py: --mistake's script with the mistake put right fails" test "$(status_of "$work/mistake-wrong.py")" = 1
+check "py: --stage output: the script runs" test "$(status_of "$work/lab.py")" = 0
 
 # what a script cannot hold or make
 expect_error "py: a run too large to embed is refused" 2 \
@@ -178,14 +199,21 @@ expect_error "py: a mask mistake, whose line the script cannot write yet, is ref
   "attn: error: --format py: no PyTorch line for --mistake causal_only yet (the script writes softmax_axis, missing_scale, wrong_scale, mask_inverted, fill_value, q_k_swapped, missing_bias, dropout_not_rescaled, dropout_keep_inverted, weights_transposed, log_softmax, sigmoid_instead_of_softmax, scale_multiplied, kv_heads_tiled, rope_positions_from_zero, rope_pairs_mixed, alibi_sign)" \
   trace --format py --batch 2 --mask causal+padding --lengths 3,1 --mistake causal_only
 # --- the README's excerpt is what the program writes, and its failure what python3 says -----
-readme="$(dirname "$0")/../../README.md"
-awk '/--format py --out lab.py`$/ {seen = 1; next} seen && /^```/ {if (inside) exit; inside = 1; next} inside' "$readme" >"$work/readme-block"
-"$attn" trace --seq 3 --d-model 4 --mask causal --stage softmax --format py --out "$work/lab.py"
-sed -n '/^# ── 10 · softmax/,/^$/p' "$work/lab.py" | sed '$d' >"$work/actual-block"
 check "README's py excerpt is there" test "$(wc -l <"$work/readme-block")" -ge 10
-check "README's py excerpt is real" diff "$work/readme-block" "$work/actual-block"
-sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/lab.py" >"$work/wrong.py"
-said=$("$python" "$work/wrong.py" 2>&1 | tail -n 1)
+# The same text, and the same numbers within 1e-6: their last digits depend on OpenBLAS's
+# kernel (the README shows Haswell's; Sandybridge's products differ in a last bit).
+same_within() {  # same_within A B: the texts equal once numbers are masked, the numbers within 1e-6
+    "$python" - "$1" "$2" <<'PY'
+import re, sys
+number = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")
+a, b = (open(path).read() for path in sys.argv[1:3])
+same_text = number.sub("#", a) == number.sub("#", b)
+x, y = number.findall(a), number.findall(b)
+sys.exit(0 if same_text and len(x) == len(y) and all(abs(float(p) - float(q)) <= 1e-6 for p, q in zip(x, y)) else 1)
+PY
+}
+check "README's py excerpt is real" same_within "$work/readme-block" "$work/actual-block"
+said=$(tail -n 1 "$work/readme-wrong.py.ran")
 check "README's py failure is what python3 says" grep -qF "with \`dim=-2\` there it stops with \`$said\`" <(tr '\n' ' ' <"$readme" | tr -s ' ')
 
 expect_ok "trace --help" trace --help
