@@ -328,6 +328,7 @@ const trace_format& format_named(const std::string& name, bool row) {
 std::vector<std::string> format_names() {
     std::vector<std::string> names;
     for (const trace_format& f : formats) names.emplace_back(f.name);
+    names.emplace_back("dot");  // the run's graph, nothing computed (run_shapes)
     return names;
 }
 
@@ -402,16 +403,18 @@ void check_output_space(const trace_options& o, const attn::config& c, const att
 
 /// --shapes: the flags it cannot go with, refused before anything is read.
 void check_shapes_flags(const trace_options& o, const flag_given& given) {
-    if (o.format != "table" && o.format != "json")
+    const bool graph = o.format == "dot";
+    if (o.format != "table" && o.format != "json" && !graph)
         throw attn::usage_error("--shapes prints a table or JSON (--format table or json), not --format " + o.format);
+    const std::string what = graph ? "--format dot draws the run's stages and layouts, nothing computed; "
+                                   : "--shapes shows whole tensors' layouts in the right computation; ";
     for (const char* flag : {"--batch-index", "--head", "--row", "--explain", "--mistake", "--stats"})
-        if (given(flag))
-            throw attn::usage_error(std::string("--shapes shows whole tensors' layouts in the right computation; ") +
-                                    flag + " is for their numbers: leave out one of them");
+        if (given(flag) && !(graph && std::string_view(flag) == "--mistake"))  // the graph marks a mistake's step
+            throw attn::usage_error(what + flag + " is for their numbers: leave out one of them");
 }
 
-/// --shapes: every stage's shapes and strides from the sizes alone (stage_layouts.hpp);
-/// no input is drawn and no stage computed, so any --seq answers at once.
+/// --shapes and --format dot: every stage's shapes and strides from the sizes alone
+/// (stage_layouts.hpp); no input is drawn and no stage computed, so any --seq answers at once.
 void run_shapes(const trace_options& o, const flag_given& given) {
     check_shapes_flags(o, given);
     const attn::loaded_inputs loaded = load_run_inputs(o.run, given);
@@ -423,14 +426,15 @@ void run_shapes(const trace_options& o, const flag_given& given) {
     const std::unique_ptr<attn::output_file> file =
         o.out.empty() ? nullptr : std::make_unique<attn::output_file>(o.out, "--out " + o.out);
     std::ostream& out = file ? file->stream() : std::cout;
-    if (o.format == "json") attn::render_shapes_json(c, stages, view, out);
+    if (o.format == "dot") attn::render_plan_dot(c, stages, view, out);
+    else if (o.format == "json") attn::render_shapes_json(c, stages, view, out);
     else attn::render_shapes_table(c, stages, view, out);
     if (file) file->commit();
     else std::cout.flush();
 }
 
 void run_trace(const trace_options& o, const flag_given& given) {
-    if (o.shapes) return run_shapes(o, given);
+    if (o.shapes || o.format == "dot") return run_shapes(o, given);
     const std::string writes(format_named(o.format, false).writes);
     if (!writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format " + o.format + " writes " + writes + ": give --out FILE." + o.format +
@@ -537,6 +541,7 @@ void setup_trace(CLI::App& app) {
         "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --no-out-proj --stage 9,10\n"
         "  attn trace --batch 2 --seq 5 --heads 4 --mask causal --shapes\n"
         "  attn trace --heads 4 --shapes --format json | jq -c .stages.transpose.tensors.k.strides\n"
+        "  attn trace --heads 4 --mask causal --format dot --out plan.dot && dot -Tsvg plan.dot -o plan.svg\n"
         "  attn trace --batch 2 --mask causal+padding --lengths 4,2 --fill -1e9\n"
         "  attn trace --kv-seq 6 --d-kv-in 12 --format json | jq '.stages.softmax.tensors.weights.data[0][0]'\n"
         "  attn trace --q q.json --k k.json --v v.json --mask-file m.json --fill -1e9 --format torch\n"
@@ -569,7 +574,9 @@ void setup_trace(CLI::App& app) {
                "--stage positions draws pe [S,Din] and --stage rope cos and sin [Sq,dk], positions down and "
                "features across on -1 .. 1, --stage alibi the bias, a grid per head), svg and png (the "
                "same, drawn for slides: a titled panel per batch item and head), html (one "
-               "self-contained page: every stage explained, its tensors as tables and heatmaps); svg, "
+               "self-contained page: every stage explained, its tensors as tables and heatmaps), dot (the run's "
+               "stages as a Graphviz graph, nothing computed: a box per stage with its tensors' shapes and strides, "
+               "an edge from each stage it reads, dashed where it is a view; dot -Tsvg draws it); svg, "
                "png and html need --out or a redirected stdout");
     cmd->add_option("--stage", o->stages,
                     "only these stages, by name or number (see below), comma-separated: "

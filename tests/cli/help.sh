@@ -55,7 +55,7 @@ expect_error "a value missing before the next flag" 2 \
 expect_error "a file flag's value missing before the next flag" 2 \
   "attn: error: --out given without a value before --format; expected a file name" trace --out --format json
 expect_error "a missing value names the choices" 2 \
-  "attn: error: --format given without a value; expected one of table, json, jsonl, npz, torch, py, heatmap, svg, png or html" trace --format
+  "attn: error: --format given without a value; expected one of table, json, jsonl, npz, torch, py, heatmap, svg, png, html or dot" trace --format
 expect_error "not a number" 2 "attn: error: --heads abc: expected a whole number" trace --heads abc
 expect_error "not a whole number" 2 "attn: error: --seq 1.5: expected a whole number" trace --seq 1.5
 expect_error "a whole number too large" 2 \
@@ -75,7 +75,7 @@ expect_error "--precision not a number" 2 "attn: error: --precision abc: expecte
 expect_error "--precision out of range" 2 "attn: error: --precision 20: expected a whole number from 0 to 12" \
   trace --precision 20
 expect_error "--format not one of the formats" 2 \
-  "attn: error: --format xml: expected one of table, json, jsonl, npz, torch, py, heatmap, svg, png or html" trace --format xml
+  "attn: error: --format xml: expected one of table, json, jsonl, npz, torch, py, heatmap, svg, png, html or dot" trace --format xml
 expect_error "--color not one of its choices" 2 "attn: error: --color red: expected one of auto, always or never" \
   trace --color red
 expect_error "--max-memory not a size" 2 \

@@ -91,4 +91,35 @@ expect_error "--shapes with --mistake" 2 \
   "attn: error: --shapes shows whole tensors' layouts in the right computation; --mistake is for their numbers: leave out one of them" \
   trace --shapes --mistake missing_scale
 
+# --- --format dot: the run's stages as a graph, nothing computed --------------------------
+expect_ok "--format dot" trace --pos alibi --past 2 --seq 2 --heads 4 --kv-heads 2 --mask causal --format dot
+cp "$work/out" "$work/plan.dot"
+"$attn" trace --pos alibi --past 2 --seq 2 --heads 4 --kv-heads 2 --mask causal --shapes --format json >"$work/plan-shapes.json"
+check "dot: a node per stage of the run, as --shapes has them" \
+  test "$(grep -cE '^  [a-z_]+ \[label=' "$work/plan.dot")" = "$(jq '.stages | length' "$work/plan-shapes.json")"
+check "dot: a node gives the stage's number, name, shape and strides" \
+  grep -qF 'transpose [label="5 · transpose\lq  [B,H,Sq,dk] = [1,4,2,2]  (16, 2, 8, 1)  view of projections, not contiguous\l' "$work/plan.dot"
+check "dot: views are dashed edges (view, transpose, merge)" \
+  test "$(grep -cE '^  (projections -> view|view -> transpose|context -> merge) \[style=dashed, label="view"\];$' "$work/plan.dot")" = 3
+check "dot: copies are solid edges named by the copy" grep -qx '  merge -> concat \[label="copy (.contiguous())"\];' "$work/plan.dot"
+check "dot: scores reads q from transpose and k from repeat_kv, not from append" \
+  test "$(grep -E -- '-> scores;$' "$work/plan.dot" | tr -d ' ' | tr '\n' ' ')" = "transpose->scores; repeat_kv->scores; "
+check "dot: masked reads the plane before it (biased) and the mask; biased adds alibi's bias" \
+  test "$(grep -E -- '-> (masked|biased);$' "$work/plan.dot" | tr -d ' ' | tr '\n' ' ')" = "scaled->biased; alibi->biased; biased->masked; mask->masked; "
+expect_ok "dot: absent stages are absent" trace --heads 4 --format dot
+check "... no mask, no masked without a mask" test "$(grep -cE '^  (mask|masked|dropout|rope) ' "$work/out")" = 0
+expect_ok "dot: --stage draws those stages, joined through the ones left out" trace --heads 4 --mask causal --stage 6,10 --format dot
+check "... scores -> softmax" test "$(grep -c -- '->' "$work/out"):$(grep -c -- '-> softmax' "$work/out")" = "1:1"
+expect_ok "dot: --mistake marks the step it replaces" trace --heads 4 --mask causal --mistake softmax_axis --format dot
+check "... softmax drawn red and saying so" \
+  grep -q '^  softmax \[label=.*, color=red, fontcolor=red, xlabel="--mistake softmax_axis replaces this step"\];$' "$work/out"
+expect_error "dot: a view flag is refused" 2 \
+  "attn: error: --format dot draws the run's stages and layouts, nothing computed; --head is for their numbers: leave out one of them" \
+  trace --format dot --head 1
+if command -v dot >/dev/null; then
+  check "dot: Graphviz's dot reads it and draws an SVG" sh -c "dot -Tsvg '$work/plan.dot' | grep -q '<svg'"
+else
+  echo "skip dot -Tsvg: no Graphviz (apt-get install graphviz)"
+fi
+
 finish

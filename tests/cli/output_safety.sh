@@ -10,7 +10,7 @@ set -u
 attn=${1:?usage: output_safety.sh path/to/attn}
 . "$(dirname "$0")/common.sh"
 root=false; [ "$(id -u)" = 0 ] && root=true
-formats=(table json jsonl npz torch py heatmap svg png html)
+formats=(table json jsonl npz torch py heatmap svg png html dot)
 small=(--seq 5 --heads 2 --mask causal)
 d=$work/d; mkdir "$d"
 

@@ -1,7 +1,7 @@
 #pragma once
-// `attn trace --shapes`: the chain of shapes and strides of every stage (stage_layouts.hpp),
-// nothing computed. A table of one line per stage (tensors of one layout share a line), or
-// JSON at the trace's own paths without "data".
+// `attn trace --shapes` and `--format dot`: the chain of shapes and strides of every stage
+// (stage_layouts.hpp), nothing computed. A table of one line per stage (tensors of one layout
+// share a line), JSON at the trace's own paths without "data", or a Graphviz graph.
 #include <ostream>
 #include <vector>
 
@@ -24,5 +24,15 @@ void render_shapes_table(const config& c, const std::vector<planned_stage>& stag
 /// "data"; "memory" is "own", "view" or "copy".
 void render_shapes_json(const config& c, const std::vector<planned_stage>& stages, const render_options& options,
                         std::ostream& out);
+
+/// `--format dot`: the run's stages as a Graphviz digraph (dot's language), top to bottom in
+/// the run's order: a box per stage (options.shows) with its number, name and each tensor's
+/// shape in letters and numbers and its strides; an edge from each stage it reads (through
+/// stages options.shows leaves out), dashed where its tensors are views of what came before
+/// (no data moves), solid where they are computed or copied (labelled with the copy:
+/// ".contiguous()", "torch.cat", "repeat_interleave"). With a --mistake, the stage whose step
+/// it replaces is drawn red and says so; the layouts are the right computation's.
+void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, const render_options& options,
+                     std::ostream& out);
 
 }  // namespace attn
