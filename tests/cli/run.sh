@@ -186,7 +186,7 @@ expect_error "unknown stage" 2 \
   trace --stage foo
 expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs --mask, --mask-file or --key-padding-mask)" \
   trace --stage mask
-expect_error "unknown format" 2 "attn: error: --format xml: expected one of table, json, jsonl, npz, torch, py, heatmap, svg, png or html" trace --format xml
+expect_error "unknown format" 2 "attn: error: --format xml: expected one of table, json, jsonl, npz, torch, py, heatmap, svg, png, html or dot" trace --format xml
 expect_error "not a number" 2 "attn: error: --heads abc: expected a whole number" trace --heads abc
 expect_error "unknown flag" 2 "attn: error: --bogus: attn trace has no such flag; see \`attn trace --help\`" trace --bogus
 expect_error "no subcommand" 2 "attn: error: no command given: try \`attn trace --heads 4 --mask causal\`, or \`attn --help\`"
