@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "attn/render/render_npz.hpp"
 #include "attn/render/render_py.hpp"
 #include "attn/render/render_row.hpp"
+#include "attn/render/render_graph.hpp"
 #include "attn/render/render_shapes.hpp"
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
@@ -67,6 +69,7 @@ struct trace_options {
     picture_flags pictures;        // --vmin, --vmax, --layout
     bool explain = false;
     bool shapes = false;           // --shapes: the chain of shapes and strides, nothing computed
+    bool graph = false;            // --graph: the run's stages drawn as a graph (svg, png), nothing computed
     int threads = 0;               // --threads N; 0: $ATTN_THREADS, else every core
     std::size_t block_rows = 0;    // --block-rows N (hidden, for tests): the [B,H,Sq,Sk] stages in blocks of N rows
     bool stats = false;            // --stats: each shown tensor's statistics
@@ -403,17 +406,22 @@ void check_output_space(const trace_options& o, const attn::config& c, const att
 
 /// --shapes: the flags it cannot go with, refused before anything is read.
 void check_shapes_flags(const trace_options& o, const flag_given& given) {
-    const bool graph = o.format == "dot";
+    const bool graph = o.format == "dot" || o.graph;
+    if (o.graph && o.format != "svg" && o.format != "png" && o.format != "dot")
+        throw attn::usage_error("--graph draws the run's stages with --format svg or png (or writes them with --format dot), "
+                                "not --format " + o.format);
+    if (o.graph && o.shapes) throw attn::usage_error("--graph draws what --shapes prints: give one of them");
     if (o.format != "table" && o.format != "json" && !graph)
         throw attn::usage_error("--shapes prints a table or JSON (--format table or json), not --format " + o.format);
-    const std::string what = graph ? "--format dot draws the run's stages and layouts, nothing computed; "
+    const std::string what = graph ? std::string(o.graph ? "--graph" : "--format dot") +
+                                         " draws the run's stages and layouts, nothing computed; "
                                    : "--shapes shows whole tensors' layouts in the right computation; ";
     for (const char* flag : {"--batch-index", "--head", "--row", "--explain", "--mistake", "--stats"})
         if (given(flag) && !(graph && std::string_view(flag) == "--mistake"))  // the graph marks a mistake's step
             throw attn::usage_error(what + flag + " is for their numbers: leave out one of them");
 }
 
-/// --shapes and --format dot: every stage's shapes and strides from the sizes alone
+/// --shapes, --format dot and --graph: every stage's shapes and strides from the sizes alone
 /// (stage_layouts.hpp); no input is drawn and no stage computed, so any --seq answers at once.
 void run_shapes(const trace_options& o, const flag_given& given) {
     check_shapes_flags(o, given);
@@ -426,7 +434,11 @@ void run_shapes(const trace_options& o, const flag_given& given) {
     const std::unique_ptr<attn::output_file> file =
         o.out.empty() ? nullptr : std::make_unique<attn::output_file>(o.out, "--out " + o.out);
     std::ostream& out = file ? file->stream() : std::cout;
-    if (o.format == "dot") attn::render_plan_dot(c, stages, view, out);
+    if (o.graph && o.format != "dot") {  // laid out and drawn by Graphviz
+        std::ostringstream dot;
+        attn::render_plan_dot(c, stages, view, dot);
+        attn::draw_graph(dot.str(), o.format, out);
+    } else if (o.format == "dot") attn::render_plan_dot(c, stages, view, out);
     else if (o.format == "json") attn::render_shapes_json(c, stages, view, out);
     else attn::render_shapes_table(c, stages, view, out);
     if (file) file->commit();
@@ -434,7 +446,7 @@ void run_shapes(const trace_options& o, const flag_given& given) {
 }
 
 void run_trace(const trace_options& o, const flag_given& given) {
-    if (o.shapes || o.format == "dot") return run_shapes(o, given);
+    if (o.shapes || o.graph || o.format == "dot") return run_shapes(o, given);
     const std::string writes(format_named(o.format, false).writes);
     if (!writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format " + o.format + " writes " + writes + ": give --out FILE." + o.format +
@@ -613,6 +625,10 @@ void setup_trace(CLI::App& app) {
                   "operations, and whether it is a view or a copy. Nothing is computed, so any size answers at "
                   "once. Table, or json (attn.shapes/1: the trace JSON's paths, .stages.S.tensors.T.strides, "
                   "without data); with --stage; not with --batch-index, --head, --row, --explain, --mistake or --stats");
+    cmd->add_flag("--graph", o->graph,
+                  "draw the run's stages as a graph with --format svg or png (laid out by Graphviz): a box per "
+                  "stage with its tensors' shapes and strides, an edge from each stage it reads, dashed where it is "
+                  "a view; nothing computed. --format dot writes the same graph as text");
     cmd->add_flag("--stats", o->stats,
                   "statistics of each shown tensor, over all of it (every row is computed, printed or not; a view "
                   "such as --head prints part of a tensor but its statistics are the whole tensor's): min, max, "

@@ -116,6 +116,20 @@ check "... softmax drawn red and saying so" \
 expect_error "dot: a view flag is refused" 2 \
   "attn: error: --format dot draws the run's stages and layouts, nothing computed; --head is for their numbers: leave out one of them" \
   trace --format dot --head 1
+# --- --graph: the same graph laid out and drawn by Graphviz's library -----------------------
+expect_ok "--graph --format svg" trace --pos alibi --past 2 --seq 2 --heads 4 --kv-heads 2 --mask causal --graph --format svg
+check "... an SVG that parses as XML, a node per stage" \
+  python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); sys.exit(sum(1 for g in r.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "node") != int(sys.argv[2]))' \
+  "$work/out" "$(jq '.stages | length' "$work/plan-shapes.json")"
+check "... with the views drawn dashed" grep -q 'stroke-dasharray' "$work/out"
+"$attn" trace --heads 4 --mask causal --graph --format png --out "$work/graph.png"
+check "--graph --format png: a PNG" test "$(head -c 8 "$work/graph.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a
+expect_error "--graph with a format it cannot draw" 2 \
+  "attn: error: --graph draws the run's stages with --format svg or png (or writes them with --format dot), not --format table" \
+  trace --graph
+expect_error "--graph with --shapes" 2 "attn: error: --graph draws what --shapes prints: give one of them" \
+  trace --graph --shapes --format svg
+
 if command -v dot >/dev/null; then
   check "dot: Graphviz's dot reads it and draws an SVG" sh -c "dot -Tsvg '$work/plan.dot' | grep -q '<svg'"
 else
