@@ -167,7 +167,7 @@ TEST_CASE("stages keep CLI.md's order and options.stages filters them") {
     const attn::trace t = run(masked_config());
     SUBCASE("a subset, asked for out of order, comes out in stage order") {
         attn::render_options options;
-        options.stages = {"softmax", "scores", "mask"};
+        options.stages = attn::stages(attn::stage_id::softmax, attn::stage_id::scores, attn::stage_id::mask);
         const ordered_json doc = render_parsed(t, options);
         CHECK(keys(doc.at("stages")) == names{"scores", "mask", "softmax"});
         CHECK(keys(doc) == names{"format", "config", "stages", "warnings"});  // the rest is still there
@@ -175,12 +175,12 @@ TEST_CASE("stages keep CLI.md's order and options.stages filters them") {
     }
     SUBCASE("a single stage") {
         attn::render_options options;
-        options.stages = {"output"};
+        options.stages = attn::stages(attn::stage_id::output);
         CHECK(keys(render_parsed(t, options).at("stages")) == names{"output"});
     }
     SUBCASE("a stage absent from this run gives an empty stages object") {
         attn::render_options options;
-        options.stages = {"dropout"};
+        options.stages = attn::stages(attn::stage_id::dropout);
         const ordered_json doc = render_parsed(t, options);
         CHECK(doc.at("stages").is_object());
         CHECK(doc.at("stages").empty());
@@ -439,7 +439,7 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
         ordered_json without_name = j;
         without_name.erase("name");
         attn::render_options only;
-        only.stages = {std::string(s.name())};
+        only.stages = attn::stage_bit(s.id());
         CHECK(render_parsed(t, only).at("stages").at(std::string(s.name())) == without_name);
     }
 }

@@ -66,7 +66,7 @@ std::string panel_title(const tensor_heatmap& h, const panel& p, const render_op
 
 /// The colour bar's two labels: the scale's top and bottom (true/false for booleans).
 std::pair<std::string, std::string> bar_labels(const tensor_heatmap& h, const render_options& options) {
-    if (h.boolean()) return {"true", h.from->name() == "mask" ? "" : "false"};
+    if (h.boolean()) return {"true", h.from->id() == stage_id::mask ? "" : "false"};
     return {number_text(h.scale.hi, options.precision), number_text(h.scale.lo, options.precision)};
 }
 

@@ -147,7 +147,7 @@ void write_run(std::ostream& out, const trace& t, const render_options& options)
         out << "<dt>" << heatmap::xml_escape(line.label) << "</dt><dd>" << heatmap::xml_escape(line.text) << "</dd>\n";
     out << "</dl>\n<nav>";
     for (const stage& s : t.stages)
-        if (options.shows(s.name()))
+        if (options.shows(s.id()))
             out << "<a href=\"#stage-" << s.name() << "\">" << s.info->step << " " << s.name() << "</a> ";
     out << "</nav>\n</header>\n<main>\n";
 }
@@ -156,7 +156,7 @@ void write_run(std::ostream& out, const trace& t, const render_options& options)
 
 /// The explanation's filled-in fields, each labelled; code-like ones as code.
 void write_explanation(std::ostream& out, const stage& s, const config& c) {
-    const stage_explanation e = explain_stage(c, s.name());
+    const stage_explanation e = explain_stage(c, s.id());
     struct field {
         const char* label;
         const std::string& text;
@@ -388,7 +388,7 @@ void write_skipped(std::ostream& out, const config& c, int from_step, int to_ste
     for (int step = from_step + 1; step < to_step; ++step) {
         const stage_info* info = find_stage_info(step);
         if (info == nullptr || stage_in_run(c, info->name)) continue;
-        const std::string why = stage_absence(c, info->name);
+        const std::string why = stage_absence(c, info->id);
         if (why.empty()) continue;
         out << "<p class=\"skipped\">" << step << " <code>" << info->name << "</code>: skipped: " << heatmap::xml_escape(why)
             << "</p>\n";
@@ -404,7 +404,7 @@ std::vector<std::string> render_html(const trace& t, const render_options& optio
     std::ostringstream stages;
     int previous_step = 0;
     for (const stage& s : t.stages) {
-        if (!options.shows(s.name())) continue;
+        if (!options.shows(s.id())) continue;
         if (previous_step != 0) write_skipped(stages, t.cfg, previous_step, s.info->step);
         previous_step = s.info->step;
         write_stage(stages, t, s, heatmaps, options);

@@ -184,7 +184,7 @@ json_stream::json_stream(const config& c, const render_options& options, std::os
 }
 
 void json_stream::begin(const trace& so_far, const stage& s) {
-    open_ = options_.shows(s.name());
+    open_ = options_.shows(s.id());
     if (!open_) return;
     if (!lines_) {
         if (stages_written_++ != 0) out_.put(',');

@@ -49,7 +49,7 @@ std::vector<shapes_line> shapes_lines(const std::vector<planned_stage>& stages, 
     std::vector<shapes_line> lines;
     for (const planned_stage& s : stages) {
         const stage_info& info = info_of(s.id);
-        if (!options.shows(info.name)) continue;
+        if (!options.shows(info.id)) continue;
         const std::size_t stage_start = lines.size();
         for (const planned_tensor& t : s.tensors) {
             shapes_line line{"", "", t.name, letters_text(axis_letters(s, t)), tensor_index_text(t.layout.shape),
@@ -119,7 +119,7 @@ void render_shapes_json(const config& c, const std::vector<planned_stage>& stage
     nlohmann::ordered_json& by_stage = doc["stages"] = nlohmann::ordered_json::object();
     for (const planned_stage& s : stages) {
         const stage_info& info = info_of(s.id);
-        if (!options.shows(info.name)) continue;
+        if (!options.shows(info.id)) continue;
         nlohmann::ordered_json stage{{"step", info.step}, {"title", info.title}};
         nlohmann::ordered_json& tensors = stage["tensors"] = nlohmann::ordered_json::object();
         for (const planned_tensor& t : s.tensors) {

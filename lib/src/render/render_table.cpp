@@ -54,12 +54,12 @@ struct skipped_stages {
     int after;                 // ... and of the one they would follow
     std::string_view numbers;  // "8-9"
     std::string_view names;    // "mask, masked"
-    std::string_view first;    // the stage whose absence stage_absence explains
+    stage_id first;            // the stage whose absence stage_absence explains
 };
 
 constexpr skipped_stages skippable[] = {
-    {10, 7, "8-9", "mask, masked", "mask"},
-    {12, 10, "11", "dropout", "dropout"},
+    {10, 7, "8-9", "mask, masked", stage_id::mask},
+    {12, 10, "11", "dropout", stage_id::dropout},
 };
 
 /// "── 11 · dropout ── skipped: no --dropout, so ...", when `s` follows the stage
@@ -75,7 +75,7 @@ void print_skipped_before(std::ostream& out, const config& c, const stage& s, in
 
 /// The params stage is summarised unless it is asked for by name or --full.
 bool summarise_params(const render_options& options) {
-    return !options.full && std::find(options.stages.begin(), options.stages.end(), "params") == options.stages.end();
+    return !options.full && (options.stages & stage_bit(stage_id::params)) == 0;
 }
 
 /// min, mean and max of one tensor; min and max leave NaN out, the mean does not.
@@ -163,7 +163,7 @@ void table_stream::print(const trace& so_far, const stage& s, const std::vector<
     std::vector<tensor_stats> stats;  // --stats: each tensor's, over every row
     if (options_.stats)
         for (std::size_t k = 0; k < s.tensors.size(); ++k) stats.push_back(stats_of(k));
-    if (s.name() == "params" && summarise_params(options_)) {
+    if (s.id() == stage_id::params && summarise_params(options_)) {
         print_param_summary(out_, s, options_, style_);
         for (std::size_t k = 0; k < stats.size(); ++k)  // "   w_q stats: ..."
             out_ << style_.dim << "   " << s.tensors[k].name << ' ' << stats_line(stats[k], s.name(), options_.precision)

@@ -173,7 +173,7 @@ void diagnose(const config& right, const trace& run, const inputs& in, const xt:
             if (reshaped)
                 report.diagnosis_message += "; and the shape differs too: the numbers are the mistake's in order, so " +
                                             view_call(shape_of(*made)) + " gives its shape";
-            report.diagnosis_stage = mistake_stage(m, way);
+            report.diagnosis_stage = info_of(*mistake_stage(m, way)).name;
             report.diagnosis_way = way;
         }
     // the structure: where a named mistake first shows, or what departs when none fits

@@ -1,6 +1,9 @@
 #pragma once
 // The stages of multi-head attention (CLI.md, "The stages"): every fact about a stage in one
 // row of stage_table; names and numbers are parsed once, on the command line (find_stage_info).
+// A fact another layer keeps (how render/ shows a stage, teach/'s explanation) is a table of
+// its own, one row per stage in stage_id order, checked by one_row_per_stage at compile time:
+// a new stage_id fails to build until every such table has its row.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -20,9 +23,10 @@ enum class stage_id : std::uint8_t {
     embed, input, params, norm, positions, projections, view, transpose, rope,
     cache, append, repeat_kv,
     scores, scaled, alibi, biased, mask, masked, softmax, dropout,
-    context, flash, merge, concat, output,
+    context, flash, merge, concat,
+    output,  // the last: stage_count counts up to it
 };
-inline constexpr std::size_t stage_count = 25;
+inline constexpr std::size_t stage_count = static_cast<std::size_t>(stage_id::output) + 1;
 
 /// Why a run may lack a stage.
 enum class absent_unless : std::uint8_t {
@@ -43,6 +47,7 @@ enum class absent_unless : std::uint8_t {
 
 /// A set of stages, as a bit per stage_id.
 using stage_set = std::uint32_t;
+static_assert(stage_count <= 32, "a stage_set holds a bit per stage");
 constexpr stage_set stage_bit(stage_id id) { return stage_set{1} << static_cast<unsigned>(id); }
 template <typename... Ids>
 constexpr stage_set stages(Ids... ids) { return (stage_set{0} | ... | stage_bit(ids)); }
@@ -139,6 +144,17 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
      {"out"}, false, stages(stage_id::concat), false, absent_unless::out_proj},
 }};
 // clang-format on
+
+/// Whether `rows`, a table indexed by stage_id, holds row i for stage i (its `id`) for every
+/// stage. Each such table says so in a static_assert: a row missing, extra or out of place
+/// stops the build (a missing last row is value-initialised, stage_id{0}, and fails too).
+template <typename Row>
+constexpr bool one_row_per_stage(const std::array<Row, stage_count>& rows) {
+    for (std::size_t i = 0; i < stage_count; ++i)
+        if (rows[i].id != static_cast<stage_id>(i)) return false;
+    return true;
+}
+static_assert(one_row_per_stage(stage_table));
 
 constexpr const stage_info& info_of(stage_id id) { return stage_table[static_cast<std::size_t>(id)]; }
 
