@@ -77,9 +77,7 @@ struct trace_options {
 std::string absent_because(const attn::stage_info& info) { return std::string(attn::absent_because(info.id)); }
 
 /// "softmax (10)": a stage as --stage's messages name it.
-std::string name_and_step(const attn::stage_info& info) {
-    return std::string(info.name) + " (" + std::to_string(info.step) + ")";
-}
+std::string name_and_step(const attn::stage_info& info) { return std::string(info.name) + " (" + info.step.text() + ")"; }
 
 /// The number `text` is made of (at most 1000: no stage has a larger one), or -1
 /// when it is not only digits.
@@ -93,9 +91,17 @@ int small_number(std::string_view text) {
     return n;
 }
 
-/// The stage numbered `text` (as --stage was given it in `entry`), or an error.
+/// Whether `text` is meant as a stage number ("10", "5a"): names start with a letter.
+bool numbered(std::string_view text) { return !text.empty() && text[0] >= '0' && text[0] <= '9'; }
+
+/// The stage numbered `text` (as --stage was given it in `entry`), or an error. A number the
+/// stages added since 15 had before they were lettered (21: alibi, now 7a) is taken, with a warning.
 const attn::stage_info& stage_numbered(std::string_view text, const std::string& entry) {
-    const attn::stage_info* info = attn::find_stage_info(small_number(text));
+    const std::optional<attn::stage_step> step = attn::parse_step(text);
+    const attn::stage_info* info = step ? attn::find_stage_info(*step) : nullptr;
+    if (info == nullptr && step && step->plain() && (info = attn::find_former_step(step->number)) != nullptr)
+        std::cerr << "attn: warning: --stage " << entry << ": " << text << " is the old number of " << info->name
+                  << "; it is numbered " << info->step.text() << " now\n";
     if (info == nullptr)
         throw attn::usage_error("--stage " + entry + ": there is no stage " + std::string(text) +
                                 " (the stages are numbered " + attn::stage_numbers_list() + ")");
@@ -119,10 +125,9 @@ const attn::stage_info& stage_numbered(std::string_view text, const std::string&
     throw attn::usage_error(opening + ", which this run does not have (" + absent_because(*holders[0]) + ")");
 }
 
-/// --stage a,b,c: stage names, numbers (10 = softmax) or ranges of numbers (6-10),
-/// in any order; each named or numbered stage must be in this run, and a range
-/// takes the stages of this run from its first to its last in the order they are
-/// computed (stages numbered after 15 included where they fall). Returns the stages.
+/// --stage a,b,c: stage names, numbers (10 = softmax, 5a = rope) or ranges of numbers (6-10,
+/// 5a-7), in any order; each named or numbered stage must be in this run, and a range takes
+/// the stages of this run from its first to its last, as they are printed (6-10: 7a and 7b too).
 std::vector<attn::stage_id> parse_stages(const std::string& text, const attn::config& c) {
     std::vector<attn::stage_id> ids;
     if (text.empty()) return ids;
@@ -132,14 +137,14 @@ std::vector<attn::stage_id> parse_stages(const std::string& text, const attn::co
             throw attn::usage_error("--stage " + text + ": an empty entry (give names or numbers joined by commas, "
                                     "as in --stage 6,softmax)");
         const std::size_t dash = entry.find('-');
-        if (dash != std::string::npos && dash > 0 && small_number(entry.substr(0, dash)) >= 0) {  // a range a-b
-            if (small_number(entry.substr(dash + 1)) < 0)
+        if (dash != std::string::npos && numbered(entry.substr(0, dash))) {  // a range a-b
+            if (!attn::parse_step(entry.substr(dash + 1)))
                 throw attn::usage_error("--stage " + entry + ": expected a range of stage numbers such as 6-10");
             const attn::stage_info& first = stage_numbered(entry.substr(0, dash), entry);
             const attn::stage_info& last = stage_numbered(entry.substr(dash + 1), entry);
             if (first.id > last.id)
-                throw attn::usage_error("--stage " + entry + ": a range goes up, as in " +
-                                        std::to_string(last.step) + "-" + std::to_string(first.step));
+                throw attn::usage_error("--stage " + entry + ": a range goes up, as in " + last.step.text() + "-" +
+                                        first.step.text());
             const std::size_t before = ids.size();
             for (const attn::stage_info& info : attn::stage_table)
                 if (info.id >= first.id && info.id <= last.id && attn::stage_in_run(c, info.id)) ids.push_back(info.id);
@@ -149,7 +154,7 @@ std::vector<attn::stage_id> parse_stages(const std::string& text, const attn::co
             continue;
         }
         const attn::stage_info* info =
-            small_number(entry) >= 0 ? &stage_numbered(entry, entry) : attn::find_stage_info(entry);
+            numbered(entry) ? &stage_numbered(entry, entry) : attn::find_stage_info(entry);
         if (info == nullptr) no_stage_called(entry, c);
         if (!attn::stage_in_run(c, info->id))
             throw attn::usage_error("--stage " + entry + ": this run has no " + std::string(info->name) + " stage (" +
@@ -487,12 +492,20 @@ std::string stages_help() {
         std::string line = " ";
         for (std::size_t i = row; i < n; i += rows) {
             const attn::stage_info& info = attn::stage_table[i];
-            std::string cell = (info.step < 10 ? "  " : " ") + std::to_string(info.step) + " " + std::string(info.name);
+            const std::string step = info.step.text();
+            std::string cell = std::string(3 - step.size(), ' ') + step + " " + std::string(info.name);
             line += cell + std::string(i + rows < n ? 17 - cell.size() : 0, ' ');
         }
         text += line + "\n";
     }
-    return text + wrap("Not every run has them all: input and params not with --q --k --v, mask and masked "
+    return text +
+           wrap("The numbers increase down the page: 1 to 15 are the classic stages (10 is softmax in every run), "
+                "and a stage added since has the number of the one before it and a letter (5a rope, 7a alibi). "
+                "A range takes every stage printed from its first number to its last: 6-10 takes 7a and 7b too, "
+                "5a-7 rope to scaled. 16 to 25, the added stages' numbers before they had letters, still work, "
+                "with a warning that names the new number.",
+                help_width) +
+           "\n\n" + wrap("Not every run has them all: input and params not with --q --k --v, mask and masked "
                        "only with a mask, dropout only with --train, output not with --no-out-proj, positions only "
                        "with --pos sinusoidal, rope with --pos rope, alibi and biased with --pos alibi, cache and "
                        "append only with --past N, repeat_kv only with --kv-heads G < H, flash only with "

@@ -154,9 +154,9 @@ TEST_SUITE("mistakes") {
             right_config.mistake = mistake::none;
             const attn::trace right = run(right_config);
             const attn::trace wrong = run(run_making(m));
-            const int made = attn::info_of(*attn::mistake_stage(m)).step;
+            const attn::stage_id made = *attn::mistake_stage(m);
             for (const attn::stage& s : right.stages) {
-                if (s.info->step >= made) break;
+                if (s.id() >= made) break;
                 for (const attn::tensor& x : s.tensors)
                     CHECK(xt::xarray<float>(x.values) == values(wrong, std::string(s.name()), x.name));
             }

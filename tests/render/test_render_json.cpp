@@ -120,7 +120,7 @@ void check_document_matches(const ordered_json& doc, const attn::trace& t) {
             CHECK(keys(js) == names{"step", "title", "formula", "tensors"});
         else
             CHECK(keys(js) == names{"step", "title", "formula", "warnings", "tensors"});
-        CHECK(js.at("step") == s.info->step);
+        CHECK(js.at("step") == attn::step_json(s.info->step));
         CHECK(js.at("title") == std::string(s.info->title));
         CHECK(js.at("formula") == attn::stage_formula(t.cfg, s.name()));
         names tensor_names;
@@ -434,7 +434,7 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
         else
             CHECK(keys(j) == names{"name", "step", "title", "formula", "tensors"});
         CHECK(j.at("name") == std::string(s.name()));
-        CHECK(j.at("step") == s.info->step);
+        CHECK(j.at("step") == attn::step_json(s.info->step));
         // the same stage object as in the whole document, plus its name
         ordered_json without_name = j;
         without_name.erase("name");
@@ -442,6 +442,13 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
         only.stages = attn::stage_bit(s.id());
         CHECK(render_parsed(t, only).at("stages").at(std::string(s.name())) == without_name);
     }
+}
+
+TEST_CASE("\"step\": an integer for CLI.md's numbers and embed's 0, a string for a lettered one") {
+    CHECK(attn::step_json(attn::info_of(attn::stage_id::softmax).step) == 10);
+    CHECK(attn::step_json(attn::info_of(attn::stage_id::embed).step) == 0);
+    CHECK(attn::step_json(attn::info_of(attn::stage_id::rope).step) == "5a");
+    CHECK(attn::step_json(attn::info_of(attn::stage_id::flash).step) == "12a");
 }
 
 }  // TEST_SUITE("render_json")

@@ -61,7 +61,7 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
                       std::ostream& out) {
     nlohmann::ordered_json head;
     if (with_name) head["name"] = s.name();
-    head["step"] = s.info->step;
+    head["step"] = step_json(s.info->step);
     head["title"] = stage_title(t.cfg, s.name());
     head["formula"] = stage_formula(t.cfg, s.name());
     for (const stage_figure& f : s.figures) head[f.name] = f.value;
@@ -156,6 +156,11 @@ nlohmann::ordered_json selection_to_json(const render_options& options) {
     if (options.head) j["head"] = *options.head;
     if (options.row) j["row"] = *options.row;
     return j;
+}
+
+nlohmann::ordered_json step_json(stage_step step) {
+    if (step.plain()) return step.number;
+    return step.text();
 }
 
 void render_json(const trace& t, const render_options& options, std::ostream& out) {

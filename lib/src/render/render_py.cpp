@@ -350,7 +350,7 @@ void render_py(const trace& t, const render_options& options, const std::string&
             code.statements = input;
         }
         if (info.id == stage_id::params) code = {};  // drawn in the setup, before x
-        out << "\n# ── " << info.step << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
+        out << "\n# ── " << info.step.text() << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
         write_py_comment(out, info.id == stage_id::params ? "Made in the setup, before x. " + e.words
                                                           : "Your turn: " + e.words);
         if (!code.comment.empty()) write_py_comment(out, code.comment);

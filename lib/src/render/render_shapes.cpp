@@ -63,7 +63,7 @@ std::vector<shapes_line> shapes_lines(const std::vector<planned_stage>& stages, 
             else lines.push_back(std::move(line));
         }
         if (lines.size() > stage_start) {  // the stage is named on its first line
-            lines[stage_start].step = std::to_string(info.step);
+            lines[stage_start].step = info.step.text();
             lines[stage_start].stage = info.name;
         }
     }
@@ -120,7 +120,7 @@ void render_shapes_json(const config& c, const std::vector<planned_stage>& stage
     for (const planned_stage& s : stages) {
         const stage_info& info = info_of(s.id);
         if (!options.shows(info.id)) continue;
-        nlohmann::ordered_json stage{{"step", info.step}, {"title", info.title}};
+        nlohmann::ordered_json stage{{"step", step_json(info.step)}, {"title", info.title}};
         nlohmann::ordered_json& tensors = stage["tensors"] = nlohmann::ordered_json::object();
         for (const planned_tensor& t : s.tensors) {
             nlohmann::ordered_json j{{"shape", t.layout.shape},

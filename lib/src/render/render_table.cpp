@@ -50,23 +50,30 @@ void print_tensors(std::ostream& out, const config& c, const stage& s, const std
 /// Stages a run has not, between two that are shown, so the numbers do not
 /// jump unexplained: 8-9 without a mask, 11 without dropout in training mode.
 struct skipped_stages {
-    int before;                // the step of the stage they would precede
-    int after;                 // ... and of the one they would follow
+    stage_id before;           // the stage they would precede
     std::string_view numbers;  // "8-9"
     std::string_view names;    // "mask, masked"
     stage_id first;            // the stage whose absence stage_absence explains
 };
 
 constexpr skipped_stages skippable[] = {
-    {10, 7, "8-9", "mask, masked", stage_id::mask},
-    {12, 10, "11", "dropout", stage_id::dropout},
+    {stage_id::softmax, "8-9", "mask, masked", stage_id::mask},
+    {stage_id::context, "11", "dropout", stage_id::dropout},
 };
 
+/// The last stage before `id` that a run of `c` has (scaled before mask; biased with ALiBi).
+stage_id in_run_before(const config& c, stage_id id) {
+    stage_id last = stage_table.front().id;
+    for (const stage_info& info : stage_table)
+        if (info.id < id && stage_in_run(c, info.id)) last = info.id;
+    return last;
+}
+
 /// "── 11 · dropout ── skipped: no --dropout, so ...", when `s` follows the stage
-/// shown before it (`previous_step`) across stages this run has not.
-void print_skipped_before(std::ostream& out, const config& c, const stage& s, int previous_step, const palette& p) {
+/// shown before it (`previous`, the stage the run has before them) across stages this run has not.
+void print_skipped_before(std::ostream& out, const config& c, const stage& s, stage_id previous, const palette& p) {
     for (const skipped_stages& k : skippable) {
-        if (s.info->step != k.before || previous_step != k.after) continue;
+        if (s.id() != k.before || previous != in_run_before(c, k.first)) continue;
         const std::string why = stage_absence(c, k.first);
         if (why.empty()) continue;
         out << p.dim << "── " << k.numbers << " · " << k.names << " ── skipped: " << why << p.reset << "\n\n";
@@ -154,9 +161,11 @@ table_stream::table_stream(const config& c, const render_options& options, std::
 }
 
 void table_stream::print(const trace& so_far, const stage& s, const std::vector<element_grid>& grids) {
-    if (previous_step_ != 0) out_ << '\n';  // one blank line between stages
-    print_skipped_before(out_, c_, s, previous_step_, style_);
-    previous_step_ = s.info->step;
+    if (previous_) {
+        out_ << '\n';  // one blank line between stages
+        print_skipped_before(out_, c_, s, *previous_, style_);
+    }
+    previous_ = s.id();
     print_stage_heading(out_, c_, s, style_);
     if (options_.explain) table::print_stage_explanation(out_, c_, s, style_);
     print_stage_warnings(out_, so_far, s, style_);  // before the tensors, where they are seen
