@@ -60,9 +60,10 @@ void run_check(const check_options& o, const flag_given& given) {
 
     attn::loaded_inputs loaded = load_run_inputs(o.run, given);
     const attn::config& c = loaded.cfg;
-    const std::vector<std::string> stages = stage_names_from_flag(o.stage, c);
+    const std::vector<attn::stage_id> stages = stages_from_flag(o.stage, c);
     if (stages.size() != 1)
         throw attn::usage_error("--stage " + o.stage + ": attn check checks one stage; give one name or number");
+    const std::string stage(attn::info_of(stages.front()).name);
     const std::string what = "--answer " + o.answer;
     // an .npy answer's shape from its header: of a count no run makes, it is reported
     // without reading its data (which may be gigabytes) or computing anything
@@ -70,14 +71,14 @@ void run_check(const check_options& o, const flag_given& given) {
         const std::optional<attn::npy_header> header =
             read_answer(o.format == "json", [&] { return attn::read_npy_file_header(o.answer, what); });
         if (header)
-            if (const auto report = attn::check_answer_shape(c, stages.front(), o.tensor, header->shape, o.tol))
+            if (const auto report = attn::check_answer_shape(c, stage, o.tensor, header->shape, o.tol))
                 return show_report(*report, o.format);
     }
     if (c.max_memory != 0) attn::check_memory(c, c.max_memory);  // the right run is computed whole
     attn::read_budget budget(c.max_memory == 0 ? attn::read_budget::unlimited : c.max_memory);
     const attn::loaded_tensor answer = read_answer(o.format == "json", [&] { return attn::read_tensor_file(o.answer, what, &budget); });
     const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
-    show_report(attn::check_answer(c, in, stages.front(), o.tensor, answer, o.tol), o.format);
+    show_report(attn::check_answer(c, in, stage, o.tensor, answer, o.tol), o.format);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/stage_table.hpp"
 
 namespace attn_app {
 
@@ -27,7 +28,7 @@ void setup_check(CLI::App& app);
 void setup_exercise(CLI::App& app);
 
 /// --stage's text as trace reads it (names, numbers, ranges such as 6-10, joined by
-/// commas; each must be in the run `c`): the stage names. Throws usage_error naming --stage.
-std::vector<std::string> stage_names_from_flag(const std::string& text, const attn::config& c);
+/// commas; each must be in the run `c`): the stages, in the order given. Throws usage_error naming --stage.
+std::vector<attn::stage_id> stages_from_flag(const std::string& text, const attn::config& c);
 
 }  // namespace attn_app

@@ -77,15 +77,11 @@ struct trace_options {
     bool no_space_check = false;  // --no-space-check: write --out even when its file system looks too full
 };
 
-/// Why this run has no stage called `name` (stage_in_run says so), for --stage's messages.
-std::string absent_because(std::string_view name) {
-    return std::string(attn::absent_because(attn::find_stage_info(name)->id));
-}
+/// Why this run has no stage `info` (stage_in_run says so), for --stage's messages.
+std::string absent_because(const attn::stage_info& info) { return std::string(attn::absent_because(info.id)); }
 
 /// "softmax (10)": a stage as --stage's messages name it.
-std::string name_and_step(const attn::stage_info& info) {
-    return std::string(info.name) + " (" + std::to_string(info.step) + ")";
-}
+std::string name_and_step(const attn::stage_info& info) { return std::string(info.name) + " (" + info.step.text() + ")"; }
 
 /// The number `text` is made of (at most 1000: no stage has a larger one), or -1
 /// when it is not only digits.
@@ -99,9 +95,17 @@ int small_number(std::string_view text) {
     return n;
 }
 
-/// The stage numbered `text` (as --stage was given it in `entry`), or an error.
+/// Whether `text` is meant as a stage number ("10", "5a"): names start with a letter.
+bool numbered(std::string_view text) { return !text.empty() && text[0] >= '0' && text[0] <= '9'; }
+
+/// The stage numbered `text` (as --stage was given it in `entry`), or an error. A number the
+/// stages added since 15 had before they were lettered (21: alibi, now 7a) is taken, with a warning.
 const attn::stage_info& stage_numbered(std::string_view text, const std::string& entry) {
-    const attn::stage_info* info = attn::find_stage_info(small_number(text));
+    const std::optional<attn::stage_step> step = attn::parse_step(text);
+    const attn::stage_info* info = step ? attn::find_stage_info(*step) : nullptr;
+    if (info == nullptr && step && step->plain() && (info = attn::find_former_step(step->number)) != nullptr)
+        std::cerr << "attn: warning: --stage " << entry << ": " << text << " is the old number of " << info->name
+                  << "; it is numbered " << info->step.text() << " now\n";
     if (info == nullptr)
         throw attn::usage_error("--stage " + entry + ": there is no stage " + std::string(text) +
                                 " (the stages are numbered " + attn::stage_numbers_list() + ")");
@@ -117,53 +121,58 @@ const attn::stage_info& stage_numbered(std::string_view text, const std::string&
     const attn::stage_info* in_run = nullptr;
     for (std::size_t i = 0; i < holders.size(); ++i) {
         where += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + name_and_step(*holders[i]);
-        if (in_run == nullptr && attn::stage_in_run(c, holders[i]->name)) in_run = holders[i];
+        if (in_run == nullptr && attn::stage_in_run(c, holders[i]->id)) in_run = holders[i];
     }
     const std::string opening = "--stage " + name + ": no stage is called " + name + "; the tensor " + name +
                                 " is in stage " + where;
     if (in_run != nullptr) throw attn::usage_error(opening + ": --stage " + std::string(in_run->name));
-    throw attn::usage_error(opening + ", which this run does not have (" + absent_because(holders[0]->name) + ")");
+    throw attn::usage_error(opening + ", which this run does not have (" + absent_because(*holders[0]) + ")");
 }
 
-/// --stage a,b,c: stage names, numbers (10 = softmax) or ranges of numbers (6-10),
-/// in any order; each named or numbered stage must be in this run, and a range
-/// takes the stages of this run from its first to its last in the order they are
-/// computed (stages numbered after 15 included where they fall). Returns the stage names.
-std::vector<std::string> parse_stages(const std::string& text, const attn::config& c) {
-    std::vector<std::string> names;
-    if (text.empty()) return names;
+/// --stage a,b,c: stage names, numbers (10 = softmax, 5a = rope) or ranges of numbers (6-10,
+/// 5a-7), in any order; each named or numbered stage must be in this run, and a range takes
+/// the stages of this run from its first to its last, as they are printed (6-10: 7a and 7b too).
+std::vector<attn::stage_id> parse_stages(const std::string& text, const attn::config& c) {
+    std::vector<attn::stage_id> ids;
+    if (text.empty()) return ids;
     for (std::string entry : CLI::detail::split(text, ',')) {
         entry = CLI::detail::trim_copy(entry);
         if (entry.empty())
             throw attn::usage_error("--stage " + text + ": an empty entry (give names or numbers joined by commas, "
                                     "as in --stage 6,softmax)");
         const std::size_t dash = entry.find('-');
-        if (dash != std::string::npos && dash > 0 && small_number(entry.substr(0, dash)) >= 0) {  // a range a-b
-            if (small_number(entry.substr(dash + 1)) < 0)
+        if (dash != std::string::npos && numbered(entry.substr(0, dash))) {  // a range a-b
+            if (!attn::parse_step(entry.substr(dash + 1)))
                 throw attn::usage_error("--stage " + entry + ": expected a range of stage numbers such as 6-10");
             const attn::stage_info& first = stage_numbered(entry.substr(0, dash), entry);
             const attn::stage_info& last = stage_numbered(entry.substr(dash + 1), entry);
             if (first.id > last.id)
-                throw attn::usage_error("--stage " + entry + ": a range goes up, as in " +
-                                        std::to_string(last.step) + "-" + std::to_string(first.step));
-            const std::size_t before = names.size();
+                throw attn::usage_error("--stage " + entry + ": a range goes up, as in " + last.step.text() + "-" +
+                                        first.step.text());
+            const std::size_t before = ids.size();
             for (const attn::stage_info& info : attn::stage_table)
-                if (info.id >= first.id && info.id <= last.id && attn::stage_in_run(c, info.id))
-                    names.emplace_back(info.name);
-            if (names.size() == before)
+                if (info.id >= first.id && info.id <= last.id && attn::stage_in_run(c, info.id)) ids.push_back(info.id);
+            if (ids.size() == before)
                 throw attn::usage_error("--stage " + entry + ": this run has none of these stages (" +
-                                        std::string(first.name) + ": " + absent_because(first.name) + ")");
+                                        std::string(first.name) + ": " + absent_because(first) + ")");
             continue;
         }
         const attn::stage_info* info =
-            small_number(entry) >= 0 ? &stage_numbered(entry, entry) : attn::find_stage_info(entry);
+            numbered(entry) ? &stage_numbered(entry, entry) : attn::find_stage_info(entry);
         if (info == nullptr) no_stage_called(entry, c);
-        if (!attn::stage_in_run(c, info->name))
+        if (!attn::stage_in_run(c, info->id))
             throw attn::usage_error("--stage " + entry + ": this run has no " + std::string(info->name) + " stage (" +
-                                    absent_because(info->name) + ")");
-        names.emplace_back(info->name);
+                                    absent_because(*info) + ")");
+        ids.push_back(info->id);
     }
-    return names;
+    return ids;
+}
+
+/// The stages of --stage as the renderers take them: 0 when none were given (all of them).
+attn::stage_set stage_set_of(const std::vector<attn::stage_id>& ids) {
+    attn::stage_set set = 0;
+    for (const attn::stage_id id : ids) set |= attn::stage_bit(id);
+    return set;
 }
 
 bool use_color(const trace_options& o) {
@@ -335,23 +344,16 @@ std::vector<std::string> format_names() {
     return names;
 }
 
-/// "positions, rope, scores, ..., dropout": what the pictures can draw, for --help.
-std::string drawable_stages_help() {
-    std::string text;
-    for (std::string_view name : attn::heatmap::drawable_stages) text += (text.empty() ? "" : ", ") + std::string(name);
-    return text;
-}
-
 /// A picture format draws the softmax weights unless --stage names other stages,
-/// and then one of them must have a picture (heatmap::drawable_stages; the message
+/// and then one of them must have a picture (heatmap::drawable; the message
 /// names those of this run).
 void choose_picture_stages(const trace_options& o, const attn::config& c, attn::render_options& view) {
-    if (view.stages.empty()) {
-        view.stages = {"softmax"};
+    if (view.stages == 0) {
+        view.stages = attn::stage_bit(attn::stage_id::softmax);
         return;
     }
-    for (const std::string& name : view.stages)
-        if (attn::heatmap::drawable(name)) return;
+    for (const attn::stage_info& info : attn::stage_table)
+        if (view.shows(info.id) && attn::heatmap::drawable(info.id)) return;
     throw attn::usage_error("--stage " + o.stages + ": --format " + o.format + " draws the stages with a picture (in this run " +
                             attn::heatmap::drawable_stages_text(c) + "), and these have none");
 }
@@ -428,7 +430,7 @@ void run_shapes(const trace_options& o, const flag_given& given) {
     const attn::loaded_inputs loaded = load_run_inputs(o.run, given);
     const attn::config& c = loaded.cfg;
     attn::render_options view;
-    view.stages = parse_stages(o.stages, c);
+    view.stages = stage_set_of(parse_stages(o.stages, c));
     view.color = use_color(o);
     const std::vector<attn::planned_stage> stages = attn::plan_stage_layouts(c);
     const std::unique_ptr<attn::output_file> file =
@@ -454,7 +456,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     attn::loaded_inputs loaded = load_run_inputs(o.run, given);
     const attn::config& c = loaded.cfg;
     attn::render_options view;
-    view.stages = parse_stages(o.stages, c);
+    view.stages = stage_set_of(parse_stages(o.stages, c));
     view.precision = o.precision;
     view.notation = parse_sci_mode(o.sci_mode);
     view.full = o.full;
@@ -507,12 +509,20 @@ std::string stages_help() {
         std::string line = " ";
         for (std::size_t i = row; i < n; i += rows) {
             const attn::stage_info& info = attn::stage_table[i];
-            std::string cell = (info.step < 10 ? "  " : " ") + std::to_string(info.step) + " " + std::string(info.name);
+            const std::string step = info.step.text();
+            std::string cell = std::string(3 - step.size(), ' ') + step + " " + std::string(info.name);
             line += cell + std::string(i + rows < n ? 17 - cell.size() : 0, ' ');
         }
         text += line + "\n";
     }
-    return text + wrap("Not every run has them all: input and params not with --q --k --v, mask and masked "
+    return text +
+           wrap("The numbers increase down the page: 1 to 15 are the classic stages (10 is softmax in every run), "
+                "and a stage added since has the number of the one before it and a letter (5a rope, 7a alibi). "
+                "A range takes every stage printed from its first number to its last: 6-10 takes 7a and 7b too, "
+                "5a-7 rope to scaled. 16 to 25, the added stages' numbers before they had letters, still work, "
+                "with a warning that names the new number.",
+                help_width) +
+           "\n\n" + wrap("Not every run has them all: input and params not with --q --k --v, mask and masked "
                        "only with a mask, dropout only with --train, output not with --no-out-proj, positions only "
                        "with --pos sinusoidal, rope with --pos rope, alibi and biased with --pos alibi, cache and "
                        "append only with --past N, repeat_kv only with --kv-heads G < H, flash only with "
@@ -535,7 +545,7 @@ void remember_command_line(int argc, char** argv) {
     command_line() = line;
 }
 
-std::vector<std::string> stage_names_from_flag(const std::string& text, const attn::config& c) {
+std::vector<attn::stage_id> stages_from_flag(const std::string& text, const attn::config& c) {
     return parse_stages(text, c);
 }
 
@@ -593,7 +603,7 @@ void setup_trace(CLI::App& app) {
     cmd->add_option("--stage", o->stages,
                     "only these stages, by name or number (see below), comma-separated: "
                     "masked,softmax or 9,10 or 9-10; heatmap, svg and png draw softmax unless given, and can draw " +
-                        drawable_stages_help())
+                        attn::heatmap::drawable_stages_text())
         ->default_str("all")
         ->type_name("STAGES");
     cmd->add_option("--out", o->out,

@@ -1,6 +1,10 @@
 // --batch-index, --head, --row (view_flags.hpp): checked against the run's sizes.
 #include "view_flags.hpp"
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "attn/compute/error.hpp"
 #include "attn/render/render_row.hpp"
 
@@ -13,6 +17,17 @@ std::size_t index_within(const char* flag, std::int64_t value, std::int64_t size
         throw attn::usage_error(std::string(flag) + " " + std::to_string(value) + " is outside 0.." +
                                 std::to_string(size - 1) + " (" + size_name + " = " + std::to_string(size) + ")");
     return static_cast<std::size_t>(value);
+}
+
+/// "scores, scaled, biased, masked, softmax or dropout": the stages --row draws (stage_views.hpp).
+std::string row_stages_text() {
+    std::vector<std::string_view> names;
+    for (const attn::stage_info& info : attn::stage_table)
+        if (attn::row_view_shows(info.id)) names.push_back(info.name);
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    return text;
 }
 
 }  // namespace
@@ -31,10 +46,10 @@ void set_views(const view_flags& v, const flag_given& given, const attn::config&
     if (!given("--row")) return;
     options.row = index_within("--row", v.row, c.seq, "Sq");
     if (format != "table") return;
-    for (const std::string& name : options.stages)
-        if (!attn::row_view_shows(name))
-            throw attn::usage_error("--stage " + name + " with --row: --row draws one query's scores or weights "
-                                    "as bars, from the stages scores, scaled, masked, softmax or dropout; for query " +
+    for (const attn::stage_info& info : attn::stage_table)
+        if (options.stages != 0 && options.shows(info.id) && !attn::row_view_shows(info.id))
+            throw attn::usage_error("--stage " + std::string(info.name) + " with --row: --row draws one query's scores or weights "
+                                    "as bars, from the stages " + row_stages_text() + "; for query " +
                                     std::to_string(v.row) + " of every tensor use --format json");
 }
 

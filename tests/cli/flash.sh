@@ -14,7 +14,7 @@ expect_ok "--flash-block 2, causal, notebook 000's shape, json" trace "${noteboo
 cp out nb.json
 check "flash comes after context and before merge" \
   test "$(jq -c '.stages | keys_unsorted' nb.json)" = '["input","params","projections","view","transpose","scores","scaled","mask","masked","softmax","context","flash","merge","concat"]'
-check "its step is 23" test "$(jq '.stages.flash.step' nb.json)" = 23
+check "its step is 12a, after context's 12" test "$(jq -c '[.stages.context.step, .stages.flash.step]' nb.json)" = '[12,"12a"]'
 check "m, l, rescale [B,H,Sq,nb] with nb = ceil(5/2) = 3; acc [B,H,Sq,nb,dk]; context [B,H,Sq,dk]" \
   test "$(jq -c '[.stages.flash.tensors[] | .shape]' nb.json)" = '[[2,4,5,3],[2,4,5,3],[2,4,5,3],[2,4,5,3,2],[2,4,5,2]]'
 check "max_abs_diff is reported, above 0 and within the tolerance" \
@@ -36,7 +36,7 @@ check "... with the same max_abs_diff as the whole run" jq -e '.stages.flash.max
 
 expect_ok "table" trace "${notebook[@]}" --flash-block 2 --stage flash
 check "the table shows max_abs_diff and the tolerance" grep -q '^   max_abs_diff = [0-9.e+-]*, tolerance = 1.[0-9]*e-05$' out
-check "the heading" grep -q '^── 23 · flash ── flash attention: online softmax over blocks of keys$' out
+check "the heading" grep -q '^── 12a · flash ── flash attention: online softmax over blocks of keys$' out
 check "the formula, with N and nb" grep -q 'keys in 3 block(s) of 2, per query row' out
 
 # a row with no allowed key: flash gives 0, the exact softmax NaN; max_abs_diff leaves it out

@@ -25,8 +25,8 @@ check "trace help: a default from default_val" grep -qE '^  --heads N +H, attent
 check "trace help: a default that depends on another flag" \
   grep -qE '^  --d-in N +Din, query-side input width \(default: --d-model\)$' "$work/out"
 check "trace help: a list's form, once" grep -qE '^  --lengths N,N,\.\.\. +padding' "$work/out"
-check "trace help: the stages by number" grep -qE '^ +1 input +4 view +20 repeat_kv +8 mask +23 flash$' "$work/out"
-check "trace help: flash, 23, among them" grep -qE '^ +.* 23 flash( |$)' "$work/out"
+check "trace help: the stages by number" grep -qE '^ +1 input +4 view +5d repeat_kv +8 mask +12a flash$' "$work/out"
+check "trace help: flash, 12a, among them" grep -qE '^ +.* 12a flash( |$)' "$work/out"
 check "trace help: every default in the same words" test "$(grep -c '(default: ' "$work/out")" -ge 15
 run --help
 check "attn help: commands, not subcommands" grep -qx 'Usage: attn \[OPTIONS\] COMMAND' "$work/out"
@@ -145,7 +145,7 @@ expect_error "--stage a tensor name" 2 \
   "attn: error: --stage weights: no stage is called weights; the tensor weights is in stage softmax (10) and dropout (11): --stage softmax" \
   trace --stage weights
 expect_error "--stage a tensor of three stages" 2 \
-  "attn: error: --stage q: no stage is called q; the tensor q is in stage projections (3), view (4), transpose (5) and rope (17): --stage projections" \
+  "attn: error: --stage q: no stage is called q; the tensor q is in stage projections (3), view (4), transpose (5) and rope (5a): --stage projections" \
   trace --stage q
 expect_error "--stage a tensor of a stage absent from this run" 2 \
   "attn: error: --stage keep: no stage is called keep; the tensor keep is in stage dropout (11), which this run does not have (it needs --dropout P with P > 0 and --train)" \
@@ -155,14 +155,58 @@ expect_error "--stage a number absent from this run" 2 \
 expect_error "--stage a number absent with --no-out-proj" 2 \
   "attn: error: --stage 15: this run has no output stage (it is off with --no-out-proj)" trace --no-out-proj --stage 15
 expect_error "--stage a number no stage has" 2 \
-  "attn: error: --stage 26: there is no stage 26 (the stages are numbered 1 to 25)" trace --stage 26
+  "attn: error: --stage 26: there is no stage 26 (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" trace --stage 26
 expect_error "--stage a stage of --pos in a run without it" 2 \
-  "attn: error: --stage 16: this run has no positions stage (it needs --pos sinusoidal)" trace --stage 16
+  "attn: error: --stage 2b: this run has no positions stage (it needs --pos sinusoidal)" trace --stage 2b
 expect_error "--stage a range downwards" 2 "attn: error: --stage 10-6: a range goes up, as in 6-10" trace --stage 10-6
 expect_error "--stage a range of absent stages" 2 \
   "attn: error: --stage 8-9: this run has none of these stages (mask: it needs --mask, --mask-file or --key-padding-mask)" trace --stage 8-9
+# --- stage numbers: increasing down the page, the classic fifteen kept, the added ones lettered ---
+# headings ARGS...: the numbers the table prints beside the stages, in order, on one line.
+headings() { run "$@" --color never; grep -o '^── [0-9a-z-]* ·' "$work/out" | awk '{print $2}' | paste -sd ' '; }
+gqa_alibi_step=(trace --past 2 --seq 2 --heads 4 --kv-heads 2 --pos alibi --mask causal)
+check "GQA + ALiBi + --past: every number larger than the one above it" \
+  test "$(headings "${gqa_alibi_step[@]}")" = "1 2 3 4 5 5b 5c 5d 6 7 7a 7b 8 9 10 11 12 13 14 15"
+check "--pos rope, --flash-block, --pos sinusoidal, a model's norm: 5a, 12a, 2b, 2a in their places" \
+  test "$(headings trace --pos rope --flash-block 2 --stage 5-6,12-13),$(headings trace --pos sinusoidal --stage 2-3)" = \
+  "5 5a 6 12 12a 13,2 2b 3"
+check "--pos alibi without a mask: the skipped 8-9 said between 7b and 10, as between 7 and 10" \
+  test "$(headings trace --pos alibi)" = "1 2 3 4 5 6 7 7a 7b 8-9 10 11 12 13 14 15"
+run trace --pos alibi --past 1 --seq 2 --format html --out "$work/alibi.html"
+check "... and in html: 8 mask and 9 masked skipped after biased, nothing before rope's or alibi's numbers" \
+  test "$(grep -o '<p class="skipped">[0-9a-z]* <code>[a-z_]*</code>' "$work/alibi.html" | sed 's/<[^>]*>//g' | paste -sd ' ')" = \
+  "8 mask 9 masked 11 dropout"
+check "--stage 10 is softmax, in a run with every kind of added stage" \
+  test "$(headings "${gqa_alibi_step[@]}" --stage 10)" = "10"
+check "--stage 6-10 takes what is printed from 6 to 10: alibi (7a) and biased (7b) too, not 5a-5d" \
+  test "$(headings "${gqa_alibi_step[@]}" --stage 6-10)" = "6 7 7a 7b 8 9 10"
+check "--stage 5a-7, 7a,7b and 5c-5d: lettered numbers, alone and in ranges" \
+  test "$(headings trace --pos rope --stage 5a-7),$(headings "${gqa_alibi_step[@]}" --stage 7a,7b),$(headings "${gqa_alibi_step[@]}" --stage 5c-5d)" = \
+  "5a 6 7,7a 7b,5c 5d"
+run "${gqa_alibi_step[@]}" --format json
+check "JSON's step: an integer for the classic fifteen, a string for a lettered one" \
+  test "$(jq -c '[.stages[] | .step]' "$work/out")" = '[1,2,3,4,5,"5b","5c","5d",6,7,"7a","7b",8,9,10,12,13,14,15]'
+run "${gqa_alibi_step[@]}" --shapes --format json
+check "... and in --shapes" test "$(jq -c '[.stages.softmax.step, .stages.repeat_kv.step]' "$work/out")" = '[10,"5d"]'
+expect_error "--stage 5e: a letter no stage has" 2 \
+  "attn: error: --stage 5e: there is no stage 5e (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" trace --stage 5e
+expect_error "--stage 6-7z: a range's end that is no number" 2 \
+  "attn: error: --stage 6-7z: there is no stage 7z (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" trace --stage 6-7z
+expect_error "--stage 7b-7a: a range goes up" 2 "attn: error: --stage 7b-7a: a range goes up, as in 7a-7b" trace --pos alibi --stage 7b-7a
+# the numbers 16 to 25 the added stages had before: still taken, with a warning naming the new one
+run "${gqa_alibi_step[@]}" --stage 21 --color never
+check "--stage 21 (alibi's old number): alibi, and one warning naming 7a" \
+  test "$rc,$(grep -c '^── ' "$work/out"),$(grep -c '^── 7a · alibi' "$work/out"),$(cat "$work/err")" = \
+  "0,1,1,attn: warning: --stage 21: 21 is the old number of alibi; it is numbered 7a now"
+run "${gqa_alibi_step[@]}" --stage 18-20 --color never
+check "--stage 18-20: cache to repeat_kv, a warning for each end" \
+  test "$rc,$(grep -o '^── [0-9a-z]* ·' "$work/out" | paste -sd ' '),$(wc -l <"$work/err")" = "0,── 5b · ── 5c · ── 5d ·,2"
+check "... the second names 5d" grep -qx 'attn: warning: --stage 18-20: 20 is the old number of repeat_kv; it is numbered 5d now' "$work/err"
+run trace --stage 16
+check "--stage 16 in a run without positions: the warning, then the refusal naming 2b's stage" \
+  test "$rc,$(sed -n 2p "$work/err")" = "2,attn: error: --stage 16: this run has no positions stage (it needs --pos sinusoidal)"
 expect_error "--stage an unknown name" 2 \
-  "attn: error: --stage foo: no stage is called foo (the stages: embed, input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 1 to 25)" \
+  "attn: error: --stage foo: no stage is called foo (the stages: embed, input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" \
   trace --stage foo
 
 # --- the README stands alone, and its install step works -------------------------------------

@@ -15,9 +15,9 @@ expect_ok "GPT-2 from its safetensors: layer 1, heads from config.json" \
   trace --params "$gpt2/model.safetensors" --layer 1 --input "$gpt2/hidden.npy" --format json
 check "... 4 heads, causal, the fill torch.finfo(float32).min" \
   test "$(jq -c '[.config.heads, .config.mask, .config.fill_text]' "$work/out")" = '[4,"causal","-3.4028234663852886e+38"]'
-check "... stage 24 norm after params, with x, weight, bias" \
+check "... stage 2a norm after params, with x, weight, bias" \
   test "$(jq -c '[(.stages | keys_unsorted)[0:4], .stages.norm.step, (.stages.norm.tensors | keys_unsorted)]' "$work/out")" = \
-  '[["input","params","norm","projections"],24,["x","weight","bias"]]'
+  '[["input","params","norm","projections"],"2a",["x","weight","bias"]]'
 check "... the params stage says where w_q came from: c_attn's first third, transposed" \
   test "$(jq -r '.stages.params.sources.w_q' "$work/out")" = 'h.1.attn.c_attn.weight[:, 0:16]ᵀ (Conv1D stores [in, out])'
 check "... and b_o, w_o from c_proj" \

@@ -240,7 +240,7 @@ expect_error "--out in a missing folder" 1 \
   trace --format png --out "$work/no/such/t.png"
 
 # --- the position stages ---------------------------------------------------------------------
-# pe [S,Din] (16 positions), rope's cos and sin [Sq,dk] (17 rope), alibi's bias [1,H,Sq,Sk] (21).
+# pe [S,Din] (2b positions), rope's cos and sin [Sq,dk] (5a rope), alibi's bias [1,H,Sq,Sk] (7a).
 expect_ok "--pos sinusoidal --stage positions --format heatmap" trace --pos sinusoidal --stage positions --format heatmap
 check "... draws pe, one grid for every batch item and head" test "$(grep -c '^  every batch item and head$' "$work/out")" = 1
 check "... its header names its axes" grep -qx 'pe \[4,8\] (seq, d_in)' "$work/out"
@@ -254,7 +254,7 @@ check "... row 0's sin 0 = 0 is viridis' middle, cos 0 = 1 its top" \
   grep -q "position 0$esc\[0m $esc\[48;2;33;145;140m  $esc\[0m$esc\[48;2;253;231;37m  $esc\[0m" "$work/out"
 expect_ok "... a large table is cut" trace --pos sinusoidal --seq 40 --d-model 64 --stage positions --format heatmap
 check "... saying so in positions and features" grep -q 'positions 0–31 of 40, features 0–31 of 64 (--full draws all)' "$work/out"
-expect_ok "--format svg --stage 16 (pe, Din 64, 32 positions)" trace --pos sinusoidal --seq 32 --d-model 64 --stage 16 \
+expect_ok "--format svg --stage 2b (pe, Din 64, 32 positions)" trace --pos sinusoidal --seq 32 --d-model 64 --stage 2b \
   --format svg --out "$work/pe.svg"
 check "... well-formed" python3 -c 'import xml.dom.minidom, sys; xml.dom.minidom.parse(sys.argv[1])' "$work/pe.svg"
 check "... one panel, named by stage and tensor" test "$(svg_panels "$work/pe.svg" | tr '\n' ' ')" = "positions-pe "
@@ -289,7 +289,7 @@ check "... labelled position and head dim" test "$(grep -c -E '>(position|head d
 expect_ok "--pos rope --stage rope,softmax --layout slide" trace --pos rope --mask causal --stage rope,softmax --format svg \
   --layout slide --out "$work/rope-slide.svg"
 check "... the title names rope once, though it draws cos and sin" \
-  grep -q '>Attention, stage by stage: 17 rope, 10 softmax</text>' "$work/rope-slide.svg"
+  grep -q '>Attention, stage by stage: 5a rope, 10 softmax</text>' "$work/rope-slide.svg"
 check "... cos, sin and the two heads' weights" test "$(svg_panels "$work/rope-slide.svg" | wc -l)" = 4
 
 expect_ok "--pos alibi --heads 4 --batch 2 --stage alibi --format svg" trace --pos alibi --heads 4 --batch 2 --mask causal \
@@ -306,11 +306,11 @@ expect_ok "--pos alibi --stage alibi --format heatmap --batch-index 1 --head 2" 
   --stage alibi --format heatmap --batch-index 1 --head 2
 check "... head 2, the same for every batch item" test "$(grep -c 'head 2 (every batch item)' "$work/out")" = 1
 check "... alone" test "$(grep -c '(every batch item)' "$work/out")" = 1
-expect_ok "--pos alibi --stage 21,22 --format png --layout slide" trace --pos alibi --heads 4 --stage 21,22 --format png \
+expect_ok "--pos alibi --stage 7a,7b --format png --layout slide" trace --pos alibi --heads 4 --stage 7a,7b --format png \
   --layout slide --out "$work/alibi-slide.png"
 check "... a 1920 by 1080 PNG" sh -c "file '$work/alibi-slide.png' | grep -q 'PNG image data, 1920 x 1080'"
-expect_ok "... as svg" trace --pos alibi --heads 4 --stage 21,22 --format svg --layout slide --out "$work/alibi-slide.svg"
-check "... the title line names both stages" grep -q '>Attention, stage by stage: 21 alibi, 22 biased</text>' "$work/alibi-slide.svg"
+expect_ok "... as svg" trace --pos alibi --heads 4 --stage 7a,7b --format svg --layout slide --out "$work/alibi-slide.svg"
+check "... the title line names both stages" grep -q '>Attention, stage by stage: 7a alibi, 7b biased</text>' "$work/alibi-slide.svg"
 check "... the run's line its positions" grep -q '>seed 0 · B 1 · Sq 4 · Sk 4 · D 8 · H 4 (dk 2) · pos alibi</text>' "$work/alibi-slide.svg"
 check "... 4 + 4 panels" test "$(svg_panels "$work/alibi-slide.svg" | wc -l)" = 8
 expect_error "--stage with nothing to draw names this run's drawable stages" 2 \

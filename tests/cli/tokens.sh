@@ -11,9 +11,9 @@ attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 # --- the embed stage ------------------------------------------------------------------------
 expect_ok "GPT-2 layer 0 from tokens.txt (--tokens @FILE)" \
   trace --params "$gpt2/model.safetensors" --tokens "@$gpt2/tokens.txt" --format json
-check "... embed first (step 25), then input, params, norm" \
+check "... embed first (step 0), then input, params, norm" \
   test "$(jq -c '[(.stages | keys_unsorted)[0:4], .stages.embed.step, (.stages.embed.tensors | keys_unsorted)]' "$work/out")" = \
-  '[["embed","input","params","norm"],25,["token","position"]]'
+  '[["embed","input","params","norm"],0,["token","position"]]'
 schema="$here/../../share/attn/trace.schema.json"
 check "... every stage name is one the schema lists" \
   test "$(jq -c --slurpfile s "$schema" '[.stages | keys[] | select(. as $k | $s[0].properties.stages.propertyNames.enum | index($k) | not)]' "$work/out")" = '[]'
@@ -35,8 +35,8 @@ expect_ok "Llama: the token rows alone, rope later" \
 check "... only token; config.tokens" \
   test "$(jq -c '[(.stages.embed.tensors | keys_unsorted), .config.tokens, .stages.embed.sources.token]' "$work/out")" = \
   '[["token"],[1,3,7,8,9],"model.embed_tokens.weight[ids]"]'
-expect_ok "--stage 25 is embed; --explain says how GPT-2 starts from ids" \
-  trace --params "$gpt2/model.safetensors" --tokens 3,6 --stage 25 --explain
+expect_ok "--stage 0 is embed; --explain says how GPT-2 starts from ids" \
+  trace --params "$gpt2/model.safetensors" --tokens 3,6 --stage 0 --explain
 check "... the PyTorch line" grep -q 'x = wte.weight\[ids\] + wpe.weight\[torch.arange(S)\]' "$work/out"
 expect_ok "--explain with --vocab names the tokens in its introduction" \
   trace --params "$gpt2/model.safetensors" --tokens 3,6 --vocab "$gpt2/vocab.json" --stage softmax --explain

@@ -30,10 +30,10 @@ echo '[[[1,0,0,0],[0,1,0,0],[0,0,1,0]]]' >"$work/x.json"   # [B,Sq,Din] = [1,3,4
 expect_error "sizes from a file: --row checked against the file's Sq" 2 \
   "attn: error: --row 3 is outside 0..2 (Sq = 3)" trace --input "$work/x.json" --row 3
 expect_error "--row's bars: a stage without a row of scores or weights" 2 \
-  "attn: error: --stage context with --row: --row draws one query's scores or weights as bars, from the stages scores, scaled, masked, softmax or dropout; for query 2 of every tensor use --format json" \
+  "attn: error: --stage context with --row: --row draws one query's scores or weights as bars, from the stages scores, scaled, biased, masked, softmax or dropout; for query 2 of every tensor use --format json" \
   trace "${notebook[@]}" --row 2 --stage softmax,context
 expect_error "--row's bars: not the mask's booleans" 2 \
-  "attn: error: --stage mask with --row: --row draws one query's scores or weights as bars, from the stages scores, scaled, masked, softmax or dropout; for query 2 of every tensor use --format json" \
+  "attn: error: --stage mask with --row: --row draws one query's scores or weights as bars, from the stages scores, scaled, biased, masked, softmax or dropout; for query 2 of every tensor use --format json" \
   trace "${notebook[@]}" --row 2 --stage mask
 expect_ok "--row with --stage context in JSON: query 2 of every tensor" trace "${notebook[@]}" --row 2 --stage context --format json
 
@@ -244,6 +244,16 @@ want_scaled=$(jq -r '.stages.scaled.tensors.scaled.data[1][0][3][] | .*10000 | r
 got_scaled=$(awk '/^scaled\[/ {on = 1; next} on && /^  key/ {sub(/  (◀ ...|masked)$/, ""); print $NF + 0} on && /^  query/ {exit}' \
   "$work/out" | paste -sd ' ')
 check "--stage scaled --row: the values are the JSON's scaled scores" test "$got_scaled" = "$want_scaled"
+# ALiBi's biased scores are a plane of scores too: their row as bars (once refused)
+alibi=(trace --seed 5 --batch 1 --seq 4 --heads 2 --pos alibi --mask causal)
+"$attn" "${alibi[@]}" --format json >"$work/alibi.json"
+run "${alibi[@]}" --row 2 --head 1 --stage biased --color never
+check "--pos alibi --row 2 --stage biased: one chart" \
+  test "$rc,$(grep -c '^biased\[batch=0, head=1, query=2\]$' "$work/out")" = "0,1"
+want_biased=$(jq -r '.stages.biased.tensors.biased.data[0][1][2][] | .*10000 | round / 10000' "$work/alibi.json" | paste -sd ' ')
+got_biased=$(awk '/^biased\[/ {on = 1; next} on && /^  key/ {sub(/  (◀ ...|masked)$/, ""); print $NF + 0} on && /^  query/ {exit}' \
+  "$work/out" | paste -sd ' ')
+check "--stage biased --row: the values are the JSON's biased scores" test "$got_biased" = "$want_biased"
 run trace --seq 50 --row 7 --head 0 --color never
 check "a row of 50 keys shows its 10 largest" \
   test "$(grep -c '^  key ' "$work/out"),$(grep -c 'its 10 largest of 50 keys: --full shows them all' "$work/out")" = "10,1"

@@ -2,8 +2,10 @@
 // as `--stage` uses them. The tensor table is checked against CLI.md's stage table
 // written out here, and against what compute_trace actually holds.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -34,46 +36,75 @@ names info_tensor_names(const attn::stage_info& entry) {
 
 TEST_SUITE("trace") {
 
-TEST_CASE("find_stage_info by number: CLI.md's numbers 1..15, then issue 23's, nothing outside them") {
-    CHECK(attn::find_stage_info(1)->name == "input");
-    CHECK(attn::find_stage_info(6)->name == "scores");
-    CHECK(attn::find_stage_info(10)->name == "softmax");
-    CHECK(attn::find_stage_info(11)->name == "dropout");
-    CHECK(attn::find_stage_info(15)->name == "output");
-    CHECK(attn::find_stage_info(0) == nullptr);
-    CHECK(attn::find_stage_info(16)->name == "positions");
-    CHECK(attn::find_stage_info(17)->name == "rope");
-    CHECK(attn::find_stage_info(21)->name == "alibi");
-    CHECK(attn::find_stage_info(22)->name == "biased");
-    CHECK(attn::find_stage_info(18)->name == "cache");
-    CHECK(attn::find_stage_info(20)->name == "repeat_kv");
-    CHECK(attn::find_stage_info(23)->name == "flash");
-    CHECK(attn::find_stage_info(24)->name == "norm");
-    CHECK(attn::find_stage_info(25)->name == "embed");
-    CHECK(attn::find_stage_info(26) == nullptr);
-    CHECK(attn::find_stage_info(-3) == nullptr);
+/// The step written `text` ("5a"), which must parse.
+attn::stage_step step(const char* text) {
+    const std::optional<attn::stage_step> s = attn::parse_step(text);
+    REQUIRE(s.has_value());
+    return *s;
+}
+
+TEST_CASE("find_stage_info by number: CLI.md's 1..15, 0 embed, the stages added since lettered after the one before") {
+    CHECK(attn::find_stage_info(step("1"))->name == "input");
+    CHECK(attn::find_stage_info(step("6"))->name == "scores");
+    CHECK(attn::find_stage_info(step("10"))->name == "softmax");
+    CHECK(attn::find_stage_info(step("11"))->name == "dropout");
+    CHECK(attn::find_stage_info(step("15"))->name == "output");
+    CHECK(attn::find_stage_info(step("0"))->name == "embed");
+    CHECK(attn::find_stage_info(step("2a"))->name == "norm");
+    CHECK(attn::find_stage_info(step("2b"))->name == "positions");
+    CHECK(attn::find_stage_info(step("5a"))->name == "rope");
+    CHECK(attn::find_stage_info(step("5b"))->name == "cache");
+    CHECK(attn::find_stage_info(step("5c"))->name == "append");
+    CHECK(attn::find_stage_info(step("5d"))->name == "repeat_kv");
+    CHECK(attn::find_stage_info(step("7a"))->name == "alibi");
+    CHECK(attn::find_stage_info(step("7b"))->name == "biased");
+    CHECK(attn::find_stage_info(step("12a"))->name == "flash");
+    CHECK(attn::find_stage_info(step("16")) == nullptr);
+    CHECK(attn::find_stage_info(step("5e")) == nullptr);
+    CHECK(attn::find_stage_info(step("010"))->name == "softmax");
+    for (const char* bad : {"", "a", "5A", "5ab", "-3", "1 ", "1000"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(attn::parse_step(bad).has_value());
+    }
     for (const auto& info : attn::stage_table) {
         CAPTURE(info.name);
         CHECK(attn::find_stage_info(info.step) == &info);
         CHECK(attn::find_stage_info(info.name) == &info);
+        CHECK(attn::parse_step(info.step.text()) == info.step);
     }
 }
 
-TEST_CASE("stage_table: each row's id is its place, CLI.md's fifteen keep steps 1-15 in order, later stages number on from 16") {
+TEST_CASE("the numbers the added stages had before they were lettered: 16 positions ... 25 embed") {
+    const std::pair<int, const char*> former[] = {{16, "positions"}, {17, "rope"},   {18, "cache"}, {19, "append"},
+                                                  {20, "repeat_kv"}, {21, "alibi"},  {22, "biased"}, {23, "flash"},
+                                                  {24, "norm"},      {25, "embed"}};
+    for (const auto& [number, name] : former) {
+        CAPTURE(number);
+        REQUIRE(attn::find_former_step(number) != nullptr);
+        CHECK(attn::find_former_step(number)->name == name);
+        CHECK(attn::find_former_step(number)->step < attn::stage_step{13});  // 0, or lettered from 2a to 12a
+    }
+    CHECK(attn::find_former_step(15) == nullptr);
+    CHECK(attn::find_former_step(26) == nullptr);
+}
+
+TEST_CASE("stage_table: each row's id is its place; CLI.md's fifteen keep 1-15; the numbers increase down the table") {
     REQUIRE(attn::stage_count == attn::stage_table.size());
-    int cli_steps = 0;
-    std::vector<int> later;
+    int classic = 0;
+    std::vector<std::string> lettered;
     for (std::size_t i = 0; i < attn::stage_table.size(); ++i) {
         CAPTURE(i);
-        CHECK(static_cast<std::size_t>(attn::stage_table[i].id) == i);
-        const int step = attn::stage_table[i].step;
-        if (step <= 15) CHECK(step == ++cli_steps);
-        else later.push_back(step);
-        CHECK_FALSE(attn::stage_table[i].tensors[0].empty());
+        const attn::stage_info& info = attn::stage_table[i];
+        CHECK(static_cast<std::size_t>(info.id) == i);
+        if (i > 0) CHECK(attn::stage_table[i - 1].step < info.step);  // what a run prints increases down the page
+        if (info.step.plain() && info.step.number > 0) CHECK(info.step.number == ++classic);
+        if (!info.step.plain()) lettered.push_back(info.step.text());
+        CHECK_FALSE(info.tensors[0].empty());
     }
-    CHECK(cli_steps == 15);
-    std::sort(later.begin(), later.end());
-    CHECK(later == std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23, 24, 25});  // each number once, none skipped
+    CHECK(classic == 15);
+    CHECK(attn::info_of(attn::stage_id::embed).step.text() == "0");
+    CHECK(lettered == std::vector<std::string>{"2a", "2b", "5a", "5b", "5c", "5d", "7a", "7b", "12a"});
+    CHECK(attn::stage_numbers_list() == "0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a");
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {

@@ -36,7 +36,7 @@ namespace fs = std::filesystem;
 /// Writes `t` as `path` (.json or .npz), only `stages` when given, as --format json/npz do.
 void write_dump(const attn::trace& t, const std::string& path, std::vector<std::string> stages = {}) {
     attn::render_options options;
-    options.stages = std::move(stages);
+    for (const std::string& name : stages) options.stages |= attn::stage_bit(attn::find_stage_info(name)->id);
     if (path.size() > 4 && path.substr(path.size() - 4) == ".npz") {
         attn::render_npz(t, options, path, "--out " + path);
         return;

@@ -68,12 +68,12 @@ TEST_SUITE("heatmap panels") {
         CHECK(all[2].name() == "masked.masked");
         CHECK(all[3].name() == "softmax.weights");
         attn::render_options only;
-        only.stages = {"input", "softmax"};
+        only.stages = attn::stages(attn::stage_id::input, attn::stage_id::softmax);
         const auto some = attn::heatmap::collect(t, only, 64);
         REQUIRE(some.size() == 1);
         CHECK(some[0].name() == "softmax.weights");
-        CHECK(attn::heatmap::drawable("dropout"));
-        CHECK_FALSE(attn::heatmap::drawable("context"));
+        CHECK(attn::heatmap::drawable(attn::stage_id::dropout));
+        CHECK_FALSE(attn::heatmap::drawable(attn::stage_id::context));
     }
 
     TEST_CASE("one panel per batch item and head; the mask one per batch item, for every head") {

@@ -68,10 +68,10 @@ TEST_SUITE("heatmap positions") {
         CHECK(hs[1].name() == "rope.cos");
         CHECK(hs[2].name() == "rope.sin");
         CHECK(hs[3].name() == "alibi.bias");
-        CHECK(attn::heatmap::drawable("positions"));
-        CHECK(attn::heatmap::drawable("rope"));
-        CHECK(attn::heatmap::drawable("alibi"));
-        CHECK_FALSE(attn::heatmap::drawable("projections"));
+        CHECK(attn::heatmap::drawable(attn::stage_id::positions));
+        CHECK(attn::heatmap::drawable(attn::stage_id::rope));
+        CHECK(attn::heatmap::drawable(attn::stage_id::alibi));
+        CHECK_FALSE(attn::heatmap::drawable(attn::stage_id::projections));
     }
 
     TEST_CASE("a table is one panel, positions down and features across, the same for every batch item and head") {
@@ -166,7 +166,7 @@ TEST_SUITE("heatmap positions") {
     TEST_CASE("the terminal labels a table's axes position and feature, its rows by position") {
         const attn::trace t = position_trace(5);
         attn::render_options options;
-        options.stages = {"rope"};
+        options.stages = attn::stages(attn::stage_id::rope);
         std::ostringstream out;
         attn::render_heatmap_terminal(t, options, out, 80);
         const std::string text = out.str();
@@ -198,7 +198,7 @@ TEST_SUITE("heatmap positions") {
         c.seq = c.kv_seq = 3;
         c.pos = attn::position_encoding::sinusoidal;
         attn::render_options options;
-        options.stages = {"positions"};
+        options.stages = attn::stages(attn::stage_id::positions);
         attn::trace t = run(c);
         auto hs = attn::heatmap::collect(t, options, 64);
         REQUIRE(hs.size() == 1);
@@ -209,7 +209,7 @@ TEST_SUITE("heatmap positions") {
         c.pos = attn::position_encoding::rope;
         c.past = 2;
         c.kv_seq = 5;
-        options.stages = {"rope"};
+        options.stages = attn::stages(attn::stage_id::rope);
         t = run(c);
         hs = attn::heatmap::collect(t, options, 64);
         REQUIRE(hs.size() == 2);
@@ -221,7 +221,7 @@ TEST_SUITE("heatmap positions") {
         c.past = 0;
         c.kv_seq = 3;
         c.batch = 2;
-        options.stages = {"alibi"};
+        options.stages = attn::stages(attn::stage_id::alibi);
         t = run(c);
         hs = attn::heatmap::collect(t, options, 64);
         REQUIRE(hs.size() == 1);

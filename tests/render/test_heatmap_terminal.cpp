@@ -34,7 +34,7 @@ std::string render_terminal(const attn::trace& t, const attn::render_options& op
 TEST_SUITE("heatmap terminal") {
     TEST_CASE("without colour: a shade per cell, ' ·' where masked, key numbers over the columns, a legend") {
         attn::render_options options;
-        options.stages = {"softmax"};
+        options.stages = attn::stages(attn::stage_id::softmax);
         const std::string text = render_terminal(causal_trace(), options);
         // Weights are drawn on 0 .. 1 whatever the run's range: 1 is the top shade, 0.5 the
         // middle one, 0.25 the first above the blank (which only 0 itself would get).
@@ -56,7 +56,7 @@ TEST_SUITE("heatmap terminal") {
 
     TEST_CASE("the mask: true cells at the top of the map, false ones masked") {
         attn::render_options options;
-        options.stages = {"mask"};
+        options.stages = attn::stages(attn::stage_id::mask);
         const std::string text = render_terminal(causal_trace(), options);
         CHECK(text.find("  batch 0 (every head)\n"
                         "      key  0 1 2\n"
@@ -68,7 +68,7 @@ TEST_SUITE("heatmap terminal") {
 
     TEST_CASE("with colour: 24-bit backgrounds from the colour map; 1.0 is viridis' yellow #fde725") {
         attn::render_options options;
-        options.stages = {"softmax"};
+        options.stages = attn::stages(attn::stage_id::softmax);
         options.color = true;
         const std::string text = render_terminal(causal_trace(), options);
         CHECK(text.find("\x1b[48;2;253;231;37m  \x1b[0m") != std::string::npos);   // weight 1: the top

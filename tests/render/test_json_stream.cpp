@@ -49,20 +49,20 @@ TEST_SUITE("json_stream") {
         const attn::trace t = attn::compute_trace(c, in);
         attn::render_options view;
         SUBCASE("every stage") {}
-        SUBCASE("two stages") { view.stages = {"scores", "dropout"}; }
+        SUBCASE("two stages") { view.stages = attn::stages(attn::stage_id::scores, attn::stage_id::dropout); }
         SUBCASE("a view") {
             view.head = 1;
             view.row = 3;
         }
         std::ostringstream expected;
-        if (view.stages.empty()) {
+        if (view.stages == 0) {
             attn::render_json(t, view, expected);
         } else {  // the trace of the shown stages only
             attn::trace shown;
             shown.cfg = t.cfg;
             shown.warnings = t.warnings;
             for (const attn::stage& s : t.stages)
-                if (view.shows(s.name())) shown.stages.push_back(s);
+                if (view.shows(s.id())) shown.stages.push_back(s);
             attn::render_json(shown, view, expected);
         }
         for (std::size_t rows : {0, 1, 2, 5}) {

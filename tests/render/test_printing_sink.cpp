@@ -144,7 +144,8 @@ TEST_SUITE("printing_sink") {
                 if (view.row && *view.row >= static_cast<std::size_t>(c.seq)) continue;
                 if (view.head && *view.head >= static_cast<std::size_t>(c.heads)) continue;
                 // every stage, and two plane stages alone (no context needs every plane)
-                for (const std::vector<std::string>& stages : {std::vector<std::string>{}, {"softmax", "dropout"}}) {
+                for (const attn::stage_set stages :
+                     {attn::stage_set{0}, attn::stages(attn::stage_id::softmax, attn::stage_id::dropout)}) {
                     view.stages = stages;
                     attn::stage_plan plan = attn::stage_plan::of(stages);
                     plan.layout = attn::plane_layout::in_rows;
@@ -153,7 +154,7 @@ TEST_SUITE("printing_sink") {
                     attn::show_printed_rows_only(c, view, plan);
                     for (const bool torch : {true, false}) {
                         CAPTURE(c.seq);
-                        CAPTURE(stages.size());
+                        CAPTURE(stages);
                         CAPTURE(torch);
                         CAPTURE(view.full);
                         CHECK(printed(c, in, plan, view, torch) == text(whole, view, torch));

@@ -120,7 +120,7 @@ void check_document_matches(const ordered_json& doc, const attn::trace& t) {
             CHECK(keys(js) == names{"step", "title", "formula", "tensors"});
         else
             CHECK(keys(js) == names{"step", "title", "formula", "warnings", "tensors"});
-        CHECK(js.at("step") == s.info->step);
+        CHECK(js.at("step") == attn::step_json(s.info->step));
         CHECK(js.at("title") == std::string(s.info->title));
         CHECK(js.at("formula") == attn::stage_formula(t.cfg, s.name()));
         names tensor_names;
@@ -167,7 +167,7 @@ TEST_CASE("stages keep CLI.md's order and options.stages filters them") {
     const attn::trace t = run(masked_config());
     SUBCASE("a subset, asked for out of order, comes out in stage order") {
         attn::render_options options;
-        options.stages = {"softmax", "scores", "mask"};
+        options.stages = attn::stages(attn::stage_id::softmax, attn::stage_id::scores, attn::stage_id::mask);
         const ordered_json doc = render_parsed(t, options);
         CHECK(keys(doc.at("stages")) == names{"scores", "mask", "softmax"});
         CHECK(keys(doc) == names{"format", "config", "stages", "warnings"});  // the rest is still there
@@ -175,12 +175,12 @@ TEST_CASE("stages keep CLI.md's order and options.stages filters them") {
     }
     SUBCASE("a single stage") {
         attn::render_options options;
-        options.stages = {"output"};
+        options.stages = attn::stages(attn::stage_id::output);
         CHECK(keys(render_parsed(t, options).at("stages")) == names{"output"});
     }
     SUBCASE("a stage absent from this run gives an empty stages object") {
         attn::render_options options;
-        options.stages = {"dropout"};
+        options.stages = attn::stages(attn::stage_id::dropout);
         const ordered_json doc = render_parsed(t, options);
         CHECK(doc.at("stages").is_object());
         CHECK(doc.at("stages").empty());
@@ -434,14 +434,21 @@ TEST_CASE("render_json_line writes one line per stage, \"name\" first, ending wi
         else
             CHECK(keys(j) == names{"name", "step", "title", "formula", "tensors"});
         CHECK(j.at("name") == std::string(s.name()));
-        CHECK(j.at("step") == s.info->step);
+        CHECK(j.at("step") == attn::step_json(s.info->step));
         // the same stage object as in the whole document, plus its name
         ordered_json without_name = j;
         without_name.erase("name");
         attn::render_options only;
-        only.stages = {std::string(s.name())};
+        only.stages = attn::stage_bit(s.id());
         CHECK(render_parsed(t, only).at("stages").at(std::string(s.name())) == without_name);
     }
+}
+
+TEST_CASE("\"step\": an integer for CLI.md's numbers and embed's 0, a string for a lettered one") {
+    CHECK(attn::step_json(attn::info_of(attn::stage_id::softmax).step) == 10);
+    CHECK(attn::step_json(attn::info_of(attn::stage_id::embed).step) == 0);
+    CHECK(attn::step_json(attn::info_of(attn::stage_id::rope).step) == "5a");
+    CHECK(attn::step_json(attn::info_of(attn::stage_id::flash).step) == "12a");
 }
 
 }  // TEST_SUITE("render_json")

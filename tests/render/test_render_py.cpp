@@ -84,7 +84,7 @@ TEST_SUITE("render_py") {
         c.seq = c.kv_seq = 64;  // B·H·Sq·Sk = 8192
         CHECK(py_has(py_refusal(c), "--format py: stage scores has 8192 numbers, more than the 4096"));
         attn::render_options only_output;
-        only_output.stages = {"output"};
+        only_output.stages = attn::stages(attn::stage_id::output);
         CHECK(py_refusal(c, only_output) == "");
         attn::config read;
         read.x_from_file = true;

@@ -152,7 +152,7 @@ TEST_CASE("scores: bars left or right of an axis, to the nearest half column, th
     trace t;
     t.stages.push_back(make_stage("scaled", {{"scaled", bhqk, xt::xarray<float>{{{{0.5f, -0.25f, 1.0f, -1.0f, 0.525f, -0.025f}}}}}}));
     render_options o = row(0);
-    o.stages = {"scaled"};
+    o.stages = attn::stages(attn::stage_id::scaled);
     const std::string half(20, ' ');  // an empty side of the axis
     CHECK(charts(t, o, "scaled[") ==
           "scaled[batch=0, head=0, query=0]\n"
@@ -172,7 +172,7 @@ TEST_CASE("the masked stage: a masked key shows the fill as typed, no bar, and i
     t.stages.push_back(make_stage("mask", {{"mask", bhqk, xt::xarray<float>{{{{1, 1, 0}}}}, element_type::boolean}}));
     t.stages.push_back(make_stage("masked", {{"masked", bhqk, xt::xarray<float>{{{{0.5f, -0.25f, -1e9f}}}}}}));
     render_options o = row(0);
-    o.stages = {"masked"};
+    o.stages = attn::stages(attn::stage_id::masked);
     const std::string half(20, ' ');
     CHECK(charts(t, o, "masked[") ==
           "masked[batch=0, head=0, query=0]\n"
@@ -187,7 +187,7 @@ TEST_CASE("the scores before the mask: no key is masked yet") {
     t.stages.push_back(make_stage("scores", {{"scores", bhqk, xt::xarray<float>{{{{0.5f, -0.25f}}}}}}));
     t.stages.push_back(make_stage("mask", {{"mask", bhqk, xt::xarray<float>{{{{1, 0}}}}, element_type::boolean}}));
     render_options o = row(0);
-    o.stages = {"scores"};
+    o.stages = attn::stages(attn::stage_id::scores);
     const std::string text = charts(t, o, "scores[");
     CHECK(text.find("masked") == std::string::npos);
     CHECK(text.find("  query 0 scores highest on key 0 (0.5000), key 1 (-0.2500)\n") != std::string::npos);
@@ -200,7 +200,7 @@ TEST_CASE("dropout: dropped keys marked, bars scaled to the largest weight when 
     t.stages.push_back(make_stage("dropout", {{"weights", bhqk, xt::xarray<float>{{{{1.5f, 0.0f, 0.0f}}}}},
                                               {"keep", bhqk, xt::xarray<float>{{{{1, 0, 1}}}}, element_type::boolean}}));
     render_options o = row(0);
-    o.stages = {"dropout"};
+    o.stages = attn::stages(attn::stage_id::dropout);
     CHECK(charts(t, o) ==
           "weights[batch=0, head=0, query=0]\n"
           "  key 0  " + bar(40) + "  1.5000  ◀ 1st\n"
@@ -265,12 +265,14 @@ TEST_CASE("softmax by default; options.stages picks the stages with a row to dra
     };
     render_options o = row(0);
     CHECK(headings(o) == "── 10 · softmax;");
-    o.stages = {"scaled", "softmax", "context"};
+    o.stages = attn::stages(attn::stage_id::scaled, attn::stage_id::softmax, attn::stage_id::context);
     CHECK(headings(o) == "── 7 · scaled;── 10 · softmax;");
-    CHECK(attn::row_view_shows("masked"));
-    CHECK(attn::row_view_shows("dropout"));
-    CHECK_FALSE(attn::row_view_shows("mask"));
-    CHECK_FALSE(attn::row_view_shows("context"));
+    CHECK(attn::row_view_shows(attn::stage_id::masked));
+    CHECK(attn::row_view_shows(attn::stage_id::dropout));
+    CHECK(attn::row_view_shows(attn::stage_id::biased));  // ALiBi's scores: a plane like scaled
+    CHECK_FALSE(attn::row_view_shows(attn::stage_id::alibi));  // the bias alone, [1,H,Sq,Sk]
+    CHECK_FALSE(attn::row_view_shows(attn::stage_id::mask));
+    CHECK_FALSE(attn::row_view_shows(attn::stage_id::context));
 }
 
 TEST_CASE("colour only with options.color") {

@@ -197,7 +197,7 @@ TEST_CASE("a 2-D tensor has no slice label, a 1-D bias is one row, a 0-D tensor 
                                                {"b_q", {"d_model"}, b},
                                                {"scale", {}, s}});
     render_options whole;
-    whole.stages = {"params"};  // asked for by name: printed whole
+    whole.stages = attn::stages(attn::stage_id::params);  // asked for by name: printed whole
     CHECK(render(make_trace({params}), whole) == expected);
 }
 
@@ -215,9 +215,9 @@ TEST_CASE("params: one line per tensor (min, mean, max) unless asked for by name
     CHECK(render(t) == expected);
     SUBCASE("also when other stages are named") {
         render_options others;
-        others.stages = {"params", "scores"};
+        others.stages = attn::stages(attn::stage_id::params, attn::stage_id::scores);
         CHECK(render(t, others).find("min, mean and max") == std::string::npos);
-        others.stages = {"scores"};
+        others.stages = attn::stages(attn::stage_id::scores);
         CHECK(render(t, others).empty());  // the header only
     }
     SUBCASE("--full prints them whole") {
@@ -451,7 +451,7 @@ TEST_CASE("stages are separated by one blank line and filtered by options.stages
     }
     SUBCASE("only the stages asked for") {
         render_options only_mask;
-        only_mask.stages = {"mask"};
+        only_mask.stages = attn::stages(attn::stage_id::mask);
         const std::string text = render(t, only_mask);
         CHECK(text.rfind("── 8 · mask ──", 0) == 0);
         CHECK(text.find("scores") == std::string::npos);
@@ -491,11 +491,11 @@ TEST_CASE("skipped stages between two shown ones get one line: 8-9 without a mas
     }
     SUBCASE("only when the neighbouring stages are shown") {
         render_options some;
-        some.stages = {"softmax"};
+        some.stages = attn::stages(attn::stage_id::softmax);
         CHECK(render(t, some).find("skipped") == std::string::npos);
-        some.stages = {"scaled", "context"};
+        some.stages = attn::stages(attn::stage_id::scaled, attn::stage_id::context);
         CHECK(render(t, some).find("skipped") == std::string::npos);
-        some.stages = {"softmax", "context"};
+        some.stages = attn::stages(attn::stage_id::softmax, attn::stage_id::context);
         const std::string text = render(t, some);
         CHECK(text.find("8-9") == std::string::npos);
         CHECK(text.find(no_dropout) != std::string::npos);
@@ -530,7 +530,7 @@ TEST_CASE("each tensor's header line gives its strides, whether it is contiguous
     attn::validate(c);
     const trace t = attn::compute_trace(c, attn::draw_inputs(c));
     render_options some;
-    some.stages = {"projections", "view", "transpose", "context", "merge", "concat"};
+    some.stages = attn::stages(attn::stage_id::projections, attn::stage_id::view, attn::stage_id::transpose, attn::stage_id::context, attn::stage_id::merge, attn::stage_id::concat);
     const std::string text = render(t, some);
     for (const char* header : {
              "\nq [1,4,8] (batch, seq, d_model) strides [32,8,1], contiguous\n",

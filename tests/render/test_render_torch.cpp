@@ -174,7 +174,7 @@ TEST_CASE("render_torch: a header per tensor, only the stages asked for") {
           "tensor([[[[ True, False]]]])\n");
 
     render_options only_mask;
-    only_mask.stages = {"mask"};
+    only_mask.stages = attn::stages(attn::stage_id::mask);
     std::ostringstream some;
     attn::render_torch(t, only_mask, some);
     CHECK(some.str() == "# mask.mask\ntensor([[[[ True, False]]]])\n");

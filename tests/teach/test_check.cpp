@@ -75,7 +75,7 @@ TEST_SUITE("check") {
         const attn::check_report r = check(c, "softmax", "", answer);
         CHECK_FALSE(r.match);
         CHECK(r.tensor == "weights");
-        CHECK(r.step == 10);
+        CHECK(r.step.text() == "10");
         CHECK(r.max_error == doctest::Approx(0.25).epsilon(1e-5));
         CHECK(r.max_error_at == std::vector<std::size_t>{1, 2, 3, 1});
         CHECK(r.expected_at == doctest::Approx(was));

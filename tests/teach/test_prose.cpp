@@ -21,18 +21,12 @@
 
 namespace {
 
-const char* const every_stage_name[] = {"input",   "params",  "projections", "view",    "transpose",
-                                        "cache",   "append",  "repeat_kv",
-                                        "scores",  "scaled",  "mask",        "masked",  "softmax",
-                                        "dropout", "context", "merge",       "concat",  "output",
-                                        "flash",   "positions", "rope",      "alibi",   "biased",
-                                        "norm",    "embed"};
-
 /// Every text attn writes about a run of `c`.
 void say_everything(const attn::config& c) {
-    for (const char* name : every_stage_name) {
-        for (const auto& line : attn::explanation_lines(attn::explain_stage(c, name))) CHECK(!line.text.empty());
-        (void)attn::stage_absence(c, name);
+    for (const attn::stage_info& info : attn::stage_table) {
+        const std::string_view name = info.name;
+        for (const auto& line : attn::explanation_lines(attn::explain_stage(c, info.id))) CHECK(!line.text.empty());
+        (void)attn::stage_absence(c, info.id);
         (void)attn::mistake_formula(c, name);
         CHECK(!attn::stage_title(c, name).empty());
     }

@@ -15,42 +15,42 @@ struct mistake_entry {
     mistake m;
     std::string_view id;
     int variants;
-    std::string_view stage;  // where it is made (way 2 of the projections' mistakes: output)
+    std::optional<stage_id> stage;  // where it is made (way 2 of the projections' mistakes: output)
 };
 
 constexpr std::array<mistake_entry, 32> mistake_table{{
-    {mistake::none, "none", 1, ""},
-    {mistake::softmax_axis, "softmax_axis", 2, "softmax"},
-    {mistake::missing_scale, "missing_scale", 1, "scaled"},
-    {mistake::wrong_scale, "wrong_scale", 3, "scaled"},
-    {mistake::mask_inverted, "mask_inverted", 1, "mask"},
-    {mistake::fill_value, "fill_value", 2, "masked"},
-    {mistake::split_without_transpose, "split_without_transpose", 1, "transpose"},
-    {mistake::merge_without_transpose, "merge_without_transpose", 1, "merge"},
-    {mistake::weight_not_transposed, "weight_not_transposed", 3, "projections"},
-    {mistake::q_k_swapped, "q_k_swapped", 1, "scores"},
-    {mistake::missing_bias, "missing_bias", 3, "projections"},
-    {mistake::dropout_not_rescaled, "dropout_not_rescaled", 1, "dropout"},
-    {mistake::dropout_keep_inverted, "dropout_keep_inverted", 1, "dropout"},
-    {mistake::weights_transposed, "weights_transposed", 1, "context"},
-    {mistake::mask_not_applied, "mask_not_applied", 1, "masked"},
-    {mistake::mask_or_instead_of_and, "mask_or_instead_of_and", 1, "mask"},
-    {mistake::causal_only, "causal_only", 1, "mask"},
-    {mistake::padding_only, "padding_only", 1, "mask"},
-    {mistake::padding_on_queries, "padding_on_queries", 1, "mask"},
-    {mistake::diagonal_masked, "diagonal_masked", 1, "mask"},
-    {mistake::window_off_by_one, "window_off_by_one", 2, "mask"},
-    {mistake::masked_after_softmax, "masked_after_softmax", 1, "masked"},  // masked = scaled, and the softmax zeroes
-    {mistake::nan_replaced, "nan_replaced", 1, "softmax"},
-    {mistake::log_softmax, "log_softmax", 1, "softmax"},
-    {mistake::sigmoid_instead_of_softmax, "sigmoid_instead_of_softmax", 1, "softmax"},
-    {mistake::scale_multiplied, "scale_multiplied", 1, "scaled"},
-    {mistake::heads_interleaved, "heads_interleaved", 1, "transpose"},
-    {mistake::causal_misaligned, "causal_misaligned", 1, "mask"},
-    {mistake::kv_heads_tiled, "kv_heads_tiled", 1, "repeat_kv"},
-    {mistake::rope_positions_from_zero, "rope_positions_from_zero", 1, "rope"},
-    {mistake::rope_pairs_mixed, "rope_pairs_mixed", 1, "rope"},  // and the cache's keys, rotated by the same code
-    {mistake::alibi_sign, "alibi_sign", 1, "alibi"},             // and biased, which adds it
+    {mistake::none, "none", 1, std::nullopt},
+    {mistake::softmax_axis, "softmax_axis", 2, stage_id::softmax},
+    {mistake::missing_scale, "missing_scale", 1, stage_id::scaled},
+    {mistake::wrong_scale, "wrong_scale", 3, stage_id::scaled},
+    {mistake::mask_inverted, "mask_inverted", 1, stage_id::mask},
+    {mistake::fill_value, "fill_value", 2, stage_id::masked},
+    {mistake::split_without_transpose, "split_without_transpose", 1, stage_id::transpose},
+    {mistake::merge_without_transpose, "merge_without_transpose", 1, stage_id::merge},
+    {mistake::weight_not_transposed, "weight_not_transposed", 3, stage_id::projections},
+    {mistake::q_k_swapped, "q_k_swapped", 1, stage_id::scores},
+    {mistake::missing_bias, "missing_bias", 3, stage_id::projections},
+    {mistake::dropout_not_rescaled, "dropout_not_rescaled", 1, stage_id::dropout},
+    {mistake::dropout_keep_inverted, "dropout_keep_inverted", 1, stage_id::dropout},
+    {mistake::weights_transposed, "weights_transposed", 1, stage_id::context},
+    {mistake::mask_not_applied, "mask_not_applied", 1, stage_id::masked},
+    {mistake::mask_or_instead_of_and, "mask_or_instead_of_and", 1, stage_id::mask},
+    {mistake::causal_only, "causal_only", 1, stage_id::mask},
+    {mistake::padding_only, "padding_only", 1, stage_id::mask},
+    {mistake::padding_on_queries, "padding_on_queries", 1, stage_id::mask},
+    {mistake::diagonal_masked, "diagonal_masked", 1, stage_id::mask},
+    {mistake::window_off_by_one, "window_off_by_one", 2, stage_id::mask},
+    {mistake::masked_after_softmax, "masked_after_softmax", 1, stage_id::masked},  // masked = scaled, and the softmax zeroes
+    {mistake::nan_replaced, "nan_replaced", 1, stage_id::softmax},
+    {mistake::log_softmax, "log_softmax", 1, stage_id::softmax},
+    {mistake::sigmoid_instead_of_softmax, "sigmoid_instead_of_softmax", 1, stage_id::softmax},
+    {mistake::scale_multiplied, "scale_multiplied", 1, stage_id::scaled},
+    {mistake::heads_interleaved, "heads_interleaved", 1, stage_id::transpose},
+    {mistake::causal_misaligned, "causal_misaligned", 1, stage_id::mask},
+    {mistake::kv_heads_tiled, "kv_heads_tiled", 1, stage_id::repeat_kv},
+    {mistake::rope_positions_from_zero, "rope_positions_from_zero", 1, stage_id::rope},
+    {mistake::rope_pairs_mixed, "rope_pairs_mixed", 1, stage_id::rope},  // and the cache's keys, rotated by the same code
+    {mistake::alibi_sign, "alibi_sign", 1, stage_id::alibi},             // and biased, which adds it
 }};
 
 const mistake_entry& entry_of(mistake m) {
@@ -136,11 +136,11 @@ const std::vector<mistake>& all_mistakes() {
 
 int mistake_variants(mistake m) { return entry_of(m).variants; }
 
-bool changes_mask_rules(mistake m) { return m != mistake::mask_inverted && entry_of(m).stage == "mask"; }
+bool changes_mask_rules(mistake m) { return m != mistake::mask_inverted && entry_of(m).stage == stage_id::mask; }
 
-std::string_view mistake_stage(mistake m, int variant) {
-    const std::string_view stage = entry_of(m).stage;
-    return stage == "projections" && variant == 2 ? "output" : stage;
+std::optional<stage_id> mistake_stage(mistake m, int variant) {
+    const std::optional<stage_id> stage = entry_of(m).stage;
+    return stage == stage_id::projections && variant == 2 ? stage_id::output : stage;
 }
 
 float mistaken_fill(const config& c, int variant) {

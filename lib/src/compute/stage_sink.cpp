@@ -21,6 +21,13 @@ stage_plan stage_plan::of(const std::vector<std::string>& names) {
     return plan;
 }
 
+stage_plan stage_plan::of(stage_set shown) {
+    if (shown == 0) return every_stage();
+    stage_plan plan;
+    plan.shown = shown;
+    return plan;
+}
+
 bool stage_plan::computes_every_query_row(const config& c) const {
     // dropout's draws are one stream; flash compares every row of context
     const bool dropout_or_flash = (stages_needed(c, shown) & stages(stage_id::dropout, stage_id::flash)) != 0;

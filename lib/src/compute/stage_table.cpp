@@ -1,6 +1,7 @@
 #include "attn/compute/stage_table.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "attn/compute/config.hpp"
 
@@ -12,9 +13,33 @@ const stage_info* find_stage_info(std::string_view name) {
     return nullptr;
 }
 
-const stage_info* find_stage_info(int step) {
+const stage_info* find_stage_info(stage_step step) {
     for (const auto& info : stage_table)
         if (info.step == step) return &info;
+    return nullptr;
+}
+
+std::optional<stage_step> parse_step(std::string_view text) {
+    std::size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    if (digits == 0 || digits > 3 || text.size() > digits + 1) return std::nullopt;
+    stage_step step;
+    for (std::size_t i = 0; i < digits; ++i) step.number = step.number * 10 + (text[i] - '0');
+    if (text.size() == digits) return step;
+    if (text[digits] < 'a' || text[digits] > 'z') return std::nullopt;
+    step.letter = text[digits];
+    return step;
+}
+
+const stage_info* find_former_step(int number) {
+    // the numbers printed until the stages added since 15 were lettered
+    constexpr std::pair<int, stage_id> former[] = {
+        {16, stage_id::positions}, {17, stage_id::rope},   {18, stage_id::cache}, {19, stage_id::append},
+        {20, stage_id::repeat_kv}, {21, stage_id::alibi},  {22, stage_id::biased}, {23, stage_id::flash},
+        {24, stage_id::norm},      {25, stage_id::embed},
+    };
+    for (const auto& [n, id] : former)
+        if (n == number) return &info_of(id);
     return nullptr;
 }
 
@@ -28,16 +53,30 @@ std::vector<const stage_info*> stages_holding(std::string_view tensor) {
 }
 
 std::string stage_numbers_list() {
-    std::vector<int> steps;
-    for (const auto& info : stage_table) steps.push_back(info.step);
-    std::sort(steps.begin(), steps.end());
-    std::string list;  // runs of numbers one after another: "1 to 15, 18 to 20"
-    for (std::size_t i = 0; i < steps.size();) {
-        std::size_t end = i;
-        while (end + 1 < steps.size() && steps[end + 1] == steps[end] + 1) ++end;
-        list += (list.empty() ? "" : ", ") + std::to_string(steps[i]) +
-                (end > i ? " to " + std::to_string(steps[end]) : std::string());
-        i = end + 1;
+    // runs of numbers one after another: "0 to 15", then the lettered ones, "5a to 5d"
+    std::vector<std::vector<stage_step>> runs;
+    for (const bool plain : {true, false}) {
+        std::vector<stage_step> steps;
+        for (const auto& info : stage_table)
+            if (info.step.plain() == plain) steps.push_back(info.step);
+        std::sort(steps.begin(), steps.end());
+        for (const stage_step& step : steps) {
+            const bool follows = !runs.empty() && runs.back().back().plain() == plain &&
+                                 (plain ? runs.back().back().number + 1 == step.number
+                                        : runs.back().back().number == step.number &&
+                                              runs.back().back().letter + 1 == step.letter);
+            if (follows) runs.back().push_back(step);
+            else runs.push_back({step});
+        }
+    }
+    std::string list;
+    const auto add = [&list](const std::string& text) { list += (list.empty() ? "" : ", ") + text; };
+    for (const std::vector<stage_step>& run : runs) {
+        if (run.size() >= 3) {
+            add(run.front().text() + " to " + run.back().text());
+            continue;
+        }
+        for (const stage_step& step : run) add(step.text());
     }
     return list;
 }

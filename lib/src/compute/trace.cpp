@@ -23,4 +23,10 @@ const stage* trace::find(std::string_view name) const {
     return nullptr;
 }
 
+const stage* trace::find(stage_id id) const {
+    for (const auto& s : stages)
+        if (s.id() == id) return &s;
+    return nullptr;
+}
+
 }  // namespace attn

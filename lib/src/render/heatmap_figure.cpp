@@ -66,7 +66,7 @@ std::string panel_title(const tensor_heatmap& h, const panel& p, const render_op
 
 /// The colour bar's two labels: the scale's top and bottom (true/false for booleans).
 std::pair<std::string, std::string> bar_labels(const tensor_heatmap& h, const render_options& options) {
-    if (h.boolean()) return {"true", h.from->name() == "mask" ? "" : "false"};
+    if (h.boolean()) return {"true", h.from->id() == stage_id::mask ? "" : "false"};
     return {number_text(h.scale.hi, options.precision), number_text(h.scale.lo, options.precision)};
 }
 
@@ -312,7 +312,7 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     std::string stages;  // each stage once, though it draws two tensors (rope: cos and sin)
     for (std::size_t k = 0; k < heatmaps.size(); ++k)
         if (k == 0 || heatmaps[k].from != heatmaps[k - 1].from)
-            stages += (stages.empty() ? "" : ", ") + std::to_string(heatmaps[k].from->info->step) + " " +
+            stages += (stages.empty() ? "" : ", ") + heatmaps[k].from->info->step.text() + " " +
                       std::string(heatmaps[k].from->name());
     double y = slide_margin + slide_title_font.size;
     const std::string title = "Attention, stage by stage: " + stages;
@@ -373,9 +373,9 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
             block_w = std::max(block_w, px - slide_panel_gap - x);
             row_y += hgt + slide_panel_gap;
         }
-        std::string heading = std::to_string(h.from->info->step) + " " + std::string(h.from->name()) + ": " +
+        std::string heading = h.from->info->step.text() + " " + std::string(h.from->name()) + ": " +
                               stage_formula(t.cfg, h.from->name());
-        if (text_width(heading, heading_font) > block_w) heading = std::to_string(h.from->info->step) + " " + h.name();
+        if (text_width(heading, heading_font) > block_w) heading = h.from->info->step.text() + " " + h.name();
         pg.lines.push_back({heading, x, heading_y, heading_font, false});
         const double block_h = row_y - slide_panel_gap - panels_y;
         pg.keys.push_back({tn, x + block_w + 10, panels_y, std::clamp(block_h / 2, 72.0, 160.0)});

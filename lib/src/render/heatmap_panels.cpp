@@ -19,8 +19,8 @@ namespace {
 
 /// The stages that apply the run's mask to their weights or scores.
 bool applies_mask(const stage& s, const tensor& x) {
-    const std::string_view n = s.name();
-    return x.type == element_type::float32 && (n == "masked" || n == "softmax" || n == "dropout");
+    return x.type == element_type::float32 &&
+           (s.id() == stage_id::masked || s.id() == stage_id::softmax || s.id() == stage_id::dropout);
 }
 
 /// Whether `x` is [B,H,Sq,Sk]: its dims are batch, head, query, key.
@@ -164,16 +164,20 @@ std::string axis_note(const std::vector<std::size_t>& shown, std::size_t size, c
 
 }  // namespace
 
-bool drawable(std::string_view stage_name) {
-    return std::find(drawable_stages.begin(), drawable_stages.end(), stage_name) != drawable_stages.end();
-}
+namespace {
 
-std::string drawable_stages_text(const config& c) {
+std::string drawable_stages_text(const config* c) {
     std::string text;
-    for (std::string_view name : drawable_stages)
-        if (stage_in_run(c, name)) text += (text.empty() ? "" : ", ") + std::string(name);
+    for (const stage_info& info : stage_table)
+        if (drawable(info.id) && (c == nullptr || stage_in_run(*c, info.id)))
+            text += (text.empty() ? "" : ", ") + std::string(info.name);
     return text;
 }
+
+}  // namespace
+
+std::string drawable_stages_text(const config& c) { return drawable_stages_text(&c); }
+std::string drawable_stages_text() { return drawable_stages_text(nullptr); }
 
 float tensor_heatmap::at(const panel& p, std::size_t query, std::size_t key) const {
     if (table()) return values->values(query, key);
@@ -183,7 +187,7 @@ float tensor_heatmap::at(const panel& p, std::size_t query, std::size_t key) con
 cell_kind tensor_heatmap::kind(const panel& p, std::size_t query, std::size_t key) const {
     const float v = at(p, query, key);
     if (std::isnan(v)) return cell_kind::nan;  // before masked: a row with no allowed key shows its NaN
-    const bool is_mask = from->name() == "mask";
+    const bool is_mask = from->id() == stage_id::mask;
     if ((is_mask && v == 0.0f) || (mask != nullptr && mask->values(p.batch, 0, query, key) == 0.0f))
         return cell_kind::masked;
     if (std::isinf(v)) return v < 0 ? cell_kind::neg_inf : cell_kind::pos_inf;
@@ -231,11 +235,11 @@ std::string panels_note(const tensor_heatmap& h) {
 std::vector<tensor_heatmap> collect(const trace& t, const render_options& options, std::size_t max_side,
                                     std::size_t max_panels) {
     check_view(t.cfg, options);
-    const stage* mask_stage = t.find("mask");
+    const stage* mask_stage = t.find(stage_id::mask);
     const tensor* mask = mask_stage != nullptr ? &mask_stage->at("mask") : nullptr;
     std::vector<tensor_heatmap> heatmaps;
     for (const stage& s : t.stages) {
-        if (!options.shows(s.name()) || !drawable(s.name())) continue;
+        if (!options.shows(s.id()) || !drawable(s.id())) continue;
         for (const tensor& x : s.tensors) {
             const bool table = is_position_table(x);
             if (!table && !is_query_by_key(x)) continue;

@@ -195,10 +195,10 @@ void print_legend(std::ostream& out, const heatmap::tensor_heatmap& h, const ren
     text_line line;
     line.add("  ");
     if (h.boolean()) {
-        if (h.has(cell_kind::value) || h.from->name() != "mask") {
+        if (h.has(cell_kind::value) || h.from->id() != stage_id::mask) {
             add_value_cell(line, 1.0, color);
             line.add(" true   ");
-            if (h.from->name() != "mask") {
+            if (h.from->id() != stage_id::mask) {
                 add_value_cell(line, 0.0, color);
                 line.add(" false   ");
             }

@@ -29,7 +29,7 @@ std::uint64_t least_output_bytes(const config& c, const render_options& view, st
                                  std::uint64_t bool_bytes) {
     std::uint64_t total = 0;
     for (const planned_stage& s : plan_stage_layouts(c)) {
-        if (!view.shows(info_of(s.id).name)) continue;
+        if (!view.shows(s.id)) continue;
         for (const planned_tensor& t : s.tensors) {
             std::uint64_t bytes = 0;
             const std::uint64_t each = t.type == element_type::boolean ? bool_bytes : float_bytes;

@@ -8,6 +8,7 @@
 
 #include "attn/compute/config.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "attn/render/render_json.hpp"
 #include "attn/teach/check_shape.hpp"
 
 namespace attn {
@@ -42,7 +43,7 @@ void line(std::ostream& out, const char* label, const std::string& text) {
 }  // namespace
 
 void render_check_table(const check_report& r, std::ostream& out) {
-    line(out, "stage", r.stage + " (" + std::to_string(r.step) + "), tensor " + r.tensor);
+    line(out, "stage", r.stage + " (" + r.step.text() + "), tensor " + r.tensor);
     const std::string expected = tensor_index_text(r.expected_shape) + " " + dims_text(r.expected_dims);
     const bool same_shape = r.answer_shape == r.expected_shape;
     line(out, "shape", same_shape ? expected + ", as expected"
@@ -79,7 +80,7 @@ void render_check_json(const check_report& r, std::ostream& out) {
     nlohmann::ordered_json j;
     j["match"] = r.match;
     j["stage"] = r.stage;
-    j["step"] = r.step;
+    j["step"] = step_json(r.step);
     j["tensor"] = r.tensor;
     j["expected_shape"] = r.expected_shape;
     j["expected_dims"] = r.expected_dims;

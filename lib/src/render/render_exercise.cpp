@@ -177,7 +177,7 @@ void render_exercise_table(const exercise_variant& v, const render_options& opti
     out << p.bold << "Given" << p.reset << " (--out DIR writes each as DIR/<name>.npy and .json)\n\n";
     render_options given_options = options;
     given_options.full = true;  // a student needs every number
-    given_options.stages.clear();
+    given_options.stages = 0;
     given_options.seed_secret = v.secret;
     render_table(given_only(v), given_options, out);
     if (e.kind == answer_kind::tensor) {

@@ -147,8 +147,8 @@ void write_run(std::ostream& out, const trace& t, const render_options& options)
         out << "<dt>" << heatmap::xml_escape(line.label) << "</dt><dd>" << heatmap::xml_escape(line.text) << "</dd>\n";
     out << "</dl>\n<nav>";
     for (const stage& s : t.stages)
-        if (options.shows(s.name()))
-            out << "<a href=\"#stage-" << s.name() << "\">" << s.info->step << " " << s.name() << "</a> ";
+        if (options.shows(s.id()))
+            out << "<a href=\"#stage-" << s.name() << "\">" << s.info->step.text() << " " << s.name() << "</a> ";
     out << "</nav>\n</header>\n<main>\n";
 }
 
@@ -156,7 +156,7 @@ void write_run(std::ostream& out, const trace& t, const render_options& options)
 
 /// The explanation's filled-in fields, each labelled; code-like ones as code.
 void write_explanation(std::ostream& out, const stage& s, const config& c) {
-    const stage_explanation e = explain_stage(c, s.name());
+    const stage_explanation e = explain_stage(c, s.id());
     struct field {
         const char* label;
         const std::string& text;
@@ -339,7 +339,7 @@ private:
 
 void write_stage(std::ostream& out, const trace& t, const stage& s, const std::vector<heatmap::tensor_heatmap>& heatmaps,
                  const render_options& options) {
-    out << "<section class=\"stage\" id=\"stage-" << s.name() << "\">\n<h2><span class=\"step\">" << s.info->step
+    out << "<section class=\"stage\" id=\"stage-" << s.name() << "\">\n<h2><span class=\"step\">" << s.info->step.text()
         << "</span><code>" << s.name() << "</code><span class=\"title\">" << heatmap::xml_escape(stage_title(t.cfg, s.name())) << "</span></h2>\n"
         << "<p class=\"formula\"><code>" << heatmap::xml_escape(stage_formula(t.cfg, s.name())) << "</code></p>\n";
     write_explanation(out, s, t.cfg);
@@ -383,15 +383,15 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
     out << "</section>\n";
 }
 
-/// "8–9 mask, masked: skipped (no --mask ...)", where the run jumps over stages it has not.
-void write_skipped(std::ostream& out, const config& c, int from_step, int to_step) {
-    for (int step = from_step + 1; step < to_step; ++step) {
-        const stage_info* info = find_stage_info(step);
-        if (info == nullptr || stage_in_run(c, info->name)) continue;
-        const std::string why = stage_absence(c, info->name);
+/// "8 mask: skipped (no --mask ...)", for each stage between `from` and `to` (two stages
+/// shown one after the other) that the run has not.
+void write_skipped(std::ostream& out, const config& c, stage_id from, stage_id to) {
+    for (const stage_info& info : stage_table) {
+        if (info.id <= from || info.id >= to || stage_in_run(c, info.id)) continue;
+        const std::string why = stage_absence(c, info.id);
         if (why.empty()) continue;
-        out << "<p class=\"skipped\">" << step << " <code>" << info->name << "</code>: skipped: " << heatmap::xml_escape(why)
-            << "</p>\n";
+        out << "<p class=\"skipped\">" << info.step.text() << " <code>" << info.name
+            << "</code>: skipped: " << heatmap::xml_escape(why) << "</p>\n";
     }
 }
 
@@ -402,11 +402,11 @@ std::vector<std::string> render_html(const trace& t, const render_options& optio
         heatmap::collect(t, options, html_max_side, html_max_panels);
     std::vector<std::string> notes;
     std::ostringstream stages;
-    int previous_step = 0;
+    const stage* previous = nullptr;  // the stage shown last
     for (const stage& s : t.stages) {
-        if (!options.shows(s.name())) continue;
-        if (previous_step != 0) write_skipped(stages, t.cfg, previous_step, s.info->step);
-        previous_step = s.info->step;
+        if (!options.shows(s.id())) continue;
+        if (previous != nullptr) write_skipped(stages, t.cfg, previous->id(), s.id());
+        previous = &s;
         write_stage(stages, t, s, heatmaps, options);
     }
     write_head(out, t);

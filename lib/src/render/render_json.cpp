@@ -61,7 +61,7 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
                       std::ostream& out) {
     nlohmann::ordered_json head;
     if (with_name) head["name"] = s.name();
-    head["step"] = s.info->step;
+    head["step"] = step_json(s.info->step);
     head["title"] = stage_title(t.cfg, s.name());
     head["formula"] = stage_formula(t.cfg, s.name());
     for (const stage_figure& f : s.figures) head[f.name] = f.value;
@@ -158,6 +158,11 @@ nlohmann::ordered_json selection_to_json(const render_options& options) {
     return j;
 }
 
+nlohmann::ordered_json step_json(stage_step step) {
+    if (step.plain()) return step.number;
+    return step.text();
+}
+
 void render_json(const trace& t, const render_options& options, std::ostream& out) {
     json_stream json(t.cfg, options, out, false);
     for (const stage& s : t.stages) {
@@ -184,7 +189,7 @@ json_stream::json_stream(const config& c, const render_options& options, std::os
 }
 
 void json_stream::begin(const trace& so_far, const stage& s) {
-    open_ = options_.shows(s.name());
+    open_ = options_.shows(s.id());
     if (!open_) return;
     if (!lines_) {
         if (stages_written_++ != 0) out_.put(',');

@@ -14,15 +14,15 @@ npz_stream::npz_stream(const config& c, const render_options& options, npz_write
     : cfg_(c), options_(options), zip_(zip) {}
 
 void npz_stream::begin(const trace& so_far, const stage& s) {
-    if (options_.stats && options_.shows(s.name())) stats_.begin(so_far, s);
-    open_ = options_.shows(s.name()) && s.in_rows();
+    if (options_.stats && options_.shows(s.id())) stats_.begin(so_far, s);
+    open_ = options_.shows(s.id()) && s.in_rows();
     if (open_) {  // its arrays come in rows(), and end() closes them
         stage_name_ = std::string(s.name());
         heads_ = s.tensors;
         array_ = -1;
         return;
     }
-    if (!options_.shows(s.name())) return;
+    if (!options_.shows(s.id())) return;
     for (const tensor& whole : s.tensors) {
         const tensor_selection selection = select_in(whole, options_);
         // the selected part (the tensor itself when whole), a view that is not contiguous

@@ -152,7 +152,7 @@ std::vector<std::string> py_with_mistake(const config& c, std::string_view name,
         other.rope_style = rotation_pairing(c);
         return py_split_torch_line(explain_stage(other, name).torch).statements;
     }
-    if (m == mistake::none || mistake_stage(m, 0) != name) return code;
+    if (m == mistake::none || info_of(*mistake_stage(m, 0)).name != name) return code;
     const std::string query_positions =  // torch.arange(N, N + Sq), as explain_rope writes it
         "torch.arange(" + std::to_string(first_query_position(c)) + ", " + std::to_string(first_query_position(c) + c.seq) + ")";
     for (std::string& s : code) {
@@ -274,7 +274,7 @@ def check_layout(name, got, shape, stride):
 /// The checks of a shown stage: a tensor's numbers, or a view's shape and strides; with
 /// --stats each followed by "# stats: ..." (the tensor's, as the table says them).
 void write_py_checks(const config& c, const stage& s, const render_options& options, std::ostream& out) {
-    const bool view = s.name() == "view" || s.name() == "transpose" || s.name() == "merge";
+    const bool view = s.id() == stage_id::view || s.id() == stage_id::transpose || s.id() == stage_id::merge;
     for (const tensor& t : s.tensors) {
         const std::string label = std::string(s.name()) + "." + t.name;
         const std::string variable = py_variable(c, s.name(), t.name);
@@ -322,7 +322,7 @@ void check_py_run(const config& c, const render_options& options) {
     if (options.batch_index || options.head || options.row)
         refuse("the script checks whole tensors; leave out --batch-index, --head and --row");
     for (const stage_info& info : stage_table) {
-        if (!stage_in_run(c, info.id) || !options.shows(info.name)) continue;
+        if (!stage_in_run(c, info.id) || !options.shows(info.id)) continue;
         const double n = py_numbers_of(c, info.name);
         if (n > double(py_max_numbers))
             refuse("stage " + std::string(info.name) + " has " + std::to_string(static_cast<long long>(n)) +
@@ -337,7 +337,7 @@ void render_py(const trace& t, const render_options& options, const std::string&
     write_py_header(c, command, out);
     for (const stage_info& info : stage_table) {
         if (!stage_in_run(c, info.id)) continue;
-        const stage_explanation e = explain_stage(c, info.name);
+        const stage_explanation e = explain_stage(c, info.id);
         py_code code = py_split_torch_line(e.torch);
         if (info.id == stage_id::input) {  // the setup (sizes, seed, layers) first, then x
             std::vector<std::string> setup, input;
@@ -350,14 +350,14 @@ void render_py(const trace& t, const render_options& options, const std::string&
             code.statements = input;
         }
         if (info.id == stage_id::params) code = {};  // drawn in the setup, before x
-        out << "\n# ── " << info.step << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
+        out << "\n# ── " << info.step.text() << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
         write_py_comment(out, info.id == stage_id::params ? "Made in the setup, before x. " + e.words
                                                           : "Your turn: " + e.words);
         if (!code.comment.empty()) write_py_comment(out, code.comment);
         const std::vector<std::string> statements = py_with_mistake(c, info.name, code.statements);
         if (statements != code.statements) write_py_comment(out, mistake_warning(c));
         for (const std::string& s : statements) out << s << '\n';
-        if (const stage* shown = t.find(info.name); shown != nullptr && options.shows(info.name))
+        if (const stage* shown = t.find(info.name); shown != nullptr && options.shows(info.id))
             write_py_checks(c, *shown, options, out);
     }
     out << "\nprint(\"every check passed: these are attn's numbers\")\n";

@@ -86,9 +86,9 @@ void rank_keys(row_chart& chart, const render_options& options) {
 /// The row `q` of `x` at (b, h), with the keys the mask forbids and dropout dropped marked.
 row_chart read_row(const trace& t, const stage& s, const tensor& x, std::size_t b, std::size_t h, std::size_t q,
                    const render_options& options) {
-    const stage* mask_stage = t.find("mask");
+    const stage* mask_stage = t.find(stage_id::mask);
     const bool after_mask = mask_stage != nullptr && s.info->id >= stage_id::masked;
-    const tensor* keep = s.name() == "dropout" ? &s.at("keep") : nullptr;
+    const tensor* keep = s.id() == stage_id::dropout ? &s.at("keep") : nullptr;
     row_chart chart;
     chart.title = x.name + "[batch=" + std::to_string(b) + ", head=" + std::to_string(h) +
                   ", query=" + std::to_string(q) + "]";
@@ -148,7 +148,7 @@ struct chart_numbers {
 chart_numbers choose_numbers(const std::vector<row_chart>& charts, const stage& s, const config& c,
                              const render_options& options) {
     chart_numbers n;
-    n.masked_stage = s.name() == "masked";
+    n.masked_stage = s.id() == stage_id::masked;
     n.fill_text = fill_text(c);
     table::notation_survey survey;
     for (const row_chart& chart : charts)
@@ -300,18 +300,14 @@ void print_stage(std::ostream& out, const trace& t, const stage& s, const render
 
 }  // namespace
 
-bool row_view_shows(std::string_view stage_name) {
-    for (const std::string_view name : {"scores", "scaled", "masked", "softmax", "dropout"})
-        if (stage_name == name) return true;
-    return false;
-}
+bool row_view_shows(stage_id id) { return view_of(id).row_bars; }
 
 void render_row(const trace& t, const render_options& options, std::ostream& out) {
     const colours col = make_colours(options.color);
     print_run_header(out, t.cfg, col);
     for (const stage& s : t.stages) {
-        if (!row_view_shows(s.name())) continue;
-        if (options.stages.empty() ? s.name() != "softmax" : !options.shows(s.name())) continue;
+        if (!row_view_shows(s.id())) continue;
+        if (options.stages == 0 ? s.id() != stage_id::softmax : !options.shows(s.id())) continue;
         out << '\n';
         print_stage(out, t, s, options, col);
     }

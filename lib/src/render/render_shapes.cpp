@@ -2,6 +2,7 @@
 #include "attn/render/render_shapes.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -51,7 +52,7 @@ std::vector<shapes_line> shapes_lines(const std::vector<planned_stage>& stages, 
     std::vector<shapes_line> lines;
     for (const planned_stage& s : stages) {
         const stage_info& info = info_of(s.id);
-        if (!options.shows(info.name)) continue;
+        if (!options.shows(info.id)) continue;
         const std::size_t stage_start = lines.size();
         for (const planned_tensor& t : s.tensors) {
             shapes_line line{"", "", t.name, letters_text(axis_letters(s, t)), tensor_index_text(t.layout.shape),
@@ -65,7 +66,7 @@ std::vector<shapes_line> shapes_lines(const std::vector<planned_stage>& stages, 
             else lines.push_back(std::move(line));
         }
         if (lines.size() > stage_start) {  // the stage is named on its first line
-            lines[stage_start].step = std::to_string(info.step);
+            lines[stage_start].step = info.step.text();
             lines[stage_start].stage = info.name;
         }
     }
@@ -145,7 +146,7 @@ std::vector<stage_id> stages_read(const planned_stage& s, const std::vector<plan
 
 void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, const render_options& options,
                      std::ostream& out) {
-    const std::string_view mistaken = c.mistake == mistake::none ? "" : mistake_stage(c.mistake, c.mistake_variant);
+    const std::optional<stage_id> mistaken = mistake_stage(c.mistake, c.mistake_variant);
     std::ostringstream header;
     print_run_header(header, c, make_heading_style(false), options.seed_secret);
     out << "// attn trace --format dot: the run's stages, what each reads, and its tensors' layouts\n"
@@ -158,13 +159,13 @@ void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, 
     std::size_t line = 0;
     for (const planned_stage& s : stages) {
         const stage_info& info = info_of(s.id);
-        if (!options.shows(info.name)) continue;
-        std::string label = std::to_string(info.step) + " · " + std::string(info.name) + "\n";
+        if (!options.shows(info.id)) continue;
+        std::string label = info.step.text() + " · " + std::string(info.name) + "\n";
         for (bool first = true; line < lines.size() && (first || lines[line].stage.empty()); ++line, first = false)
             label += lines[line].names + "  " + lines[line].letters + " = " + lines[line].sizes + "  " +
                      lines[line].strides + "  " + lines[line].memory + "\n";
         out << "  " << info.name << " [label=" << dot_quoted(label);
-        if (info.name == mistaken)
+        if (mistaken == info.id)
             out << ", color=red, fontcolor=red, xlabel=" << dot_quoted("--mistake " + std::string(mistake_id(c.mistake)) +
                                                                      " replaces this step");
         out << "];\n";
@@ -172,11 +173,11 @@ void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, 
     // edges: from each stage read, or from the nearest stages shown before it when not shown
     for (const planned_stage& s : stages) {
         const stage_info& info = info_of(s.id);
-        if (!options.shows(info.name)) continue;
+        if (!options.shows(info.id)) continue;
         std::vector<stage_id> sources = stages_read(s, stages), drawn;
         for (std::size_t i = 0; i < sources.size(); ++i) {
             const stage_id from = sources[i];
-            if (!options.shows(info_of(from).name)) {  // left out: what it reads instead
+            if (!options.shows(from)) {  // left out: what it reads instead
                 const auto planned = std::find_if(stages.begin(), stages.end(), [from](const planned_stage& p) { return p.id == from; });
                 for (stage_id up : stages_read(*planned, stages)) sources.push_back(up);
             } else if (std::find(drawn.begin(), drawn.end(), from) == drawn.end()) {
@@ -247,8 +248,8 @@ void render_shapes_json(const config& c, const std::vector<planned_stage>& stage
     nlohmann::ordered_json& by_stage = doc["stages"] = nlohmann::ordered_json::object();
     for (const planned_stage& s : stages) {
         const stage_info& info = info_of(s.id);
-        if (!options.shows(info.name)) continue;
-        nlohmann::ordered_json stage{{"step", info.step}, {"title", info.title}};
+        if (!options.shows(info.id)) continue;
+        nlohmann::ordered_json stage{{"step", step_json(info.step)}, {"title", info.title}};
         nlohmann::ordered_json& tensors = stage["tensors"] = nlohmann::ordered_json::object();
         for (const planned_tensor& t : s.tensors) {
             nlohmann::ordered_json j{{"shape", t.layout.shape},

@@ -50,23 +50,30 @@ void print_tensors(std::ostream& out, const config& c, const stage& s, const std
 /// Stages a run has not, between two that are shown, so the numbers do not
 /// jump unexplained: 8-9 without a mask, 11 without dropout in training mode.
 struct skipped_stages {
-    int before;                // the step of the stage they would precede
-    int after;                 // ... and of the one they would follow
+    stage_id before;           // the stage they would precede
     std::string_view numbers;  // "8-9"
     std::string_view names;    // "mask, masked"
-    std::string_view first;    // the stage whose absence stage_absence explains
+    stage_id first;            // the stage whose absence stage_absence explains
 };
 
 constexpr skipped_stages skippable[] = {
-    {10, 7, "8-9", "mask, masked", "mask"},
-    {12, 10, "11", "dropout", "dropout"},
+    {stage_id::softmax, "8-9", "mask, masked", stage_id::mask},
+    {stage_id::context, "11", "dropout", stage_id::dropout},
 };
 
+/// The last stage before `id` that a run of `c` has (scaled before mask; biased with ALiBi).
+stage_id in_run_before(const config& c, stage_id id) {
+    stage_id last = stage_table.front().id;
+    for (const stage_info& info : stage_table)
+        if (info.id < id && stage_in_run(c, info.id)) last = info.id;
+    return last;
+}
+
 /// "── 11 · dropout ── skipped: no --dropout, so ...", when `s` follows the stage
-/// shown before it (`previous_step`) across stages this run has not.
-void print_skipped_before(std::ostream& out, const config& c, const stage& s, int previous_step, const palette& p) {
+/// shown before it (`previous`, the stage the run has before them) across stages this run has not.
+void print_skipped_before(std::ostream& out, const config& c, const stage& s, stage_id previous, const palette& p) {
     for (const skipped_stages& k : skippable) {
-        if (s.info->step != k.before || previous_step != k.after) continue;
+        if (s.id() != k.before || previous != in_run_before(c, k.first)) continue;
         const std::string why = stage_absence(c, k.first);
         if (why.empty()) continue;
         out << p.dim << "── " << k.numbers << " · " << k.names << " ── skipped: " << why << p.reset << "\n\n";
@@ -75,7 +82,7 @@ void print_skipped_before(std::ostream& out, const config& c, const stage& s, in
 
 /// The params stage is summarised unless it is asked for by name or --full.
 bool summarise_params(const render_options& options) {
-    return !options.full && std::find(options.stages.begin(), options.stages.end(), "params") == options.stages.end();
+    return !options.full && (options.stages & stage_bit(stage_id::params)) == 0;
 }
 
 /// min, mean and max of one tensor; min and max leave NaN out, the mean does not.
@@ -154,16 +161,18 @@ table_stream::table_stream(const config& c, const render_options& options, std::
 }
 
 void table_stream::print(const trace& so_far, const stage& s, const std::vector<element_grid>& grids) {
-    if (previous_step_ != 0) out_ << '\n';  // one blank line between stages
-    print_skipped_before(out_, c_, s, previous_step_, style_);
-    previous_step_ = s.info->step;
+    if (previous_) {
+        out_ << '\n';  // one blank line between stages
+        print_skipped_before(out_, c_, s, *previous_, style_);
+    }
+    previous_ = s.id();
     print_stage_heading(out_, c_, s, style_);
     if (options_.explain) table::print_stage_explanation(out_, c_, s, style_);
     print_stage_warnings(out_, so_far, s, style_);  // before the tensors, where they are seen
     std::vector<tensor_stats> stats;  // --stats: each tensor's, over every row
     if (options_.stats)
         for (std::size_t k = 0; k < s.tensors.size(); ++k) stats.push_back(stats_of(k));
-    if (s.name() == "params" && summarise_params(options_)) {
+    if (s.id() == stage_id::params && summarise_params(options_)) {
         print_param_summary(out_, s, options_, style_);
         for (std::size_t k = 0; k < stats.size(); ++k)  // "   w_q stats: ..."
             out_ << style_.dim << "   " << s.tensors[k].name << ' ' << stats_line(stats[k], s.name(), options_.precision)

@@ -158,8 +158,8 @@ void printing_sink::begin(const trace& so_far, const stage& s) {
     shapes_.clear();
     grids_.clear();
     kept_.clear();
-    if (options_.stats && options_.shows(s.name())) stats_.begin(so_far, s);
-    if (!s.in_rows() || !options_.shows(s.name())) return;
+    if (options_.stats && options_.shows(s.id())) stats_.begin(so_far, s);
+    if (!s.in_rows() || !options_.shows(s.id())) return;
     kept_.reserve(s.tensors.size());  // grids_ point into it
     for (const tensor& t : s.tensors) {  // shape_only: [B,H,Sq,Sk]
         element_grid g = printing_grid(t, options_);
@@ -200,7 +200,7 @@ void printing_sink::rows(std::size_t index, std::size_t first_row, std::size_t c
 }
 
 void printing_sink::end(const trace& so_far, const stage& s) {
-    if (options_.shows(s.name())) {
+    if (options_.shows(s.id())) {
         if (!s.in_rows())
             for (const tensor& t : s.tensors) grids_.push_back(printing_grid(t, options_));
         print(so_far, s, grids_);

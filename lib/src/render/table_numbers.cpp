@@ -67,7 +67,7 @@ stage_numbers choose_stage_numbers(const stage& s, const std::vector<element_gri
                                    const render_options& options) {
     // The masked stage writes a finite fill as the user typed it ("-1e9"), so it
     // does not push the scores into scientific notation; --sci-mode on writes it as a number.
-    const bool masked = s.name() == "masked";
+    const bool masked = s.id() == stage_id::masked;
     const bool fill_as_text = masked && std::isfinite(c.fill) && options.notation != sci_mode::on;
     notation_survey survey;
     for (std::size_t k = 0; k < s.tensors.size(); ++k) {

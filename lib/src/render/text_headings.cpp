@@ -24,7 +24,7 @@ void print_run_header(std::ostream& out, const config& c, const heading_style& s
 }
 
 void print_stage_heading(std::ostream& out, const config& c, const stage& s, const heading_style& style) {
-    out << style.bold << "── " << s.info->step << " · " << s.name() << " ── " << stage_title(c, s.name()) << style.reset << '\n';
+    out << style.bold << "── " << s.info->step.text() << " · " << s.name() << " ── " << stage_title(c, s.name()) << style.reset << '\n';
     out << "   " << stage_formula(c, s.name()) << '\n';
     const std::vector<run_line> sources = stage_sources(c, s.id());  // a model's file: "   w_q ← h.1.attn.c_attn.weight[:, 0:16]ᵀ"
     std::size_t width = 0;

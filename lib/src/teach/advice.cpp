@@ -52,7 +52,7 @@ warning_list settings_advice(const config& c) {
 warning_list run_advice(const config& c) {
     warning_list out = settings_advice(c);
     if (c.mistake != mistake::none)  // --mistake ID: made on purpose, said where it is made
-        out.push_back({std::string(mistake_stage(c.mistake, c.mistake_variant)), mistake_warning(c)});
+        out.push_back({std::string(info_of(*mistake_stage(c.mistake, c.mistake_variant)).name), mistake_warning(c)});
     return out;
 }
 

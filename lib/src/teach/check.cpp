@@ -70,9 +70,9 @@ std::string view_call(const shape_t& shape) {
 
 /// The stage called or numbered `name`; usage_error when there is none or the run lacks it.
 const stage_info& stage_asked(const config& c, std::string_view name) {
-    const bool number = !name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos;
-    const stage_info* info = number ? find_stage_info(name.size() > 3 ? 0 : std::stoi(std::string(name)))
-                                    : find_stage_info(name);
+    const bool number = !name.empty() && name[0] >= '0' && name[0] <= '9';  // "10", "5a"
+    const std::optional<stage_step> step = number ? parse_step(name) : std::nullopt;
+    const stage_info* info = !number ? find_stage_info(name) : step ? find_stage_info(*step) : nullptr;
     if (info == nullptr)
         throw usage_error("--stage " + std::string(name) + ": no stage is called or numbered " + std::string(name) +
                           " (" + stage_choices() + ")");
@@ -173,7 +173,7 @@ void diagnose(const config& right, const trace& run, const inputs& in, const xt:
             if (reshaped)
                 report.diagnosis_message += "; and the shape differs too: the numbers are the mistake's in order, so " +
                                             view_call(shape_of(*made)) + " gives its shape";
-            report.diagnosis_stage = mistake_stage(m, way);
+            report.diagnosis_stage = info_of(*mistake_stage(m, way)).name;
             report.diagnosis_way = way;
         }
     // the structure: where a named mistake first shows, or what departs when none fits

@@ -52,7 +52,7 @@ std::string other_stage_note(const std::vector<planned_stage>& right, const plan
             std::string_view hint;
             for (const shape_hint& h : shape_hints)
                 if (h.checked == checked_info.name && h.other == info.name) hint = h.hint;
-            const int distance = std::abs(info.step - checked_info.step) - (hint.empty() ? 0 : 100);
+            const int distance = std::abs(info.step.number - checked_info.step.number) - (hint.empty() ? 0 : 100);
             if (distance < best_distance) {
                 best = &info, best_tensor = &t, best_hint = hint, best_distance = distance;
             }

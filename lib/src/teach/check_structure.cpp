@@ -66,7 +66,7 @@ std::optional<structure_finding> read_structure(const trace& right, std::string_
     const std::size_t B = expected.shape()[0], H = expected.shape()[1], Sq = expected.shape()[2],
                       Sk = expected.shape()[3];
     const config& c = right.cfg;
-    const stage* mask_stage = right.find("mask");
+    const stage* mask_stage = right.find(stage_id::mask);
     const bool masked_stage = stage_name == "masked";
     const std::string word = value_word(stage_name);
     const auto at = [&](const xt::xarray<float>& t, const place& p) {

@@ -5,6 +5,7 @@
 #include "attn/teach/explain.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -819,37 +820,55 @@ std::string flash_row(const config& c, const stage& s) {
 using explainer = stage_explanation (*)(const config&, const run_shapes&);
 
 struct stage_explainer {
-    std::string_view name;
+    stage_id id;
     explainer explain;
 };
 
-constexpr stage_explainer explainers[] = {
-    {"embed", explain_embed},
-    {"input", explain_input},     {"params", explain_params},       {"norm", explain_norm},       {"projections", explain_projections},
-    {"view", explain_view},       {"transpose", explain_transpose}, {"cache", explain_cache},
-    {"append", explain_append},   {"repeat_kv", explain_repeat_kv}, {"scores", explain_scores},
-    {"scaled", explain_scaled},   {"mask", explain_mask},           {"masked", explain_masked},
-    {"positions", explain_positions}, {"rope", explain_rope},       {"alibi", explain_alibi},
-    {"biased", explain_biased},
-    {"softmax", explain_softmax}, {"dropout", explain_dropout},     {"context", explain_context},
-    {"merge", explain_merge},     {"concat", explain_concat},       {"output", explain_output},
-    {"flash", explain_flash},
-};
+// one row per stage, in stage_id order (one_row_per_stage)
+constexpr std::array<stage_explainer, stage_count> explainers{{
+    {stage_id::embed, explain_embed},
+    {stage_id::input, explain_input},
+    {stage_id::params, explain_params},
+    {stage_id::norm, explain_norm},
+    {stage_id::positions, explain_positions},
+    {stage_id::projections, explain_projections},
+    {stage_id::view, explain_view},
+    {stage_id::transpose, explain_transpose},
+    {stage_id::rope, explain_rope},
+    {stage_id::cache, explain_cache},
+    {stage_id::append, explain_append},
+    {stage_id::repeat_kv, explain_repeat_kv},
+    {stage_id::scores, explain_scores},
+    {stage_id::scaled, explain_scaled},
+    {stage_id::alibi, explain_alibi},
+    {stage_id::biased, explain_biased},
+    {stage_id::mask, explain_mask},
+    {stage_id::masked, explain_masked},
+    {stage_id::softmax, explain_softmax},
+    {stage_id::dropout, explain_dropout},
+    {stage_id::context, explain_context},
+    {stage_id::flash, explain_flash},
+    {stage_id::merge, explain_merge},
+    {stage_id::concat, explain_concat},
+    {stage_id::output, explain_output},
+}};
+static_assert(one_row_per_stage(explainers));
 
 }  // namespace
 
+stage_explanation explain_stage(const config& c, stage_id id) {
+    stage_explanation e = explainers[static_cast<std::size_t>(id)].explain(c, run_shapes(c));
+    e.symbols = stage_formula(c, info_of(id).name);
+    return e;
+}
+
 stage_explanation explain_stage(const config& c, std::string_view name) {
-    for (const stage_explainer& s : explainers) {
-        if (s.name != name) continue;
-        stage_explanation e = s.explain(c, run_shapes(c));
-        e.symbols = stage_formula(c, name);
-        return e;
-    }
-    return {};
+    const stage_info* info = find_stage_info(name);
+    return info != nullptr ? explain_stage(c, info->id) : stage_explanation{};
 }
 
 stage_explanation explain_stage(const config& c, const stage& s) {
-    stage_explanation e = explain_stage(c, s.name());
+    stage_explanation e = explain_stage(c, s.id());
     if (s.id() == stage_id::flash && !s.in_rows()) e.row = flash_row(c, s);
     return e;
 }

@@ -59,8 +59,8 @@ std::optional<layout_problem> shape_problem(const exercise_variant& v, const std
             return layout_problem{name, "shape_without_transpose",
                                   text + " is what this stage would be without .transpose(1, 2) after the view: "
                                          "the heads must become a batch axis, [B,H,S,dk]"};
-        if (name == "merge" && v.run.find("context") != nullptr &&
-            got_sizes == shape_of_tensor(v.run.find("context")->tensors.front()))
+        if (name == "merge" && v.run.find(stage_id::context) != nullptr &&
+            got_sizes == shape_of_tensor(v.run.find(stage_id::context)->tensors.front()))
             return layout_problem{name, "merge_without_transpose",
                                   text + " is context's own shape: merge is context.transpose(1, 2), the heads "
                                          "back next to each other per position"};
@@ -99,8 +99,8 @@ layout_report check_shapes(const exercise_variant& v, const nlohmann::json& answ
         const nlohmann::json& given = item.value();
         const bool asked = std::any_of(expected.begin(), expected.end(), [&](const auto& e) { return e.first == name; });
         if (asked) continue;
-        if (name == "input" && v.run.find("input") != nullptr) {  // may be given too
-            if (auto p = shape_problem(v, name, shape_of_tensor(v.run.find("input")->tensors.front()), given))
+        if (name == "input" && v.run.find(stage_id::input) != nullptr) {  // may be given too
+            if (auto p = shape_problem(v, name, shape_of_tensor(v.run.find(stage_id::input)->tensors.front()), given))
                 r.problems.push_back(std::move(*p));
             continue;
         }

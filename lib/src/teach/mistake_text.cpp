@@ -95,7 +95,7 @@ std::string changed_formula(const config& c, std::string_view stage) {
         if (stage == "output" && way >= 1) return mistake_prose(c, "formula.output");
         return {};
     }
-    return stage == mistake_stage(c.mistake, way) ? mistake_prose(c, "formula") : std::string();
+    return stage == info_of(*mistake_stage(c.mistake, way)).name ? mistake_prose(c, "formula") : std::string();
 }
 
 }  // namespace

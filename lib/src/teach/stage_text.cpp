@@ -89,7 +89,7 @@ std::string run_text(const config& c, bool seed_secret) {
     if (c.mistake != mistake::none)
         parts.push_back(prose("stages.run.mistake",
                               {{"id", std::string(mistake_id(c.mistake))},
-                               {"stage", std::string(mistake_stage(c.mistake, c.mistake_variant))}}));
+                               {"stage", std::string(info_of(*mistake_stage(c.mistake, c.mistake_variant)).name)}}));
     return join(parts, "; ");
 }
 
@@ -251,12 +251,12 @@ std::string stage_formula(const config& c, std::string_view name) {
     return info ? std::string(info->formula) : std::string();
 }
 
-std::string stage_absence(const config& c, std::string_view name) {
-    if (name == "mask" || name == "masked") {
+std::string stage_absence(const config& c, stage_id id) {
+    if (id == stage_id::mask || id == stage_id::masked) {
         if (c.mask.any()) return {};
         return prose("stages.absence.mask");
     }
-    if (name == "dropout") {
+    if (id == stage_id::dropout) {
         if (c.dropout.applied()) return {};
         return prose(c.dropout.p > 0.0 ? "stages.absence.dropout.eval" : "stages.absence.dropout.none");
     }

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/compute/stage_table.hpp"
+
 namespace attn {
 
 /// CLI.md's diagnosis ids, without `unknown` (no mistake fits) and with `none`.
@@ -60,8 +62,8 @@ const std::vector<mistake>& all_mistakes();
 /// and 1 for the others.
 int mistake_variants(mistake m);
 
-/// The stage where way `variant` of `m` is made ("softmax"); "" for none.
-std::string_view mistake_stage(mistake m, int variant = 0);
+/// The stage where way `variant` of `m` is made (softmax); nullopt for none.
+std::optional<stage_id> mistake_stage(mistake m, int variant = 0);
 
 /// Whether `m` changes which keys the mask allows (the mask stage's mistakes but
 /// mask_inverted): the mask is then built whole from its rules with the mistake made.

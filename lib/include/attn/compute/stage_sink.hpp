@@ -63,6 +63,8 @@ struct stage_plan {
     static stage_plan every_stage();
     /// The stages called `names` (stage_table's names); none given: every stage.
     static stage_plan of(const std::vector<std::string>& names);
+    /// The stages of `shown` (stage_bit); 0: every stage.
+    static stage_plan of(stage_set shown);
     /// Whether a run of `c` computes every query row of the [B,H,Sq,Sk] stages and context, not
     /// only shown_query's: with whole planes or blocks of a whole plane (a smaller block's
     /// products may differ in a last bit), with dropout (its draws are one stream), with flash (it

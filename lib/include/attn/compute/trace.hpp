@@ -38,6 +38,7 @@ struct trace {
     std::vector<const warning*> warnings_of(std::string_view name) const;
     /// The stage called `name`, or nullptr when it is absent from this run.
     const stage* find(std::string_view name) const;
+    const stage* find(stage_id id) const;
 };
 
 }  // namespace attn

@@ -24,19 +24,18 @@
 #include "attn/compute/trace.hpp"
 #include "attn/render/colormap.hpp"
 #include "attn/render/render_options.hpp"
+#include "attn/render/stage_views.hpp"
 
 namespace attn::heatmap {
 
-/// The stages with a tensor to draw, in the order a run computes them: positions (pe [S,Din]),
-/// rope (cos and sin [Sq,dk]), alibi (the bias [1,H,Sq,Sk]) and the [B,H,Sq,Sk] stages.
-inline constexpr std::array<std::string_view, 10> drawable_stages{
-    "positions", "rope", "scores", "scaled", "alibi", "biased", "mask", "masked", "softmax", "dropout"};
+/// Whether stage `id` has a tensor to draw (stage_views.hpp): positions (pe [S,Din]), rope (cos
+/// and sin [Sq,dk]), alibi (the bias [1,H,Sq,Sk]), the mask and the [B,H,Sq,Sk] stages.
+constexpr bool drawable(stage_id id) { return view_of(id).drawn; }
 
-/// Whether stage `name` has a tensor to draw.
-bool drawable(std::string_view stage_name);
-
-/// "scores, scaled, mask, masked, softmax": the drawable stages a run of `c` has, for a message.
+/// "scores, scaled, mask, masked, softmax": the drawable stages a run of `c` has, in order, for a
+/// message; with no run, every drawable stage.
 std::string drawable_stages_text(const config& c);
+std::string drawable_stages_text();
 
 /// What a grid's rows or columns are, in the words of its labels.
 struct axis {

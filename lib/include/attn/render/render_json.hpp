@@ -33,6 +33,11 @@ namespace attn {
 /// "full_shape" and "index": {"batch": 1, "head": 2} added where a tensor was cut.
 void render_json(const trace& t, const render_options& options, std::ostream& out);
 
+/// A stage's "step" in every JSON attn writes: an integer for CLI.md's numbers (10) and
+/// embed's 0, a string for a lettered one ("5a"), so scripts reading the classic steps as
+/// numbers keep working.
+nlohmann::ordered_json step_json(stage_step step);
+
 /// One line of JSON lines: the stage object with its "name" added, then '\n'; `t` is the
 /// trace so far (for the warnings about `s`). The tensors are cut to the view of `options`
 /// as render_json cuts them, and "explain" comes with options.explain.

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/compute/stage_table.hpp"
+
 namespace attn {
 
 /// torch.set_printoptions(sci_mode=...): None chooses per tensor, True/False force it.
@@ -17,7 +19,7 @@ enum class sci_mode { automatic, on, off };
 enum class picture_layout { stack, slide };
 
 struct render_options {
-    std::vector<std::string> stages;  // stage names to show; empty = all of them
+    stage_set stages = 0;             // the stages to show (stage_bit); 0 = all of them
     int precision = 4;                // digits after the decimal point in text formats
     bool full = false;                // print every element, never summarise
     sci_mode notation = sci_mode::automatic;  // scientific notation in text formats
@@ -35,12 +37,7 @@ struct render_options {
     std::optional<float> vmin, vmax;
     picture_layout layout = picture_layout::stack;  // --layout
 
-    bool shows(std::string_view stage_name) const {
-        if (stages.empty()) return true;
-        for (const auto& s : stages)
-            if (s == stage_name) return true;
-        return false;
-    }
+    bool shows(stage_id id) const { return stages == 0 || (stages & stage_bit(id)) != 0; }
 };
 
 }  // namespace attn

@@ -21,11 +21,13 @@
 
 #include "attn/compute/trace.hpp"
 #include "attn/render/render_options.hpp"
+#include "attn/render/stage_views.hpp"
 
 namespace attn {
 
-/// The stages whose rows the bars can show: scores, scaled, masked, softmax, dropout.
-bool row_view_shows(std::string_view stage_name);
+/// Whether the bars can show the rows of stage `id` (stage_views.hpp: scores, scaled, biased,
+/// masked, softmax, dropout).
+bool row_view_shows(stage_id id);
 
 /// The run header (as --format table), then for each stage of options.stages that
 /// row_view_shows (softmax when options.stages is empty), its heading and warnings,

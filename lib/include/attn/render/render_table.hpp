@@ -1,6 +1,7 @@
 #pragma once
 // --format table: each stage titled with its number, name, formula and shape,
 // each 2-D slice labelled with its leading indices and row/column labels.
+#include <optional>
 #include <ostream>
 
 #include "attn/render/render_options.hpp"
@@ -22,7 +23,7 @@ private:
     const config& c_;
     std::ostream& out_;
     heading_style style_;
-    int previous_step_ = 0;  // of the stage printed last; 0 before the first
+    std::optional<stage_id> previous_;  // the stage printed last; none before the first
 };
 
 /// A whole trace through table_stream.

@@ -11,6 +11,7 @@
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/mistake.hpp"
+#include "attn/compute/stage_table.hpp"
 #include "attn/io/tensor_file.hpp"
 
 #include <xtensor/xarray.hpp>
@@ -25,7 +26,7 @@ struct check_tolerance {
 struct check_report {
     bool match = false;
     std::string stage, tensor;              // what was checked: "softmax", "weights"
-    int step = 0;                           // the stage's number (10 for softmax)
+    stage_step step;                        // the stage's number (10 for softmax)
     std::vector<std::size_t> expected_shape, answer_shape;
     std::vector<std::string> expected_dims; // the expected tensor's dimension names ("batch", "head", ...)
     std::string shape_note;                 // on a wrong shape: what the wrong shape suggests; else empty

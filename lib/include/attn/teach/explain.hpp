@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/stage_table.hpp"
 
 namespace attn {
 
@@ -21,8 +22,9 @@ struct stage_explanation {
                           // when the stage's tensors are at hand; else empty
 };
 
-/// The explanation of stage `name` for a run of `c` (as if the run had the
-/// stage: ask stage_in_run whether it does); all fields empty for an unknown name.
+/// The explanation of stage `id` for a run of `c` (as if the run had the stage: ask
+/// stage_in_run whether it does). By name too: all fields empty for an unknown name.
+stage_explanation explain_stage(const config& c, stage_id id);
 stage_explanation explain_stage(const config& c, std::string_view name);
 
 struct stage;

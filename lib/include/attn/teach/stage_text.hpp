@@ -68,9 +68,9 @@ std::vector<run_line> run_summary(const config& c, bool seed_secret = false);
 /// {"weight", "h.1.ln_1.weight"}, ...; empty for other stages and attn's own runs.
 std::vector<run_line> stage_sources(const config& c, stage_id id);
 
-/// Why stage `name` is not in a run of `c`, e.g. for dropout in eval mode:
+/// Why stage `id` is not in a run of `c`, e.g. for dropout in eval mode:
 /// "eval mode (--dropout acts only with --train), so the weights go on unchanged".
 /// Written for mask, masked and dropout; empty for the others.
-std::string stage_absence(const config& c, std::string_view name);
+std::string stage_absence(const config& c, stage_id id);
 
 }  // namespace attn
