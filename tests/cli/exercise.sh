@@ -258,6 +258,14 @@ check "an OSC sequence in a title: refused, nothing printed" \
            grep -qx 'attn: error: .*07-x.json: \"title\" holds a control character (U+001B at byte 1); exercise texts are plain text' '$work/err'"
 hostile '.hints[1] = "a\u009bb"'
 check "a C1 control (CSI) in a hint: refused" grep -q '"hints" holds a control character (U+009B at byte 1)' "$work/err"
+hostile '.title = "T\u202ex"'
+check "a bidirectional control (U+202E) in a title: refused, named" \
+  bash -c "[ $rc -eq 1 ] && [ ! -s '$work/out' ] &&
+           grep -qx 'attn: error: .*07-x.json: \"title\" holds a bidirectional control (U+202E at byte 1); exercise texts are plain text' '$work/err'"
+hostile '.task[0] = "a\u2028b"'
+check "a line separator (U+2028) in a task: refused" grep -q '"task" holds a line or paragraph separator (U+2028 at byte 1)' "$work/err"
+hostile '.hints[0] = "a\ufffeb"'
+check "a noncharacter (U+FFFE) in a hint: refused" grep -q '"hints" holds a noncharacter (U+FFFE at byte 1)' "$work/err"
 check "... and no raw ESC reached stderr" bash -c "! grep -q \$'\x1b' '$work/err'"
 
 # e-mail addresses and names in any script: accepted, an e-mail address lowercased

@@ -223,4 +223,10 @@ check "a dump whose fill_text holds an OSC sequence: refused, no raw ESC on stde
 expect_ok "a dump's own fill_text replays" trace --from fill.json --stage masked
 check "... and is the formula's" grep -qx '   masked = scaled.masked_fill(mask == false, -1e9)' "$work/out"
 
+# --- text safety: a bidirectional control or a line separator in a file name is escaped ------
+rlo=$(printf '\u202e') lsep=$(printf '\u2028')
+expect_error "a file name holding U+202E and U+2028: escaped in the message" 1 \
+  "attn: error: --input $work/x\\u202egnp\\u2028.json: cannot open: No such file or directory" \
+  trace --input "$work/x${rlo}gnp${lsep}.json"
+
 finish
