@@ -158,7 +158,7 @@ expect_error "--out with --format: one or the other" 2 \
   exercise show 7 --out "$work/x" --format json
 touch "$work/file"
 expect_error "--out under a file: an error naming the flag" 1 \
-  "attn: error: --out $work/file/x: cannot make the folder: Not a directory" exercise show 7 --out "$work/file/x"
+  "attn: error: --out $work/file/x: $work/file is not a folder" exercise show 7 --out "$work/file/x"
 
 # --- the classroom's sample answers (examples/classroom/answers, made in PyTorch) --------
 answers="$(dirname "$0")/../../examples/classroom/answers"
@@ -232,11 +232,36 @@ check "... and the folder holds plain files now" \
   bash -c "for f in task.md exercise.json q.json; do [ -f '$work/planted/alice/'\$f ] && [ ! -L '$work/planted/alice/'\$f ] || exit 1; done"
 check "... task.md is the hand-out's" grep -q '^# Exercise 7' "$work/planted/alice/task.md"
 ln -s alice "$work/planted/bob"
+links="is a symbolic link; a hand-out is written only through real folders, so that a link planted in a student's folder cannot send it elsewhere: give the path without links"
 for dir in "$work/planted/bob" "$work/planted/bob/"; do
   expect_error "show --out a folder that is a symbolic link: refused" 1 \
-    "attn: error: --out $dir: is a symbolic link; give the folder itself, so that a link planted there cannot send the hand-out elsewhere" \
+    "attn: error: --out $dir: $work/planted/bob $links" \
     exercise show 7 --student bob --out "$dir"
 done
+# a link planted in an intermediate component: cls/carol/lab -> elsewhere, and --out cls/carol/lab/part1
+mkdir -p "$work/cls/carol" "$work/elsewhere"
+ln -s ../../elsewhere "$work/cls/carol/lab"
+expect_error "show --out through a link in an intermediate component: refused, the link named" 1 \
+  "attn: error: --out $work/cls/carol/lab/part1: $work/cls/carol/lab $links" \
+  exercise show 7 --student carol --out "$work/cls/carol/lab/part1"
+check "... nothing made where the link points" test -z "$(ls -A "$work/elsewhere")"
+attn_path=$(realpath "$attn")
+(cd "$work/cls" && "$attn_path" exercise show 7 --student carol --out carol/lab/part1 >"$work/out" 2>"$work/err"); rc=$?
+check "... a relative path: exit 1" test "$rc" -eq 1
+check "... the link named as given" grep -qxF "attn: error: --out carol/lab/part1: carol/lab $links" "$work/err"
+expect_ok "show --out makes the missing folders of a real path" exercise show 7 --student carol --out "$work/cls/carol/lab2/part1/"
+check "... and writes the hand-out there" test -f "$work/cls/carol/lab2/part1/exercise.json"
+check "... with no temporary left" test -z "$(find "$work/cls" -name '.attn-*')"
+# one rule for read-only files: a hand-out refuses to replace one, as every --out does
+chmod a-w "$work/cls/carol/lab2/part1/task.md"
+cp "$work/cls/carol/lab2/part1/task.md" "$work/task-before.md"
+expect_error "show --out over a read-only file: refused, as trace --out refuses one" 1 \
+  "attn: error: --out $work/cls/carol/lab2/part1: task.md: Permission denied (the file is read-only)" \
+  exercise show 7 --student dave --out "$work/cls/carol/lab2/part1"
+check "... which is unchanged" cmp "$work/task-before.md" "$work/cls/carol/lab2/part1/task.md"
+run trace --seq 3 --out "$work/cls/carol/lab2/part1/task.md"
+check "... the same rule and words as trace --out" \
+  grep -qx "attn: error: --out $work/cls/carol/lab2/part1/task.md: Permission denied (the file is read-only)" "$work/err"
 
 # issue 25, items 1 and 4: an exercise file is data: its sizes are checked as the flags are,
 # and a control character in its texts is refused, never printed to a terminal or task.md
