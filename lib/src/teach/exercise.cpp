@@ -312,11 +312,20 @@ std::uint64_t student_seed(const exercise& e, std::string_view student, std::str
     return (h ^ e.cfg.seed) % (1ull << 31);
 }
 
+std::string secret_fingerprint(std::string_view secret) {
+    if (secret.empty()) return "";
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%08llx",
+                  static_cast<unsigned long long>(fnv1a_64("attn class secret fingerprint\n" + std::string(secret)) >> 32));
+    return hex;
+}
+
 exercise_variant make_variant(const exercise& e, std::string_view student, std::string_view secret) {
     exercise_variant v;
     v.ex = &e;
     v.student = std::string(student);
     v.secret = !secret.empty();
+    v.secret_fingerprint = secret_fingerprint(secret);
     v.cfg = e.cfg;
     v.cfg.seed = student_seed(e, student, secret);
     v.in = draw_inputs(v.cfg);
