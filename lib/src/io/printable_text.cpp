@@ -86,15 +86,21 @@ std::string printable_text(std::string_view text, bool keep_line_breaks) {
     return out;
 }
 
-std::string quoted_field(std::string_view text, std::size_t longest) {
-    if (text.size() <= longest) return printable_text(text);
-    std::size_t cut = 0;  // the last character boundary at or before `longest`
+std::size_t character_boundary(std::string_view text, std::size_t longest) {
+    if (text.size() <= longest) return text.size();
+    std::size_t cut = 0;
     while (cut < text.size()) {
         const std::size_t next = cut + decode_at(text, cut).length;
         if (next > longest) break;
         cut = next;
     }
-    return printable_text(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+    return cut;
+}
+
+std::string quoted_field(std::string_view text, std::size_t longest) {
+    if (text.size() <= longest) return printable_text(text);
+    return printable_text(text.substr(0, character_boundary(text, longest))) + "... (" + std::to_string(text.size()) +
+           " bytes)";
 }
 
 }  // namespace attn

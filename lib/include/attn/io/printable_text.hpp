@@ -46,6 +46,10 @@ const char* unsafe_character_kind(char32_t code);
 /// line feed and carriage return stay as they are (for a page, where they are white space).
 std::string printable_text(std::string_view text, bool keep_line_breaks = false);
 
+/// The longest prefix of `text` of at most `longest` bytes that ends on a character
+/// boundary (a byte that starts no UTF-8 character counts as one).
+std::size_t character_boundary(std::string_view text, std::size_t longest);
+
 /// The longest a quoted field may be before quoted_field cuts it, in bytes.
 constexpr std::size_t quoted_field_bytes = 120;
 
