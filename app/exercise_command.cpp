@@ -17,12 +17,14 @@
 #include "attn/render/render_check.hpp"
 #include "attn/render/render_exercise.hpp"
 #include "attn/teach/exercise.hpp"
+#include "attn/teach/handout_secret.hpp"
 #include "attn/teach/student_id.hpp"
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "run_flags.hpp"
 #include "share_dirs.hpp"
+#include "standard_output.hpp"
 
 namespace attn_app {
 namespace {
@@ -36,7 +38,9 @@ struct exercise_options {
     std::string answer;   // check --answer FILE
     std::string secret_file;  // --secret FILE; else $ATTN_CLASS_SECRET
     int precision = 4;
+    std::string color = "auto";  // show --color WHEN, for the table
     int hint = 0;         // show --hint N: only hint N
+    bool no_hints = false;  // show --no-hints: the hints left out of what is shown or handed out
     std::string max_memory;  // --max-memory, as run_flags.hpp reads it
 };
 
@@ -68,6 +72,10 @@ std::vector<attn::exercise> all_exercises() {
 std::string class_secret(const exercise_options& o) {
     if (o.secret_file.empty()) {
         const char* env = std::getenv("ATTN_CLASS_SECRET");
+        if (env != nullptr && *env == '\0')  // as from export ATTN_CLASS_SECRET=$(cat a-missing-file)
+            throw attn::usage_error("ATTN_CLASS_SECRET is set but empty, which would turn the class secret off "
+                                    "(the hand-out would state its seed): set it to the secret, or unset it "
+                                    "for work that is not graded");
         return env != nullptr ? env : "";
     }
     std::string text = attn::read_text_file(o.secret_file, "--secret " + o.secret_file);
@@ -99,14 +107,20 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
     if (!o.out.empty() && cmd.count("--format") > 0)
         throw attn::usage_error("--out " + o.out + " writes files (the tensors, task.md, exercise.json); --format " +
                                 o.format + " is for printing: give one of them");
-    const std::vector<attn::exercise> all = all_exercises();
-    if (cmd.count("--hint") > 0) {
+    std::vector<attn::exercise> all = all_exercises();
+    if (cmd.count("--hint") > 0 && !o.no_hints) {
         if (!o.out.empty() || cmd.count("--format") > 0)
             throw attn::usage_error("--hint " + std::to_string(o.hint) + " prints one hint; " +
                                     (o.out.empty() ? "--format " + o.format : "--out " + o.out) +
                                     " shows the whole exercise: give one of them");
         attn::render_exercise_hint(attn::find_exercise(all, o.which), o.hint, std::cout);
         return;
+    }
+    if (o.no_hints) {
+        if (cmd.count("--hint") > 0)
+            throw attn::usage_error("--no-hints leaves the hints out; --hint " + std::to_string(o.hint) +
+                                    " prints one: give one of them");
+        for (attn::exercise& e : all) e.hints.clear();
     }
     const attn::exercise_variant v = student_variant(all, o);
     if (!o.out.empty()) {
@@ -119,6 +133,7 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
     } else {
         attn::render_options options;
         options.precision = o.precision;
+        options.color = color_on_standard_output(o.color);
         attn::render_exercise_table(v, options, std::cout);
     }
 }
@@ -128,6 +143,10 @@ void run_check(const exercise_options& o) {
     const attn::exercise_variant v = student_variant(all, o);
     const bool json = o.format == "json";
     const std::string what = "--answer " + o.answer;
+    if (const auto mismatch = attn::handout_secret_mismatch(v, o.answer)) {  // no verdict: not the hand-out's numbers
+        if (json) attn::render_check_error_json(*mismatch, std::cout, "wrong_secret");
+        throw attn::error(*mismatch);
+    }
     if (v.ex->kind != attn::answer_kind::tensor) {  // shapes or strides: a JSON answer
         const attn::layout_report r =
             read_answer(json, [&] { return attn::check_layout_answer_file(v, o.answer, what); });
@@ -195,7 +214,11 @@ void setup_exercise(CLI::App& app) {
         wrap("The handout states that seed, so a student can make their own answer with attn trace. For "
              "graded work, set a class secret (ATTN_CLASS_SECRET, or --secret FILE): the numbers then come "
              "from FNV-1a-64(\"<secret>\\n<exercise id>:<student ID>\") mod 2^31, no seed is shown, and "
-             "check needs the same secret.",
+             "check needs the same secret. An empty ATTN_CLASS_SECRET is refused (it would turn the secret off). "
+             "Each hand-out's exercise.json carries the secret's fingerprint (\"secret_fingerprint\": 8 hex "
+             "digits, the first 32 bits of FNV-1a-64(\"attn class secret fingerprint\\n<secret>\"); null "
+             "without one): checking an answer saved beside its hand-out with another secret, or none, is one "
+             "error and no verdict (--format json: {\"match\": null, \"error\": {\"id\": \"wrong_secret\", ...}}).",
              help_width) +
         "\n\n"
         "Examples:\n"
@@ -208,8 +231,11 @@ void setup_exercise(CLI::App& app) {
              "exercises/ is passed over with a note), next to the installed program, or in the source tree.",
              help_width) +
         "\n"
-        "Exit status of check: 0 the answer matches, 1 it does not (or a file cannot be read: then\n"
-        "stdout holds no report, and with --format json {\"match\": null, \"error\": ...}), 2 bad flags.");
+        "Exit status of check: 0 the answer matches, 1 it does not (or there is no verdict: a file\n"
+        "cannot be read, or the hand-out beside the answer was made with another class secret; then\n"
+        "stdout holds no report, and --format json prints {\"match\": null, \"error\": {\"id\":\n"
+        "\"unreadable_answer\" or \"wrong_secret\", \"message\": ...}} where a mismatch has\n"
+        "\"match\": false), 2 bad flags (an empty ATTN_CLASS_SECRET too).");
 
     CLI::App* list = cmd->add_subcommand("list", "List the exercises: number, id, what it asks for, title.");
     add_format_flag(list, *o, "table (one line each) or json");
@@ -234,8 +260,19 @@ void setup_exercise(CLI::App& app) {
                      "every student; the whole exercise prints the hints folded away")
         ->transform(whole_number(1, 99))
         ->type_name("N");
+    add_choice(show, "--color", o->color, {"auto", "always", "never"}, "WHEN",
+               "the table's headings in bold: auto (only on a terminal, never with NO_COLOR), always, never");
+    show->add_flag("--no-hints", o->no_hints,
+                   "leave the hints out: task.md, exercise.json (\"hints\": []) and the table have none, for a "
+                   "test where they would give the answer away");
     add_max_memory_flag(show, o->max_memory);
-    show->footer("Examples:\n  attn exercise show 7 --student alice --out class/alice\n  attn exercise show 7 --hint 1");
+    show->footer(
+        "Examples:\n  attn exercise show 7 --student alice --out class/alice\n  attn exercise show 7 --hint 1\n"
+        "  attn exercise show 7 --student alice --no-hints --out test/alice\n\n" +
+        wrap("--out DIR is made one folder at a time without following a symbolic link anywhere in its path (a "
+             "link planted in a student's folder is refused, named); a file planted in DIR under a hand-out "
+             "file's name is replaced, never followed, but a read-only one is refused, as for every --out.",
+             help_width));
     show->callback([o, show] {
         o->student_given = show->count("--student") > 0;
         run_show(*o, *show);
@@ -256,7 +293,9 @@ void setup_exercise(CLI::App& app) {
     add_max_memory_flag(check, o->max_memory);
     check->footer(
         "Example:\n  attn exercise check 7 --student alice --answer class/alice/answer.npy\n\n"
-        "Exit status: 0 the answer matches, 1 it does not (or the file cannot be read), 2 bad flags.");
+        "Exit status: 0 the answer matches, 1 it does not, or there is no verdict (the file cannot be\n"
+        "read: \"error\" id unreadable_answer; another class secret than the hand-out's beside it:\n"
+        "wrong_secret; --format json then has \"match\": null), 2 bad flags.");
     check->callback([o, check] {
         o->student_given = check->count("--student") > 0;
         run_check(*o);

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include <unistd.h>
@@ -23,6 +24,14 @@ std::streambuf* original_buffer = nullptr;
 void use_checked_standard_output() {
     original_buffer = std::cout.rdbuf(&checked_buffer());
     std::cout.exceptions(std::ios::badbit);
+}
+
+bool color_on_standard_output(const std::string& when) {
+    if (when != "auto") return when == "always";
+    const char* no_color = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    return isatty(STDOUT_FILENO) && (no_color == nullptr || *no_color == '\0') &&
+           !(term != nullptr && std::string(term) == "dumb");
 }
 
 void finish_standard_output() {

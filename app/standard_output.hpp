@@ -2,6 +2,8 @@
 // Standard output that never fails silently: std::cout writes through an
 // attn::fd_streambuf on descriptor 1, so a full disk or a closed pipe is noticed at
 // the first lost byte, whatever the command and format.
+#include <string>
+
 #include "attn/io/output_file.hpp"
 
 namespace attn_app {
@@ -9,6 +11,10 @@ namespace attn_app {
 /// Puts std::cout on the checked buffer, with exceptions(badbit): every write error
 /// throws attn::write_error (fd 1).
 void use_checked_standard_output();
+
+/// Whether to colour what goes to standard output, for --color WHEN: "always", "never", or
+/// "auto": only on a terminal, never with NO_COLOR set or TERM=dumb.
+bool color_on_standard_output(const std::string& when);
 
 /// Writes out what std::cout holds; throws attn::write_error.
 void finish_standard_output();

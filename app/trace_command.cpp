@@ -48,6 +48,7 @@
 #include "messages.hpp"
 #include "progress.hpp"
 #include "run_flags.hpp"
+#include "standard_output.hpp"
 #include "picture_flags.hpp"
 #include "view_flags.hpp"
 
@@ -176,11 +177,7 @@ attn::stage_set stage_set_of(const std::vector<attn::stage_id>& ids) {
 }
 
 bool use_color(const trace_options& o) {
-    if (o.color != "auto") return o.color == "always";
-    const char* no_color = std::getenv("NO_COLOR");
-    const char* term = std::getenv("TERM");
-    return o.out.empty() && isatty(STDOUT_FILENO) && (no_color == nullptr || *no_color == '\0') &&
-           !(term != nullptr && std::string(term) == "dumb");
+    return (o.color != "auto" || o.out.empty()) && color_on_standard_output(o.color);  // auto: never into --out
 }
 
 /// The terminal's width in columns (for --format heatmap's panels side by side):

@@ -16,7 +16,15 @@
 # rest of the truth from the teacher too. Every folder gets its own row: a missing
 # answer, an unreadable one (the reason says why and how to save it) or a folder that is
 # not a handout does not stop the others. Two students handing in the same file are
-# noted. With ATTN_CLASS_SECRET set, grade with the secret the handouts were made with.
+# noted. With ATTN_CLASS_SECRET set, grade with the secret the handouts were made with:
+# each handout's exercise.json carries the secret's fingerprint, and grading with another
+# secret, or none, stops at once with one line saying so (a single handout that disagrees,
+# e.g. an edited exercise.json, is its own row: error wrong_secret).
+#
+# Whatever a student controls (their folder's name, what exercise.json says) is printed
+# with control characters, bidirectional controls and line separators escaped (\u001b,
+# \u202e), and a --csv cell that starts with =, +, - or @ gets a ' in front, so that a
+# spreadsheet reads it as text, not a formula. A roster line may end in a # comment.
 #
 # Each answer is graded by `attn exercise check N --student ID --answer FILE`.
 # Exit status: 0 when every folder was graded (whatever the grades), 2 for bad usage.
@@ -52,6 +60,27 @@ if [ -n "$roster" ] && [ ! -f "$roster" ]; then
 fi
 if [ -n "$expected" ] && ! [[ $expected =~ ^[0-9]+$ ]]; then
   echo "grade.sh: --exercise $expected: expected an exercise number (attn exercise list)" >&2; exit 2
+fi
+
+# The class secret in use, as its fingerprint ("" for none), against the handouts' own.
+first=${expected:-$(attn exercise list --format json | jq '.exercises[0].number')}
+if ! secret_shown=$(attn exercise show "$first" --format json); then exit 2; fi  # attn said why
+secret_now=$(jq -r '.secret_fingerprint // ""' <<<"$secret_shown")
+shopt -s nullglob
+said_secrets=$(for handout in "$dir"/*/exercise.json "$dir"/*/*/exercise.json; do
+  jq -r 'select(has("secret_fingerprint")) | .secret_fingerprint // "none"
+         | select(test("^([0-9a-f]{8}|none)$"))' "$handout" 2>/dev/null || true
+done | sort | uniq -c | sort -rn)
+if [ -n "$said_secrets" ] && ! awk -v now="${secret_now:-none}" '$2 == now { found = 1 } END { exit !found }' <<<"$said_secrets"; then
+  said=$(awk 'NR == 1 { print $2 }' <<<"$said_secrets")
+  if [ "$said" = none ]; then
+    echo "grade.sh: the handouts in $dir were made without a class secret, but one is set (fingerprint $secret_now): unset ATTN_CLASS_SECRET to grade them" >&2
+  elif [ -z "$secret_now" ]; then
+    echo "grade.sh: the handouts in $dir were made with a class secret (fingerprint $said), and none is set: set ATTN_CLASS_SECRET to it" >&2
+  else
+    echo "grade.sh: the handouts in $dir were made with a class secret of fingerprint $said, and ATTN_CLASS_SECRET has fingerprint $secret_now: set the one they were made with" >&2
+  fi
+  exit 2
 fi
 
 rows=$(mktemp)
@@ -102,7 +131,9 @@ grade_handout() {
   local reason
   reason=$(sed -n '1s/^attn: error: //p' "$errors")
   rm -f "$errors"
-  if [ -n "$report" ] && [ "$status" -le 1 ] && ! jq -e '.error' <<<"$report" >/dev/null 2>&1; then
+  if [ "$(jq -r '.error.id? // empty' <<<"$report" 2>/dev/null)" = wrong_secret ]; then
+    row "$id" "$number" error wrong_secret "${reason:-made with another class secret}" "$answer" "$notes"
+  elif [ -n "$report" ] && [ "$status" -le 1 ] && ! jq -e '.error' <<<"$report" >/dev/null 2>&1; then
     jq -c --arg s "$id" --argjson n "$number" --argjson notes "$notes" --arg a "$answer" \
       '{student: $s, exercise: $n, grade: (if .match then "pass" else "fail" end), diagnosis,
         notes: $notes, answer: $a}' <<<"$report" >>"$rows"
@@ -113,7 +144,6 @@ grade_handout() {
   fi
 }
 
-shopt -s nullglob
 for folder in "$dir"/*/; do
   folder=${folder%/}
   id=${folder##*/}
@@ -130,7 +160,8 @@ done
 
 # The roster: who has no folder, and which folders are nobody's on it.
 if [ -n "$roster" ]; then
-  listed=$(grep -v '^[[:space:]]*\(#\|$\)' "$roster" | tr -d '[:blank:]\r' || true)
+  # one ID a line; a # starts a comment (no ID holds one); blank lines and spaces around go
+  listed=$(sed -e 's/\r$//' -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$roster" | grep -v '^$' || true)
   for id in $listed; do
     [ -d "$dir/$id" ] || row "$id" "$expected" missing no_folder "no folder $dir/$id" "" '[]'
   done
@@ -156,12 +187,22 @@ results=$(jq --slurpfile sums "$rows.sums" '
   | sort_by(.student, .exercise) | map(del(.answer))' <<<"$results")
 rm -f "$rows.sums"
 
+# Every text a student may have chosen, escaped: C0 and C1 controls, U+2028-U+202E (line
+# separators, bidirectional embeddings and overrides), U+2066-U+2069 (isolates) as \uXXXX.
+results=$(jq 'def hex4: [(. / 4096 | floor) % 16, (. / 256 | floor) % 16, (. / 16 | floor) % 16, . % 16]
+                        | map("0123456789abcdef"[.:. + 1]) | add;
+              def unsafe: . < 32 or (. >= 127 and . < 160) or (. >= 8232 and . <= 8238) or (. >= 8294 and . <= 8297);
+              def safe: [explode[] | if unsafe then ("\\u" + hex4 | explode)[] else . end] | implode;
+              walk(if type == "string" then safe else . end)' <<<"$results")
+
 case $format in
   json)
     jq '{students: ., passed: map(select(.grade == "pass")) | length, total: length}' <<<"$results" ;;
   csv)
+    # a cell starting with = + - @ is a formula to a spreadsheet: a leading ' makes it text
     jq -r '["student", "exercise", "grade", "diagnosis", "message", "notes"],
-           (.[] | [.student, .exercise, .grade, .diagnosis.id, .diagnosis.message, (.notes | join("; "))])
+           (.[] | [.student, .exercise, .grade, .diagnosis.id, .diagnosis.message, (.notes | join("; "))]
+                | map(if type == "string" and test("^[=+@-]") then "\u0027" + . else . end))
            | @csv' <<<"$results" ;;
   table)
     # one line per answer, the columns padded to the longest entry; notes below their row

@@ -158,7 +158,7 @@ expect_error "--out with --format: one or the other" 2 \
   exercise show 7 --out "$work/x" --format json
 touch "$work/file"
 expect_error "--out under a file: an error naming the flag" 1 \
-  "attn: error: --out $work/file/x: cannot make the folder: Not a directory" exercise show 7 --out "$work/file/x"
+  "attn: error: --out $work/file/x: $work/file is not a folder" exercise show 7 --out "$work/file/x"
 
 # --- the classroom's sample answers (examples/classroom/answers, made in PyTorch) --------
 answers="$(dirname "$0")/../../examples/classroom/answers"
@@ -216,6 +216,24 @@ expect_error "--hint with --out" 2 \
   "attn: error: --hint 1 prints one hint; --out $work/h shows the whole exercise: give one of them" \
   exercise show 5 --hint 1 --out "$work/h"
 check "... and writes nothing" test ! -e "$work/h"
+# --no-hints: a hand-out (or a print) without the hints, for a test
+expect_ok "show --no-hints --out: a hand-out without hints" exercise show 5 --student ann --no-hints --out "$work/no-hints"
+check "... task.md has no Hints section and no hint's text" \
+  bash -c "! grep -q 'Hint\|masked_fill(~(pad' '$work/no-hints/task.md'"
+check "... exercise.json says \"hints\": []" test "$(jq -c .hints "$work/no-hints/exercise.json")" = '[]'
+check "... the rest as with hints: the same task and numbers" \
+  test "$("$attn" exercise show 5 --student ann --format json | jq -c 'del(.hints)')" = "$(jq -c 'del(.hints)' "$work/no-hints/exercise.json")"
+expect_ok "show --no-hints (the table)" exercise show 5 --no-hints
+check "... no hints line" bash -c "! grep -q '^Hints' '$work/out'"
+expect_error "--no-hints with --hint" 2 \
+  "attn: error: --no-hints leaves the hints out; --hint 1 prints one: give one of them" exercise show 5 --no-hints --hint 1
+# --color on exercise show, as on trace: never colour by default into a pipe or file
+run exercise show 5
+check "show into a pipe: no colour by default" bash -c "! grep -q \$'\x1b' '$work/out'"
+expect_ok "show --color always" exercise show 5 --color always
+check "... the headings in bold" grep -q $'^\x1b\\[1mExercise 5' "$work/out"
+expect_error "show --color takes auto, always or never" 2 \
+  "attn: error: --color sometimes: expected one of auto, always or never" exercise show 5 --color sometimes
 
 # issue 25, item 3: a hand-out folder the student may write into: what they plant there is
 # replaced, never followed, opened or written into; a folder that is a link is refused
@@ -232,11 +250,36 @@ check "... and the folder holds plain files now" \
   bash -c "for f in task.md exercise.json q.json; do [ -f '$work/planted/alice/'\$f ] && [ ! -L '$work/planted/alice/'\$f ] || exit 1; done"
 check "... task.md is the hand-out's" grep -q '^# Exercise 7' "$work/planted/alice/task.md"
 ln -s alice "$work/planted/bob"
+links="is a symbolic link; a hand-out is written only through real folders, so that a link planted in a student's folder cannot send it elsewhere: give the path without links"
 for dir in "$work/planted/bob" "$work/planted/bob/"; do
   expect_error "show --out a folder that is a symbolic link: refused" 1 \
-    "attn: error: --out $dir: is a symbolic link; give the folder itself, so that a link planted there cannot send the hand-out elsewhere" \
+    "attn: error: --out $dir: $work/planted/bob $links" \
     exercise show 7 --student bob --out "$dir"
 done
+# a link planted in an intermediate component: cls/carol/lab -> elsewhere, and --out cls/carol/lab/part1
+mkdir -p "$work/cls/carol" "$work/elsewhere"
+ln -s ../../elsewhere "$work/cls/carol/lab"
+expect_error "show --out through a link in an intermediate component: refused, the link named" 1 \
+  "attn: error: --out $work/cls/carol/lab/part1: $work/cls/carol/lab $links" \
+  exercise show 7 --student carol --out "$work/cls/carol/lab/part1"
+check "... nothing made where the link points" test -z "$(ls -A "$work/elsewhere")"
+attn_path=$(realpath "$attn")
+(cd "$work/cls" && "$attn_path" exercise show 7 --student carol --out carol/lab/part1 >"$work/out" 2>"$work/err"); rc=$?
+check "... a relative path: exit 1" test "$rc" -eq 1
+check "... the link named as given" grep -qxF "attn: error: --out carol/lab/part1: carol/lab $links" "$work/err"
+expect_ok "show --out makes the missing folders of a real path" exercise show 7 --student carol --out "$work/cls/carol/lab2/part1/"
+check "... and writes the hand-out there" test -f "$work/cls/carol/lab2/part1/exercise.json"
+check "... with no temporary left" test -z "$(find "$work/cls" -name '.attn-*')"
+# one rule for read-only files: a hand-out refuses to replace one, as every --out does
+chmod a-w "$work/cls/carol/lab2/part1/task.md"
+cp "$work/cls/carol/lab2/part1/task.md" "$work/task-before.md"
+expect_error "show --out over a read-only file: refused, as trace --out refuses one" 1 \
+  "attn: error: --out $work/cls/carol/lab2/part1: task.md: Permission denied (the file is read-only)" \
+  exercise show 7 --student dave --out "$work/cls/carol/lab2/part1"
+check "... which is unchanged" cmp "$work/task-before.md" "$work/cls/carol/lab2/part1/task.md"
+run trace --seq 3 --out "$work/cls/carol/lab2/part1/task.md"
+check "... the same rule and words as trace --out" \
+  grep -qx "attn: error: --out $work/cls/carol/lab2/part1/task.md: Permission denied (the file is read-only)" "$work/err"
 
 # issue 25, items 1 and 4: an exercise file is data: its sizes are checked as the flags are,
 # and a control character in its texts is refused, never printed to a terminal or task.md
@@ -258,6 +301,14 @@ check "an OSC sequence in a title: refused, nothing printed" \
            grep -qx 'attn: error: .*07-x.json: \"title\" holds a control character (U+001B at byte 1); exercise texts are plain text' '$work/err'"
 hostile '.hints[1] = "a\u009bb"'
 check "a C1 control (CSI) in a hint: refused" grep -q '"hints" holds a control character (U+009B at byte 1)' "$work/err"
+hostile '.title = "T\u202ex"'
+check "a bidirectional control (U+202E) in a title: refused, named" \
+  bash -c "[ $rc -eq 1 ] && [ ! -s '$work/out' ] &&
+           grep -qx 'attn: error: .*07-x.json: \"title\" holds a bidirectional control (U+202E at byte 1); exercise texts are plain text' '$work/err'"
+hostile '.task[0] = "a\u2028b"'
+check "a line separator (U+2028) in a task: refused" grep -q '"task" holds a line or paragraph separator (U+2028 at byte 1)' "$work/err"
+hostile '.hints[0] = "a\ufffeb"'
+check "a noncharacter (U+FFFE) in a hint: refused" grep -q '"hints" holds a noncharacter (U+FFFE at byte 1)' "$work/err"
 check "... and no raw ESC reached stderr" bash -c "! grep -q \$'\x1b' '$work/err'"
 
 # e-mail addresses and names in any script: accepted, an e-mail address lowercased
@@ -472,6 +523,40 @@ expect_error "--secret names a file that is not there" 1 \
 expect_error "--secret with an empty file" 1 \
   "attn: error: --secret $work/empty-secret.txt: the file is empty; expected the class secret" \
   exercise show 2 --secret "$work/empty-secret.txt"
+empty_secret="attn: error: ATTN_CLASS_SECRET is set but empty, which would turn the class secret off (the hand-out would state its seed): set it to the secret, or unset it for work that is not graded"
+ATTN_CLASS_SECRET= expect_error "an empty ATTN_CLASS_SECRET (a failed \$(cat missing)) is refused on show" 2 \
+  "$empty_secret" exercise show 2 --student ann --out "$work/empty-secret-handout"
+check "... and writes no hand-out" test ! -e "$work/empty-secret-handout"
+ATTN_CLASS_SECRET= expect_error "... and on check" 2 "$empty_secret" \
+  exercise check 2 --student ann --answer "$work/secret-answer.json"
+
+# the secret's fingerprint: in exercise.json, and checked against the secret in use when an
+# answer is graded beside its hand-out: another secret, or none, is one clear error, no verdict
+fingerprint=$(jq -r .secret_fingerprint "$work/secret-handout/exercise.json")
+check "a hand-out made with a secret carries its fingerprint: 8 hex digits" \
+  bash -c "[[ '$fingerprint' =~ ^[0-9a-f]{8}\$ ]]"
+check "... the same for every exercise and student (it is the secret's)" test "$fingerprint" = \
+  "$(ATTN_CLASS_SECRET=s3cret "$attn" exercise show 7 --student zed --format json | jq -r .secret_fingerprint)"
+check "... another secret has another" test "$fingerprint" != "$(jq -r .secret_fingerprint "$work/other.json")"
+check "... and a hand-out made without one says null" test "$(jq .secret_fingerprint "$work/plain.json")" = null
+cp "$work/secret-answer.json" "$work/secret-handout/answer.json"
+ATTN_CLASS_SECRET=s3cret expect_ok "graded beside its hand-out with its secret: passes" \
+  exercise check 2 --student ann --answer "$work/secret-handout/answer.json"
+other_fp=$(jq -r .secret_fingerprint "$work/other.json")
+ATTN_CLASS_SECRET=other expect_error "graded with another secret: one clear error, no verdict" 1 \
+  "attn: error: $work/secret-handout/exercise.json says the hand-out was made with a class secret of fingerprint $fingerprint, and the secret set has fingerprint $other_fp: grade with the secret the hand-out was made with" \
+  exercise check 2 --student ann --answer "$work/secret-handout/answer.json"
+expect_error "graded without the secret: the same" 1 \
+  "attn: error: $work/secret-handout/exercise.json says the hand-out was made with a class secret of fingerprint $fingerprint, and none is set: grade with that secret (ATTN_CLASS_SECRET or --secret FILE)" \
+  exercise check 2 --student ann --answer "$work/secret-handout/answer.json"
+run exercise check 2 --student ann --answer "$work/secret-handout/answer.json" --format json
+check "... --format json: match null, error id wrong_secret" \
+  test "$(jq -c '[.match, .error.id]' "$work/out")" = '[null,"wrong_secret"]'
+"$attn" exercise show 2 --student ann --out "$work/plain-handout" >/dev/null
+cp "$work/secret-answer.json" "$work/plain-handout/answer.json"
+ATTN_CLASS_SECRET=s3cret run exercise check 2 --student ann --answer "$work/plain-handout/answer.json"
+check "a hand-out made without a secret, graded with one: one clear error" \
+  grep -qx "attn: error: $work/plain-handout/exercise.json says the hand-out was made without a class secret, but one is set (fingerprint $fingerprint): its numbers come from the seed it states; grade it without ATTN_CLASS_SECRET and --secret" "$work/err"
 
 # --- examples/grade.sh: a whole class, whatever each folder holds -------------------------
 # Identity from the folder's name, every folder its own row, what exercise.json or the roster
@@ -520,5 +605,56 @@ expect_error_from grade "grade.sh --exercise takes a number" 2 \
   'grade.sh: --exercise x: expected an exercise number (attn exercise list)' --exercise x "$class"
 expect_error_from grade "grade.sh --roster names a file" 2 \
   "grade.sh: --roster $work/none: no such file" --roster "$work/none" "$class"
+
+# grade.sh prints nothing a student chose raw: a folder named with ESC, a BEL or a bidi
+# override, a name in exercise.json that would clear the teacher's screen; a folder named
+# like a formula is text in --csv; a roster's trailing comments are not part of the ID
+hostile="$work/hostile-class"
+"$attn" exercise show 2 --student ann --out "$hostile/ann" >/dev/null
+jq '.student = "\u001b[2J\u001b]0;pwned\u0007\u202eevil"' "$hostile/ann/exercise.json" >"$work/edited.json"
+mv "$work/edited.json" "$hostile/ann/exercise.json"
+mkdir -p "$hostile/$(printf 'e\033[31mx\342\200\256y')" "$hostile/=HYPERLINK(\"http:--x\")" "$hostile/@cmd" "$hostile/-2+3"
+grade "$hostile"
+check "grade.sh: no ESC, BEL or U+202E reaches the table" \
+  bash -c "[ $rc -eq 0 ] && ! grep -qP '\x1b|\x07|\x{202e}' '$work/out'"
+check "... the edited name is shown escaped" grep -qF 'note: exercise.json names student \u001b[2J\u001b]0;pwned\u0007\u202eevil' "$work/out"
+check "... and the folder's name" grep -qF 'e\u001b[31mx\u202ey' "$work/out"
+grade --json "$hostile"
+check "grade.sh --json: the same escapes" \
+  bash -c "[ $rc -eq 0 ] && ! grep -qP '\x{202e}' '$work/out' && jq -e '.students[] | select(.student == \"e\\\\u001b[31mx\\\\u202ey\")' '$work/out'"
+grade --csv "$hostile"
+check "grade.sh --csv: a cell starting with = is text: '=HYPERLINK" grep -q "^\"'=HYPERLINK(\"\"http:--x\"\")\"," "$work/out"
+check "... and with @ or -" bash -c "grep -q \"^\\\"'@cmd\\\",\" '$work/out' && grep -q \"^\\\"'-2+3\\\",\" '$work/out'"
+check "... an ordinary cell is as it was" grep -q '^"ann",2,' "$work/out"
+printf 'ann   # came in week 2\n\tben# moved\r\n  # a comment line\n\ncat \r\n' >"$work/commented-roster.txt"
+grade --json --roster "$work/commented-roster.txt" --exercise 2 "$class"
+check "grade.sh --roster: trailing # comments and spaces are not part of an ID" \
+  test "$(jq -c '[.students[] | select(.grade == "missing" and .diagnosis.id == "no_folder") | .student]' "$work/out")" = '[]'
+check "... ann, ben and cat are on it; dan is not" \
+  test "$(jq -c '[.students[] | select(.notes | index("not on the roster")) | .student] | unique' "$work/out")" = '["dan","eve"]'
+
+# grade.sh and the class secret: grading with another secret, or none, is one clear line
+secret_class="$work/secret-class"
+for s in ann ben; do ATTN_CLASS_SECRET=s3cret "$attn" exercise show 2 --student "$s" --out "$secret_class/$s" >/dev/null; done
+cp "$work/secret-answer.json" "$secret_class/ann/answer.json"
+ATTN_CLASS_SECRET=s3cret grade --json "$secret_class"
+check "grade.sh with the hand-outs' secret: graded (ann passes)" \
+  test "$rc $(jq -c '[.students[] | .grade]' "$work/out")" = '0 ["pass","missing"]'
+expect_error_from grade "grade.sh without the secret: one line, exit 2" 2 \
+  "grade.sh: the handouts in $secret_class were made with a class secret (fingerprint $fingerprint), and none is set: set ATTN_CLASS_SECRET to it" \
+  "$secret_class"
+ATTN_CLASS_SECRET=other expect_error_from grade "grade.sh with another secret: one line, exit 2" 2 \
+  "grade.sh: the handouts in $secret_class were made with a class secret of fingerprint $fingerprint, and ATTN_CLASS_SECRET has fingerprint $other_fp: set the one they were made with" \
+  "$secret_class"
+ATTN_CLASS_SECRET=s3cret expect_error_from grade "grade.sh with a secret, for hand-outs made without: one line, exit 2" 2 \
+  "grade.sh: the handouts in $class were made without a class secret, but one is set (fingerprint $fingerprint): unset ATTN_CLASS_SECRET to grade them" \
+  "$class"
+ATTN_CLASS_SECRET= expect_error_from grade "grade.sh with an empty ATTN_CLASS_SECRET: attn's line, exit 2" 2 \
+  "$empty_secret" "$secret_class"
+jq '.secret_fingerprint = "00000000"' "$secret_class/ann/exercise.json" >"$work/edited.json"
+mv "$work/edited.json" "$secret_class/ann/exercise.json"
+ATTN_CLASS_SECRET=s3cret grade --json "$secret_class"
+check "grade.sh: one hand-out whose fingerprint was edited is its own row, error wrong_secret" \
+  test "$rc $(jq -c '[.students[] | [.student, .grade, .diagnosis.id]]' "$work/out")" = '0 [["ann","error","wrong_secret"],["ben","missing","no_answer"]]'
 
 finish

@@ -45,7 +45,7 @@ def npy(name, shape_text, data=b""):
 npy("deep.npy", "(" * 30000 + ")" * 30000)
 npy("zero.npy", "(0, 9000000162574, 9000001625749210)")
 EOF
-deep="attn: error: --input deep.npy: malformed .npy header: more than 64 nested brackets (header: {'descr': '<f4', 'fortran_order': False, 'shape': ((((((((((((((((((((((((((((((...)"
+deep="attn: error: --input deep.npy: malformed .npy header: more than 64 nested brackets (header: {'descr': '<f4', 'fortran_order': False, 'shape': ((((((((((((((((((((((((((((((... (60053 bytes))"
 expect_refusal "--input: an npy header 30,000 brackets deep" 1 "$deep" trace --input deep.npy
 $py -c "
 import zipfile; z = zipfile.ZipFile('deep.npz', 'w'); z.write('deep.npy', 'w_q.npy'); z.close()
@@ -222,5 +222,33 @@ check "a dump whose fill_text holds an OSC sequence: refused, no raw ESC on stde
   bash -c "[ $rc -eq 1 ] && [ ! -s '$work/out' ] && ! grep -q \$'\x1b' '$work/err'"
 expect_ok "a dump's own fill_text replays" trace --from fill.json --stage masked
 check "... and is the formula's" grep -qx '   masked = scaled.masked_fill(mask == false, -1e9)' "$work/out"
+
+# --- text safety: a bidirectional control or a line separator in a file name is escaped ------
+rlo=$(printf '\u202e') lsep=$(printf '\u2028')
+expect_error "a file name holding U+202E and U+2028: escaped in the message" 1 \
+  "attn: error: --input $work/x\\u202egnp\\u2028.json: cannot open: No such file or directory" \
+  trace --input "$work/x${rlo}gnp${lsep}.json"
+
+# --- quoted fields are cut: a 5 MB dtype or name from a file is not a 5 MB error line (nor a
+# 60 kB .npy dtype a 60 kB one) -------------------------------------------------------------
+$py - <<'EOF'
+import json, struct
+def st(name, header):
+    text = json.dumps(header, ensure_ascii=False).encode()
+    open(name, "wb").write(struct.pack("<Q", len(text)) + text + b"\0" * 4)
+st("dtype.safetensors", {"w_q": {"dtype": "\u00e9" * 2_500_000, "shape": [1], "data_offsets": [0, 4]}})
+st("name.safetensors", {"w" * 5_000_000: {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})
+d = ("{'descr': '" + "x" * 60_000 + "', 'fortran_order': False, 'shape': (1,), }").encode()  # .npy's header limit
+d += b" " * (-(len(d) + 13) % 64) + b"\n"
+open("descr.npy", "wb").write(b"\x93NUMPY\x02\x00" + struct.pack("<I", len(d)) + d + b"\0" * 4)
+EOF
+for f in dtype.safetensors name.safetensors descr.npy; do
+  flag=--params; [ $f = descr.npy ] && flag=--input
+  run trace $flag $f
+  check "$f: a huge field from the file: one error line under 1000 bytes, exit 1" \
+    bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$work/err') -eq 1 ] && [ \$(wc -c <'$work/err') -lt 1000 ] && grep -q '^attn: error: ' '$work/err'"
+  check "... which says how long the field was" grep -qE '\.\.\. \((5000000|60000) bytes\)' "$work/err"
+  check "... cut on a character boundary (é is 2 bytes: never half of one)" iconv -f UTF-8 -t UTF-8 "$work/err"
+done
 
 finish

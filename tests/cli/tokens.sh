@@ -76,6 +76,22 @@ expect_ok "a token holding ESC and a C1 CSI is escaped in the table" \
   trace --params "$gpt2/model.safetensors" --tokens 0,3 --vocab "$work/hostile.json" --stage scores --head 0
 check "... no ESC reaches stdout" test "$(grep -c $'\x1b' "$work/out")" = 0
 check "... a\\x1b[2Jb shown" grep -qF 'query a\x1b[2Jb' "$work/out"
+# bidirectional controls, U+2028 and noncharacters in a vocabulary: escaped as control characters
+# are, on the terminal and in the pages; the SVG and the HTML stay well-formed XML
+printf '{"0": "a\\u202eevil", "1": "x\\u2066y\\u2069", "2": "l\\u2028m", "3": "n\\ufffe\\uffffo\\ufdd0"}' >"$work/bidi.json"
+expect_ok "tokens holding U+202E, U+2066, U+2028 and noncharacters: the table" \
+  trace --params "$gpt2/model.safetensors" --tokens 0,1,2,3 --vocab "$work/bidi.json" --stage scores --head 0
+check "... none of them reaches stdout raw" \
+  bash -c "! grep -qP '\\x{202e}|\\x{2066}|\\x{2069}|\\x{2028}|\\x{fffe}|\\x{ffff}|\\x{fdd0}' '$work/out'"
+check "... shown as escapes" bash -c "grep -qF 'a\\u202eevil' '$work/out' && grep -qF 'n\\ufffe\\uffffo\\ufdd0' '$work/out'"
+for f in svg html; do
+  expect_ok "the same tokens in --format $f" \
+    trace --params "$gpt2/model.safetensors" --tokens 0,1,2,3 --vocab "$work/bidi.json" --stage scores --head 0 \
+    --format $f --out "$work/bidi.$f"
+  check "... no bidi control, separator or noncharacter in the $f" \
+    bash -c "! grep -qP '\\x{202e}|\\x{2066}|\\x{2028}|\\x{fffe}|\\x{ffff}|\\x{fdd0}' '$work/bidi.$f'"
+done
+check "... the SVG is well-formed XML" /usr/bin/python3 -c "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])" "$work/bidi.svg"
 
 # --- refusals -------------------------------------------------------------------------------
 expect_error "an id past the token table" 2 \

@@ -193,7 +193,7 @@ TEST_SUITE("json_tensor") {
                                  R"(--q q.json: element [0][1] is null; expected a number, true/false, or "nan", "inf", "-inf")",
                                  attn::error);
             CHECK_THROWS_WITH_AS(json(R"([[1], ["a string far too long to show whole"]])"),
-                                 R"(--q q.json: element [1][0] is the string "a string far too long to..."; expected a number, true/false, or "nan", "inf", "-inf")",
+                                 R"x(--q q.json: element [1][0] is the string "a string far too long to... (35 bytes)"; expected a number, true/false, or "nan", "inf", "-inf")x",
                                  attn::error);
             CHECK_THROWS_WITH_AS(json(R"([1, {"a": 1}])"),
                                  R"(--q q.json: element [1] is an object; expected a number, true/false, or "nan", "inf", "-inf")",

@@ -93,7 +93,7 @@ loaded_tensor read_one_tensor(const std::string& what, const std::string& path, 
     std::map<std::string, loaded_tensor> arrays =
         read_npz(path, what, nullptr, [&](const std::string& name) { return name == chosen; }, budget);
     if (arrays.empty())
-        throw error(what + ": " + printable_text(chosen) + " is not an array of numbers (a string member)");
+        throw error(what + ": " + quoted_field(chosen) + " is not an array of numbers (a string member)");
     return std::move(arrays.begin()->second);
 }
 
@@ -137,7 +137,7 @@ std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, c
     for (auto& [key, value] : read_wanted(what, path, std::move(json_tensors), stream, params_member, budget)) {
         const std::string name = key.rfind("params.", 0) == 0 ? key.substr(7) : key;
         if (std::find(names.begin(), names.end(), name) == names.end())
-            throw error(what + ": unexpected array '" + printable_text(key) + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
+            throw error(what + ": unexpected array '" + quoted_field(key) + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
         params[name] = std::move(value);
     }
     return params;

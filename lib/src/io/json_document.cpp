@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/printable_text.hpp"
 
 namespace attn {
 
@@ -27,9 +28,14 @@ std::string json_excerpt(const nlohmann::json& v) {
     const auto text = [](const nlohmann::json& flat) {
         return flat.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     };
-    const auto cut = [&](std::string written) {
-        return written.size() <= longest ? written : written.substr(0, longest) + "...";
+    const auto cut = [&](const std::string& written) {  // on a character boundary, with how long it was
+        return written.size() <= longest ? written : quoted_field(written, longest);
     };
+    if (v.is_string() && v.get_ref<const std::string&>().size() > longest) {  // not dumped whole: it may be 50 MB
+        const std::string& whole = v.get_ref<const std::string&>();
+        return text(whole.substr(0, character_boundary(whole, longest))) + "... (" + std::to_string(whole.size()) +
+               " bytes)";
+    }
     const bool flat = std::all_of(v.begin(), v.end(), [](const nlohmann::json& item) { return item.is_primitive(); });
     if (v.is_array() && flat) return cut(text(v));  // [2,"x"]: one level, dumped without recursion
     if (v.is_array()) return "a list of " + std::to_string(v.size()) + (v.size() == 1 ? " item" : " items");

@@ -301,7 +301,7 @@ public:
         float v;
         tensor_builder& b = builder("a string");
         if (!non_finite_word(value, v)) {
-            const std::string shown = printable_text(value.size() > 24 ? value.substr(0, 24) + "..." : value);
+            const std::string shown = quoted_field(value, 24);
             b.reject("the string \"" + shown + "\"");
         }
         b.leaf(v, tensor_builder::number);
@@ -315,9 +315,9 @@ public:
         builder("an object").reject("an object");
     }
     bool key(string_t& name) override {
-        if (tensors_.count(name)) throw error(what_ + ": the key \"" + printable_text(name) + "\" appears twice");
+        if (tensors_.count(name)) throw error(what_ + ": the key \"" + quoted_field(name) + "\" appears twice");
         key_ = name;
-        current_.emplace(what_ + ": " + printable_text(name), "the value", budget_ptr());
+        current_.emplace(what_ + ": " + quoted_field(name), "the value", budget_ptr());
         return true;
     }
     bool end_object() override { return true; }

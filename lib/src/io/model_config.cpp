@@ -111,7 +111,7 @@ hf_config parse_hf_config(const std::string& text, const std::string& what) {
     h.what = what;
     if (const auto it = j.find("model_type"); it != j.end() && !it->is_null()) {
         if (!it->is_string()) throw error(what + ": model_type is " + json_excerpt(*it) + "; expected a string");
-        h.model_type = printable_text(it->get<std::string>());
+        h.model_type = quoted_field(it->get<std::string>());
     }
     h.heads = whole_key(j, {"n_head", "num_attention_heads"}, h.heads_key, what);
     h.kv_heads = whole_key(j, {"num_key_value_heads"}, h.kv_heads_key, what);

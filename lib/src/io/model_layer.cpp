@@ -105,7 +105,7 @@ std::string layers_text(const std::vector<std::int64_t>& layers) {
 std::string some_names(const std::vector<std::string>& names) {
     constexpr std::size_t shown = 4;
     std::string text;
-    for (std::size_t i = 0; i < names.size() && i < shown; ++i) text += (i ? ", " : "") + printable_text(names[i]);
+    for (std::size_t i = 0; i < names.size() && i < shown; ++i) text += (i ? ", " : "") + quoted_field(names[i]);
     if (names.size() > shown) text += ", ... (" + std::to_string(names.size() - shown) + " more)";
     return names.empty() ? "no tensors" : "found " + text;
 }
@@ -251,7 +251,7 @@ public:
     }
 
     [[noreturn]] void bad_shape(const std::string& name, const char* stored) const {
-        throw error(what_ + ": " + printable_text(name) + " has shape " + tensor_index_text(file_.at(name).shape) + "; " +
+        throw error(what_ + ": " + quoted_field(name) + " has shape " + tensor_index_text(file_.at(name).shape) + "; " +
                     std::string(model_arch_title(out_.names.arch)) + " stores it " + stored);
     }
 

@@ -62,7 +62,7 @@ private:
         while (!e.empty() && (e.back() == ' ' || e.back() == '\n')) e.pop_back();
         for (char& c : e)
             if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-        return e.size() > 80 ? e.substr(0, 80) + "..." : e;
+        return quoted_field(e, 80);
     }
 
     void skip_space() {
@@ -185,7 +185,7 @@ const char* const expected_dtypes = "expected little-endian float16, float32, fl
 /// Parses a descr such as "<f4"; throws for the dtypes attn cannot read.
 dtype parse_descr(const std::string& descr, const std::string& what) {
     const auto unsupported = [&](const std::string& why) {
-        return error(what + ": unsupported dtype '" + printable_text(descr) + "'" + (why.empty() ? "" : " (" + why + ")") + "; " +
+        return error(what + ": unsupported dtype '" + quoted_field(descr) + "'" + (why.empty() ? "" : " (" + why + ")") + "; " +
                      expected_dtypes);
     };
     std::size_t i = 0;

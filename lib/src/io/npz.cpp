@@ -84,7 +84,7 @@ struct npz_archive {
 void read_member(unzFile z, const unz_file_info64& info, const std::string& key, const std::string& what,
                  std::uint64_t archive_bytes, std::map<std::string, loaded_tensor>& tensors,
                  std::map<std::string, std::string>* texts, read_budget* budget) {
-    const std::string member = what + ": " + printable_text(key);
+    const std::string member = what + ": " + quoted_field(key);
     if (tensors.count(key) || (texts && texts->count(key))) throw error(member + ": the member appears twice");
     if (info.flag & 1) throw error(member + ": encrypted members are not supported");
     if (info.compression_method != 0 && info.compression_method != Z_DEFLATED)

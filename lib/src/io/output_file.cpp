@@ -4,6 +4,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -70,6 +72,22 @@ int named_descriptor(const std::string& path) {
     return -1;
 }
 
+/// A file attn does not replace: cp refuses a file without write permission; root would
+/// be let through by access(2) (`denied`), so the mode bits are checked too.
+bool read_only(const struct stat& st, bool denied) {
+    return S_ISREG(st.st_mode) && ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || denied);
+}
+const std::string read_only_text = std::string(std::strerror(EACCES)) + " (the file is read-only)";
+
+/// ".attn-" and six random letters or digits.
+std::string temporary_name() {
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static std::mt19937_64 draw{std::random_device{}() ^ static_cast<std::uint64_t>(getpid())};
+    std::string name = ".attn-";
+    for (int i = 0; i < 6; ++i) name += letters[draw() % (sizeof letters - 1)];
+    return name;
+}
+
 }  // namespace
 
 write_error::write_error(const std::string& what, int code, int fd)
@@ -134,8 +152,8 @@ output_stream::output_stream(int fd, std::string what) : std::ostream(nullptr), 
     exceptions(std::ios::badbit);
 }
 
-output_file::output_file(const std::string& path, const std::string& what, placement where)
-    : what_(what), target_(path) {
+output_file::output_file(const std::string& path, const std::string& what)
+    : what_(what), target_(path), folder_fd_(AT_FDCWD) {
     if (path.empty()) throw error(what + ": an empty file name");
     if (path.back() == '/') throw error(what + ": is a directory name (it ends in /); give a file name");
     // /dev/stdout and the like: the descriptor itself, so that its errors are its own (a
@@ -156,11 +174,6 @@ output_file::output_file(const std::string& path, const std::string& what, place
         open_temporary(nullptr);  // a new file; its folder is checked by making the temporary there
         return;
     }
-    if (where == placement::fresh) {
-        if (S_ISDIR(st.st_mode)) throw error(what + ": is a directory; give a file name");
-        open_temporary(nullptr);  // renamed over whatever is there: a link is replaced, not followed
-        return;
-    }
     if (S_ISLNK(st.st_mode)) {
         if (stat(path.c_str(), &st) != 0) {
             if (errno == ENOENT)
@@ -179,8 +192,7 @@ output_file::output_file(const std::string& path, const std::string& what, place
     if (S_ISREG(st.st_mode)) {
         // cp refuses a file without write permission; root would be let through by
         // access(2), so the mode bits are checked too: a file nobody may write stays.
-        if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || access(target_.c_str(), W_OK) != 0)
-            throw error(what + ": " + std::strerror(EACCES) + " (the file is read-only)");
+        if (read_only(st, access(target_.c_str(), W_OK) != 0)) throw error(what + ": " + read_only_text);
         if (st.st_nlink > 1) {
             method_ = method::copy_into_linked;
             target_fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC);
@@ -198,6 +210,36 @@ output_file::output_file(const std::string& path, const std::string& what, place
     // A device, a FIFO (open waits for a reader, as cp does), a socket (refused by open).
     fd_ = open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd_ < 0) throw error(what + ": " + std::strerror(errno));
+    stream_ = std::make_unique<output_stream>(fd_, what_);
+}
+
+output_file::output_file(const folder_without_links& folder, const std::string& name, const std::string& what)
+    : what_(what), target_(name), folder_fd_(folder.fd()) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+        throw error(what + ": not a file name in its folder");
+    struct stat st {};
+    if (fstatat(folder_fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode)) throw error(what + ": is a directory; give a file name");
+        if (read_only(st, faccessat(folder_fd_, name.c_str(), W_OK, 0) != 0))
+            throw error(what + ": " + read_only_text);
+        // anything else planted there (a link, a FIFO, a device, a hard link) is replaced by the rename
+    } else if (errno != ENOENT) {
+        throw error(what + ": " + std::strerror(errno));
+    }
+    open_temporary_in_folder(folder.path());
+}
+
+void output_file::open_temporary_in_folder(const std::string& folder_path) {
+    const signals_deferred hold;  // a signal between making and listing the file would leave it
+    for (int tries = 0; fd_ < 0; ++tries) {
+        const std::string name = temporary_name();
+        // the umask applies to 0666, as for any new file; O_NOFOLLOW | O_EXCL: never a planted name
+        fd_ = openat(folder_fd_, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd_ < 0 && (errno != EEXIST || tries == 100))
+            throw error(what_ + ": cannot create a file in " + folder_path + ": " + std::strerror(errno));
+        if (fd_ >= 0) temporary_ = name;
+    }
+    slot_ = register_temporary_file((std::filesystem::path(folder_path) / temporary_).string());
     stream_ = std::make_unique<output_stream>(fd_, what_);
 }
 
@@ -265,7 +307,7 @@ void output_file::commit() {
         const int fd = fd_;
         fd_ = -1;
         if (close(fd) != 0) throw write_error(what_, errno);
-        if (std::rename(temporary_.c_str(), target_.c_str()) != 0)
+        if (renameat(folder_fd_, temporary_.c_str(), folder_fd_, target_.c_str()) != 0)
             throw error(what_ + ": cannot replace " + target_ + ": " + std::strerror(errno));
         unregister_temporary_file(slot_);
         slot_ = -1;
@@ -278,7 +320,7 @@ void output_file::discard() noexcept {
     if (fd_ >= 0 && owns_fd_) close(fd_);
     if (target_fd_ >= 0) close(target_fd_);
     fd_ = target_fd_ = -1;
-    if (!temporary_.empty()) unlink(temporary_.c_str());
+    if (!temporary_.empty()) unlinkat(folder_fd_, temporary_.c_str(), 0);
     temporary_.clear();
     unregister_temporary_file(slot_);
     slot_ = -1;
@@ -287,8 +329,8 @@ void output_file::discard() noexcept {
 output_file::~output_file() { discard(); }
 
 void write_file_atomically(const std::string& path, const std::string& what,
-                           const std::function<void(std::ostream&)>& write, output_file::placement where) {
-    output_file file(path, what, where);
+                           const std::function<void(std::ostream&)>& write) {
+    output_file file(path, what);
     write(file.stream());
     file.commit();
 }

@@ -91,7 +91,7 @@ public:
             entry_.dtype = value;
             return true;
         }
-        return primitive("\"" + printable_text(cut(value)) + "\"");
+        return primitive("\"" + cut(value) + "\"");
     }
     bool binary(binary_t&) override { return primitive("binary data"); }
 
@@ -111,13 +111,13 @@ public:
     bool key(string_t& name) override {
         if (level_ == in_header) {
             if (!names_.insert(name).second)
-                throw error(what_ + ": the tensor \"" + printable_text(name) + "\" appears twice in the header");
+                throw error(what_ + ": the tensor \"" + quoted_field(name) + "\" appears twice in the header");
             name_ = name;
         } else {  // in_entry
             if (!fields_.insert(name).second)
-                throw error(where() + ": the key \"" + printable_text(name) + "\" appears twice");
+                throw error(where() + ": the key \"" + quoted_field(name) + "\" appears twice");
             if (!in_metadata_ && name != "dtype" && name != "shape" && name != "data_offsets")
-                throw error(where() + ": unexpected key \"" + printable_text(cut(name)) + "\"; an entry is " + st_entry_form);
+                throw error(where() + ": unexpected key \"" + cut(name) + "\"; an entry is " + st_entry_form);
             field_ = name;
         }
         return true;
@@ -167,10 +167,10 @@ public:
 private:
     enum level_t { top, in_header, in_entry, in_list, done };
 
-    static std::string cut(const std::string& text) { return text.size() <= 40 ? text : text.substr(0, 40) + "..."; }
+    static std::string cut(const std::string& text) { return quoted_field(text, 40); }
 
     /// "<what>: <name>" of the entry being read.
-    std::string where() const { return what_ + ": " + printable_text(name_); }
+    std::string where() const { return what_ + ": " + quoted_field(name_); }
 
     bool number(std::uint64_t value, const std::string& text) {
         if (level_ != in_list) return primitive(text);
@@ -198,7 +198,7 @@ private:
                 throw error(where() + ": the entry is " + found + ", not an object " + st_entry_form);
             case in_entry:
                 if (in_metadata_)
-                    throw error(what_ + ": __metadata__: \"" + printable_text(cut(field_)) + "\" is " + found +
+                    throw error(what_ + ": __metadata__: \"" + cut(field_) + "\" is " + found +
                                 ", not a string (the metadata maps strings to strings)");
                 throw error(where() + ": \"" + field_ + "\" is " + found + "; expected " +
                             (field_ == "dtype" ? "a string such as \"F32\""
@@ -240,7 +240,7 @@ std::string st_range_text(const safetensors_entry& e) {
 /// other: sorted, each must start where the previous ended and the last end the data.
 void check_entries(const st_header& h, const std::string& what) {
     for (const safetensors_entry& e : h.entries) {
-        const std::string where = what + ": " + printable_text(e.name);
+        const std::string where = what + ": " + quoted_field(e.name);
         if (e.begin > e.end)
             throw error(where + ": data_offsets " + st_range_text(e) + " begin after they end");
         if (e.end > h.data_bytes)
@@ -248,7 +248,7 @@ void check_entries(const st_header& h, const std::string& what) {
                         " bytes of data after the header (a truncated file?)");
         const std::optional<std::uint64_t> elements = st_elements(e.shape);
         const unsigned bits = st_dtype_bits(e.dtype);
-        const std::string holding = "shape " + tensor_index_text(e.shape) + " of " + printable_text(e.dtype);
+        const std::string holding = "shape " + tensor_index_text(e.shape) + " of " + quoted_field(e.dtype);
         if (!elements || (bits && *elements > std::numeric_limits<std::uint64_t>::max() / bits))
             throw error(where + ": " + holding + " needs more bytes than any file holds");
         if (bits == 0) continue;  // a dtype the crate does not name: its size is unknown
@@ -268,7 +268,7 @@ void check_entries(const st_header& h, const std::string& what) {
     const safetensors_entry* previous = nullptr;
     for (const safetensors_entry* e : order) {
         if (e->begin < covered)
-            throw error(what + ": " + printable_text(previous->name) + " and " + printable_text(e->name) +
+            throw error(what + ": " + quoted_field(previous->name) + " and " + quoted_field(e->name) +
                         " overlap: data_offsets " + st_range_text(*previous) + " and " + st_range_text(*e));
         if (e->begin > covered)
             throw error(what + ": bytes " + std::to_string(covered) + " to " + std::to_string(e->begin) +
@@ -328,7 +328,7 @@ st_header read_st_header(const st_reader& read, std::uint64_t size, const std::s
 loaded_tensor read_st_tensor(const safetensors_entry& e, const st_header& h, const st_reader& read,
                              const std::string& where, read_budget* budget) {
     if (!st_readable_dtype(e.dtype))
-        throw error(where + ": dtype " + printable_text(e.dtype) + "; " + st_readable);
+        throw error(where + ": dtype " + quoted_field(e.dtype) + "; " + st_readable);
     if (!st_little_endian_host) throw error(where + ": reading .safetensors needs a little-endian machine");
     const std::uint64_t elements = *st_elements(e.shape);  // checked: it fits the data
     const std::uint64_t float_bytes = elements > std::numeric_limits<std::uint64_t>::max() / 4 ? std::numeric_limits<std::uint64_t>::max() : 4 * elements;
@@ -379,7 +379,7 @@ std::map<std::string, loaded_tensor> read_st_tensors(const st_reader& read, std:
     std::map<std::string, loaded_tensor> tensors;
     for (const safetensors_entry& e : h.entries)
         if (!wanted || wanted(e.name))
-            tensors[e.name] = read_st_tensor(e, h, read, what + ": " + printable_text(e.name), budget);
+            tensors[e.name] = read_st_tensor(e, h, read, what + ": " + quoted_field(e.name), budget);
     return tensors;
 }
 
@@ -441,8 +441,8 @@ loaded_tensor read_safetensors_rows(const std::string& path, const std::string& 
     return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
         const st_header h = read_st_header(read, size, what, budget);
         const auto e = std::find_if(h.entries.begin(), h.entries.end(), [&](const safetensors_entry& x) { return x.name == name; });
-        const std::string where = what + ": " + printable_text(name);
-        if (e == h.entries.end()) throw error(what + ": no tensor " + printable_text(name));
+        const std::string where = what + ": " + quoted_field(name);
+        if (e == h.entries.end()) throw error(what + ": no tensor " + quoted_field(name));
         if (e->shape.empty()) throw error(where + ": a single number has no rows");
         const std::size_t count = e->shape[0];
         std::vector<std::size_t> row_shape = e->shape, shape = e->shape;

@@ -112,26 +112,6 @@ float bfloat16_to_float(std::uint16_t b) {
     return f;
 }
 
-std::string printable_text(const std::string& text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-        char escaped[16];
-        if (c == 0xC2 && next >= 0x80 && next < 0xA0) {  // a C1 control in UTF-8 (U+009B CSI)
-            std::snprintf(escaped, sizeof escaped, "\\u%04x", next);
-            out += escaped;
-            ++i;
-        } else if (c < 0x20 || c == 0x7f) {
-            std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-            out += escaped;
-        } else {
-            out += text[i];
-        }
-    }
-    return out;
-}
-
 std::string file_extension(const std::string& path) {
     const auto slash = path.find_last_of('/');
     const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);

@@ -49,7 +49,7 @@ std::vector<std::int64_t> parse_token_ids(const std::string& given) {
             throw usage_error(from + ": an empty item at position " + std::to_string(ids.size() + 1) +
                               " (expected comma-separated ids, e.g. 464,2068,7586)");
         if (id < 0 || id > std::numeric_limits<std::int32_t>::max())
-            throw usage_error(from + ": '" + printable_text(item.substr(0, 40)) + "' is not a token id (a whole number from 0 to 2147483647)");
+            throw usage_error(from + ": '" + quoted_field(item, 40) + "' is not a token id (a whole number from 0 to 2147483647)");
         if (ids.size() == max_token_count)
             throw usage_error(from + ": more than " + std::to_string(max_token_count) + " token ids");
         ids.push_back(id);
@@ -76,20 +76,20 @@ std::map<std::int64_t, std::string> parse_vocab(const std::string& text, const s
         if (by_id) {
             id = decimal_id(key);
             if (id < 0 || id > biggest)
-                throw error(what + ": key '" + printable_text(key.substr(0, 40)) +
+                throw error(what + ": key '" + quoted_field(key, 40) +
                             "' is not a token id (a vocabulary of {\"id\": \"token\"} has whole numbers from 0 to 2147483647 as keys)");
             token = value.get<std::string>();
         } else {
             if (!value.is_number_integer() || value.get<std::int64_t>() < 0 || value.get<std::int64_t>() > biggest)
-                throw error(what + ": token '" + printable_text(key.substr(0, 40)) + "' has id " + json_excerpt(value) +
+                throw error(what + ": token '" + quoted_field(key, 40) + "' has id " + json_excerpt(value) +
                             ", not a whole number from 0 to 2147483647");
             id = value.get<std::int64_t>();
             token = key;
         }
         const auto [at, added] = vocab.emplace(id, token);
         if (!added)
-            throw error(what + ": id " + std::to_string(id) + " is given twice ('" + printable_text(at->second.substr(0, 40)) +
-                        "' and '" + printable_text(token.substr(0, 40)) + "')");
+            throw error(what + ": id " + std::to_string(id) + " is given twice ('" + quoted_field(at->second, 40) +
+                        "' and '" + quoted_field(token, 40) + "')");
     }
     return vocab;
 }

@@ -1,12 +1,11 @@
 // The folder a student gets (exercise_folder.hpp).
 #include "attn/render/exercise_folder.hpp"
 
-#include <filesystem>
 #include <functional>
 #include <string>
-#include <system_error>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/folder_without_links.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/render/json_numbers.hpp"
@@ -21,19 +20,14 @@ void write_nested_lists(const tensor& t, std::ostream& out) {
 }
 
 void write_exercise_folder(const exercise_variant& v, const std::string& dir, const std::string& what) {
-    std::error_code ec;
-    // The student may write into their folder: DIR itself must not be a link they made
-    // (to another student's folder, or the teacher's), and what they put inside is replaced.
-    std::string named = dir;  // "class/alice/" names the link class/alice too
-    while (named.size() > 1 && named.back() == '/') named.pop_back();
-    if (std::filesystem::is_symlink(std::filesystem::symlink_status(named, ec)))
-        throw error(what + ": is a symbolic link; give the folder itself, so that a link planted there cannot "
-                           "send the hand-out elsewhere");
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw error(what + ": cannot make the folder: " + ec.message());
-    const std::string base = (std::filesystem::path(dir) / "").string();
+    // The student may write into their folder: no link in the path is followed (one planted
+    // in a component would send the hand-out anywhere the teacher may write), and what they
+    // put inside is replaced, never followed or written into.
+    const folder_without_links folder(dir, what);
     const auto write = [&](const std::string& name, const std::function<void(std::ostream&)>& contents) {
-        write_file_atomically(base + name, what + ": " + name, contents, output_file::placement::fresh);
+        output_file file(folder, name, what + ": " + name);
+        contents(file.stream());
+        file.commit();
     };
     for (const given_tensor& g : v.given) {
         const xt::xarray<float> values = g.values.values;  // row-major

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "attn/io/printable_text.hpp"
 #include "attn/render/heatmap_figure.hpp"
 
 namespace attn {
@@ -135,7 +136,7 @@ namespace heatmap {
 
 std::string xml_escape(std::string_view text) {
     std::string out;
-    for (char ch : text) {
+    for (char ch : printable_text(text, true)) {
         if (ch == '&') out += "&amp;";
         else if (ch == '<') out += "&lt;";
         else if (ch == '>') out += "&gt;";

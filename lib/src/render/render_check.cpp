@@ -68,10 +68,10 @@ void render_check_table(const check_report& r, std::ostream& out) {
                           " stage follows from it)");
 }
 
-void render_check_error_json(const std::string& message, std::ostream& out) {
+void render_check_error_json(const std::string& message, std::ostream& out, const std::string& id) {
     nlohmann::ordered_json j;
     j["match"] = nullptr;
-    j["error"] = {{"id", "unreadable_answer"}, {"message", message}};
+    j["error"] = {{"id", id}, {"message", message}};
     out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 

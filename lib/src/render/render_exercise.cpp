@@ -216,6 +216,7 @@ void render_exercise_json(const exercise_variant& v, std::ostream& out) {
                       {"source", e.source},
                       {"student", v.student.empty() ? ordered_json(nullptr) : ordered_json(v.student)},
                       {"seed", seed_json(v)},
+                      {"secret_fingerprint", v.secret ? ordered_json(v.secret_fingerprint) : ordered_json(nullptr)},
                       {"task", e.task},
                       {"config", config_to_json(v.cfg)}};
     if (v.secret) head["config"]["seed"] = nullptr;
@@ -266,6 +267,7 @@ void render_exercise_task_md(const exercise_variant& v, std::ostream& out) {
             << '\n';
     }
     out << "    " << check_command(v) << "\n\n";
+    if (e.hints.empty()) return;  // an exercise without hints, or handed out with --no-hints
     out << "## Hints\n\nOpen one at a time.\n";
     for (std::size_t i = 0; i < e.hints.size(); ++i)
         out << "\n<details><summary>Hint " << i + 1 << "</summary>\n\n" << e.hints[i]  // unwrapped: code stays on one line

@@ -46,21 +46,14 @@ public:
         }
         return out;
     }
-    /// `text`, which attn prints and writes into task.md and HTML, unless it holds a control
-    /// character (ESC, BEL, a C1 control such as U+009B): one could retitle or recolour the
-    /// terminal of whoever reads the exercise.
+    /// `text`, which attn prints and writes into task.md and HTML, unless it holds a character
+    /// printable_text would escape (ESC, BEL, a C1 control such as U+009B, a bidirectional
+    /// control, U+2028): one could retitle or recolour the terminal of whoever reads the
+    /// exercise, or show its words in another order than they are.
     std::string plain(const char* key, std::string text) const {
-        for (std::size_t i = 0; i < text.size(); ++i) {
-            const auto c = static_cast<unsigned char>(text[i]);
-            const bool c1 = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xA0 &&
-                            static_cast<unsigned char>(text[i + 1]) >= 0x80;
-            if (c < 0x20 || c == 0x7F || c1) {
-                char name[16];
-                std::snprintf(name, sizeof name, "U+%04X", c1 ? static_cast<unsigned char>(text[i + 1]) : c);
-                fail(std::string("\"") + key + "\" holds a control character (" + name + " at byte " +
-                     std::to_string(i) + "); exercise texts are plain text");
-            }
-        }
+        if (const auto c = find_unsafe_character(text))
+            fail(std::string("\"") + key + "\" holds " + unsafe_character_kind(c->code) + " (" +
+                 code_point_name(c->code) + " at byte " + std::to_string(c->at) + "); exercise texts are plain text");
         return text;
     }
     [[noreturn]] void wrong(const char* key, const std::string& expected) const {
@@ -319,11 +312,20 @@ std::uint64_t student_seed(const exercise& e, std::string_view student, std::str
     return (h ^ e.cfg.seed) % (1ull << 31);
 }
 
+std::string secret_fingerprint(std::string_view secret) {
+    if (secret.empty()) return "";
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%08llx",
+                  static_cast<unsigned long long>(fnv1a_64("attn class secret fingerprint\n" + std::string(secret)) >> 32));
+    return hex;
+}
+
 exercise_variant make_variant(const exercise& e, std::string_view student, std::string_view secret) {
     exercise_variant v;
     v.ex = &e;
     v.student = std::string(student);
     v.secret = !secret.empty();
+    v.secret_fingerprint = secret_fingerprint(secret);
     v.cfg = e.cfg;
     v.cfg.seed = student_seed(e, student, secret);
     v.in = draw_inputs(v.cfg);

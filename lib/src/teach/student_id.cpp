@@ -13,24 +13,6 @@ namespace {
 
 constexpr std::size_t max_id_characters = 64;
 
-/// The code point that starts at text[at] and its length in bytes; nullopt when the
-/// bytes there are not valid UTF-8 (overlong, a surrogate, beyond U+10FFFF, cut short).
-std::optional<std::pair<char32_t, std::size_t>> next_code_point(std::string_view text, std::size_t at) {
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-    const unsigned char lead = byte(at);
-    if (lead < 0x80) return std::pair<char32_t, std::size_t>{lead, 1};
-    const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
-    if (length == 0 || lead > 0xF4 || at + length > text.size()) return std::nullopt;
-    char32_t cp = lead & (0x7F >> length);
-    for (std::size_t i = 1; i < length; ++i) {
-        if ((byte(at + i) & 0xC0) != 0x80) return std::nullopt;
-        cp = (cp << 6) | (byte(at + i) & 0x3F);
-    }
-    const char32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < least[length] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
-    return std::pair<char32_t, std::size_t>{cp, length};
-}
-
 bool ascii_allowed(char32_t c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
            c == '-' || c == '@' || c == '+';
@@ -52,13 +34,6 @@ bool other_script_allowed(char32_t c) {
     if ((c >= 0xE000 && c <= 0xF8FF) || c >= 0xF0000 || (c & 0xFFFE) == 0xFFFE || (c >= 0xFDD0 && c <= 0xFDEF))
         return false;
     return true;
-}
-
-/// "U+0301".
-std::string code_point_name(char32_t c) {
-    char name[16];
-    std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(c));
-    return name;
 }
 
 [[noreturn]] void refuse(std::string_view given, const std::string& why) {

@@ -19,9 +19,11 @@
 //   a directory, a name ending /   an error ("is a directory")
 //   a read-only file (no w bit)    an error, "Permission denied", even for root
 //
-// A file written `fresh` (a hand-out folder, which its student may write into) is always
-// a new file renamed into place: a link, FIFO, device or hard-linked file planted at its
-// name is replaced, never followed, opened or written into; only a directory is an error.
+// A file written into a folder_without_links (a hand-out folder, which its student may
+// write into) is always a new file made there and renamed into place, both relative to the
+// folder's descriptor: a link, FIFO, device or hard-linked file planted at its name is
+// replaced, never followed, opened or written into. A directory is an error, and so is a
+// read-only file, as for every --out: attn never replaces a file its owner made read-only.
 //
 // The temporary is listed in temporary_files.hpp, so that a signal removes it.
 #include <cstddef>
@@ -36,6 +38,7 @@
 #include <sys/types.h>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/folder_without_links.hpp"
 
 namespace attn {
 
@@ -91,12 +94,10 @@ public:
     /// How the target is written (see the table above).
     enum class method { replace, copy_into_linked, straight };
 
-    /// How what is already at the path is treated: as the table above, or replaced by
-    /// a fresh file whatever it is (see above).
-    enum class placement { as_named, fresh };
-
     /// Resolves and opens `path`; errors name `what` ("--out t.json").
-    output_file(const std::string& path, const std::string& what, placement where = placement::as_named);
+    output_file(const std::string& path, const std::string& what);
+    /// Opens `name` (one component, no '/') in `folder`, a fresh file whatever is there (see above).
+    output_file(const folder_without_links& folder, const std::string& name, const std::string& what);
     ~output_file();  // without commit(): the temporary is removed, the target is as it was
     output_file(const output_file&) = delete;
     output_file& operator=(const output_file&) = delete;
@@ -116,6 +117,7 @@ public:
 
 private:
     void open_temporary(const struct ::stat* existing);
+    void open_temporary_in_folder(const std::string& folder_path);
     void copy_temporary_into_target();
     void discard() noexcept;
 
@@ -123,6 +125,7 @@ private:
     std::string target_;
     method method_ = method::replace;
     std::string temporary_;
+    int folder_fd_;        // AT_FDCWD: target_ and temporary_ are paths; else names in this folder (not owned)
     int fd_ = -1;          // the temporary file, or the target for a straight write
     bool owns_fd_ = true;  // false for a descriptor named by the path (/dev/stdout): left open
     int target_fd_ = -1;   // copy_into_linked: the target, opened at once to check it may be written
@@ -133,7 +136,6 @@ private:
 /// Calls write(stream) on the output_file for `path` and commits it: `path` is whole
 /// or as it was, and errors name `what` (e.g. "--out out.json").
 void write_file_atomically(const std::string& path, const std::string& what,
-                           const std::function<void(std::ostream&)>& write,
-                           output_file::placement where = output_file::placement::as_named);
+                           const std::function<void(std::ostream&)>& write);
 
 }  // namespace attn

@@ -17,6 +17,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/printable_text.hpp"  // printable_text, quoted_field: how errors quote a name
 
 namespace attn {
 
@@ -98,10 +99,6 @@ std::string read_open_file(std::FILE* file, const std::string& what, const read_
 std::string read_bounded_text(const std::string& path, const std::string& what, std::uint64_t limit,
                               const std::string& about);
 
-/// `text` with control characters (ANSI escapes, NUL, DEL) written as \x1b, \x00, and the
-/// C1 controls of UTF-8 (U+0080 to U+009F, such as the CSI U+009B) as \u009b:
-/// a name quoted from a file keeps a message on one line and cannot recolour a terminal.
-std::string printable_text(const std::string& text);
 
 /// "[2,3]": a shape or an index as the messages write it ("[]" for none).
 std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index);

@@ -4,7 +4,9 @@
 //   DIR/<name>.json  the same as nested lists, as tensor.tolist() (json.load; attn --input reads it)
 //   DIR/task.md      the task to read (render_exercise_task_md)
 //   DIR/exercise.json  the whole exercise as `show --format json` prints it (for graders' scripts)
-// Each file is written whole or not at all; DIR is made when missing.
+// Each file is written whole or not at all; DIR is made when missing. No symbolic link in
+// DIR's path is followed (folder_without_links.hpp); what a student planted in DIR under a
+// file's name is replaced, except a read-only file, which is refused (output_file.hpp).
 #include <ostream>
 #include <string>
 

@@ -40,7 +40,9 @@ struct svg_panel {
 /// The panels of `h`, in order, each drawn as an <svg> element.
 std::vector<svg_panel> draw_svg_panels(const tensor_heatmap& h, const render_options& options);
 
-/// `text` with & < > " escaped, for an XML (SVG, HTML) attribute or element.
+/// `text` with & < > " escaped, for an XML (SVG, HTML) attribute or element, and the
+/// characters printable_text escapes (controls, bidirectional controls, U+2028, the
+/// noncharacters XML forbids) written as printable_text writes them; tab and line breaks kept.
 std::string xml_escape(std::string_view text);
 
 }  // namespace heatmap

@@ -30,6 +30,8 @@ void render_check_json(const check_report& r, std::ostream& out);
 /// verdict, and a document that says so, where a mismatch says "match": false:
 ///   {"match": null, "error": {"id": "unreadable_answer", "message": "--answer a.npy: cannot open: ..."}}
 /// (the exit status is 1 for both, as CLI.md has it; the JSON and stdout tell them apart).
-void render_check_error_json(const std::string& message, std::ostream& out);
+/// `id` "wrong_secret": attn exercise check of an answer beside a hand-out made with
+/// another class secret (handout_secret.hpp), where there is no verdict either.
+void render_check_error_json(const std::string& message, std::ostream& out, const std::string& id = "unreadable_answer");
 
 }  // namespace attn

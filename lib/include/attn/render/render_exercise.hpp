@@ -29,6 +29,7 @@ void render_exercise_table(const exercise_variant& v, const render_options& opti
 void render_exercise_hint(const exercise& e, int n, std::ostream& out);
 
 /// {"format": "attn.exercise/1", "number", "id", "title", "source", "student", "seed",
+///  "secret_fingerprint" (8 hex digits, or null without a class secret),
 ///  "task": [...], "config": {...}, "given": {"scaled.scaled": {shape, dims, dtype, data}, ...},
 ///  "answer": {"stage", "tensor", "shape", "dims"}, "tolerance": {...}, "hints": [...], "mistakes": [...]}
 void render_exercise_json(const exercise_variant& v, std::ostream& out);

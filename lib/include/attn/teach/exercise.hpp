@@ -92,6 +92,13 @@ const exercise& find_exercise(const std::vector<exercise>& all, std::string_view
 /// make the numbers again.
 std::uint64_t student_seed(const exercise& e, std::string_view student, std::string_view secret = {});
 
+/// The class secret's fingerprint, written into each hand-out's exercise.json so that
+/// grading with another secret (or none) is one clear error: the first 32 bits of
+/// FNV-1a-64("attn class secret fingerprint\n<secret>"), as 8 hex digits ("" without a
+/// secret). The label comes first, so the fingerprint cannot be unwound into the hash
+/// state the seeds start from, and 32 bits tell secrets apart without saying more.
+std::string secret_fingerprint(std::string_view secret);
+
 /// One tensor handed out: its stage.tensor key, its file name, the tensor itself.
 struct given_tensor {
     std::string key;   // "scaled.scaled"
@@ -105,6 +112,7 @@ struct exercise_variant {
     const exercise* ex = nullptr;
     std::string student;  // empty: the exercise's own numbers
     bool secret = false;  // the seed comes from a class secret: renderers never print it
+    std::string secret_fingerprint;  // secret_fingerprint(the secret); "" without one
     config cfg;
     inputs in;
     trace run;
