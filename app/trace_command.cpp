@@ -407,8 +407,8 @@ void check_output_space(const trace_options& o, const attn::config& c, const att
 void check_shapes_flags(const trace_options& o, const flag_given& given) {
     const bool graph = o.format == "dot" || o.graph;
     if (o.graph && o.format != "svg" && o.format != "png" && o.format != "dot")
-        throw attn::usage_error("--graph draws the run's stages with --format svg or png (or writes them with --format dot), "
-                                "not --format " + o.format);
+        throw attn::usage_error("--graph draws the run's stages with --format svg, png or html (or writes them with "
+                                "--format dot), not --format " + o.format);
     if (o.graph && o.shapes) throw attn::usage_error("--graph draws what --shapes prints: give one of them");
     if (o.format != "table" && o.format != "json" && !graph)
         throw attn::usage_error("--shapes prints a table or JSON (--format table or json), not --format " + o.format);
@@ -445,7 +445,7 @@ void run_shapes(const trace_options& o, const flag_given& given) {
 }
 
 void run_trace(const trace_options& o, const flag_given& given) {
-    if (o.shapes || o.graph || o.format == "dot") return run_shapes(o, given);
+    if (o.shapes || (o.graph && o.format != "html") || o.format == "dot") return run_shapes(o, given);
     const std::string writes(format_named(o.format, false).writes);
     if (!writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
         throw attn::usage_error("--format " + o.format + " writes " + writes + ": give --out FILE." + o.format +
@@ -462,6 +462,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
     set_picture_options(o.pictures, given, o.format, view);
     view.explain = o.explain;
     view.stats = o.stats;
+    view.graph = o.graph;  // html: the graph beside the stages
     const trace_format& format = format_named(o.format, view.row.has_value());
     if (format.pictures) choose_picture_stages(o, c, view);
     if (o.format == "py") attn::check_py_run(c, view);
@@ -635,7 +636,8 @@ void setup_trace(CLI::App& app) {
     cmd->add_flag("--graph", o->graph,
                   "draw the run's stages as a graph with --format svg or png (laid out by Graphviz): a box per "
                   "stage with its tensors' shapes and strides, an edge from each stage it reads, dashed where it is "
-                  "a view; nothing computed. --format dot writes the same graph as text");
+                  "a view; nothing computed. With --format html the page shows it beside the stages, each box a "
+                  "link to its stage. --format dot writes the same graph as text");
     cmd->add_flag("--stats", o->stats,
                   "statistics of each shown tensor, over all of it (every row is computed, printed or not; a view "
                   "such as --head prints part of a tensor but its statistics are the whole tensor's): min, max, "

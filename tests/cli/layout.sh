@@ -124,8 +124,14 @@ check "... an SVG that parses as XML, a node per stage" \
 check "... with the views drawn dashed" grep -q 'stroke-dasharray' "$work/out"
 "$attn" trace --heads 4 --mask causal --graph --format png --out "$work/graph.png"
 check "--graph --format png: a PNG" test "$(head -c 8 "$work/graph.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a
+expect_ok "--graph --format html: the graph beside the stages" trace --heads 4 --mask causal --graph --format html --out "$work/graph.html"
+check "... in an aside, before the stages" \
+  test "$(grep -n -m1 '<aside class="graph">' "$work/graph.html" | cut -d: -f1)" -lt "$(grep -n -m1 '<section class="stage"' "$work/graph.html" | cut -d: -f1)"
+check "... each box a link to its stage's section (14 stages, 14 sections)" \
+  test "$(grep -o 'xlink:href="#stage-[a-z_]*"' "$work/graph.html" | sort -u | wc -l):$(grep -c '<section class="stage" id="stage-' "$work/graph.html")" = "14:14"
+check "... with no reference outside the page (Graphviz's DOCTYPE left out)" test "$(grep -c 'w3.org/Graphics' "$work/graph.html")" = 0
 expect_error "--graph with a format it cannot draw" 2 \
-  "attn: error: --graph draws the run's stages with --format svg or png (or writes them with --format dot), not --format table" \
+  "attn: error: --graph draws the run's stages with --format svg, png or html (or writes them with --format dot), not --format table" \
   trace --graph
 expect_error "--graph with --shapes" 2 "attn: error: --graph draws what --shapes prints: give one of them" \
   trace --graph --shapes --format svg

@@ -25,6 +25,8 @@
 
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/heatmap_svg.hpp"
+#include "attn/render/render_graph.hpp"
+#include "attn/render/render_shapes.hpp"
 #include "attn/render/heatmap_panels.hpp"
 #include "attn/render/table_parts.hpp"
 #include "attn/render/torch_format.hpp"
@@ -76,6 +78,10 @@ figure.heatmap svg { display: block; max-width: 100%; height: auto; }
 figure.heatmap figcaption { font-size: .85rem; color: var(--muted); min-height: 1.4em; padding-left: .3rem; }
 rect.grid { fill: #ffffff; fill-opacity: 0; cursor: crosshair; }
 rect.pointed { fill: none; stroke: #e8362d; stroke-width: 2; pointer-events: none; }
+.with-graph { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); gap: 1.5rem; align-items: start; }
+aside.graph { position: sticky; top: 0; max-height: 100vh; overflow: auto; padding-top: 1rem; }
+aside.graph svg { display: block; width: 100%; height: auto; }
+aside.graph p { font-size: .85rem; color: var(--muted); margin: 0 0 .5rem; }
 details { margin: .6rem 0; }
 summary { cursor: pointer; color: var(--accent); }
 .slices { display: flex; flex-wrap: wrap; gap: 1rem 2rem; align-items: flex-start; }
@@ -395,6 +401,17 @@ void write_skipped(std::ostream& out, const config& c, stage_id from, stage_id t
     }
 }
 
+/// --graph: the run's graph (render_plan_dot, laid out by Graphviz) as an inline <svg>,
+/// each box a link to its stage's section.
+std::string graph_svg(const config& c, const render_options& options) {
+    std::ostringstream dot, svg;
+    render_plan_dot(c, plan_stage_layouts(c), options, dot);
+    draw_graph(dot.str(), "svg", svg);
+    const std::string drawn = svg.str();
+    const std::size_t start = drawn.find("<svg");  // after Graphviz's XML prolog and DOCTYPE
+    return start == std::string::npos ? std::string() : drawn.substr(start);
+}
+
 }  // namespace
 
 std::vector<std::string> render_html(const trace& t, const render_options& options, std::ostream& out) {
@@ -413,7 +430,14 @@ std::vector<std::string> render_html(const trace& t, const render_options& optio
     write_run(out, t, options);
     if (options.layout == picture_layout::slide)
         out << "<figure class=\"slide\">\n" << svg_page_element(t, options, notes) << "</figure>\n";
-    out << stages.str();
+    if (options.graph)
+        out << "<div class=\"with-graph\">\n<aside class=\"graph\">\n<p>The run's graph: each box is a stage with its "
+               "tensors' shapes and strides, each arrow what it reads (dashed: a view, no data moves). Click a box "
+               "to go to its stage.</p>\n"
+            << graph_svg(t.cfg, options) << "</aside>\n<div class=\"stages\">\n"
+            << stages.str() << "</div>\n</div>\n";
+    else
+        out << stages.str();
     out << "</main>\n<footer>Made by attn: every number is PyTorch 1.13's for this run. This page needs no "
            "network.</footer>\n<script>"
         << hover_script << "</script>\n</body>\n</html>\n";

@@ -147,8 +147,8 @@ std::vector<stage_id> stages_read(const planned_stage& s, const std::vector<plan
 void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, const render_options& options,
                      std::ostream& out) {
     const std::optional<stage_id> mistaken = mistake_stage(c.mistake, c.mistake_variant);
-    std::ostringstream header;
-    print_run_header(header, c, make_heading_style(false), options.seed_secret);
+    std::ostringstream header;  // the run's lines on top (the html page has them already)
+    if (!options.graph) print_run_header(header, c, make_heading_style(false), options.seed_secret);
     out << "// attn trace --format dot: the run's stages, what each reads, and its tensors' layouts\n"
         << "digraph attn {\n"
         << "  graph [rankdir=TB, fontname=\"DejaVu Sans Mono\", labelloc=t, labeljust=l, label=" << dot_quoted(header.str())
@@ -165,6 +165,7 @@ void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, 
             label += lines[line].names + "  " + lines[line].letters + " = " + lines[line].sizes + "  " +
                      lines[line].strides + "  " + lines[line].memory + "\n";
         out << "  " << info.name << " [label=" << dot_quoted(label);
+        if (options.graph) out << ", URL=\"#stage-" << info.name << "\"";  // the html page's section
         if (mistaken == info.id)
             out << ", color=red, fontcolor=red, xlabel=" << dot_quoted("--mistake " + std::string(mistake_id(c.mistake)) +
                                                                      " replaces this step");

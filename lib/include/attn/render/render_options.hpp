@@ -36,6 +36,7 @@ struct render_options {
     // in place of its own; either alone replaces one end. Finite; vmin < vmax.
     std::optional<float> vmin, vmax;
     picture_layout layout = picture_layout::stack;  // --layout
+    bool graph = false;  // --graph with html: the run's graph beside its stages, each box a link to its stage
 
     bool shows(stage_id id) const { return stages == 0 || (stages & stage_bit(id)) != 0; }
 };

@@ -31,7 +31,8 @@ void render_shapes_json(const config& c, const std::vector<planned_stage>& stage
 /// stages options.shows leaves out), dashed where its tensors are views of what came before
 /// (no data moves), solid where they are computed or copied (labelled with the copy:
 /// ".contiguous()", "torch.cat", "repeat_interleave"). With a --mistake, the stage whose step
-/// it replaces is drawn red and says so; the layouts are the right computation's.
+/// it replaces is drawn red and says so; the layouts are the right computation's. With
+/// options.graph each box links to "#stage-NAME", the html page's section of that stage.
 void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, const render_options& options,
                      std::ostream& out);
 
