@@ -223,4 +223,29 @@ check "a dump whose fill_text holds an OSC sequence: refused, no raw ESC on stde
 expect_ok "a dump's own fill_text replays" trace --from fill.json --stage masked
 check "... and is the formula's" grep -qx '   masked = scaled.masked_fill(mask == false, -1e9)' "$work/out"
 
+# --- 10. sizes added: --past N with Sk = N + Sq past 64 bits, from a flag, a dump, an exercise --
+for args in "trace --past 9223372036854775807" "mask --past 9223372036854775807"; do
+  expect_error "$args: names --past, not a --kv-seq never given" 2 \
+    "attn: error: --past 9223372036854775807: Sk = N + Sq = 9223372036854775807 + 4 does not fit a 64-bit size; give a smaller --past" \
+    $args
+done
+expect_error "--past 2^63 - 8 with --seq 100" 2 \
+  "attn: error: --past 9223372036854775800: Sk = N + Sq = 9223372036854775800 + 100 does not fit a 64-bit size; give a smaller --past" \
+  trace --past 9223372036854775800 --seq 100
+"$attn" trace --past 2 --seq 1 --format json >past-2.json
+$py -c "import json; d = json.load(open('past-2.json')); d['config']['past'] = 2**63 - 1; json.dump(d, open('past-dump.json', 'w'))"
+expect_error "a dump whose past overflows past + seq: names its key" 1 \
+  "attn: error: --from past-dump.json: config \"past\" is 9223372036854775807; expected a cache length N with N + seq (1) within a 64-bit size" \
+  trace --from past-dump.json
+mkdir -p past-share/exercises
+printf '{"number": 1, "id": "past", "title": "t", "task": ["t"], "config": {"seq": 2, "past": 9223372036854775807}, "given": [], "answer": {"stage": "scores", "tensor": "scores", "shape": [1,2,2,9223372036854775807]}}' \
+  >past-share/exercises/01-past.json
+ATTN_SHARE_DIR=$work/past-share "$attn" exercise show 1 >"$work/out" 2>"$work/err"; rc=$?
+check "an exercise whose past overflows past + seq: names its keys, exit 1" \
+  test "$rc $(cat "$work/err")" = "1 attn: error: $work/past-share/exercises/01-past.json: config \"past\" is 9223372036854775807 and \"seq\" 2: Sk = past + seq does not fit a 64-bit size"
+expect_ok "--window 2^63 - 1 with the off-by-one mistake: W + 1 does not wrap" \
+  trace --mask window --window 9223372036854775807 --mistake window_off_by_one --stage mask --format json
+check "... every key stays in the window" \
+  bash -c "jq -e '[.stages[] | select(.name == \"mask\") | .tensors.mask.data | flatten[]] | all' '$work/out'"
+
 finish

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/mask.hpp"
@@ -350,13 +351,9 @@ loaded_tensor tensor_from_json(const json& t, const std::string& what) {
         if (!s.is_number_unsigned()) throw error(what + ": \"shape\" is " + json_excerpt(shape) + "; expected a list of sizes");
         out.shape.push_back(s.get<std::size_t>());
     }
-    // Every stride (a product of sizes, in float32 bytes) must fit a signed 64-bit offset,
-    // even when a zero size elsewhere makes the data empty: [0, 2^62, 2^62].
-    std::uint64_t stride_bytes = sizeof(float);
-    for (const std::size_t size : out.shape)
-        if (size != 0 && (__builtin_mul_overflow(stride_bytes, std::uint64_t{size}, &stride_bytes) ||
-                          stride_bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
-            throw error(what + ": \"shape\" " + tensor_index_text(out.shape) + " has more elements than any tensor holds");
+    // every stride must fit, even when a zero size elsewhere makes the data empty: [0, 2^62, 2^62]
+    if (!shape_fits(out.shape, sizeof(float)))
+        throw error(what + ": \"shape\" " + tensor_index_text(out.shape) + " has more elements than any tensor holds");
     out.boolean = t.contains("dtype") && t.at("dtype") == "bool";
     std::vector<float> values;
     std::vector<std::size_t> index;
@@ -664,6 +661,8 @@ config config_from_json(const json& j, const std::string& what) {
     c.dropout.train = k.has("train") && k.flag("train");
     if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
     if (k.has("past")) c.past = k.whole("past");  // --past N, a decoding step (absent in older dumps: 0)
+    if (c.past > 0 && !checked_add(c.past, c.seq))
+        k.wrong("past", "a cache length N with N + seq (" + std::to_string(c.seq) + ") within a 64-bit size");
     if (k.has("kv_heads")) c.kv_heads = k.whole("kv_heads") == c.heads ? 0 : k.whole("kv_heads");  // --kv-heads G
     if (k.has("flash_block")) c.flash_block = k.whole("flash_block");
     // a model's own layer: BERT's and nn.MultiheadAttention's replay from their params; a layer
