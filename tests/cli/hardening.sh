@@ -248,4 +248,29 @@ expect_ok "--window 2^63 - 1 with the off-by-one mistake: W + 1 does not wrap" \
 check "... every key stays in the window" \
   bash -c "jq -e '[.stages[] | select(.name == \"mask\") | .tensors.mask.data | flatten[]] | all' '$work/out'"
 
+# --- 11. rope's base: angles float32 holds, the value as given ----------------------------------
+expect_error "--rope-base 1e-320: angles inf or nan, refused" 2 \
+  "attn: error: --rope-base 1e-320: rope's angles pos / base^(2/4) are not finite: base^(2/4) is 0 in float32, so inv_freq[1] is inf (and the angles inf or nan); give a larger base" \
+  trace --pos rope --rope-base 1e-320
+expect_error "--rope-base 1e-400: below a double, not refused as 0" 2 \
+  "attn: error: --rope-base 1e-400: expected a number a double holds; this one is too small and would read as 0" \
+  trace --pos rope --rope-base 1e-400
+expect_ok "--rope-base 1e-30 still runs" trace --pos rope --rope-base 1e-30 --stage rope --format json
+check "... with finite cos and sin" jq -e '[.stages.rope.tensors.cos.data, .stages.rope.tensors.sin.data | flatten[] | numbers] | length == 32' "$work/out"
+"$attn" trace --pos rope --seq 2 --format json >rope-dump.json
+$py -c "import json; d = json.load(open('rope-dump.json')); d['config']['rope_base'] = 1e-300; json.dump(d, open('rope-tiny.json', 'w'))"
+expect_error "a dump's rope_base 1e-300: names the key" 1 \
+  "attn: error: --from rope-tiny.json: config \"rope_base\" is 1e-300; expected a base rope can use: rope's angles pos / base^(2/4) are not finite: base^(2/4) is 0 in float32, so inv_freq[1] is inf (and the angles inf or nan); give a larger base" \
+  trace --from rope-tiny.json
+llama_tiny=$work/llama-tiny && mkdir -p "$llama_tiny" && cp "$llama"/* "$llama_tiny"/
+$py -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d['rope_theta'] = 1e-300; json.dump(d, open(p, 'w'))" "$llama_tiny/config.json"
+run trace --params "$llama_tiny/model.safetensors"
+check "a config.json's rope_theta 1e-300: names the key, exit 1" \
+  bash -c "[ $rc -eq 1 ] && grep -q 'config.json: rope_theta is 1e-300: rope.s angles pos / base^(2/' '$work/err'"
+"$attn" trace --mask causal --fill -1e9 --format json >fill-dump.json
+$py -c "import json; d = json.load(open('fill-dump.json')); d['config']['fill'] = -1e39; d['config'].pop('fill_text'); json.dump(d, open('fill-big.json', 'w'))"
+expect_error "a dump's fill -1e39 is refused, not replayed as -inf" 1 \
+  "attn: error: --from fill-big.json: config \"fill\" is -1e+39; expected \"-inf\" or a number float32 holds" \
+  trace --from fill-big.json
+
 finish

@@ -119,6 +119,19 @@ for m in log_softmax sigmoid_instead_of_softmax scale_multiplied; do
   script_runs "py: --mistake $m" --batch 2 --seq 4 --mask causal+padding --lengths 3,1 --mistake $m
 done
 script_runs "py: --mistake alibi_sign: slopes · (i - j)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign
+# numbers Python reads back exactly: floats with an exponent, never 0 ** nor an integer past int64
+script_runs "py: --rope-base 1e-30 (1e-30 ** ..., not 0 ** ...)" --pos rope --rope-base 1e-30
+script_runs "py: --rope-base 1e30 (1e+30, not an integer PyTorch cannot unpack)" --pos rope --rope-base 1e30
+script_runs "py: --fill -100000000000000000000 (-1e+20, not an integer PyTorch cannot unpack)" \
+  --mask causal --fill -100000000000000000000
+script_runs "py: --safe-softmax with an all-masked row: 0 weights there, as attn" \
+  --batch 2 --mask padding --lengths 0,3 --safe-softmax
+# the first line holds the command: PEP 263 reads "coding:" there as the file's encoding, and a
+# byte that is not UTF-8 makes the file unreadable
+"$attn" trace --seed 1 --format py --out "$work/coding:latin-x.py" 2>/dev/null
+queue "py: an --out name holding 'coding:' on the first line" script_passes "$work/coding:latin-x.py"
+"$attn" trace --seed 1 --format py --out "$work/"$'byte\xff.py' 2>/dev/null
+queue "py: an --out name holding the byte 0xff on the first line" script_passes "$work/"$'byte\xff.py'
 report_queued
 "$attn" trace --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign --format py >"$work/sign.py" 2>/dev/null
 check "py: --mistake alibi_sign writes the flipped distance" grep -q '^bias = (slopes.view(H, 1, 1) \* (i - j).float()).unsqueeze(0)$' "$work/sign.py"

@@ -7,6 +7,7 @@
 
 #include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
+#include "attn/compute/rope_frequencies.hpp"
 
 namespace attn {
 namespace {
@@ -86,6 +87,10 @@ void validate_positions(const config& c) {
                           " is odd; give an even head width");
     if (!(c.rope_base > 0.0) || !std::isfinite(c.rope_base))
         throw usage_error("--rope-base " + shortest(c.rope_base) + " must be a finite number above 0 (10000 by default)");
+    if (c.pos == position_encoding::rope) {  // its angles at the last position, past + seq - 1
+        const std::string problem = rope_base_problem(c.rope_base, static_cast<std::size_t>(c.head_dim()), c.past + c.seq - 1);
+        if (!problem.empty()) throw usage_error("--rope-base " + shortest(c.rope_base) + ": " + problem);
+    }
     if (c.pos == position_encoding::sinusoidal) {
         if (c.from_projections)
             throw usage_error("--pos sinusoidal adds its table to x before the projections, but --q --k --v start the "

@@ -38,17 +38,6 @@ std::vector<double> slopes_in_doubles(std::int64_t n) {
 
 }  // namespace
 
-std::vector<float> rope_inverse_frequencies(double base, std::size_t head_dim) {
-    // torch.arange(0, dk, 2).float() / dk: float32; base ** that: pow, correctly rounded to float32
-    // (measured equal to torch for dk 2..128 and bases 10, 1e4, 5e5); 1.0 / it in float32
-    std::vector<float> inv(head_dim / 2);
-    for (std::size_t i = 0; i < inv.size(); ++i) {
-        const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-        inv[i] = 1.0f / static_cast<float>(std::pow(base, static_cast<double>(exponent)));
-    }
-    return inv;
-}
-
 rope_pairing rotation_pairing(const config& c) {
     if (c.mistake != mistake::rope_pairs_mixed) return c.rope_style;
     return c.rope_style == rope_pairing::half ? rope_pairing::interleaved : rope_pairing::half;

@@ -19,6 +19,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/json_document.hpp"
 #include "attn/io/npz.hpp"
 
@@ -141,7 +142,9 @@ void read_mask_keys(config_keys& k, mask_spec& m) {
 void read_fill_keys(config_keys& k, config& c) {
     const json& fill = k.at("fill");
     if (fill.is_string() && fill.get<std::string>() == "-inf") c.fill = -std::numeric_limits<float>::infinity();
-    else if (fill.is_number() && fill_underflow(fill.get<double>()).empty()) c.fill = float_of(fill.get<double>());
+    else if (fill.is_number() && std::abs(fill.get<double>()) <= std::numeric_limits<float>::max() &&  // -1e39 is no -inf
+             fill_underflow(fill.get<double>()).empty())
+        c.fill = float_of(fill.get<double>());
     else k.wrong("fill", "\"-inf\" or a number float32 holds");
     if (k.has("fill_text")) {  // as typed ("-1e9"): printed in formulas, so it must say the same number
         const std::string typed = k.text("fill_text");
@@ -663,6 +666,10 @@ config config_from_json(const json& j, const std::string& what) {
     if (k.has("past")) c.past = k.whole("past");  // --past N, a decoding step (absent in older dumps: 0)
     if (c.past > 0 && !checked_add(c.past, c.seq))
         k.wrong("past", "a cache length N with N + seq (" + std::to_string(c.seq) + ") within a 64-bit size");
+    if (c.pos == position_encoding::rope && c.seq >= 1 && c.heads > 0 && c.d_model % c.heads == 0 && c.head_dim() % 2 == 0) {
+        const std::string problem = rope_base_problem(c.rope_base, static_cast<std::size_t>(c.head_dim()), c.past + c.seq - 1);
+        if (!problem.empty()) k.wrong("rope_base", "a base rope can use: " + problem);
+    }
     if (k.has("kv_heads")) c.kv_heads = k.whole("kv_heads") == c.heads ? 0 : k.whole("kv_heads");  // --kv-heads G
     if (k.has("flash_block")) c.flash_block = k.whole("flash_block");
     // a model's own layer: BERT's and nn.MultiheadAttention's replay from their params; a layer
