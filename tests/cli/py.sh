@@ -139,6 +139,27 @@ sed 's/(i - j).float()/(j - i).float()/' "$work/sign.py" >"$work/wrong.py"
 check "py: --mistake alibi_sign's script with the sign put right fails at the alibi stage" \
   sh -c "'$python' '$work/wrong.py' 2>&1 | grep -q '^AssertionError: alibi.bias: '"
 
+# attn mask's build lines, run in torch after its setup lines, make the masks it shows: a
+# window in a decoding step measures from the queries' positions N..N+Sq-1
+cat >"$work/mask_lines.py" <<'PY'
+import json, sys
+import torch
+doc = json.load(sys.stdin)
+names = {"torch": torch}
+exec(doc["setup"], names)
+for conv in doc["conventions"]:
+    made = eval(conv["torch"], names)
+    names[conv["name"]] = made
+    data = json.loads(json.dumps(conv["data"]).replace('"-inf"', "-Infinity"))  # -inf is written as a string
+    want = torch.tensor(data, dtype=torch.bool if conv["dtype"] == "bool" else torch.float32)
+    assert torch.equal(made.reshape(want.shape), want), conv["name"] + ": " + conv["torch"]
+PY
+for args in "--past 4 --seq 2 --mask causal+window --window 2" "--past 3 --seq 3 --mask window --window 1" \
+            "--seq 3 --kv-seq 5 --mask window --window 1"; do
+  check "attn mask $args: the build lines make the masks shown" \
+    sh -c "'$attn' mask $args --format json | '$python' '$work/mask_lines.py'"
+done
+
 # the notebook run's script, for what follows
 "$attn" trace "${notebook[@]}" --format py --out "$work/nb.py"
 check "py: --out writes the script" test -s "$work/nb.py"
