@@ -262,7 +262,8 @@ void add_position_flags(CLI::App* cmd, run_options& o) {
     add_choice(cmd, "--pos", o.pos, {"none", "rope", "alibi", "sinusoidal"}, "KIND",
                "how the tokens' positions enter (attention alone ignores order): rope rotates q and k after the "
                "head split by angles pos/base^(2i/dk), as Hugging Face's Llama (q*cos + rotate_half(q)*sin), "
-               "stage rope; alibi adds -m_h*(i-j) to the scaled scores, slopes 2^(-8(h+1)/H) as Press et al.'s "
+               "stage rope; alibi adds -m_h*(i-j) to the scaled scores, slopes 2^(-8(h+1)/H) for H a power of 2 "
+               "(else 2^(-8(h+1)/P) for h < P = 2^floor(log2 H), then 2^(-4(2(h-P)+1)/P)) as Press et al.'s "
                "get_slopes, stages alibi and biased; sinusoidal adds the Annotated Transformer's "
                "PE[pos,2i] = sin(pos/10000^(2i/Din)), PE[pos,2i+1] = cos(...) to x before the projections, stage "
                "positions. rope and alibi need self-attention. Example: attn trace --pos rope --stage rope");

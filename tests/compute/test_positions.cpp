@@ -11,6 +11,7 @@
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/positions.hpp"
+#include "attn/compute/stage_table.hpp"
 #include "attn/compute/torch_trig.hpp"
 #include "attn/io/npz.hpp"
 #include "support.hpp"
@@ -36,6 +37,22 @@ TEST_CASE("alibi slopes: geometric for H a power of 2, interleaved extras otherw
     CHECK(attn::alibi_slopes(1) == std::vector<float>{0.00390625f});
     CHECK(attn::alibi_bias_at(0.25f, 3, 0) == -0.75f);  // -m·(i - j): the key 3 back
     CHECK(attn::alibi_bias_at(0.25f, 1, 3) == 0.5f);
+}
+
+TEST_CASE("alibi: the formula line's rule gives get_slopes' slopes for every H, powers of 2 or not") {
+    const std::string formula(attn::info_of(attn::stage_id::alibi).formula);
+    CHECK(formula.find("m_h = 2^(-8(h+1)/P) for h < P = 2^⌊log2 H⌋, then 2^(-4(2(h-P)+1)/P)") != std::string::npos);
+    for (std::int64_t H = 1; H <= 24; ++H) {
+        std::int64_t P = 1;
+        while (2 * P <= H) P *= 2;
+        const std::vector<float> slopes = attn::alibi_slopes(H);
+        for (std::int64_t h = 0; h < H; ++h) {
+            const double exponent = h < P ? -8.0 * double(h + 1) / double(P) : -4.0 * double(2 * (h - P) + 1) / double(P);
+            CAPTURE(H);
+            CAPTURE(h);
+            CHECK(slopes[std::size_t(h)] == doctest::Approx(std::pow(2.0, exponent)).epsilon(1e-6));
+        }
+    }
 }
 
 TEST_CASE("rope: one pair rotated by hand, half and interleaved") {
