@@ -142,7 +142,7 @@ void read_mask_keys(config_keys& k, mask_spec& m) {
 void read_fill_keys(config_keys& k, config& c) {
     const json& fill = k.at("fill");
     if (fill.is_string() && fill.get<std::string>() == "-inf") c.fill = -std::numeric_limits<float>::infinity();
-    else if (fill.is_number() && std::abs(fill.get<double>()) <= std::numeric_limits<float>::max() &&  // -1e39 is no -inf
+    else if (fill.is_number() && std::isfinite(float_of(fill.get<double>())) &&  // -1e39 is no -inf
              fill_underflow(fill.get<double>()).empty())
         c.fill = float_of(fill.get<double>());
     else k.wrong("fill", "\"-inf\" or a number float32 holds");
