@@ -245,7 +245,7 @@ void add_flash_flag(CLI::App* cmd, run_options& o) {
     cmd->add_option("--flash-block", o.cfg.flash_block,
                     "N, keys per block: adds stage flash, flash attention's tiled (online) softmax next to the "
                     "exact one. Per query row, keys come N at a time: m = max(m, rowmax(S_j)), rescale = "
-                    "exp(m_old - m) (0 at the first block), l = rescale·l + sum(exp(S_j - m)), acc = rescale·acc + "
+                    "exp(m_old - m) (0 at the first block), l = rescale·l + sum(exp(S_j - m)) (summed left to right in float32), acc = rescale·acc + "
                     "exp(S_j - m)·V_j, and context = acc / l, with no [Sq,Sk] plane held (memory O(Sq·N), not "
                     "O(Sq·Sk)). The stage reports max_abs_diff, the largest |flash - exact| of the contexts, and "
                     "warns above its tolerance, 1e-5 × max(1, max|v|). A row with no allowed key gives 0 "

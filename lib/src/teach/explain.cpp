@@ -772,7 +772,7 @@ stage_explanation explain_flash(const config& c, const run_shapes& r) {
     e.torch = "for j in range(0, Sk, " + str(N) +
               "): s = (q @ k[:, :, j:j+N].transpose(-2, -1)) / math.sqrt(dk)" + (c.mask.any() ? "; s = s.masked_fill(~mask[..., j:j+N], fill)" : "") +
               "; m_new = torch.maximum(m, s.amax(-1)); m_safe = torch.where(m_new == -inf, 0, m_new); "
-              "rescale = torch.exp(m - m_safe); p = torch.exp(s - m_safe[..., None]); l = rescale * l + p.sum(-1); "
+              "rescale = torch.exp(m - m_safe); p = torch.exp(s - m_safe[..., None]); l = rescale * l + sum(p.unbind(-1)); "
               "acc = rescale[..., None] * acc + p @ v[:, :, j:j+N]; m = m_new.  Then context = acc / l[..., None]";
     const auto bytes = [](std::size_t floats) { return format_bytes(static_cast<std::uint64_t>(floats) * 4); };
     e.memory = say(r, "flash.memory",
