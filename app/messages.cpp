@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -375,10 +376,13 @@ CLI::Validator seed_number() {
 CLI::Validator number() {
     return expecting("a number", [](std::string& value) -> std::string {
         char* end = nullptr;
+        errno = 0;
         const double x = value.empty() || std::isspace(static_cast<unsigned char>(value[0])) != 0
                              ? std::nan("")
                              : std::strtod(value.c_str(), &end);
         if (end != value.c_str() + value.size() || !std::isfinite(x)) return "expected a number";
+        if (x == 0.0 && errno == ERANGE)  // 1e-400: below the smallest double
+            return "expected a number a double holds; this one is too small and would read as 0";
         return "";
     });
 }

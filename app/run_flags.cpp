@@ -245,7 +245,7 @@ void add_flash_flag(CLI::App* cmd, run_options& o) {
     cmd->add_option("--flash-block", o.cfg.flash_block,
                     "N, keys per block: adds stage flash, flash attention's tiled (online) softmax next to the "
                     "exact one. Per query row, keys come N at a time: m = max(m, rowmax(S_j)), rescale = "
-                    "exp(m_old - m) (0 at the first block), l = rescale·l + sum(exp(S_j - m)), acc = rescale·acc + "
+                    "exp(m_old - m) (0 at the first block), l = rescale·l + sum(exp(S_j - m)) (summed left to right in float32), acc = rescale·acc + "
                     "exp(S_j - m)·V_j, and context = acc / l, with no [Sq,Sk] plane held (memory O(Sq·N), not "
                     "O(Sq·Sk)). The stage reports max_abs_diff, the largest |flash - exact| of the contexts, and "
                     "warns above its tolerance, 1e-5 × max(1, max|v|). A row with no allowed key gives 0 "
@@ -262,7 +262,8 @@ void add_position_flags(CLI::App* cmd, run_options& o) {
     add_choice(cmd, "--pos", o.pos, {"none", "rope", "alibi", "sinusoidal"}, "KIND",
                "how the tokens' positions enter (attention alone ignores order): rope rotates q and k after the "
                "head split by angles pos/base^(2i/dk), as Hugging Face's Llama (q*cos + rotate_half(q)*sin), "
-               "stage rope; alibi adds -m_h*(i-j) to the scaled scores, slopes 2^(-8(h+1)/H) as Press et al.'s "
+               "stage rope; alibi adds -m_h*(i-j) to the scaled scores, slopes 2^(-8(h+1)/H) for H a power of 2 "
+               "(else 2^(-8(h+1)/P) for h < P = 2^floor(log2 H), then 2^(-4(2(h-P)+1)/P)) as Press et al.'s "
                "get_slopes, stages alibi and biased; sinusoidal adds the Annotated Transformer's "
                "PE[pos,2i] = sin(pos/10000^(2i/Din)), PE[pos,2i+1] = cos(...) to x before the projections, stage "
                "positions. rope and alibi need self-attention. Example: attn trace --pos rope --stage rope");

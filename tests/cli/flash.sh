@@ -116,4 +116,12 @@ for rows in 1 2; do
     jq -e -n --slurpfile a whole.txt --slurpfile b chunked.txt '[$a[0], $b[0]] | transpose | map(.[0] - .[1] | fabs) | max < 1e-6'
 done
 
+# the recurrence's row sum is attn's: left to right in float32 (p.sum(-1) reduces in vector lanes)
+run trace --flash-block 2 --explain --stage flash
+check "--explain's flash line sums p left to right, as attn does" \
+  sh -c "tr -s ' \n' ' ' <'$work/out' | grep -qF 'l = rescale * l + sum(p.unbind(-1))'"
+run trace --help
+check "--help's flash recurrence says the sum's order" \
+  sh -c "tr -s ' \n' ' ' <'$work/out' | grep -qF '(summed left to right in float32)'"
+
 finish

@@ -251,4 +251,54 @@ for f in dtype.safetensors name.safetensors descr.npy; do
   check "... cut on a character boundary (é is 2 bytes: never half of one)" iconv -f UTF-8 -t UTF-8 "$work/err"
 done
 
+# --- 10. sizes added: --past N with Sk = N + Sq past 64 bits, from a flag, a dump, an exercise --
+for args in "trace --past 9223372036854775807" "mask --past 9223372036854775807"; do
+  expect_error "$args: names --past, not a --kv-seq never given" 2 \
+    "attn: error: --past 9223372036854775807: Sk = N + Sq = 9223372036854775807 + 4 does not fit a 64-bit size; give a smaller --past" \
+    $args
+done
+expect_error "--past 2^63 - 8 with --seq 100" 2 \
+  "attn: error: --past 9223372036854775800: Sk = N + Sq = 9223372036854775800 + 100 does not fit a 64-bit size; give a smaller --past" \
+  trace --past 9223372036854775800 --seq 100
+"$attn" trace --past 2 --seq 1 --format json >past-2.json
+$py -c "import json; d = json.load(open('past-2.json')); d['config']['past'] = 2**63 - 1; json.dump(d, open('past-dump.json', 'w'))"
+expect_error "a dump whose past overflows past + seq: names its key" 1 \
+  "attn: error: --from past-dump.json: config \"past\" is 9223372036854775807; expected a cache length N with N + seq (1) within a 64-bit size" \
+  trace --from past-dump.json
+mkdir -p past-share/exercises
+printf '{"number": 1, "id": "past", "title": "t", "task": ["t"], "config": {"seq": 2, "past": 9223372036854775807}, "given": [], "answer": {"stage": "scores", "tensor": "scores", "shape": [1,2,2,9223372036854775807]}}' \
+  >past-share/exercises/01-past.json
+ATTN_SHARE_DIR=$work/past-share "$attn" exercise show 1 >"$work/out" 2>"$work/err"; rc=$?
+check "an exercise whose past overflows past + seq: names its keys, exit 1" \
+  test "$rc $(cat "$work/err")" = "1 attn: error: $work/past-share/exercises/01-past.json: config \"past\" is 9223372036854775807 and \"seq\" 2: Sk = past + seq does not fit a 64-bit size"
+expect_ok "--window 2^63 - 1 with the off-by-one mistake: W + 1 does not wrap" \
+  trace --mask window --window 9223372036854775807 --mistake window_off_by_one --stage mask --format json
+check "... every key stays in the window" \
+  bash -c "jq -e '[.stages[] | select(.name == \"mask\") | .tensors.mask.data | flatten[]] | all' '$work/out'"
+
+# --- 11. rope's base: angles float32 holds, the value as given ----------------------------------
+expect_error "--rope-base 1e-320: angles inf or nan, refused" 2 \
+  "attn: error: --rope-base 1e-320: rope's angles pos / base^(2/4) are not finite: base^(2/4) is 0 in float32, so inv_freq[1] is inf (and the angles inf or nan); give a larger base" \
+  trace --pos rope --rope-base 1e-320
+expect_error "--rope-base 1e-400: below a double, not refused as 0" 2 \
+  "attn: error: --rope-base 1e-400: expected a number a double holds; this one is too small and would read as 0" \
+  trace --pos rope --rope-base 1e-400
+expect_ok "--rope-base 1e-30 still runs" trace --pos rope --rope-base 1e-30 --stage rope --format json
+check "... with finite cos and sin" jq -e '[.stages.rope.tensors.cos.data, .stages.rope.tensors.sin.data | flatten[] | numbers] | length == 32' "$work/out"
+"$attn" trace --pos rope --seq 2 --format json >rope-dump.json
+$py -c "import json; d = json.load(open('rope-dump.json')); d['config']['rope_base'] = 1e-300; json.dump(d, open('rope-tiny.json', 'w'))"
+expect_error "a dump's rope_base 1e-300: names the key" 1 \
+  "attn: error: --from rope-tiny.json: config \"rope_base\" is 1e-300; expected a base rope can use: rope's angles pos / base^(2/4) are not finite: base^(2/4) is 0 in float32, so inv_freq[1] is inf (and the angles inf or nan); give a larger base" \
+  trace --from rope-tiny.json
+llama_tiny=$work/llama-tiny && mkdir -p "$llama_tiny" && cp "$llama"/* "$llama_tiny"/
+$py -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d['rope_theta'] = 1e-300; json.dump(d, open(p, 'w'))" "$llama_tiny/config.json"
+run trace --params "$llama_tiny/model.safetensors"
+check "a config.json's rope_theta 1e-300: names the key, exit 1" \
+  bash -c "[ $rc -eq 1 ] && grep -q 'config.json: rope_theta is 1e-300: rope.s angles pos / base^(2/' '$work/err'"
+"$attn" trace --mask causal --fill -1e9 --format json >fill-dump.json
+$py -c "import json; d = json.load(open('fill-dump.json')); d['config']['fill'] = -1e39; d['config'].pop('fill_text'); json.dump(d, open('fill-big.json', 'w'))"
+expect_error "a dump's fill -1e39 is refused, not replayed as -inf" 1 \
+  "attn: error: --from fill-big.json: config \"fill\" is -1e+39; expected \"-inf\" or a number float32 holds" \
+  trace --from fill-big.json
+
 finish

@@ -122,6 +122,19 @@ for m in log_softmax sigmoid_instead_of_softmax scale_multiplied; do
   script_runs "py: --mistake $m" --batch 2 --seq 4 --mask causal+padding --lengths 3,1 --mistake $m
 done
 script_runs "py: --mistake alibi_sign: slopes · (i - j)" --pos alibi --past 3 --seq 2 --heads 4 --mask causal --mistake alibi_sign
+# numbers Python reads back exactly: floats with an exponent, never 0 ** nor an integer past int64
+script_runs "py: --rope-base 1e-30 (1e-30 ** ..., not 0 ** ...)" --pos rope --rope-base 1e-30
+script_runs "py: --rope-base 1e30 (1e+30, not an integer PyTorch cannot unpack)" --pos rope --rope-base 1e30
+script_runs "py: --fill -100000000000000000000 (-1e+20, not an integer PyTorch cannot unpack)" \
+  --mask causal --fill -100000000000000000000
+script_runs "py: --safe-softmax with an all-masked row: 0 weights there, as attn" \
+  --batch 2 --mask padding --lengths 0,3 --safe-softmax
+# the first line holds the command: PEP 263 reads "coding:" there as the file's encoding, and a
+# byte that is not UTF-8 makes the file unreadable
+"$attn" trace --seed 1 --format py --out "$work/coding:latin-x.py" 2>/dev/null
+queue "py: an --out name holding 'coding:' on the first line" script_passes "$work/coding:latin-x.py"
+"$attn" trace --seed 1 --format py --out "$work/"$'byte\xff.py' 2>/dev/null
+queue "py: an --out name holding the byte 0xff on the first line" script_passes "$work/"$'byte\xff.py'
 report_queued
 # The scripts below are written first, then run in one batch (later FILE: FILE's output in
 # FILE.ran, its exit status in FILE.ran.rc), then checked.
@@ -132,6 +145,27 @@ status_of() { cat "$1.ran.rc" 2>/dev/null; }
 check "py: --mistake alibi_sign writes the flipped distance" grep -q '^bias = (slopes.view(H, 1, 1) \* (i - j).float()).unsqueeze(0)$' "$work/sign.py"
 sed 's/(i - j).float()/(j - i).float()/' "$work/sign.py" >"$work/sign-wrong.py"
 later "$work/sign-wrong.py"
+
+# attn mask's build lines, run in torch after its setup lines, make the masks it shows: a
+# window in a decoding step measures from the queries' positions N..N+Sq-1
+cat >"$work/mask_lines.py" <<'PY'
+import json, sys
+import torch
+doc = json.load(sys.stdin)
+names = {"torch": torch}
+exec(doc["setup"], names)
+for conv in doc["conventions"]:
+    made = eval(conv["torch"], names)
+    names[conv["name"]] = made
+    data = json.loads(json.dumps(conv["data"]).replace('"-inf"', "-Infinity"))  # -inf is written as a string
+    want = torch.tensor(data, dtype=torch.bool if conv["dtype"] == "bool" else torch.float32)
+    assert torch.equal(made.reshape(want.shape), want), conv["name"] + ": " + conv["torch"]
+PY
+for args in "--past 4 --seq 2 --mask causal+window --window 2" "--past 3 --seq 3 --mask window --window 1" \
+            "--seq 3 --kv-seq 5 --mask window --window 1"; do
+  check "attn mask $args: the build lines make the masks shown" \
+    sh -c "'$attn' mask $args --format json | '$python' '$work/mask_lines.py'"
+done
 
 # the notebook run's script, for what follows
 "$attn" trace "${notebook[@]}" --format py --out "$work/nb.py"

@@ -69,6 +69,10 @@ def past(h):
 write("past_end.safetensors", own, past)
 with open("header_past_file.safetensors", "wb") as f:
     f.write(struct.pack("<Q", 99999999) + b'{"w_q": ')
+for name, shape in (("zero_size", [0, 2**63]), ("zero_size_3", [0, 2**62, 4])):  # no data, but strides of 2^63
+    text = json.dumps({"w_q": {"dtype": "F32", "shape": shape, "data_offsets": [0, 0]}}).encode()
+    with open(name + ".safetensors", "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
 with open("header_too_big.safetensors", "wb") as f:
     f.write(struct.pack("<Q", 2**63) + b"{}")
 write("big.safetensors", [("w_q", "F32", [256, 256], bytes(256 * 256 * 4))])
@@ -99,6 +103,12 @@ expect_refusal "bytes after the last tensor (a polyglot file)" 1 \
 expect_refusal "a shape whose size overflows" 1 \
   "attn: error: --params overflow.safetensors: w_q: shape [4294967296,4294967296,2] of F32 needs more bytes than any file holds" \
   trace --params overflow.safetensors
+expect_refusal "a zero size beside 2^63: refused before any tensor is made (its stride would overflow)" 1 \
+  "attn: error: --params zero_size.safetensors: w_q: shape [0,9223372036854775808] of F32 has more elements than any tensor holds" \
+  trace --params zero_size.safetensors
+expect_refusal "a zero size beside 2^62 x 4" 1 \
+  "attn: error: --params zero_size_3.safetensors: w_q: shape [0,4611686018427387904,4] of F32 has more elements than any tensor holds" \
+  trace --params zero_size_3.safetensors
 limit_kb=400000 expect_refusal "40 GB claimed past the end of the data, under a 400 MB address space" 1 \
   "attn: error: --params past_end.safetensors: w_o: data_offsets [864,40000000864] end past the 1152 bytes of data after the header (a truncated file?)" \
   trace --params past_end.safetensors

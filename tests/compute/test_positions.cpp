@@ -3,13 +3,18 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/positions.hpp"
+#include "attn/compute/stage_table.hpp"
 #include "attn/compute/torch_trig.hpp"
+#include "attn/io/npz.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -32,6 +37,22 @@ TEST_CASE("alibi slopes: geometric for H a power of 2, interleaved extras otherw
     CHECK(attn::alibi_slopes(1) == std::vector<float>{0.00390625f});
     CHECK(attn::alibi_bias_at(0.25f, 3, 0) == -0.75f);  // -m·(i - j): the key 3 back
     CHECK(attn::alibi_bias_at(0.25f, 1, 3) == 0.5f);
+}
+
+TEST_CASE("alibi: the formula line's rule gives get_slopes' slopes for every H, powers of 2 or not") {
+    const std::string formula(attn::info_of(attn::stage_id::alibi).formula);
+    CHECK(formula.find("m_h = 2^(-8(h+1)/P) for h < P = 2^⌊log2 H⌋, then 2^(-4(2(h-P)+1)/P)") != std::string::npos);
+    for (std::int64_t H = 1; H <= 24; ++H) {
+        std::int64_t P = 1;
+        while (2 * P <= H) P *= 2;
+        const std::vector<float> slopes = attn::alibi_slopes(H);
+        for (std::int64_t h = 0; h < H; ++h) {
+            const double exponent = h < P ? -8.0 * double(h + 1) / double(P) : -4.0 * double(2 * (h - P) + 1) / double(P);
+            CAPTURE(H);
+            CAPTURE(h);
+            CHECK(slopes[std::size_t(h)] == doctest::Approx(std::pow(2.0, exponent)).epsilon(1e-6));
+        }
+    }
 }
 
 TEST_CASE("rope: one pair rotated by hand, half and interleaved") {
@@ -69,6 +90,34 @@ TEST_CASE("torch_cos, torch_sin: each argument's bits whatever its lane (the las
     }
     attn::torch_sin(x.data(), together.data(), x.size());
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(within_one_ulp(together[i], std::sin(static_cast<double>(x[i]))));
+}
+
+TEST_CASE("rope at positions 0..2047: PyTorch's cos and sin to the bit, both styles, dk 6, 8 and 16") {
+    // make_rope_long_fixtures.py: past 125 radians SLEEF sends a whole vector of 8 down its
+    // slow path, so cos and sin must be taken over torch's own emb [S,dk] (rope.sin[124,0] at dk 8)
+    if (!attn::torch_trig_is_sleef()) return;  // rounded doubles: within an ulp (make_position_fixtures.py)
+    for (const auto style : {attn::rope_pairing::half, attn::rope_pairing::interleaved})
+        for (const std::int64_t dk : {6, 8, 16}) {
+            const std::string name = std::string("rope_") + (style == attn::rope_pairing::half ? "half" : "interleaved") +
+                                     "_dk" + std::to_string(dk);
+            CAPTURE(name);
+            const auto torch = attn::read_npz(reference_path("rope_long/" + name + ".npz"), name);
+            attn::config c;
+            c.d_model = dk;
+            c.heads = 1;
+            c.rope_style = style;
+            const attn::rope_angles a = attn::make_rope_angles(c, 0, 2048, style);
+            for (const auto& [tensor, mine] : {std::pair{"cos", &a.cos}, std::pair{"sin", &a.sin}}) {
+                const xt::xarray<float>& want = torch.at(tensor).values;
+                REQUIRE(want.shape() == mine->shape());
+                std::size_t differ = 0, first = want.size();
+                for (std::size_t e = 0; e < want.size(); ++e)
+                    if (std::memcmp(&want.data()[e], &mine->data()[e], sizeof(float)) != 0 && differ++ == 0) first = e;
+                CAPTURE(tensor);
+                CAPTURE(first);
+                CHECK(differ == 0);
+            }
+        }
 }
 
 TEST_CASE("sinusoidal: row 0 is sin 0, cos 0; row 1 starts sin 1, cos 1") {

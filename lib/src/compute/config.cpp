@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <limits>
 
+#include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
+#include "attn/compute/rope_frequencies.hpp"
 
 namespace attn {
 namespace {
@@ -64,9 +66,10 @@ void validate_cache(const config& c) {
     if (c.d_kv_in != c.d_in)
         throw usage_error(past + " is a decoding step of self-attention: --d-kv-in " + std::to_string(c.d_kv_in) +
                           " must equal --d-in " + std::to_string(c.d_in) + " (or be left out)");
-    if (c.kv_seq != c.past + c.seq)
+    const std::int64_t keys = decoding_step_keys(c.past, c.seq);
+    if (c.kv_seq != keys)
         throw usage_error("--kv-seq " + std::to_string(c.kv_seq) + " must equal --past " + std::to_string(c.past) +
-                          " + --seq " + std::to_string(c.seq) + " = " + std::to_string(c.past + c.seq) +
+                          " + --seq " + std::to_string(c.seq) + " = " + std::to_string(keys) +
                           " (the keys are the cached tokens and the new ones; or leave --kv-seq out)");
 }
 
@@ -84,6 +87,10 @@ void validate_positions(const config& c) {
                           " is odd; give an even head width");
     if (!(c.rope_base > 0.0) || !std::isfinite(c.rope_base))
         throw usage_error("--rope-base " + shortest(c.rope_base) + " must be a finite number above 0 (10000 by default)");
+    if (c.pos == position_encoding::rope) {  // its angles at the last position, past + seq - 1
+        const std::string problem = rope_base_problem(c.rope_base, static_cast<std::size_t>(c.head_dim()), c.past + c.seq - 1);
+        if (!problem.empty()) throw usage_error("--rope-base " + shortest(c.rope_base) + ": " + problem);
+    }
     if (c.pos == position_encoding::sinusoidal) {
         if (c.from_projections)
             throw usage_error("--pos sinusoidal adds its table to x before the projections, but --q --k --v start the "
@@ -104,14 +111,21 @@ void validate_positions(const config& c) {
 
 }  // namespace
 
+std::int64_t decoding_step_keys(std::int64_t past, std::int64_t seq) {
+    const std::optional<std::int64_t> keys = checked_add(past, seq);
+    if (!keys)
+        throw usage_error("--past " + std::to_string(past) + ": Sk = N + Sq = " + std::to_string(past) + " + " +
+                          std::to_string(seq) + " does not fit a 64-bit size; give a smaller --past");
+    return *keys;
+}
+
 void check_addressable(const config& c) {
     const std::int64_t B = c.batch, H = c.heads, Sq = c.seq, Sk = c.kv_seq, D = c.d_model;
     const auto check = [](const char* letters, std::initializer_list<std::int64_t> sizes) {
-        constexpr std::uint64_t max_addressable_bytes = std::uint64_t(1) << 47;  // 128 TiB
-        std::uint64_t bytes = 4;  // float32
+        std::optional<std::uint64_t> bytes = 4;  // float32
         for (const std::int64_t s : sizes)
-            if (s <= 0 || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(s), &bytes) ||
-                bytes > max_addressable_bytes)
+            if (s <= 0 || !(bytes = checked_mul<std::uint64_t>(*bytes, static_cast<std::uint64_t>(s))) ||
+                *bytes > max_tensor_bytes)
                 throw usage_error("these sizes make a tensor " + sizes_text(letters, sizes) +
                                   " of more than 128 TiB, more than a 64-bit machine can address; give smaller sizes");
     };

@@ -78,7 +78,8 @@ const bool* mask_rows::row(std::size_t b, std::size_t i, bool* scratch) const {
     std::int64_t diagonal = m.causal_align == causal_alignment::lower_right ? sk_ - sq_ : 0;
     if (wrong_ == mistake::causal_misaligned) diagonal = diagonal == 0 ? sk_ - sq_ : 0;  // the other alignment
     if (wrong_ == mistake::diagonal_masked) diagonal -= 1;  // torch.tril(ones, -1): the diagonal excluded
-    std::int64_t window = m.window ? *m.window_size : 0;
+    // no |i - j| is more than Sq + N + Sk: a wider --window is that (and +1 cannot wrap)
+    std::int64_t window = m.window ? std::min(*m.window_size, sq_ + first_query_ + sk_) : 0;
     if (wrong_ == mistake::window_off_by_one) window += way_ == 0 ? -1 : 1;  // |i - j| < W, or <= W + 1
     const bool on_queries = wrong_ == mistake::padding_on_queries;     // i < length instead of j < length
     // the kinds applied: causal_only and padding_only leave the others out

@@ -38,17 +38,6 @@ std::vector<double> slopes_in_doubles(std::int64_t n) {
 
 }  // namespace
 
-std::vector<float> rope_inverse_frequencies(double base, std::size_t head_dim) {
-    // torch.arange(0, dk, 2).float() / dk: float32; base ** that: pow, correctly rounded to float32
-    // (measured equal to torch for dk 2..128 and bases 10, 1e4, 5e5); 1.0 / it in float32
-    std::vector<float> inv(head_dim / 2);
-    for (std::size_t i = 0; i < inv.size(); ++i) {
-        const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-        inv[i] = 1.0f / static_cast<float>(std::pow(base, static_cast<double>(exponent)));
-    }
-    return inv;
-}
-
 rope_pairing rotation_pairing(const config& c) {
     if (c.mistake != mistake::rope_pairs_mixed) return c.rope_style;
     return c.rope_style == rope_pairing::half ? rope_pairing::interleaved : rope_pairing::half;
@@ -58,21 +47,23 @@ rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t co
     const auto dk = static_cast<std::size_t>(c.head_dim()), half = dk / 2;
     const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, dk);
     rope_angles a{xt::xarray<float>::from_shape({count, dk}), xt::xarray<float>::from_shape({count, dk})};
-    std::vector<float> angles(count * half), cos(count * half), sin(count * half);  // freqs [count, dk/2]
+    // emb [count,dk], laid out as torch's: half, cat((freqs, freqs), -1), i and i + dk/2;
+    // interleaved, freqs.repeat_interleave(2, -1), 2i and 2i + 1. Held in a.sin until sin replaces it.
+    xt::xarray<float>& emb = a.sin;
     for (std::size_t p = 0; p < count; ++p) {
         const auto t = static_cast<float>(first + static_cast<std::int64_t>(p));  // torch.arange(..).float()
-        for (std::size_t i = 0; i < half; ++i) angles[p * half + i] = t * inv[i];  // torch.outer(t, inv_freq)
-    }
-    torch_cos(angles.data(), cos.data(), angles.size());  // emb.cos(), emb.sin(): each angle's bits
-    torch_sin(angles.data(), sin.data(), angles.size());  // are the same wherever emb holds it
-    for (std::size_t p = 0; p < count; ++p)
         for (std::size_t i = 0; i < half; ++i) {
-            // half: emb = cat((freqs, freqs)): i and i + dk/2; interleaved: 2i and 2i + 1
-            const std::size_t a0 = pairing == rope_pairing::half ? i : 2 * i;
-            const std::size_t a1 = pairing == rope_pairing::half ? i + half : 2 * i + 1;
-            a.cos(p, a0) = a.cos(p, a1) = cos[p * half + i];
-            a.sin(p, a0) = a.sin(p, a1) = sin[p * half + i];
+            const float angle = t * inv[i];  // torch.outer(t, inv_freq)
+            emb(p, pairing == rope_pairing::half ? i : 2 * i) = angle;
+            emb(p, pairing == rope_pairing::half ? i + half : 2 * i + 1) = angle;
         }
+    }
+    // emb.cos(), emb.sin() over emb itself, 8 elements at a time from its start, as torch maps
+    // them: SLEEF's vector functions give an element's last bit by its neighbours (a lane past
+    // 125 radians sends all 8 down the slow path), so the same angle may differ by 1 ulp
+    // between [S,dk/2] and [S,dk]
+    torch_cos(emb.data(), a.cos.data(), emb.size());
+    torch_sin(emb.data(), a.sin.data(), emb.size());  // in place
     return a;
 }
 

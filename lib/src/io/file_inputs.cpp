@@ -367,7 +367,7 @@ void resolve_sizes(config& c, const size_table& sizes, const config* r, bool key
             throw usage_error(sizes.source(Sk) + ", which leaves no new token after --past " + std::to_string(c.past) +
                               " (Sk = N + Sq, Sq >= 1)");
         c.seq = sizes.get_or(Sq, sizes.known(Sk) ? sizes.get(Sk) - c.past : (r ? r->seq : 4));
-        c.kv_seq = sizes.get_or(Sk, c.seq + c.past);
+        c.kv_seq = sizes.known(Sk) ? sizes.get(Sk) : decoding_step_keys(c.past, c.seq);
     }
     c.batch = sizes.get_or(B, r ? r->batch : 1);
     if (c.past == 0) c.seq = sizes.get_or(Sq, r ? r->seq : (key_padding_given && sizes.known(Sk) ? sizes.get(Sk) : 4));

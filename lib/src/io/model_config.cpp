@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "attn/compute/error.hpp"
+#include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/json_document.hpp"
 
 namespace attn {
@@ -100,6 +101,12 @@ void take_positions(config& c, const model_layer& m, const std::optional<hf_conf
     c.rope_style = rope_pairing::half;  // Hugging Face's rotate_half
     if (json && json->rope_theta)
         c.rope_base = *json_else_flag(json, &hf_config::rope_theta, &hf_config::rope_theta_key, flags.rope_base, "--rope-base");
+    const auto q = m.weights.find("w_q");  // w_q [D,Din]: dk = D / H (position 0: the angles' inv_freq)
+    const std::int64_t D = q != m.weights.end() && !q->second.shape.empty() ? static_cast<std::int64_t>(q->second.shape[0]) : 0;
+    const std::string problem =
+        c.heads > 0 && D % c.heads == 0 ? rope_base_problem(c.rope_base, static_cast<std::size_t>(D / c.heads), 0) : "";
+    if (json && json->rope_theta && !problem.empty())
+        throw error(json->what + ": " + json->rope_theta_key + " is " + shortest_text(c.rope_base) + ": " + problem);
 }
 
 }  // namespace

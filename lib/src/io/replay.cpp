@@ -15,9 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/json_document.hpp"
 #include "attn/io/npz.hpp"
 
@@ -140,7 +142,9 @@ void read_mask_keys(config_keys& k, mask_spec& m) {
 void read_fill_keys(config_keys& k, config& c) {
     const json& fill = k.at("fill");
     if (fill.is_string() && fill.get<std::string>() == "-inf") c.fill = -std::numeric_limits<float>::infinity();
-    else if (fill.is_number() && fill_underflow(fill.get<double>()).empty()) c.fill = float_of(fill.get<double>());
+    else if (fill.is_number() && std::isfinite(float_of(fill.get<double>())) &&  // -1e39 is no -inf
+             fill_underflow(fill.get<double>()).empty())
+        c.fill = float_of(fill.get<double>());
     else k.wrong("fill", "\"-inf\" or a number float32 holds");
     if (k.has("fill_text")) {  // as typed ("-1e9"): printed in formulas, so it must say the same number
         const std::string typed = k.text("fill_text");
@@ -350,13 +354,9 @@ loaded_tensor tensor_from_json(const json& t, const std::string& what) {
         if (!s.is_number_unsigned()) throw error(what + ": \"shape\" is " + json_excerpt(shape) + "; expected a list of sizes");
         out.shape.push_back(s.get<std::size_t>());
     }
-    // Every stride (a product of sizes, in float32 bytes) must fit a signed 64-bit offset,
-    // even when a zero size elsewhere makes the data empty: [0, 2^62, 2^62].
-    std::uint64_t stride_bytes = sizeof(float);
-    for (const std::size_t size : out.shape)
-        if (size != 0 && (__builtin_mul_overflow(stride_bytes, std::uint64_t{size}, &stride_bytes) ||
-                          stride_bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
-            throw error(what + ": \"shape\" " + tensor_index_text(out.shape) + " has more elements than any tensor holds");
+    // every stride must fit, even when a zero size elsewhere makes the data empty: [0, 2^62, 2^62]
+    if (!shape_fits(out.shape, sizeof(float)))
+        throw error(what + ": \"shape\" " + tensor_index_text(out.shape) + " has more elements than any tensor holds");
     out.boolean = t.contains("dtype") && t.at("dtype") == "bool";
     std::vector<float> values;
     std::vector<std::size_t> index;
@@ -664,6 +664,12 @@ config config_from_json(const json& j, const std::string& what) {
     c.dropout.train = k.has("train") && k.flag("train");
     if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
     if (k.has("past")) c.past = k.whole("past");  // --past N, a decoding step (absent in older dumps: 0)
+    if (c.past > 0 && !checked_add(c.past, c.seq))
+        k.wrong("past", "a cache length N with N + seq (" + std::to_string(c.seq) + ") within a 64-bit size");
+    if (c.pos == position_encoding::rope && c.seq >= 1 && c.heads > 0 && c.d_model % c.heads == 0 && c.head_dim() % 2 == 0) {
+        const std::string problem = rope_base_problem(c.rope_base, static_cast<std::size_t>(c.head_dim()), c.past + c.seq - 1);
+        if (!problem.empty()) k.wrong("rope_base", "a base rope can use: " + problem);
+    }
     if (k.has("kv_heads")) c.kv_heads = k.whole("kv_heads") == c.heads ? 0 : k.whole("kv_heads");  // --kv-heads G
     if (k.has("flash_block")) c.flash_block = k.whole("flash_block");
     // a model's own layer: BERT's and nn.MultiheadAttention's replay from their params; a layer

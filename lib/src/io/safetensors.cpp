@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/io/json_document.hpp"
 
@@ -226,9 +227,9 @@ private:
 /// The elements of `shape`, or nullopt when their count overflows 64 bits.
 std::optional<std::uint64_t> st_elements(const std::vector<std::size_t>& shape) {
     if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;  // empty, whatever the other sizes
-    std::uint64_t n = 1;
+    std::optional<std::uint64_t> n = 1;
     for (const std::size_t s : shape)
-        if (__builtin_mul_overflow(n, s, &n)) return std::nullopt;
+        if (!(n = checked_mul<std::uint64_t>(*n, s))) return std::nullopt;
     return n;
 }
 
@@ -251,6 +252,8 @@ void check_entries(const st_header& h, const std::string& what) {
         const std::string holding = "shape " + tensor_index_text(e.shape) + " of " + quoted_field(e.dtype);
         if (!elements || (bits && *elements > std::numeric_limits<std::uint64_t>::max() / bits))
             throw error(where + ": " + holding + " needs more bytes than any file holds");
+        if (!shape_fits(e.shape, sizeof(float)))  // read as float32; a zero size keeps the others' strides
+            throw error(where + ": " + holding + " has more elements than any tensor holds");
         if (bits == 0) continue;  // a dtype the crate does not name: its size is unknown
         if (*elements * bits % 8 != 0)
             throw error(where + ": " + holding + " is " + std::to_string(*elements * bits) + " bits, not whole bytes");

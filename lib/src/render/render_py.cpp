@@ -5,6 +5,7 @@
 #include "attn/render/render_py.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <charconv>
 #include <vector>
 #include <cmath>
@@ -217,11 +218,46 @@ void write_py_comment(std::ostream& out, const std::string& text) {
     for (const std::string& row : table::wrap_words(text, py_comment_width)) out << "# " << row << '\n';
 }
 
+/// The bytes of a well-formed UTF-8 character at text[i], or 0.
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    const std::size_t n = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+    if (n == 0 || i + n > text.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return 0;
+    const auto b1 = static_cast<unsigned char>(n > 1 ? text[i + 1] : 0);
+    if ((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 > 0x9F) || (b == 0xF0 && b1 < 0x90) || (b == 0xF4 && b1 > 0x8F))
+        return 0;  // overlong, a surrogate, past U+10FFFF
+    return n;
+}
+
+/// The command as the script's first line, a comment Python reads: one line (a control
+/// character is '?'), UTF-8 (a byte that is not is written \xff), and no encoding
+/// declaration (PEP 263: "coding:" or "coding=" on line 1 or 2 names the file's encoding;
+/// it is written "coding\x3a").
+std::string py_first_line(const std::string& command) {
+    std::string line;
+    for (std::size_t i = 0; i < command.size();) {
+        const std::size_t n = utf8_length(command, i);
+        const auto b = static_cast<unsigned char>(command[i]);
+        if (n == 0) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", b);
+            line += hex;
+            ++i;
+            continue;
+        }
+        line += n == 1 && (b < 0x20 || b == 0x7F) ? std::string("?") : command.substr(i, n);
+        i += n;
+    }
+    for (std::size_t at = 0; (at = line.find("coding", at)) != std::string::npos; at += 6)
+        if (at + 6 < line.size() && (line[at + 6] == ':' || line[at + 6] == '='))
+            line.replace(at + 6, 1, line[at + 6] == ':' ? "\\x3a" : "\\x3d");
+    return line;
+}
+
 void write_py_header(const config& c, const std::string& command, std::ostream& out) {
-    std::string line = command;  // one comment line: a newline in an argument would end it
-    for (char& ch : line)
-        if (static_cast<unsigned char>(ch) < 0x20) ch = '?';
-    out << "# " << line << "\n#\n";
+    out << "# " << py_first_line(command) << "\n#\n";
     write_py_comment(out,
                   "Multi-head attention in PyTorch, stage by stage, each stage checked against the numbers attn "
                   "computed for the same run (within 1e-6, NaN where attn has NaN). Run it with python3 and "

@@ -98,7 +98,7 @@ std::optional<structure_finding> read_structure(const trace& right, std::string_
                             "weight_where_masked",
                             where + ": " + kinds + (several ? " were" : " was") +
                                 " not applied there; fill the forbidden scores with " +
-                                (std::isinf(c.fill) ? std::string("float('-inf')") : fill_text(c)) +
+                                python_fill(c) +
                                 " before the softmax: scores.masked_fill(mask == 0, ...)",
                             where};
                     }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/compute/attention.hpp"
+#include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/io/json_document.hpp"
 #include "attn/io/replay.hpp"
@@ -79,7 +80,13 @@ config exercise_config(json j, const std::string& path) {
     fill_in("seq", 4);
     fill_in("past", 0);  // a decoding step (--past N): Sk = N + Sq, causal aligned lower-right
     const bool step = j["past"].is_number_integer() && j["past"].get<std::int64_t>() > 0;
-    if (step && j["seq"].is_number_integer()) fill_in("kv_seq", j["seq"].get<std::int64_t>() + j["past"].get<std::int64_t>());
+    if (step && j["seq"].is_number_integer()) {
+        const auto keys = checked_add(j["seq"].get<std::int64_t>(), j["past"].get<std::int64_t>());
+        if (!keys)
+            throw error(path + ": config \"past\" is " + j["past"].dump() + " and \"seq\" " + j["seq"].dump() +
+                        ": Sk = past + seq does not fit a 64-bit size");
+        fill_in("kv_seq", *keys);
+    }
     if (step) fill_in("causal_align", "lower-right");
     fill_in("kv_seq", j["seq"]);
     fill_in("d_model", 8);

@@ -508,13 +508,13 @@ stage_explanation explain_rope(const config& c, const run_shapes& r) {
     const bool half = c.rope_style == rope_pairing::half;
     const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, r.dk);
     e.words = say(r, half ? "rope.words.half" : "rope.words.interleaved",
-                  {{"first", first}, {"last", first + static_cast<std::int64_t>(r.Sq) - 1}, {"base", short_number(c.rope_base)},
+                  {{"first", first}, {"last", first + static_cast<std::int64_t>(r.Sq) - 1}, {"base", exact_number(c.rope_base)},
                    {"pairs", r.dk / 2}, {"fast", inv.empty() ? "1" : short_number(inv.front())},
                    {"slow", inv.empty() ? "1" : short_number(inv.back())}});
     e.shapes = "cos, sin " + shape_text({r.Sq, r.dk}) + "; q " + r.bhsd(r.Sq) + " · cos + rotated(q) · sin -> " +
                r.bhsd(r.Sq) + "; k " + shape_text({r.B, r.G, r.N > 0 ? r.Sq : r.Sk, r.dk}) +
                " likewise; v is not rotated";
-    e.torch = "inv_freq = 1.0 / (" + short_number(c.rope_base) + " ** (torch.arange(0, dk, 2).float() / dk)); "
+    e.torch = "inv_freq = 1.0 / (" + python_number(c.rope_base) + " ** (torch.arange(0, dk, 2).float() / dk)); "
               "freqs = torch.outer(torch.arange(" + str(first) + ", " + str(first + static_cast<std::int64_t>(r.Sq)) +
               ").float(), inv_freq); " +
               (half ? "emb = torch.cat((freqs, freqs), -1); cos, sin = emb.cos(), emb.sin(); "
@@ -642,7 +642,7 @@ stage_explanation explain_masked(const config& c, const run_shapes& r) {
     const bool inf = std::isinf(c.fill);
     e.words = say(r, "masked.words", {{"fill", fill}});
     e.shapes = say(r, "masked.shapes", {{"mask_shape", shape_text({r.B, 1, r.Sq, r.Sk})}});
-    e.torch = std::string("masked = ") + (c.pos == position_encoding::alibi ? "biased" : "scaled") + ".masked_fill(~mask, " + (inf ? std::string("float('-inf')") : fill) + ")";
+    e.torch = std::string("masked = ") + (c.pos == position_encoding::alibi ? "biased" : "scaled") + ".masked_fill(~mask, " + python_fill(c) + ")";
     e.memory = say(r, "masked.memory");
     // -inf gives exactly 0; a large negative fill underflows to 0; a small one is only a number
     e.why = say(r, inf ? "masked.why.inf" : c.fill <= -1e4f ? "masked.why.large" : "masked.why.small",
@@ -657,7 +657,10 @@ stage_explanation explain_softmax(const config& c, const run_shapes& r) {
     const std::int64_t rows = r.B * r.H * r.Sq;
     e.words = say(r, "softmax.words");
     e.shapes = say(r, "softmax.shapes", {{"rows", rows}, {"s_rows", plural(rows)}});
-    e.torch = "weights = torch.softmax(" + std::string(softmax_input(c)) + ", dim=-1)";
+    const std::string in = softmax_input(c);
+    e.torch = "weights = torch.softmax(" + in + ", dim=-1)";
+    if (c.safe_softmax)  // torch._safe_softmax: a row that is all -inf gets 0 weights, not nan
+        e.torch += ".masked_fill((" + in + " == float('-inf')).all(dim=-1, keepdim=True), 0.0)";
     e.memory = say(r, "softmax.memory");
     e.why = say(r, "softmax.why");
     return e;
@@ -770,7 +773,7 @@ stage_explanation explain_flash(const config& c, const run_shapes& r) {
     e.torch = "for j in range(0, Sk, " + str(N) +
               "): s = (q @ k[:, :, j:j+N].transpose(-2, -1)) / math.sqrt(dk)" + (c.mask.any() ? "; s = s.masked_fill(~mask[..., j:j+N], fill)" : "") +
               "; m_new = torch.maximum(m, s.amax(-1)); m_safe = torch.where(m_new == -inf, 0, m_new); "
-              "rescale = torch.exp(m - m_safe); p = torch.exp(s - m_safe[..., None]); l = rescale * l + p.sum(-1); "
+              "rescale = torch.exp(m - m_safe); p = torch.exp(s - m_safe[..., None]); l = rescale * l + sum(p.unbind(-1)); "
               "acc = rescale[..., None] * acc + p @ v[:, :, j:j+N]; m = m_new.  Then context = acc / l[..., None]";
     const auto bytes = [](std::size_t floats) { return format_bytes(static_cast<std::uint64_t>(floats) * 4); };
     e.memory = say(r, "flash.memory",

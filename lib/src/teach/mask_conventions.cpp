@@ -56,9 +56,11 @@ std::vector<term> mask_terms(const config& c) {
     if (m.padding)
         terms.push_back({"torch.arange(Sk) < lengths[:, None]", "torch.arange(Sk) >= lengths[:, None]", term::per_key,
                          true});
-    if (m.window)
-        terms.push_back({"(torch.arange(Sq)[:, None] - torch.arange(Sk)).abs() <= W",
-                         "(torch.arange(Sq)[:, None] - torch.arange(Sk)).abs() > W", term::square, true});
+    if (m.window) {  // the queries' positions among the keys': N..N+Sq-1 in a decoding step (--past N)
+        const std::string queries = first_query_position(c) > 0 ? "torch.arange(N, N + Sq)" : "torch.arange(Sq)";
+        terms.push_back({"(" + queries + "[:, None] - torch.arange(Sk)).abs() <= W",
+                         "(" + queries + "[:, None] - torch.arange(Sk)).abs() > W", term::square, true});
+    }
     if (m.random) {
         const std::string p = shortest(m.random_keep);
         terms.push_back({"rand < " + p, "rand >= " + p, term::per_batch, true});
@@ -110,6 +112,8 @@ std::string setup_lines(const config& c, const xt::xarray<bool>& files, bool hea
     if (m.padding)
         lines.push_back("lengths = torch.tensor([" + join(m.lengths, ", ") + "])  # valid keys per batch item");
     if (m.window) lines.push_back("W = " + std::to_string(m.window_size.value_or(0)));
+    if (m.window && first_query_position(c) > 0)
+        lines.push_back("N = " + std::to_string(first_query_position(c)) + "  # cached tokens: the queries are at N..N+Sq-1");
     if (m.random)
         lines.push_back("rand = torch.rand(B, Sq, Sk, generator=torch.Generator().manual_seed(" +
                         std::to_string(m.random_seed) + "))  # as torch.manual_seed(N); torch.rand(B,1,Sq,Sk)");

@@ -57,7 +57,7 @@ std::vector<prose_arg> mistake_values(const config& c) {
             {"divisor", wrong_divisor(c)},
             {"fill", fill_text(c)},
             {"wrong_fill", fill_to_string(wrong)},
-            {"right_python", python_fill(c.fill, fill_text(c))},
+            {"right_python", python_fill(c)},
             {"wrong_python", python_fill(wrong, wrong == -1e9f ? "-1e9" : "")},
             {"window", c.mask.window_size.value_or(0)},
             {"align", lower_right ? "lower-right" : "upper-left"},

@@ -1,6 +1,9 @@
 #include "attn/teach/stage_text.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -148,6 +151,30 @@ std::string short_number(double v) {
         if (s.back() == '.') s.pop_back();
     }
     return s;
+}
+
+std::string exact_number(double v) {
+    char text[64];
+    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+}
+
+std::string python_number(double v) {
+    if (std::isnan(v)) return "float('nan')";
+    if (std::isinf(v)) return v < 0 ? "float('-inf')" : "float('inf')";
+    std::string s = exact_number(v);
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+}
+
+std::string python_fill(const config& c) {
+    if (std::isinf(c.fill)) return c.fill < 0 ? "float('-inf')" : "float('inf')";
+    const std::string typed = fill_text(c);
+    const bool integer = typed.find_first_of(".eE") == std::string::npos;
+    if (!integer) return typed;
+    char* end = nullptr;
+    errno = 0;
+    (void)std::strtoll(typed.c_str(), &end, 10);
+    return errno == 0 && end == typed.c_str() + typed.size() ? typed : python_number(std::strtod(typed.c_str(), nullptr));
 }
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {

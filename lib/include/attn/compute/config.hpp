@@ -145,6 +145,10 @@ inline std::int64_t first_query_position(const config& c) { return c.past; }
 /// not divisible by --heads 4"). Sizes too large for memory are check_memory's (exit 1).
 void validate(const config& c);
 
+/// Sk of a decoding step, N + Sq (--past N, --seq Sq); a usage_error naming --past when the
+/// sum does not fit 64 bits.
+std::int64_t decoding_step_keys(std::int64_t past, std::int64_t seq);
+
 /// Throws usage_error when a tensor of the run ([B,H,Sq,Sk], [B,Sq,Din], [D,Din], ...) would
 /// take more than 2^47 bytes (128 TiB, what 64-bit user space can address), so that no size
 /// derived from the flags can overflow. Sizes must be positive.

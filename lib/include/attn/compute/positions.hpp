@@ -10,6 +10,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/rope_frequencies.hpp"
 #include "attn/compute/tensor.hpp"
 
 namespace attn {
@@ -27,8 +28,6 @@ rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t co
 /// (rotate_half where the run says interleaved, rotate_every_two where it says half).
 rope_pairing rotation_pairing(const config& c);
 
-/// inv_freq [dk/2]: the angle per position of each pair, 1 / base^(2i/dk).
-std::vector<float> rope_inverse_frequencies(double base, std::size_t head_dim);
 
 /// x [B,H',S,dk] (any strides) rotated: x·cos + rotate_half(x)·sin, rotate_half(x) = cat((-x2, x1), -1)
 /// (interleaved: rotate_every_two(x) = stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2)). A new

@@ -126,7 +126,7 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
     {stage_id::scaled, {7}, "scaled", "scores scaled by the square root of the head width", "Q·Kᵀ / √dk",
      {"scaled"}, true, stages(stage_id::scores), false, absent_unless::always_there},
     {stage_id::alibi, {7, 'a'}, "alibi", "a linear penalty for distance, one slope per head",
-     "bias[0,h,i,j] = -m_h·(i - j), m_h = 2^(-8(h+1)/H)",
+     "bias[0,h,i,j] = -m_h·(i - j), m_h = 2^(-8(h+1)/P) for h < P = 2^⌊log2 H⌋, then 2^(-4(2(h-P)+1)/P)",
      {"bias"}, false, 0, false, absent_unless::pos_alibi},
     {stage_id::biased, {7, 'b'}, "biased", "scaled scores plus the ALiBi bias", "scaled + bias",
      {"biased"}, true, stages(stage_id::scaled), false, absent_unless::pos_alibi},

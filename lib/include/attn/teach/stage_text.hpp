@@ -16,6 +16,17 @@ namespace attn {
 /// A number as the texts write it: up to four decimals, no trailing zeros (1.4142, 2, 0.5).
 std::string short_number(double v);
 
+/// The fewest digits that read back as the same double: 10000, 0.5, 1e-30, 1e+30.
+std::string exact_number(double v);
+
+/// A number as Python code writes it, reading back as the same double: the fewest digits,
+/// a float always (10000.0, 1e-30, 1e+30, never 0 nor an integer past int64), float('inf').
+std::string python_number(double v);
+
+/// The fill as a Python expression that gives the run's fill: float('-inf'), or the fill as
+/// typed (-1e9) unless Python would read it as an integer past int64 (then python_number).
+std::string python_fill(const config& c);
+
 /// The stage softmax reads in a run of `c`: "masked", else "biased" (ALiBi), else "scaled".
 const char* softmax_input(const config& c);
 
