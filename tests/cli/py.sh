@@ -132,9 +132,9 @@ script_runs "py: --safe-softmax with an all-masked row: 0 weights there, as attn
 # the first line holds the command: PEP 263 reads "coding:" there as the file's encoding, and a
 # byte that is not UTF-8 makes the file unreadable
 "$attn" trace --seed 1 --format py --out "$work/coding:latin-x.py" 2>/dev/null
-queue "py: an --out name holding 'coding:' on the first line" script_passes "$work/coding:latin-x.py"
+queue_passing "py: an --out name holding 'coding:' on the first line" "$work/coding:latin-x.py"
 "$attn" trace --seed 1 --format py --out "$work/"$'byte\xff.py' 2>/dev/null
-queue "py: an --out name holding the byte 0xff on the first line" script_passes "$work/"$'byte\xff.py'
+queue_passing "py: an --out name holding the byte 0xff on the first line" "$work/"$'byte\xff.py'
 report_queued
 # The scripts below are written first, then run in one batch (later FILE: FILE's output in
 # FILE.ran, its exit status in FILE.ran.rc), then checked.

@@ -41,7 +41,8 @@ def run_one(out, script, args):
 
 
 def main():
-    jobs = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip()]
+    # paths and arguments as the file system has them: bytes that are not UTF-8 kept (surrogateescape)
+    jobs = [line.rstrip("\n").split("\t") for line in open(sys.argv[1], errors="surrogateescape") if line.strip()]
     running = {}
     for out, script, *args in jobs:
         if len(running) == 2:
