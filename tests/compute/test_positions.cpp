@@ -107,7 +107,9 @@ TEST_CASE("rope at positions 0..2047: PyTorch's cos and sin to the bit, both sty
             c.heads = 1;
             c.rope_style = style;
             const attn::rope_angles a = attn::make_rope_angles(c, 0, 2048, style);
-            for (const auto& [tensor, mine] : {std::pair{"cos", &a.cos}, std::pair{"sin", &a.sin}}) {
+            for (const auto& entry : {std::pair{"cos", &a.cos}, std::pair{"sin", &a.sin}}) {
+                const char* const tensor = entry.first;  // not a structured binding: CAPTURE's lambda takes none in clang 14
+                const xt::xarray<float>* const mine = entry.second;
                 const xt::xarray<float>& want = torch.at(tensor).values;
                 REQUIRE(want.shape() == mine->shape());
                 std::size_t differ = 0, first = want.size();

@@ -78,10 +78,11 @@ TEST_CASE("the numbers the added stages had before they were lettered: 16 positi
     const std::pair<int, const char*> former[] = {{16, "positions"}, {17, "rope"},   {18, "cache"}, {19, "append"},
                                                   {20, "repeat_kv"}, {21, "alibi"},  {22, "biased"}, {23, "flash"},
                                                   {24, "norm"},      {25, "embed"}};
-    for (const auto& [number, name] : former) {
+    for (const auto& entry : former) {  // not a structured binding: CAPTURE's lambda cannot take one in clang 14
+        const int number = entry.first;
         CAPTURE(number);
         REQUIRE(attn::find_former_step(number) != nullptr);
-        CHECK(attn::find_former_step(number)->name == name);
+        CHECK(attn::find_former_step(number)->name == entry.second);
         CHECK(attn::find_former_step(number)->step < attn::stage_step{13});  // 0, or lettered from 2a to 12a
     }
     CHECK(attn::find_former_step(15) == nullptr);
