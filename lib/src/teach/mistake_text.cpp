@@ -68,7 +68,7 @@ std::vector<prose_arg> mistake_values(const config& c) {
             {"sk", c.kv_seq},
             {"align_note", lower_right ? "lower-right: the last query sees every key, as a KV-cache step needs"
                                        : "upper-left: query i sees keys j <= i, as torch.tril(ones) and is_causal"},
-            {"window_wider", c.mask.window_size.value_or(0) + 1},
+            {"window_wider", static_cast<std::uint64_t>(c.mask.window_size.value_or(0)) + 1},  // W >= 0: 2^63 fits
             {"G", c.kv_head_count()},
             {"per", c.heads / c.kv_head_count()},
             {"projections", projections_formula(c, c.mistake != mistake::weight_not_transposed,
