@@ -22,7 +22,7 @@
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/work.hpp"
 #include "attn/compute/memory.hpp"
-#include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
 #include "attn/io/output_file.hpp"
@@ -361,15 +361,15 @@ void choose_picture_stages(const trace_options& o, const attn::config& c, attn::
 /// `measured` says which.
 std::vector<progress_step> work_steps(const attn::config& c, const attn::stage_plan& plan, bool told,
                                       bool& measured) {
-    const std::vector<attn::stage_work> work = attn::estimate_work(c, plan);
+    const attn::run_plan run = attn::make_plan(c, plan);
     attn::machine_speed speed{2e11, 4e8, 2e9};  // a fast machine's: products, draws, elementwise
     double seconds = 0;
-    for (const attn::stage_work& w : work) seconds += attn::seconds_of(w.cost, speed);
+    for (const attn::planned_stage& s : run.stages) seconds += attn::seconds_of(s.cost, speed);
     measured = told && seconds > 1;
     if (measured) speed = attn::measure_speed();
     std::vector<progress_step> steps;
-    for (const attn::stage_work& w : work)
-        steps.push_back({std::string(attn::info_of(w.id).name), attn::seconds_of(w.cost, speed)});
+    for (const attn::planned_stage& s : run.stages)
+        if (s.computed) steps.push_back({s.instance().name(), attn::seconds_of(s.cost, speed)});
     return steps;
 }
 
@@ -421,7 +421,7 @@ void check_shapes_flags(const trace_options& o, const flag_given& given) {
 }
 
 /// --shapes, --format dot and --graph: every stage's shapes and strides from the sizes alone
-/// (stage_layouts.hpp); no input is drawn and no stage computed, so any --seq answers at once.
+/// (run_plan.hpp); no input is drawn and no stage computed, so any --seq answers at once.
 void run_shapes(const trace_options& o, const flag_given& given) {
     check_shapes_flags(o, given);
     const attn::loaded_inputs loaded = load_run_inputs(o.run, given);
@@ -429,7 +429,7 @@ void run_shapes(const trace_options& o, const flag_given& given) {
     attn::render_options view;
     view.stages = stage_set_of(parse_stages(o.stages, c));
     view.color = use_color(o);
-    const std::vector<attn::planned_stage> stages = attn::plan_stage_layouts(c);
+    const std::vector<attn::planned_stage> stages = attn::make_plan(c).stages;
     const std::unique_ptr<attn::output_file> file =
         o.out.empty() ? nullptr : std::make_unique<attn::output_file>(o.out, "--out " + o.out);
     std::ostream& out = file ? file->stream() : std::cout;

@@ -16,7 +16,7 @@
 #include "attn/compute/config.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
-#include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/compute/stage_table.hpp"
 #include "attn/compute/trace.hpp"
 #include "support.hpp"
@@ -166,10 +166,10 @@ TEST_CASE("validate: --past and --kv-heads") {
     CHECK_THROWS_AS(attn::validate(c), attn::usage_error);
 }
 
-TEST_CASE("stage_layouts: the cache is a view, append and repeat_kv copies, as computed") {
+TEST_CASE("the plan: the cache is a view, append and repeat_kv copies, as computed") {
     const attn::config c = decoding_step(5, 2, 2);
     const attn::trace t = run(c);
-    for (const attn::planned_stage& planned : attn::plan_stage_layouts(c)) {
+    for (const attn::planned_stage& planned : attn::make_plan(c).stages) {
         const attn::stage* s = t.find(attn::info_of(planned.id).name);
         REQUIRE(s != nullptr);
         REQUIRE(s->tensors.size() == planned.tensors.size());

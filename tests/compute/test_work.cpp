@@ -1,8 +1,9 @@
-// estimate_work: the work of each stage a run computes, worked out by hand for small runs.
+// The plan's work: what each stage a run computes costs, worked out by hand for small runs.
 #include <doctest/doctest.h>
 
 #include "attn/compute/config.hpp"
 #include "attn/compute/stage_sink.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/compute/work.hpp"
 
 namespace {
@@ -21,17 +22,16 @@ attn::config cross_config() {
     return c;
 }
 
-attn::work of(const std::vector<attn::stage_work>& list, attn::stage_id id) {
-    for (const attn::stage_work& w : list)
-        if (w.id == id) return w.cost;
-    FAIL("stage not in the list");
-    return {};
+attn::work of(const attn::run_plan& plan, attn::stage_id id) {
+    const attn::planned_stage* s = plan.find(id);
+    REQUIRE(s != nullptr);
+    CHECK(s->computed);
+    return s->cost;
 }
 
-bool in_list(const std::vector<attn::stage_work>& list, attn::stage_id id) {
-    for (const attn::stage_work& w : list)
-        if (w.id == id) return true;
-    return false;
+bool in_list(const attn::run_plan& plan, attn::stage_id id) {
+    const attn::planned_stage* s = plan.find(id);
+    return s && s->computed;
 }
 
 }  // namespace
@@ -39,7 +39,7 @@ bool in_list(const std::vector<attn::stage_work>& list, attn::stage_id id) {
 TEST_SUITE("work") {
     TEST_CASE("every stage, whole tensors: the products and the draws by hand") {
         const attn::config c = cross_config();
-        const auto list = attn::estimate_work(c, attn::stage_plan::every_stage());
+        const auto list = attn::make_plan(c, attn::stage_plan::every_stage());
         // weights: w_q 8·3, w_k and w_v 8·4 each, w_o 8·8; x 2·6·3, x_kv 2·5·4
         CHECK(of(list, attn::stage_id::input).draws == 24 + 64 + 64 + 36 + 40);
         // q: 2·(2·6)·3·8; k and v: 2·(2·5)·4·8 each
@@ -60,7 +60,7 @@ TEST_SUITE("work") {
         plan.block_rows = 1;
         plan.shown_query = {true, false, false, false, false, true};  // 2 of 6 rows
         plan.shown_head = {false, true};                               // 1 of 2 heads
-        const auto list = attn::estimate_work(c, plan);
+        const auto list = attn::make_plan(c, plan);
         CHECK(of(list, attn::stage_id::scores).flops == 0);  // not a pass of its own
         // softmax's pass: the scores of 2 rows of 2 planes ([2,4] · [4,5]), then scaled and softmax
         CHECK(of(list, attn::stage_id::softmax).flops == 2 * 2 * 5 * 4 * 2);
@@ -73,9 +73,29 @@ TEST_SUITE("work") {
     TEST_CASE("given projections draw nothing before them; seconds add up the three kinds") {
         attn::config c = cross_config();
         c.from_projections = true;
-        const auto list = attn::estimate_work(c, attn::stage_plan::every_stage());
+        const auto list = attn::make_plan(c, attn::stage_plan::every_stage());
         CHECK_FALSE(in_list(list, attn::stage_id::input));
         CHECK(of(list, attn::stage_id::projections).flops == 0);
         CHECK(attn::seconds_of({10, 20, 30}, {10, 10, 10}) == doctest::Approx(6));
+    }
+
+    TEST_CASE("every stage does work: the elementwise stages make each element of their tensors once") {
+        attn::config c = cross_config();  // made self-attention: Sq = Sk = 5, Din = Dkv = 3
+        c.seq = c.kv_seq = 5;
+        c.d_kv_in = c.d_in;
+        c.pos = attn::position_encoding::alibi;
+        c.mask.causal = true;
+        attn::validate(c);
+        const auto plan = attn::make_plan(c, attn::stage_plan::every_stage());
+        CHECK(of(plan, attn::stage_id::alibi).elements == 2 * 5 * 5);       // bias [1,H,Sq,Sk]
+        CHECK(of(plan, attn::stage_id::biased).elements == 2 * 2 * 5 * 5);  // a plane step
+        CHECK(of(plan, attn::stage_id::mask).elements == 2 * 5 * 5);        // [B,1,Sq,Sk]
+        CHECK(of(plan, attn::stage_id::concat).elements == 2 * 5 * 8);      // merge.contiguous() [B,Sq,D]
+        CHECK(of(plan, attn::stage_id::view).elements == 0);                // views: no work
+        c.pos = attn::position_encoding::rope;
+        c.mask.causal = false;
+        attn::validate(c);
+        // cos, sin [Sq,dk] and the rotated q [B,H,Sq,dk] and k [B,H,Sk,dk]
+        CHECK(of(attn::make_plan(c), attn::stage_id::rope).elements == 2 * 5 * 4 + 2 * (2 * 2 * 5 * 4));
     }
 }

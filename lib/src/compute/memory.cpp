@@ -6,6 +6,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/compute/mistake.hpp"
+#include "attn/compute/run_plan.hpp"
 
 namespace attn {
 namespace {
@@ -33,56 +34,8 @@ std::uint64_t floats(std::uint64_t count) { return count > saturated / 4 ? satur
 }  // namespace
 
 std::vector<stage_bytes> estimate_stage_bytes(const config& c) {
-    const std::int64_t B = c.batch, Sq = c.seq, Sk = c.kv_seq, D = c.d_model, H = c.heads, N = c.past;
-    const std::int64_t Dg = c.kv_width(), S_kv = N > 0 ? Sq : Sk;  // k v's width G·dk, and tokens (the new ones in a step)
-    const std::uint64_t qkv = floats(sum({product({B, Sq, D}), product({2, B, S_kv, Dg})}));  // q [B,Sq,D], k v [B,Sk,G·dk]
-    const std::uint64_t plane = floats(product({B, H, Sq, Sk}));                           // [B,H,Sq,Sk]
-    const std::uint64_t per_query = floats(product({B, Sq, D}));                           // [B,Sq,D]
-    const std::uint64_t bias = c.qkv_bias ? sum({product({D}), product({2, c.kv_width()})}) : 0;
-
-    const auto bytes_of = [&](stage_id id) -> std::uint64_t {
-        // token [B,Sq,Din], position and token_type [Sq,Din] (--tokens: copies of the tables' rows)
-        if (id == stage_id::embed) return floats(sum({product({B, Sq, c.d_in}), product({2, Sq, c.d_in})}));
-        if (id == stage_id::input)  // x [B,Sq,Din] ([B,N+Sq,Din] in a step), x_kv [B,Sk,Dkv]
-            return floats(sum({product({B, N > 0 ? Sk : Sq, c.d_in}), c.cross() ? product({B, Sk, c.d_kv_in}) : 0}));
-        if (id == stage_id::params)
-            return floats(sum({product({D, c.d_in}), product({2, Dg, c.d_kv_in}), bias,
-                               c.out_proj ? sum({product({D, D}), c.out_bias ? product({D}) : 0}) : 0}));
-        if (id == stage_id::projections) return qkv;
-        // the normalised x [B,S,Din] (S = N + Sq in a decoding step), and the norm's weight and bias [Din]
-        if (id == stage_id::norm) return floats(sum({product({B, N > 0 ? Sk : Sq, c.d_in}), product({2, c.d_in})}));
-        // pe [S,Din] and x + pe [B,S,Din] (and for x_kv in cross-attention); S = N + Sq in a decoding step
-        if (id == stage_id::positions) {
-            const std::int64_t S = c.past + Sq;
-            return floats(sum({product({S, c.d_in}), product({B, S, c.d_in}),
-                               c.cross() ? sum({product({Sk, c.d_kv_in}), product({B, Sk, c.d_kv_in})}) : 0}));
-        }
-        // cos, sin [Sq,dk] and the rotated q [B,H,Sq,dk] and new k [B,G,Sq,dk]
-        if (id == stage_id::rope) return floats(sum({product({2, Sq, c.head_dim()}), product({B, Sq, D}), product({B, S_kv, Dg})}));
-        if (id == stage_id::alibi) return floats(product({H, Sq, Sk}));  // bias [1,H,Sq,Sk]
-        // cache: k v [B,G,N,dk], views of their own projections [B,N,G·dk] (k a rotated copy with
-        // --pos rope); append: torch.cat's copies [B,G,N+Sq,dk]; repeat_kv: repeat_interleave's copies [B,H,Sk,dk]
-        if (id == stage_id::cache) return floats(product({2, B, N, Dg}));
-        if (id == stage_id::append) return floats(product({2, B, Sk, Dg}));
-        if (id == stage_id::repeat_kv) return floats(product({2, B, H, Sk, c.head_dim()}));
-        // views of the storage before them (PyTorch's view and transpose): nothing of their own
-        if (id == stage_id::view || id == stage_id::transpose || id == stage_id::merge) return 0;
-        // the float copy in the trace plus the boolean mask it was built from
-        if (id == stage_id::mask) return sum({floats(product({B, Sq, Sk})), product({B, Sq, Sk})});
-        // concat copies merge, unless merge is contiguous already (one head or one query):
-        // then merge.contiguous() is merge itself, and concat a view of it
-        if (id == stage_id::concat) return H == 1 || Sq == 1 ? 0 : per_query;
-        if (id == stage_id::context || id == stage_id::output) return per_query;
-        if (id == stage_id::dropout) return sum({plane, plane});  // weights and the keep mask
-        if (id == stage_id::flash) {  // m, l, rescale [B,H,Sq,nb]; acc [B,H,Sq,nb,dk] (nb times context); context
-            const std::int64_t nb = Sk / c.flash_block + (Sk % c.flash_block != 0), dk = c.head_dim();
-            return floats(sum({product({3, B, H, Sq, nb}), product({B, H, Sq, nb, dk}), product({B, H, Sq, dk})}));
-        }
-        return plane;  // scores, scaled, biased, masked, softmax
-    };
     std::vector<stage_bytes> stages;
-    for (const stage_info& info : stage_table)
-        if (stage_in_run(c, info.id)) stages.push_back({info.id, info.name, bytes_of(info.id)});
+    for (const planned_stage& s : make_plan(c).stages) stages.push_back({s.id, info_of(s.id).name, s.bytes});
     return stages;
 }
 

@@ -36,12 +36,14 @@ tensor::tensor(std::string name_, std::vector<std::string> dims_, tensor_storage
 
 tensor_layout tensor::layout() const { return {tensor_shape(values.shape().begin(), values.shape().end()), strides}; }
 
+// Unsigned arithmetic: the plan lays out sizes too large for memory before refusing them,
+// and their strides wrap around instead of overflowing.
 tensor_strides contiguous_strides(const tensor_shape& shape) {
     tensor_strides strides(shape.size());
-    std::ptrdiff_t step = 1;
+    std::size_t step = 1;
     for (std::size_t a = shape.size(); a-- > 0;) {
-        strides[a] = step;
-        step *= static_cast<std::ptrdiff_t>(std::max<std::size_t>(shape[a], 1));
+        strides[a] = static_cast<std::ptrdiff_t>(step);
+        step *= std::max<std::size_t>(shape[a], 1);
     }
     return strides;
 }
@@ -54,11 +56,11 @@ tensor_layout contiguous_layout(tensor_shape shape) {
 // c10's TensorImpl::compute_contiguous
 bool is_contiguous(const tensor_layout& t) {
     if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end()) return true;  // no elements
-    std::ptrdiff_t expected = 1;  // the stride a row-major layout gives the axis
+    std::size_t expected = 1;  // the stride a row-major layout gives the axis (wrapping as contiguous_strides)
     for (std::size_t a = t.shape.size(); a-- > 0;) {
         if (t.shape[a] == 1) continue;
-        if (t.strides[a] != expected) return false;
-        expected *= static_cast<std::ptrdiff_t>(t.shape[a]);
+        if (t.strides[a] != static_cast<std::ptrdiff_t>(expected)) return false;
+        expected *= t.shape[a];
     }
     return true;
 }

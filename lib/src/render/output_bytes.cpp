@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/run_plan.hpp"
 
 namespace attn {
 namespace {
@@ -28,7 +28,7 @@ std::uint64_t selected_elements(const planned_tensor& t, const render_options& v
 std::uint64_t least_output_bytes(const config& c, const render_options& view, std::uint64_t float_bytes,
                                  std::uint64_t bool_bytes) {
     std::uint64_t total = 0;
-    for (const planned_stage& s : plan_stage_layouts(c)) {
+    for (const planned_stage& s : make_plan(c).stages) {
         if (!view.shows(s.id)) continue;
         for (const planned_tensor& t : s.tensors) {
             std::uint64_t bytes = 0;

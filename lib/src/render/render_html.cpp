@@ -405,7 +405,7 @@ void write_skipped(std::ostream& out, const config& c, stage_id from, stage_id t
 /// each box a link to its stage's section.
 std::string graph_svg(const config& c, const render_options& options) {
     std::ostringstream dot, svg;
-    render_plan_dot(c, plan_stage_layouts(c), options, dot);
+    render_plan_dot(c, make_plan(c).stages, options, dot);
     draw_graph(dot.str(), "svg", svg);
     const std::string drawn = svg.str();
     const std::size_t start = drawn.find("<svg");  // after Graphviz's XML prolog and DOCTYPE

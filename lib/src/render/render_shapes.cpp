@@ -87,61 +87,6 @@ std::string dot_quoted(const std::string& text) {
     return quoted + '"';
 }
 
-/// Which of q, k and v a stage makes or reads as they pass along transpose → rope → append →
-/// repeat_kv (a bit each: q 1, k 2, v 4).
-int qkv_made(stage_id id) {
-    switch (id) {
-        case stage_id::transpose: return 1 | 2 | 4;
-        case stage_id::rope: return 1 | 2;  // v is not rotated
-        case stage_id::append:
-        case stage_id::repeat_kv: return 2 | 4;
-        default: return 0;
-    }
-}
-int qkv_read(stage_id id) {
-    switch (id) {
-        case stage_id::scores: return 1 | 2;
-        case stage_id::flash: return 1 | 2 | 4;
-        case stage_id::context:
-        case stage_id::append:
-        case stage_id::repeat_kv: return 2 | 4;
-        default: return 0;
-    }
-}
-
-/// The stages `s` really reads in this run, in the run's order. The stage table lists what a
-/// stage may read (what must be computed for it); here each of q, k and v comes from the last
-/// stage before `s` that made it, a plane stage reads the plane before it, the projections
-/// (and a decoding step's cache) read x and the weights, and biased adds alibi's bias.
-std::vector<stage_id> stages_read(const planned_stage& s, const std::vector<planned_stage>& stages) {
-    const stage_info& info = info_of(s.id);
-    stage_set reads = info.reads;
-    if (s.id == stage_id::projections || s.id == stage_id::cache) reads |= attn::stages(stage_id::input, stage_id::params);
-    if (s.id == stage_id::biased) reads |= stage_bit(stage_id::alibi);
-    std::vector<stage_id> read;
-    stage_id q_from{}, k_from{}, v_from{}, plane_before{};
-    bool plane_found = false;
-    for (const planned_stage& before : stages) {
-        if (before.id == s.id) break;
-        const int made = qkv_made(before.id);
-        if (made & 1) q_from = before.id;
-        if (made & 2) k_from = before.id;
-        if (made & 4) v_from = before.id;
-        if (info_of(before.id).plane) plane_before = before.id, plane_found = true;
-        const bool chain = made != 0 && qkv_read(s.id) != 0;  // decided by q_from, k_from, v_from below
-        const bool plane = info_of(before.id).plane && info.reads_previous_plane;  // plane_before below
-        if ((reads & stage_bit(before.id)) && !chain && !plane) read.push_back(before.id);
-    }
-    const int wanted = qkv_read(s.id);
-    if (wanted & 1) read.push_back(q_from);
-    if (wanted & 2) read.push_back(k_from);
-    if (wanted & 4) read.push_back(v_from);
-    if (info.reads_previous_plane && plane_found) read.push_back(plane_before);
-    std::sort(read.begin(), read.end());
-    read.erase(std::unique(read.begin(), read.end()), read.end());
-    return read;
-}
-
 }  // namespace
 
 void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, const render_options& options,
@@ -175,12 +120,12 @@ void render_plan_dot(const config& c, const std::vector<planned_stage>& stages, 
     for (const planned_stage& s : stages) {
         const stage_info& info = info_of(s.id);
         if (!options.shows(info.id)) continue;
-        std::vector<stage_id> sources = stages_read(s, stages), drawn;
+        std::vector<stage_id> sources = s.reads, drawn;
         for (std::size_t i = 0; i < sources.size(); ++i) {
             const stage_id from = sources[i];
             if (!options.shows(from)) {  // left out: what it reads instead
                 const auto planned = std::find_if(stages.begin(), stages.end(), [from](const planned_stage& p) { return p.id == from; });
-                for (stage_id up : stages_read(*planned, stages)) sources.push_back(up);
+                for (stage_id up : planned->reads) sources.push_back(up);
             } else if (std::find(drawn.begin(), drawn.end(), from) == drawn.end()) {
                 drawn.push_back(from);
             }

@@ -8,7 +8,7 @@
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
-#include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/teach/check_shape.hpp"
 #include "attn/teach/check_structure.hpp"
@@ -237,7 +237,7 @@ std::optional<check_report> check_answer_shape(const config& c, std::string_view
                                                const check_tolerance& tol) {
     const config right = without_mistake(c);
     const stage_info& info = stage_asked(right, stage_name);
-    const planned_run layouts{plan_stage_layouts(right)};
+    const planned_run layouts{make_plan(right).stages};
     const planned_stage& checked = layouts.stage(info.id);
     const planned_tensor& want = tensor_named(checked.tensors, info.name, tensor_name);
     // every mistake's tensor has the right one's elements: another count matches none
@@ -255,7 +255,7 @@ check_report check_answer(const config& c, const inputs& in, std::string_view st
         return *wrong_count;  // known from the sizes: nothing computed
     const config right = without_mistake(c);
     const stage_info& info = stage_asked(right, stage_name);
-    const planned_run layouts{plan_stage_layouts(right)};
+    const planned_run layouts{make_plan(right).stages};
     const planned_stage& planned = layouts.stage(info.id);
 
     const trace run = compute_trace(right, in);

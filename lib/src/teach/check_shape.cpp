@@ -6,7 +6,7 @@
 #include <functional>
 #include <numeric>
 
-#include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/io/tensor_file.hpp"
 
 namespace attn {

@@ -13,6 +13,7 @@
 
 #include "attn/compute/memory.hpp"
 #include "attn/compute/positions.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/compute/trace.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/teach/prose.hpp"
@@ -58,25 +59,17 @@ struct run_shapes {
           N(c.past),
           G(c.kv_head_count()),
           Dg(c.kv_width()),
-          Sn(c.past > 0 ? c.seq : c.kv_seq) {}
+          Sn(c.past > 0 ? c.seq : c.kv_seq),
+          plan(make_plan(c)) {}
 
-    // stage 3: fresh tensors from nn.Linear (or read whole from files)
-    layout q_projected() const { return contiguous_layout({B, Sq, D}); }
-    layout k_projected() const { return contiguous_layout({B, Sn, Dg}); }
-    // stage 4: q.view(B, Sq, H, dk), a view since q is contiguous
-    layout q_split() const { return *viewed(q_projected(), {B, Sq, H, dk}); }
-    layout k_split() const { return *viewed(k_projected(), {B, Sn, G, dk}); }
-    // stage 5: q.transpose(1, 2)
-    layout q_heads() const { return transposed(q_split(), 1, 2); }
-    layout k_heads() const { return transposed(k_split(), 1, 2); }
-    // what scores and context read: k, v after append (torch.cat) and repeat_kv, fresh; else stage 5's
-    layout k_final() const { return N > 0 || G < H ? contiguous_layout({B, H, Sk, dk}) : k_heads(); }
-    // stage 6: k.transpose(-2, -1)
-    layout k_turned() const { return transposed(k_final(), 2, 3); }
-    // stage 12: weights @ v, a fresh tensor
-    layout context() const { return contiguous_layout({B, H, Sq, dk}); }
-    // stage 13: context.transpose(1, 2)
-    layout merged() const { return transposed(context(), 1, 2); }
+    run_plan plan;  // the layouts PyTorch gives the notebook's tensors at each step
+
+    /// Tensor `name` of stage `id`.
+    layout of(stage_id id, const char* name) const { return plan.tensor_of(id, name).layout; }
+    /// q, k or v as stage `reader` reads it: after rope, append or repeat_kv, when the run has them.
+    layout read_by(stage_id reader, const char* name) const { return of(plan.source_of(name, reader), name); }
+    /// scores' k.transpose(-2, -1)
+    layout k_turned() const { return transposed(read_by(stage_id::scores, "k"), 2, 3); }
 
     /// matmul of 4-D tensors reshapes each operand to [B·H, rows, cols] for bmm:
     /// a copy when no view gives that shape.
@@ -247,13 +240,13 @@ stage_explanation explain_projections(const config& c, const run_shapes& r) {
                   "); k = w_k(" + (r.N > 0 ? "x_new" : kv_source) + "); v = w_v(" + (r.N > 0 ? "x_new" : kv_source) + ")" +
                   (c.qkv_bias ? "  # each x @ w.weight.T + w.bias" : "  # each x @ w.weight.T (bias=False)");
     }
-    const layout q = r.q_projected();
+    const layout q = r.of(stage_id::projections, "q");
     const std::string strides_q = c.from_projections  // no input stage has said what strides are
                                       ? strides_explained(r, "q", q, "bsd")
                                       : say(r, "projections.memory.q", {{"strides", stride_text(q)}});
     e.memory = say(r, "projections.memory", {{"strides_q", strides_q}});
     if (r.Sn != r.Sq || r.Dg != r.D)
-        e.memory += " " + say(r, "projections.memory.kv", {{"strides", stride_text(r.k_projected())}});
+        e.memory += " " + say(r, "projections.memory.kv", {{"strides", stride_text(r.of(stage_id::projections, "k"))}});
     e.why = say(r, "projections.why");
     return e;
 }
@@ -279,14 +272,14 @@ stage_explanation explain_view(const config&, const run_shapes& r) {
         e.torch = "q = q.view(B, Sq, H, dk); k = k.view(B, " + S + ", " + G + ", dk); v = v.view(B, " + S + ", " + G + ", dk)";
     }
     e.memory =
-        say(r, "view.memory", {{"before", stride_text(r.q_projected())}, {"after", stride_text(r.q_split())}});
+        say(r, "view.memory", {{"before", stride_text(r.of(stage_id::projections, "q"))}, {"after", stride_text(r.of(stage_id::view, "q"))}});
     e.why = say(r, r.H == 1 ? "view.why.one_head" : "view.why");
     return e;
 }
 
 /// Whether q, k and v are still contiguous after stage 5, and why not.
 std::string transposed_contiguity(const run_shapes& r) {
-    const bool q_ok = is_contiguous(r.q_heads()), k_ok = is_contiguous(r.k_heads());
+    const bool q_ok = is_contiguous(r.of(stage_id::transpose, "q")), k_ok = is_contiguous(r.of(stage_id::transpose, "k"));
     if (q_ok && k_ok) return say(r, "transpose.contiguous");
     if (!q_ok && !k_ok) return say(r, "transpose.not_contiguous");
     return say(r, q_ok ? "transpose.q_contiguous" : "transpose.kv_contiguous");
@@ -303,8 +296,8 @@ stage_explanation explain_transpose(const config&, const run_shapes& r) {
     e.einsum = "bshd->bhsd";
     e.torch = "q = q.transpose(1, 2); k = k.transpose(1, 2); v = v.transpose(1, 2)";
     e.memory = say(r, "transpose.memory",
-                   {{"before", stride_text(r.q_split())},
-                    {"after", stride_text(r.q_heads())},
+                   {{"before", stride_text(r.of(stage_id::view, "q"))},
+                    {"after", stride_text(r.of(stage_id::transpose, "q"))},
                     {"contiguity", transposed_contiguity(r)}});
     e.why = say(r, "transpose.why");
     return e;
@@ -405,7 +398,7 @@ stage_explanation explain_scores(const config&, const run_shapes& r) {
     e.torch = "scores = q @ k.transpose(-2, -1)";
     e.memory = say(r, "scores.memory",
                    {{"strides", stride_text(r.k_turned())},
-                    {"matmul", matmul_memory(r, r.q_heads(), "q", r.k_turned(), "kᵀ", "scores",
+                    {"matmul", matmul_memory(r, r.read_by(stage_id::scores, "q"), "q", r.k_turned(), "kᵀ", "scores",
                                              contiguous_layout({r.B, r.H, r.Sq, r.Sk}))}});
     e.why = say(r, "scores.why");
     return e;
@@ -698,8 +691,8 @@ stage_explanation explain_context(const config& c, const run_shapes& r) {
     e.einsum = "bhqk,bhkd->bhqd";
     e.torch = "context = weights @ v";
     e.memory = say(r, "context.memory",
-                   {{"matmul", matmul_memory(r, contiguous_layout({r.B, r.H, r.Sq, r.Sk}), "weights", r.k_heads(), "v",
-                                             "context", r.context())}});
+                   {{"matmul", matmul_memory(r, contiguous_layout({r.B, r.H, r.Sq, r.Sk}), "weights", r.read_by(stage_id::context, "v"), "v",
+                                             "context", r.of(stage_id::context, "context"))}});
     e.why = say(r, "context.why");
     return e;
 }
@@ -710,12 +703,12 @@ stage_explanation explain_merge(const config&, const run_shapes& r) {
     e.shapes = r.bhsd(r.Sq) + " -> " + r.bshd(r.Sq) + "   ([B,H,Sq,dk] -> [B,Sq,H,dk])";
     e.einsum = "bhqd->bqhd";
     e.torch = "merged = context.transpose(1, 2)";
-    const layout merged = r.merged();
+    const layout merged = r.of(stage_id::merge, "context");
     const std::string contiguity = is_contiguous(merged)
                                        ? say(r, "merge.memory.contiguous")
                                        : say(r, "merge.memory.not_contiguous", {{"apart", merged.strides[2]}});
     e.memory = say(r, "merge.memory",
-                   {{"before", stride_text(r.context())}, {"after", stride_text(merged)}, {"contiguity", contiguity}});
+                   {{"before", stride_text(r.of(stage_id::context, "context"))}, {"after", stride_text(merged)}, {"contiguity", contiguity}});
     if (!viewed(merged, {r.B, r.Sq, r.D})) e.memory += " " + say(r, "merge.memory.no_view");
     e.why = say(r, "merge.why");
     return e;
@@ -727,7 +720,7 @@ stage_explanation explain_concat(const config& c, const run_shapes& r) {
     e.shapes = r.bshd(r.Sq) + " -> " + r.bsd(r.Sq) + "   ([B,Sq,H,dk] -> [B,Sq,D]: " + str(r.H) + " × " + str(r.dk) +
                " = " + str(r.D) + ")";
     e.torch = "concat = merged.contiguous().view(B, Sq, D)";
-    const layout merged = r.merged();
+    const layout merged = r.of(stage_id::merge, "context");
     const std::string concat_strides = stride_text(contiguous_layout({r.B, r.Sq, r.D}));
     if (is_contiguous(merged)) {
         e.memory = say(r, "concat.memory.view", {{"strides", concat_strides}});
@@ -934,9 +927,9 @@ std::vector<explanation_line> explain_summary(const config& c) {
     lines.push_back({"shapes", chain});
 
     std::string copies;  // "a; b"
-    const bool scores_copy = r.matmul_copies(r.q_heads()) || r.matmul_copies(r.k_turned());
-    const bool context_copy = r.matmul_copies(r.k_final());
-    if (!is_contiguous(r.merged())) copies = say(r, "summary.copy.contiguous");
+    const bool scores_copy = r.matmul_copies(r.read_by(stage_id::scores, "q")) || r.matmul_copies(r.k_turned());
+    const bool context_copy = r.matmul_copies(r.read_by(stage_id::context, "v"));
+    if (!is_contiguous(r.of(stage_id::merge, "context"))) copies = say(r, "summary.copy.contiguous");
     if (scores_copy || context_copy)
         copies += (copies.empty() ? "" : "; ") +
                   say(r, "summary.copy.matmul",

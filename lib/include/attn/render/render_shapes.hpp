@@ -1,12 +1,12 @@
 #pragma once
 // `attn trace --shapes` and `--format dot`: the chain of shapes and strides of every stage
-// (stage_layouts.hpp), nothing computed. A table of one line per stage (tensors of one layout
+// (run_plan.hpp), nothing computed. A table of one line per stage (tensors of one layout
 // share a line), JSON at the trace's own paths without "data", or a Graphviz graph.
 #include <ostream>
 #include <vector>
 
 #include "attn/compute/config.hpp"
-#include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/render/render_options.hpp"
 
 namespace attn {

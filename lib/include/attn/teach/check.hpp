@@ -68,7 +68,7 @@ check_report check_answer(const config& c, const inputs& in, std::string_view st
 
 /// The report check_answer gives an answer of `answer_shape` whose element count is not
 /// the stage tensor's: no run, right or with a mistake, makes such a tensor, so it is
-/// "unknown" with a note on the shape, known from the sizes alone (plan_stage_layouts):
+/// "unknown" with a note on the shape, known from the sizes alone (make_plan):
 /// nothing is computed and the answer's data is not needed (check it from a file's header
 /// first). nullopt when the counts agree and the numbers must be compared. Throws as
 /// check_answer for a stage or tensor this run lacks.

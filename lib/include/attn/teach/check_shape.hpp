@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/run_plan.hpp"
 
 namespace attn {
 
@@ -16,7 +16,7 @@ std::size_t element_count(const std::vector<std::size_t>& shape);
 std::string dims_text(const std::vector<std::string>& dim_names);
 
 /// What `answer_shape` suggests when stage `checked`'s tensor `expected` (of the
-/// right run's layouts `right`, plan_stage_layouts) has another shape, in one sentence:
+/// right run's layouts `right`, make_plan) has another shape, in one sentence:
 ///   "this is the view stage's shape [B,Sq,H,dk]: the transpose(1, 2) is missing"
 ///   "the last two axes are swapped ([B,H,Sk,Sq], not [B,H,Sq,Sk]): a transposed matrix ..."
 ///   "the head axis (H = 4) is missing: ..."

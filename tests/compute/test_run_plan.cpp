@@ -1,4 +1,4 @@
-// plan_stage_layouts (attn trace --shapes): every stage tensor's shape, strides and shared
+// make_plan (attn trace --shapes, the memory estimate, the work): every stage tensor's shape, strides and shared
 // memory from the sizes alone, against PyTorch's for the runs of tests/reference/strides.json
 // (make_strides_fixtures.py, torch 1.13), and against the tensors compute_stages makes.
 #include <string>
@@ -11,16 +11,16 @@
 #include "attn/compute/attention.hpp"
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
-#include "attn/compute/stage_layouts.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/compute/trace.hpp"
 #include "support.hpp"
 
 namespace {
 
-/// plan_stage_layouts(run.cfg) holds the run's stages and, tensor by tensor, their names,
+/// make_plan(run.cfg).stages holds the run's stages and, tensor by tensor, their names,
 /// dims, types, shapes, strides and the tensors they are views of.
 void check_plan_is_run(const attn::trace& run) {
-    const std::vector<attn::planned_stage> planned = attn::plan_stage_layouts(run.cfg);
+    const std::vector<attn::planned_stage> planned = attn::make_plan(run.cfg).stages;
     REQUIRE(planned.size() == run.stages.size());
     for (std::size_t i = 0; i < planned.size(); ++i) {
         const attn::stage& computed = run.stages[i];
@@ -42,14 +42,14 @@ void check_plan_is_run(const attn::trace& run) {
 
 }  // namespace
 
-TEST_SUITE("stage_layouts") {
+TEST_SUITE("run_plan") {
 
 TEST_CASE("the planned layouts are PyTorch's at every step, views and copies included") {
     for (const auto& c : strides_fixture::cases()) {
         const std::string case_name = c.at("name").get<std::string>();
         CAPTURE(case_name);
         const attn::trace run = strides_fixture::run(c);
-        const std::vector<attn::planned_stage> planned = attn::plan_stage_layouts(run.cfg);
+        const std::vector<attn::planned_stage> planned = attn::make_plan(run.cfg).stages;
 
         std::vector<std::string> planned_names, expected_names;
         for (const attn::planned_stage& s : planned) planned_names.emplace_back(attn::info_of(s.id).name);
@@ -87,7 +87,7 @@ TEST_CASE("the planned layouts are those of the tensors the run computes") {
 TEST_CASE("concat is a copy of merge when merge is not contiguous, else a view of context") {
     attn::config c;
     c.batch = 2, c.seq = 5, c.kv_seq = 5, c.d_model = 8, c.heads = 4;
-    const auto concat_of = [](const attn::config& cfg) { return attn::plan_stage_layouts(cfg).back(); };
+    const auto concat_of = [](const attn::config& cfg) { return attn::make_plan(cfg).stages.back(); };
     attn::planned_stage last = concat_of(c);
     REQUIRE(last.id == attn::stage_id::output);
     c.out_proj = false;
@@ -105,7 +105,7 @@ TEST_CASE("a sequence of 100000 is planned without computing anything") {
     attn::config c;
     c.seq = c.kv_seq = 100000;
     c.heads = 4;
-    const std::vector<attn::planned_stage> planned = attn::plan_stage_layouts(c);
+    const std::vector<attn::planned_stage> planned = attn::make_plan(c).stages;
     const attn::planned_stage& scores = planned[5];
     REQUIRE(scores.id == attn::stage_id::scores);
     CHECK(scores.tensors[0].layout.shape == attn::tensor_shape{1, 4, 100000, 100000});
@@ -158,4 +158,4 @@ TEST_CASE("the planned layouts of a model's layer 0 from --tokens are those the 
     }
 }
 
-}  // TEST_SUITE("stage_layouts")
+}  // TEST_SUITE("run_plan")
