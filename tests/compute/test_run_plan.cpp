@@ -158,4 +158,46 @@ TEST_CASE("the planned layouts of a model's layer 0 from --tokens are those the 
     }
 }
 
+TEST_CASE("each stage reads the stages of this run it is computed from: q, k and v from the last that made them") {
+    attn::config c;  // a decoding step with rope, grouped heads and a causal mask
+    c.seq = 2, c.past = 3, c.kv_seq = 5, c.heads = 2, c.kv_heads = 1, c.d_model = 4;
+    c.pos = attn::position_encoding::rope;
+    c.mask.causal = true;
+    attn::validate(c);
+    const attn::run_plan plan = attn::make_plan(c);
+    using id = attn::stage_id;
+    const auto reads = [&](id s) { return plan.find(s)->reads; };
+    CHECK(reads(id::projections) == std::vector<id>{id::input, id::params});
+    CHECK(reads(id::append) == std::vector<id>{id::transpose, id::rope, id::cache});  // v, k, the cache
+    CHECK(reads(id::scores) == std::vector<id>{id::rope, id::repeat_kv});             // q rotated, k repeated
+    CHECK(reads(id::masked) == std::vector<id>{id::scaled, id::mask});
+    CHECK(reads(id::softmax) == std::vector<id>{id::masked});
+    CHECK(reads(id::context) == std::vector<id>{id::repeat_kv, id::softmax});
+    CHECK(plan.source_of("v", id::scores) == id::repeat_kv);
+    CHECK(plan.source_of("q", id::context) == id::rope);
+}
+
+TEST_CASE("a stage instance is named by its layer and direction; a single layer's keeps the stage's name") {
+    CHECK(attn::stage_instance{attn::stage_id::softmax}.name() == "softmax");
+    CHECK(attn::stage_instance{attn::stage_id::softmax, 3}.name() == "layer3.softmax");
+    CHECK(attn::stage_instance{attn::stage_id::softmax, -1, true}.name() == "grad.softmax");
+    CHECK(attn::stage_instance{attn::stage_id::input, 0, true}.name() == "layer0.grad.input");
+    for (const attn::planned_stage& s : attn::make_plan(attn::config{}).stages)
+        CHECK(s.instance().name() == attn::info_of(s.id).name);
+}
+
+TEST_CASE("check_planned_layouts passes every stage a run makes, and names one that drifted from the plan") {
+    attn::config c;
+    c.batch = 2, c.seq = 3, c.kv_seq = 3, c.d_model = 4, c.heads = 2;
+    attn::trace t = attn::compute_trace(c, attn::draw_inputs(c));
+    const attn::run_plan plan = attn::make_plan(c);
+    for (const attn::stage& s : t.stages) CHECK_NOTHROW(attn::check_planned_layouts(plan, s));
+    attn::stage& transpose = t.stages[4];
+    REQUIRE(transpose.id() == attn::stage_id::transpose);
+    attn::tensor& q = transpose.tensors[0];
+    q = attn::tensor(q.name, q.dims, attn::row_major_copy(q));  // contiguous, where PyTorch's is a view
+    CHECK_THROWS_WITH_AS(attn::check_planned_layouts(plan, transpose),
+                         "the forward pass made transpose.q with another layout than the plan's", std::logic_error);
+}
+
 }  // TEST_SUITE("run_plan")

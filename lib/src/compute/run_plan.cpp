@@ -182,10 +182,34 @@ layouts output_layouts(stage_id id, const config& c, const run_sizes& z) {
 }
 
 layouts layouts_of(stage_id id, const config& c, const run_sizes& z) {
-    if (id <= stage_id::positions) return input_layouts(id, c, z);
-    if (id <= stage_id::repeat_kv) return head_layouts(id, c, z);
-    if (id <= stage_id::dropout) return plane_layouts(id, z);
-    return output_layouts(id, c, z);
+    switch (id) {  // no default: a new stage fails to build (-Werror=switch) until it is planned here
+        case stage_id::embed:
+        case stage_id::input:
+        case stage_id::params:
+        case stage_id::norm:
+        case stage_id::positions: return input_layouts(id, c, z);
+        case stage_id::projections:
+        case stage_id::view:
+        case stage_id::transpose:
+        case stage_id::rope:
+        case stage_id::cache:
+        case stage_id::append:
+        case stage_id::repeat_kv: return head_layouts(id, c, z);
+        case stage_id::scores:
+        case stage_id::scaled:
+        case stage_id::alibi:
+        case stage_id::biased:
+        case stage_id::mask:
+        case stage_id::masked:
+        case stage_id::softmax:
+        case stage_id::dropout: return plane_layouts(id, z);
+        case stage_id::context:
+        case stage_id::flash:
+        case stage_id::merge:
+        case stage_id::concat:
+        case stage_id::output: return output_layouts(id, c, z);
+    }
+    throw std::logic_error("a stage with no plan");
 }
 
 /// Which of q, k and v a stage makes as they pass along transpose → rope → append → repeat_kv,
