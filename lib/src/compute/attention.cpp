@@ -373,7 +373,14 @@ struct flash_stage {
     double tolerance = 0;         // flash_tolerance(v)
 };
 
-/// 23. flash: its tensors, and how far its context is from the exact one (a warning past the tolerance).
+/// 12a. flash on what the plane stages read: q, k, v, the mask, divisor, bias and fill.
+flash_stage flash_of(const qkv_tensors& qkv, const plane_chain& chain, std::size_t keys_per_block) {
+    const flash_inputs f{&qkv.q, &qkv.k, &qkv.v, chain.mask, chain.divisor, chain.fill,
+                         keys_per_block, chain.alibi_slopes, chain.first_query_position};
+    return flash_stage{flash_attention(f), flash_tolerance(qkv.v)};
+}
+
+/// 12a. flash: its tensors, and how far its context is from the exact one (a warning past the tolerance).
 void emit_flash(run& r, flash_stage flash, const tensor& exact_context) {
     const double difference = max_abs_difference(flash.tensors.back(), exact_context);
     if (!(difference <= flash.tolerance))
@@ -504,9 +511,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     if (in.embed && !in.qkv && r.shows(stage_id::embed)) embed_stage(r, std::move(*in.embed));
     in.embed.reset();
 
-    // 1. input: x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step), and x_kv [B,Sk,Dkv] for
-    // cross-attention: drawn or read (the stage shares their storage: x is not copied, and is
-    // let go after the projections)
+    // 1. input: x [B,Sq,Din] ([B,N+Sq,Din] in a decoding step), and x_kv [B,Sk,Dkv] for cross-attention:
+    // drawn or read (the stage shares their storage: x is not copied, and is let go after the projections)
     tensor_storage x = make_storage(std::move(in.x));
     tensor_storage x_kv = in.x_kv ? make_storage(std::move(*in.x_kv)) : x;  // self-attention: keys and values from x
     if (!in.qkv && r.shows(stage_id::input)) {
@@ -604,7 +610,8 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     xt::xarray<bool> mask;                 // when built whole
     std::optional<mask_rows> mask_by_row;  // what the planes read
     if (r.needs(stage_id::mask)) {
-        const mask_rules rules = steps.rules(c);
+        mask_rules rules = run_mask_rules(c);
+        steps.rules(rules);
         if (!r.shows(stage_id::mask) && !in.mask && mask_rows::make_all_of(c)) mask_by_row.emplace(rules);
         else mask_by_row.emplace(mask = build_mask(c, rules, in.mask ? &*in.mask : nullptr));
         warn_empty_rows(*mask_by_row, c, r.so_far.warnings);
@@ -625,11 +632,7 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // 12a. flash: the same q, k, v, mask, divisor, bias and fill, keys a block of --flash-block N at
     // a time with a running max and sum: m, l, rescale [B,H,Sq,nb], acc [B,H,Sq,nb,dk], context [B,H,Sq,dk]
     std::optional<flash_stage> flash;
-    if (r.needs(stage_id::flash)) {
-        const flash_inputs f{&qkv.q, &qkv.k, &qkv.v, chain.mask, chain.divisor, chain.fill,
-                             static_cast<std::size_t>(c.flash_block), chain.alibi_slopes, chain.first_query_position};
-        flash = flash_stage{flash_attention(f), flash_tolerance(qkv.v)};
-    }
+    if (r.needs(stage_id::flash)) flash = flash_of(qkv, chain, static_cast<std::size_t>(c.flash_block));
     qkv = qkv_tensors{};  // no later stage reads q, k, v or the mask
     mask_by_row.reset();
     mask = xt::xarray<bool>();

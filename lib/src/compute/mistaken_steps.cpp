@@ -1,13 +1,13 @@
-// The mistakes' steps (mistaken_steps.hpp), each the reference's step written wrong, and the
-// table of which step each mistake replaces: run_steps makes a run's steps from it.
+// The deliberate mistakes (mistake.hpp) as the steps of forward_steps.hpp they replace: the
+// wrong steps, each the reference's written as a learner gets it wrong, and the table of
+// which step each mistake swaps in, from which run_steps makes a run's steps.
 #include "attn/compute/forward_steps.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
-
-#include <array>
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmanipulation.hpp>
@@ -46,12 +46,6 @@ void softmax_over_axis(const plane_chain& chain, const rows_block& block, std::s
     softmax_last_axis(moved);
     const xt::xarray<float> back = xt::transpose(moved, order);  // a swap of two axes undoes itself
     std::copy(back.begin(), back.end(), block.data);
-}
-
-mask_rules changed_rules(const config& c, void (*change)(mask_rules&)) {
-    mask_rules r = run_mask_rules(c);
-    change(r);
-    return r;
 }
 
 // 3, 15. projections
@@ -100,23 +94,7 @@ tensor split_interleaved(const stage& projections, const stage&, std::size_t i, 
     return view_as(projections, x, x.name, std::move(dim_names), layout);
 }
 
-// 5a. rope: rope_pairs_mixed rotates with the other pairing (rotate_half for interleaved, or
-// back), rope_positions_from_zero the new tokens at 0..Sq-1
-
-rope_pairing other_pairing(const config& c) {
-    return c.rope_style == rope_pairing::half ? rope_pairing::interleaved : rope_pairing::half;
-}
-
-std::int64_t from_zero(const config&) { return 0; }
-
-// 5d. repeat_kv: kv_heads_tiled, k.repeat(1, H/G, 1, 1), query head h reads kv head h % G
-std::size_t kv_head_tiled(std::size_t h, std::size_t, std::size_t G) { return h % G; }
-
-// 6. scores: q_k_swapped, K·Qᵀ, the keys give the rows
-std::pair<const tensor*, const tensor*> keys_first(const tensor& q, const tensor& k) { return {&k, &q}; }
-
-// 7. scaled: missing_scale / 1, wrong_scale / √D, D or dk, scale_multiplied · √dk
-float no_divisor(const config&) { return 1.0f; }
+// 7. scaled: wrong_scale's divisors √D, D and dk; scale_multiplied, scores · √dk
 float sqrt_model_width(const config& c) { return std::sqrt(static_cast<float>(c.d_model)); }
 float model_width(const config& c) { return static_cast<float>(c.d_model); }
 float head_width(const config& c) { return static_cast<float>(c.head_dim()); }
@@ -127,46 +105,7 @@ void scale_multiplied_step(const plane_chain& chain, const rows_block& block) {
     for (std::size_t e = 0; e < n; ++e) block.data[e] = in[e] * chain.divisor;  // scores * math.sqrt(dk)
 }
 
-// 7a. alibi: alibi_sign, the slopes negated, bias +m_h·(i - j)
-std::vector<float> negated_slopes(const config& c) {
-    std::vector<float> slopes = head_slopes(c);
-    for (float& m : slopes) m = -m;  // -m·(j - i) = m·(i - j): the far keys favoured
-    return slopes;
-}
-
-// 8. mask: the rules of run_mask_rules, changed as each mistake changes them
-mask_rules misaligned_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.diagonal = r.diagonal == 0 ? r.sk - r.sq : 0; });
-}
-mask_rules diagonal_masked_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.diagonal -= 1; });
-}
-mask_rules narrower_window_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.window_size -= 1; });
-}
-mask_rules wider_window_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.window_size += 1; });
-}
-mask_rules query_padding_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.padding_on_queries = true; });
-}
-mask_rules causal_only_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.padding = r.window = false; });
-}
-mask_rules padding_only_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.causal = r.window = false; });
-}
-mask_rules any_of_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.any_of = true; });
-}
-mask_rules inverted_rules(const config& c) {
-    return changed_rules(c, [](mask_rules& r) { r.inverted = true; });
-}
-
-// 9. masked: fill_value's fills (mistaken_fill); mask_not_applied and masked_after_softmax, masked = scaled
-float other_fill(const config& c) { return mistaken_fill(c, 0); }
-float second_fill(const config& c) { return mistaken_fill(c, 1); }
-
+// 9. masked: mask_not_applied and masked_after_softmax, masked = scaled
 void unmasked_step(const plane_chain& chain, const rows_block& block) {
     if (block.source != nullptr) std::copy_n(block.source, block.planes * block.rows * chain.width, block.data);
 }
@@ -215,10 +154,6 @@ void masked_after_softmax_step(const plane_chain& chain, const rows_block& block
 void softmax_over_queries_step(const plane_chain& chain, const rows_block& block) { softmax_over_axis(chain, block, 2); }
 void softmax_over_heads_step(const plane_chain& chain, const rows_block& block) { softmax_over_axis(chain, block, 1); }
 
-// 11. dropout: weights · keep (not rescaled), weights · ~keep / (1 - p) (keep inverted)
-dropout_scales not_rescaled(double) { return {1.0f, 0.0f}; }
-dropout_scales keep_inverted(double p) { return {0.0f, reference_dropout_scales(p).kept}; }
-
 // 12. context: weights_transposed, weights.transpose(-2, -1) @ v on each whole plane (Sq == Sk)
 void transposed_weights_context_step(const plane_chain& chain, const rows_block& block) {
     const std::size_t head_dim = chain.values->values.shape()[3], w = chain.width;
@@ -259,38 +194,56 @@ void in_projections(S s, int way) {
 constexpr std::array<replacement, mistake_count> replacements{{
     {mistake::none, [](S, int) {}},
     {mistake::softmax_axis, [](S s, int way) { s.softmax = way == 0 ? softmax_over_queries_step : softmax_over_heads_step; }},
-    {mistake::missing_scale, [](S s, int) { s.divisor = no_divisor; }},
+    {mistake::missing_scale, [](S s, int) { s.divisor = [](const config&) { return 1.0f; }; }},
     {mistake::wrong_scale, [](S s, int way) { s.divisor = way == 0 ? sqrt_model_width : way == 1 ? model_width : head_width; }},
-    {mistake::mask_inverted, [](S s, int) { s.rules = inverted_rules; }},
-    {mistake::fill_value, [](S s, int way) { s.fill = way == 0 ? other_fill : second_fill; }},
+    {mistake::mask_inverted, [](S s, int) { s.rules = [](mask_rules& r) { r.inverted = true; }; }},
+    {mistake::fill_value, [](S s, int way) {  // mistaken_fill
+         s.fill = way == 0 ? +[](const config& c) { return mistaken_fill(c, 0); } : +[](const config& c) { return mistaken_fill(c, 1); };
+     }},
     {mistake::split_without_transpose, [](S s, int) { s.transpose = split_by_plain_view; }},
     {mistake::merge_without_transpose, [](S s, int) { s.merge = merge_by_plain_view; }},
     {mistake::weight_not_transposed, in_projections<linear_untransposed>},
-    {mistake::q_k_swapped, [](S s, int) { s.score_operands = keys_first; }},
+    {mistake::q_k_swapped, [](S s, int) {  // K·Qᵀ: the keys give the rows
+         s.score_operands = [](const tensor& q, const tensor& k) { return std::pair<const tensor*, const tensor*>{&k, &q}; };
+     }},
     {mistake::missing_bias, in_projections<linear_without_bias>},
-    {mistake::dropout_not_rescaled, [](S s, int) { s.dropout = not_rescaled; }},
-    {mistake::dropout_keep_inverted, [](S s, int) { s.dropout = keep_inverted; }},
+    {mistake::dropout_not_rescaled, [](S s, int) { s.dropout = [](double) { return dropout_scales{1.0f, 0.0f}; }; }},
+    {mistake::dropout_keep_inverted, [](S s, int) {  // weights · ~keep / (1 - p)
+         s.dropout = [](double p) { return dropout_scales{0.0f, reference_dropout_scales(p).kept}; };
+     }},
     {mistake::weights_transposed, [](S s, int) { s.context = transposed_weights_context_step; }},
     {mistake::mask_not_applied, [](S s, int) { s.mask = unmasked_step; }},
-    {mistake::mask_or_instead_of_and, [](S s, int) { s.rules = any_of_rules; }},
-    {mistake::causal_only, [](S s, int) { s.rules = causal_only_rules; }},
-    {mistake::padding_only, [](S s, int) { s.rules = padding_only_rules; }},
-    {mistake::padding_on_queries, [](S s, int) { s.rules = query_padding_rules; }},
-    {mistake::diagonal_masked, [](S s, int) { s.rules = diagonal_masked_rules; }},
-    {mistake::window_off_by_one, [](S s, int way) { s.rules = way == 0 ? narrower_window_rules : wider_window_rules; }},
-    {mistake::masked_after_softmax, // masked = scaled, and the softmax zeroes
-     [](S s, int) { s.mask = unmasked_step, s.softmax = masked_after_softmax_step; }},
+    {mistake::mask_or_instead_of_and, [](S s, int) { s.rules = [](mask_rules& r) { r.any_of = true; }; }},
+    {mistake::causal_only, [](S s, int) { s.rules = [](mask_rules& r) { r.padding = r.window = false; }; }},
+    {mistake::padding_only, [](S s, int) { s.rules = [](mask_rules& r) { r.causal = r.window = false; }; }},
+    {mistake::padding_on_queries, [](S s, int) { s.rules = [](mask_rules& r) { r.padding_on_queries = true; }; }},
+    {mistake::diagonal_masked, [](S s, int) { s.rules = [](mask_rules& r) { r.diagonal -= 1; }; }},  // torch.tril(ones, -1)
+    {mistake::window_off_by_one, [](S s, int way) {  // |i - j| < W, or <= W + 1
+         s.rules = way == 0 ? +[](mask_rules& r) { r.window_size -= 1; } : +[](mask_rules& r) { r.window_size += 1; };
+     }},
+    {mistake::masked_after_softmax, [](S s, int) { s.mask = unmasked_step, s.softmax = masked_after_softmax_step; }},
     {mistake::nan_replaced, [](S s, int) { s.softmax = nan_to_num_softmax_step; }},
     {mistake::log_softmax, [](S s, int) { s.softmax = log_softmax_step; }},
     {mistake::sigmoid_instead_of_softmax, [](S s, int) { s.softmax = sigmoid_step; }},
     {mistake::scale_multiplied, [](S s, int) { s.scale = scale_multiplied_step; }},
     {mistake::heads_interleaved, [](S s, int) { s.transpose = split_interleaved; }},
-    {mistake::causal_misaligned, [](S s, int) { s.rules = misaligned_rules; }},
-    {mistake::kv_heads_tiled, [](S s, int) { s.kv_head_of = kv_head_tiled; }},
-    {mistake::rope_positions_from_zero, [](S s, int) { s.rope_first = from_zero; }},
-    // and the cache's keys, rotated by the same code
-    {mistake::rope_pairs_mixed, [](S s, int) { s.pairing = other_pairing; }},
-    {mistake::alibi_sign, [](S s, int) { s.slopes = negated_slopes; }},  // and biased, which adds it
+    {mistake::causal_misaligned, [](S s, int) {  // the other alignment
+         s.rules = [](mask_rules& r) { r.diagonal = r.diagonal == 0 ? r.sk - r.sq : 0; };
+     }},
+    {mistake::kv_heads_tiled, [](S s, int) {  // k.repeat(1, H/G, 1, 1): query head h reads kv head h % G
+         s.kv_head_of = [](std::size_t h, std::size_t, std::size_t G) { return h % G; };
+     }},
+    {mistake::rope_positions_from_zero, [](S s, int) { s.rope_first = [](const config&) { return std::int64_t{0}; }; }},
+    {mistake::rope_pairs_mixed, [](S s, int) {  // the other pairing, for the cache's keys too
+         s.pairing = [](const config& c) { return c.rope_style == rope_pairing::half ? rope_pairing::interleaved : rope_pairing::half; };
+     }},
+    {mistake::alibi_sign, [](S s, int) {  // -m·(j - i) = m·(i - j): the far keys favoured (and biased adds it)
+         s.slopes = [](const config& c) {
+             std::vector<float> slopes = head_slopes(c);
+             for (float& m : slopes) m = -m;
+             return slopes;
+         };
+     }},
 }};
 // clang-format on
 

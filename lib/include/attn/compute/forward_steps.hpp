@@ -47,7 +47,7 @@ float sqrt_head_dim(const config& c);
 /// 7a. the ALiBi slopes m_h of c's heads (alibi_slopes).
 std::vector<float> head_slopes(const config& c);
 
-/// 8. the mask's rules as c.mask gives them (rules_of, queries from first_query_position).
+/// The mask's rules as c.mask gives them (rules_of, queries from first_query_position).
 mask_rules run_mask_rules(const config& c);
 
 /// 9. the fill, c.fill.
@@ -67,7 +67,7 @@ struct forward_steps {
     float (*divisor)(const config&) = sqrt_head_dim;         // 7.
     plane_step scale = scale_step;                            // 7.
     std::vector<float> (*slopes)(const config&) = head_slopes;  // 7a.
-    mask_rules (*rules)(const config&) = run_mask_rules;      // 8.
+    void (*rules)(mask_rules&) = [](mask_rules&) {};          // 8. a change of run_mask_rules(c): none
     float (*fill)(const config&) = run_fill;                  // 9.
     plane_step mask = mask_step;                              // 9.
     plane_step softmax = softmax_step;                        // 10.
