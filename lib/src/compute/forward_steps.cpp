@@ -1,8 +1,6 @@
 // The reference's replaceable steps (forward_steps.hpp), PyTorch's own.
 #include "attn/compute/forward_steps.hpp"
 
-#include <cmath>
-
 namespace attn {
 
 tensor view_as(const stage& from, const tensor& x, std::string name, dims dim_names, const tensor_layout& layout) {
@@ -22,12 +20,6 @@ tensor heads_back(const stage& context, dims dim_names) {
     return view_as(context, x, x.name, std::move(dim_names), transposed(x.layout(), 1, 2));
 }
 
-float sqrt_head_dim(const config& c) { return std::sqrt(static_cast<float>(c.head_dim())); }
-
-std::vector<float> head_slopes(const config& c) { return alibi_slopes(c.heads); }
-
 mask_rules run_mask_rules(const config& c) { return rules_of(c.mask, c.seq, c.kv_seq, first_query_position(c)); }
-
-float run_fill(const config& c) { return c.fill; }
 
 }  // namespace attn

@@ -239,7 +239,7 @@ constexpr std::array<replacement, mistake_count> replacements{{
      }},
     {mistake::alibi_sign, [](S s, int) {  // -m·(j - i) = m·(i - j): the far keys favoured (and biased adds it)
          s.slopes = [](const config& c) {
-             std::vector<float> slopes = head_slopes(c);
+             std::vector<float> slopes = alibi_slopes(c.heads);
              for (float& m : slopes) m = -m;
              return slopes;
          };

@@ -1,8 +1,9 @@
 #pragma once
 // The steps of the forward pass that a deliberate mistake can replace, each a plain function,
-// and PyTorch's own as the default. run_steps(c) gives a run's: the reference's, with one
-// replaced by c's mistake (its row of mistake.cpp's table). The forward pass calls these and
+// PyTorch's own by default. run_steps(c) gives a run's: the reference's, with one replaced by
+// c's mistake (its row of the table in mistaken_steps.cpp). The forward pass calls these and
 // never asks which mistake is on.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,17 +42,8 @@ tensor heads_first(const stage& projections, const stage& view, std::size_t i, s
 /// 13. merge: context.transpose(1, 2), [B,H,Sq,dk] -> [B,Sq,H,dk], a view.
 tensor heads_back(const stage& context, dims dim_names);
 
-/// 7. the scaled stage's divisor, √dk.
-float sqrt_head_dim(const config& c);
-
-/// 7a. the ALiBi slopes m_h of c's heads (alibi_slopes).
-std::vector<float> head_slopes(const config& c);
-
 /// The mask's rules as c.mask gives them (rules_of, queries from first_query_position).
 mask_rules run_mask_rules(const config& c);
-
-/// 9. the fill, c.fill.
-float run_fill(const config& c);
 
 struct forward_steps {
     linear_step project = linear;         // 3. q, k, v (and the cache's k, v): x·Wᵀ + b
@@ -64,11 +56,11 @@ struct forward_steps {
     /// 6. which of q [B,H,Sq,dk] and k [B,H,Sk,dk] gives the scores' rows and which their columns: Q·Kᵀ.
     std::pair<const tensor*, const tensor*> (*score_operands)(const tensor& q, const tensor& k) =
         [](const tensor& q, const tensor& k) { return std::pair<const tensor*, const tensor*>{&q, &k}; };
-    float (*divisor)(const config&) = sqrt_head_dim;         // 7.
+    float (*divisor)(const config&) = [](const config& c) { return std::sqrt(static_cast<float>(c.head_dim())); };  // 7. √dk
     plane_step scale = scale_step;                            // 7.
-    std::vector<float> (*slopes)(const config&) = head_slopes;  // 7a.
+    std::vector<float> (*slopes)(const config&) = [](const config& c) { return alibi_slopes(c.heads); };  // 7a. m_h
     void (*rules)(mask_rules&) = [](mask_rules&) {};          // 8. a change of run_mask_rules(c): none
-    float (*fill)(const config&) = run_fill;                  // 9.
+    float (*fill)(const config&) = [](const config& c) { return c.fill; };  // 9.
     plane_step mask = mask_step;                              // 9.
     plane_step softmax = softmax_step;                        // 10.
     dropout_scales (*dropout)(double p) = reference_dropout_scales;  // 11.
@@ -78,7 +70,7 @@ struct forward_steps {
 };
 
 /// The steps of a run of `c`: the reference's, with c.mistake's (way c.mistake_variant) in place
-/// of the step it replaces (mistake.cpp).
+/// of the step it replaces (the table in mistaken_steps.cpp, one row per mistake).
 forward_steps run_steps(const config& c);
 
 }  // namespace attn

@@ -68,7 +68,7 @@ int mistake_variants(mistake m);
 std::optional<stage_id> mistake_stage(mistake m, int variant = 0);
 
 /// Whether `m` changes which keys the mask allows (the mask stage's mistakes but
-/// mask_inverted): the mask is then built whole from its rules with the mistake made.
+/// mask_inverted): the mistake changes the mask's rules (mask_rules) as it makes them.
 bool changes_mask_rules(mistake m);
 
 }  // namespace attn
