@@ -9,17 +9,18 @@
 
 namespace {
 
-/// block_dropout on `weights` [rows, width], keeping where `keep` is true.
+/// dropout_step on `weights` [rows, width] (one plane), keeping where `keep` is true.
 std::vector<float> apply_dropout(std::vector<float> weights, std::size_t width, const std::vector<bool>& keep, double p) {
-    attn::config c;
-    c.dropout.p = p;
     attn::plane_chain chain;
-    chain.cfg = &c;
+    chain.dropout_p = p;
+    chain.dropout = attn::reference_dropout_scales(p);
+    chain.batch = chain.heads = 1;
     chain.width = width;
     std::vector<float> draws;  // 0 is kept (0 < 1 - p), 1 is dropped
     for (const bool k : keep) draws.push_back(k ? 0.0f : 1.0f);
-    const attn::plane_block block{0, 0, 0, weights.size() / width, weights.data()};
-    attn::block_dropout(chain, block, draws.data(), nullptr);
+    attn::rows_block block{0, 1, 0, weights.size() / width, weights.data()};
+    block.draws = draws.data();
+    attn::dropout_step(chain, block);
     return weights;
 }
 

@@ -329,17 +329,36 @@ TEST_CASE("mask_rows: the rules' mask a row at a time, build_mask's rows for eve
     }
 }
 
-TEST_CASE("mask_rows: a random mask, a mask file, a key padding mask or an inverted one is built whole") {
+TEST_CASE("mask_rows: a random mask, a mask file or a key padding mask is built whole") {
     attn::config c;
     c.mask.causal = true;
     CHECK(attn::mask_rows::make_all_of(c));
-    attn::config random = c, file = c, key_padding = c, inverted = c, none;
+    attn::config random = c, file = c, key_padding = c, none;
     random.mask.random = true;
     file.mask.from_file = true;
     key_padding.mask.key_padding = true;
-    inverted.mistake = attn::mistake::mask_inverted;
-    for (const attn::config& whole : {random, file, key_padding, inverted, none})
+    for (const attn::config& whole : {random, file, key_padding, none})
         CHECK_FALSE(attn::mask_rows::make_all_of(whole));
+}
+
+TEST_CASE("mask_rows: rules with the polarity flipped give build_mask's rows, negated") {
+    attn::config c;
+    c.batch = 2, c.seq = 3, c.kv_seq = 4;
+    c.mask.causal = c.mask.padding = true;
+    c.mask.lengths = {4, 2};
+    attn::mask_rules rules = attn::rules_of(c.mask, c.seq, c.kv_seq);
+    rules.inverted = true;
+    const xt::xarray<bool> whole = attn::build_mask(c), inverted = attn::build_mask(c, rules);
+    const attn::mask_rows rows(rules);
+    bool scratch[4];
+    for (std::size_t b = 0; b < 2; ++b)
+        for (std::size_t i = 0; i < 3; ++i) {
+            const bool* row = rows.row(b, i, scratch);
+            for (std::size_t j = 0; j < 4; ++j) {
+                CHECK(row[j] == !whole(b, 0, i, j));
+                CHECK(inverted(b, 0, i, j) == !whole(b, 0, i, j));
+            }
+        }
 }
 
 TEST_CASE("parse_mask_kinds: none, or kinds joined by '+'") {

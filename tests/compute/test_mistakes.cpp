@@ -15,6 +15,7 @@
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
+#include "attn/compute/forward_steps.hpp"
 #include "attn/compute/mistake.hpp"
 #include "attn/compute/stage_sink.hpp"
 #include "attn/teach/advice.hpp"
@@ -497,4 +498,41 @@ TEST_SUITE("mistakes") {
         }
         CHECK(checked >= 4);  // alibi_sign and the right bias, in two runs
     }
+}
+
+namespace {
+
+/// How many of the steps of `a` and `b` differ.
+int steps_differing(const attn::forward_steps& a, const attn::forward_steps& b) {
+    return int{a.project != b.project} + int{a.transpose != b.transpose} + int{a.pairing != b.pairing} +
+           int{a.rope_first != b.rope_first} + int{a.kv_head_of != b.kv_head_of} +
+           int{a.score_operands != b.score_operands} + int{a.divisor != b.divisor} + int{a.scale != b.scale} +
+           int{a.slopes != b.slopes} + int{a.rules != b.rules} + int{a.fill != b.fill} + int{a.mask != b.mask} +
+           int{a.softmax != b.softmax} + int{a.dropout != b.dropout} + int{a.context != b.context} +
+           int{a.merge != b.merge} + int{a.project_output != b.project_output};
+}
+
+}  // namespace
+
+TEST_CASE("run_steps: PyTorch's steps without a mistake; each way of each mistake swaps in its own") {
+    attn::config c;
+    const attn::forward_steps reference;
+    CHECK(steps_differing(attn::run_steps(c), reference) == 0);
+    CHECK((attn::run_steps(c).scale == attn::scale_step));
+    CHECK((attn::run_steps(c).softmax == attn::softmax_step));
+    std::vector<attn::forward_steps> made;
+    for (mistake m : attn::all_mistakes())
+        for (int way = 0; way < attn::mistake_variants(m); ++way) {
+            c.mistake = m;
+            c.mistake_variant = way;
+            const attn::forward_steps steps = attn::run_steps(c);
+            CAPTURE(attn::mistake_id(m));
+            CAPTURE(way);
+            // one step; two for weight_not_transposed and missing_bias way 1 (q, k, v and the
+            // output) and masked_after_softmax (masked = scaled, then the softmax zeroes)
+            const bool two = way == 1 && (m == mistake::weight_not_transposed || m == mistake::missing_bias);
+            CHECK(steps_differing(steps, reference) == (two || m == mistake::masked_after_softmax ? 2 : 1));
+            for (const attn::forward_steps& other : made) CHECK(steps_differing(steps, other) > 0);
+            made.push_back(steps);
+        }
 }

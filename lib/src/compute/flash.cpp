@@ -19,6 +19,26 @@ float exp_of_difference(float x, float shift) {
     return x;
 }
 
+/// S_j [Sq,n] of plane (b, h) for keys [first, first + n): Q·K_jᵀ / divisor   [Sq,dk] · [dk,n] -> [Sq,n],
+/// + the ALiBi bias before the mask (as biased comes before masked), the fill where the mask is false.
+void key_block_scores(const flash_inputs& in, std::size_t b, std::size_t h, const float* q, const float* k_block,
+                      std::size_t first, std::size_t n, float* scores, bool* made) {
+    const std::size_t Sq = in.q->values.shape()[2], dk = in.q->values.shape()[3];
+    bmm_rows(q, k_block, scores, Sq, n, dk, true, Sq);
+    for (std::size_t e = 0; e < Sq * n; ++e) scores[e] = scores[e] / in.divisor;
+    if (in.alibi_slopes != nullptr)
+        for (std::size_t i = 0; i < Sq; ++i)
+            for (std::size_t c = 0; c < n; ++c)
+                scores[i * n + c] += alibi_bias_at(in.alibi_slopes[h], in.first_query_position + static_cast<std::int64_t>(i),
+                                                   static_cast<std::int64_t>(first + c));
+    if (in.mask != nullptr)
+        for (std::size_t i = 0; i < Sq; ++i) {
+            const bool* allowed = in.mask->row(b, i, made);
+            for (std::size_t c = 0; c < n; ++c)
+                if (!allowed[first + c]) scores[i * n + c] = in.fill;
+        }
+}
+
 }  // namespace
 
 std::vector<tensor> flash_attention(const flash_inputs& in) {
@@ -46,20 +66,8 @@ std::vector<tensor> flash_attention(const flash_inputs& in) {
             std::fill(acc_now.begin(), acc_now.end(), 0.0f);
             for (std::size_t j = 0; j < nb; ++j) {
                 const std::size_t first = j * N, n = std::min(N, Sk - first);
-                // S_j = Q·K_jᵀ / divisor   [Sq,dk] · [dk,n] -> [Sq,n], the fill where the mask is false
-                bmm_rows(q, k + first * dk, scores.data(), Sq, n, dk, true, Sq);
-                for (std::size_t e = 0; e < Sq * n; ++e) scores[e] = scores[e] / in.divisor;
-                if (in.alibi_slopes != nullptr)  // + bias[h,i,j] before the mask, as biased comes before masked
-                    for (std::size_t i = 0; i < Sq; ++i)
-                        for (std::size_t c = 0; c < n; ++c)
-                            scores[i * n + c] += alibi_bias_at(in.alibi_slopes[h], in.first_query_position + static_cast<std::int64_t>(i),
-                                                               static_cast<std::int64_t>(first + c));
-                if (in.mask != nullptr)
-                    for (std::size_t i = 0; i < Sq; ++i) {
-                        const bool* allowed = in.mask->row(b, i, made.get());
-                        for (std::size_t c = 0; c < n; ++c)
-                            if (!allowed[first + c]) scores[i * n + c] = in.fill;
-                    }
+                // S_j = Q·K_jᵀ / divisor (+ bias), the fill where the mask is false   [Sq,n]
+                key_block_scores(in, b, h, q, k + first * dk, first, n, scores.data(), made.get());
                 // m_new = max(m_old, rowmax(S_j)); P_j = e^(S_j - m_new) in place; rowsum left to right
                 for (std::size_t i = 0; i < Sq; ++i) {
                     float* row = scores.data() + i * n;

@@ -10,7 +10,6 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/generator.hpp"
-#include "attn/compute/mistake.hpp"
 
 namespace attn {
 namespace {
@@ -19,14 +18,14 @@ std::vector<std::size_t> mask_shape(std::int64_t batch, std::int64_t sq, std::in
     return {static_cast<std::size_t>(batch), 1, static_cast<std::size_t>(sq), static_cast<std::size_t>(sk)};
 }
 
-/// A [B,1,Sq,Sk] mask of the rules in `m` (with the mask-rule mistake `wrong`), each row made by mask_rows.
-xt::xarray<bool> rules_mask(const mask_spec& m, std::int64_t batch, std::int64_t sq, std::int64_t sk,
-                            mistake wrong, int way, std::int64_t first_query) {
-    xt::xarray<bool> mask(mask_shape(batch, sq, sk));
-    const mask_rows rows(m, sq, sk, wrong, way, first_query);
+/// A [B,1,Sq,Sk] mask of `rules` but their polarity, each row made by mask_rows.
+xt::xarray<bool> rules_mask(mask_rules rules, std::int64_t batch) {
+    xt::xarray<bool> mask(mask_shape(batch, rules.sq, rules.sk));
+    rules.inverted = false;  // the whole mask's, build_mask's last step
+    const mask_rows rows(rules);
     for (std::int64_t b = 0; b < batch; ++b)
-        for (std::int64_t i = 0; i < sq; ++i)
-            rows.row(static_cast<std::size_t>(b), static_cast<std::size_t>(i), mask.data() + (b * sq + i) * sk);
+        for (std::int64_t i = 0; i < rules.sq; ++i)
+            rows.row(static_cast<std::size_t>(b), static_cast<std::size_t>(i), mask.data() + (b * rules.sq + i) * rules.sk);
     return mask;
 }
 
@@ -44,55 +43,60 @@ xt::xarray<bool> mask_random(std::int64_t batch, std::int64_t sq, std::int64_t s
     return mask;
 }
 
-xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) {
+mask_rules rules_of(const mask_spec& m, std::int64_t sq, std::int64_t sk, std::int64_t first_query) {
+    mask_rules r;
+    r.causal = m.causal, r.padding = m.padding, r.window = m.window;
+    r.diagonal = m.causal_align == causal_alignment::lower_right ? sk - sq : 0;
+    // no |i - j| is more than Sq + N + Sk: a wider --window is that
+    r.window_size = m.window ? std::min(*m.window_size, sq + first_query + sk) : 0;
+    r.lengths = &m.lengths;
+    r.sq = sq, r.sk = sk, r.first_query = first_query;
+    return r;
+}
+
+xt::xarray<bool> build_mask(const config& c, const mask_rules& rules, const xt::xarray<bool>* from_file) {
     const mask_spec& m = c.mask;
-    const mistake wrong = changes_mask_rules(c.mistake) ? c.mistake : mistake::none;
     xt::xarray<bool> mask = m.causal || m.padding || m.window
-                                ? rules_mask(m, c.batch, c.seq, c.kv_seq, wrong, c.mistake_variant,
-                                             first_query_position(c))
+                                ? rules_mask(rules, c.batch)
                                 : xt::xarray<bool>(mask_shape(c.batch, c.seq, c.kv_seq), true);
     if (m.random) mask = mask && mask_random(c.batch, c.seq, c.kv_seq, m.random_seed, m.random_keep);
     if (from_file) mask = mask && *from_file;
+    if (rules.inverted) mask = xt::xarray<bool>(!mask);
     return mask;
+}
+
+xt::xarray<bool> build_mask(const config& c, const xt::xarray<bool>* from_file) {
+    return build_mask(c, rules_of(c.mask, c.seq, c.kv_seq, first_query_position(c)), from_file);
 }
 
 bool mask_rows::make_all_of(const config& c) {
     const mask_spec& m = c.mask;
-    return m.any() && !m.random && !m.from_file && !m.key_padding && c.mistake != mistake::mask_inverted &&
-           !changes_mask_rules(c.mistake);
+    return m.any() && !m.random && !m.from_file && !m.key_padding;
 }
 
-mask_rows::mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk, mistake wrong, int way,
-                     std::int64_t first_query)
-    : rules_(&m), wrong_(wrong), way_(way), sq_(sq), sk_(sk), first_query_(first_query) {}
+mask_rows::mask_rows(const mask_rules& rules) : rules_(rules) {}
 
-mask_rows::mask_rows(const xt::xarray<bool>& whole)
-    : whole_(&whole), sq_(static_cast<std::int64_t>(whole.shape()[2])), sk_(static_cast<std::int64_t>(whole.shape()[3])) {}
+mask_rows::mask_rows(const mask_spec& m, std::int64_t sq, std::int64_t sk, std::int64_t first_query)
+    : rules_(rules_of(m, sq, sk, first_query)) {}
+
+mask_rows::mask_rows(const xt::xarray<bool>& whole) : whole_(&whole) {
+    rules_.sq = static_cast<std::int64_t>(whole.shape()[2]);
+    rules_.sk = static_cast<std::int64_t>(whole.shape()[3]);
+}
 
 const bool* mask_rows::row(std::size_t b, std::size_t i, bool* scratch) const {
-    const auto width = static_cast<std::size_t>(sk_);
-    if (whole_ != nullptr) return whole_->data() + (b * static_cast<std::size_t>(sq_) + i) * width;
-    const mask_spec& m = *rules_;
+    const mask_rules& r = rules_;
+    const auto width = static_cast<std::size_t>(r.sk);
+    if (whole_ != nullptr) return whole_->data() + (b * static_cast<std::size_t>(r.sq) + i) * width;
     const auto q = static_cast<std::int64_t>(i);
-    // the diagonal of torch.tril: 0 upper-left; Sk - Sq lower-right, so the last query meets the last key
-    std::int64_t diagonal = m.causal_align == causal_alignment::lower_right ? sk_ - sq_ : 0;
-    if (wrong_ == mistake::causal_misaligned) diagonal = diagonal == 0 ? sk_ - sq_ : 0;  // the other alignment
-    if (wrong_ == mistake::diagonal_masked) diagonal -= 1;  // torch.tril(ones, -1): the diagonal excluded
-    // no |i - j| is more than Sq + N + Sk: a wider --window is that (and +1 cannot wrap)
-    std::int64_t window = m.window ? std::min(*m.window_size, sq_ + first_query_ + sk_) : 0;
-    if (wrong_ == mistake::window_off_by_one) window += way_ == 0 ? -1 : 1;  // |i - j| < W, or <= W + 1
-    const bool on_queries = wrong_ == mistake::padding_on_queries;     // i < length instead of j < length
-    // the kinds applied: causal_only and padding_only leave the others out
-    const bool causal = m.causal && wrong_ != mistake::padding_only;
-    const bool padding = m.padding && wrong_ != mistake::causal_only;
-    const bool in_window = m.window && wrong_ != mistake::causal_only && wrong_ != mistake::padding_only;
-    const bool any_of = wrong_ == mistake::mask_or_instead_of_and;      // causal | padding instead of &
-    const std::int64_t at = q + first_query_;  // the query's position among the keys' (a decoding step: N + i)
-    for (std::int64_t j = 0; j < sk_; ++j) {
-        const bool causal_ok = j <= q + diagonal, padding_ok = m.padding && (on_queries ? at : j) < m.lengths[b],
-                   window_ok = std::llabs(at - j) <= window;
-        scratch[j] = any_of ? (causal && causal_ok) || (padding && padding_ok) || (in_window && window_ok)
-                            : (!causal || causal_ok) && (!padding || padding_ok) && (!in_window || window_ok);
+    const std::int64_t at = q + r.first_query;  // the query's position among the keys' (a decoding step: N + i)
+    const std::int64_t length = r.padding ? (*r.lengths)[b] : 0;
+    for (std::int64_t j = 0; j < r.sk; ++j) {
+        const bool causal_ok = j <= q + r.diagonal, padding_ok = (r.padding_on_queries ? at : j) < length,
+                   window_ok = std::llabs(at - j) <= r.window_size;
+        const bool allowed = r.any_of ? (r.causal && causal_ok) || (r.padding && padding_ok) || (r.window && window_ok)
+                                      : (!r.causal || causal_ok) && (!r.padding || padding_ok) && (!r.window || window_ok);
+        scratch[j] = allowed != r.inverted;
     }
     return scratch;
 }

@@ -7,7 +7,6 @@
 #include <memory>
 
 #include "attn/compute/linalg.hpp"
-#include "attn/compute/mistake.hpp"
 #include "attn/compute/positions.hpp"
 #include "attn/compute/threads.hpp"
 
@@ -40,61 +39,6 @@ bool has_allowed_key(const bool* allowed, std::size_t width) {
     return std::find(allowed, allowed + width, true) != allowed + width;
 }
 
-/// The mistakes made in place of softmax's row step.
-bool softmax_mistake(mistake m) {
-    return m == mistake::masked_after_softmax || m == mistake::nan_replaced || m == mistake::log_softmax ||
-           m == mistake::sigmoid_instead_of_softmax;
-}
-
-/// One row [W] of weights as softmax mistake `m` makes it from the logits in `row`, in place;
-/// `allowed` is the row's mask (null without one).
-void mistaken_softmax_row(mistake m, float* row, std::size_t width, const bool* allowed) {
-    switch (m) {
-        case mistake::log_softmax: {  // torch.log_softmax: x - max - log(sum(exp(x - max)))
-            float top = -std::numeric_limits<float>::infinity();
-            for (std::size_t j = 0; j < width; ++j) top = std::max(top, row[j]);
-            float sum = 0.0f;
-            for (std::size_t j = 0; j < width; ++j) sum += std::exp(row[j] - top);
-            const float log_sum = std::log(sum);
-            for (std::size_t j = 0; j < width; ++j) row[j] = row[j] - top - log_sum;
-            return;
-        }
-        case mistake::sigmoid_instead_of_softmax:  // torch.sigmoid: each score on its own, rows sum to anything
-            for (std::size_t j = 0; j < width; ++j) row[j] = 1.0f / (1.0f + std::exp(-row[j]));
-            return;
-        case mistake::nan_replaced:  // torch.nan_to_num(softmax(...)): a fully masked row 0, not NaN
-            softmax_rows(row, 1, width);
-            for (std::size_t j = 0; j < width; ++j)
-                if (std::isnan(row[j])) row[j] = 0.0f;
-            return;
-        case mistake::masked_after_softmax:  // softmax(scaled).masked_fill(mask == 0, 0): rows sum to less than 1
-            softmax_rows(row, 1, width);
-            if (allowed != nullptr)
-                for (std::size_t j = 0; j < width; ++j)
-                    if (!allowed[j]) row[j] = 0.0f;
-            return;
-        default: return;
-    }
-}
-
-}  // namespace
-
-plane_chain make_plane_chain(const config& c, const tensor& q, const tensor& k, const tensor* v,
-                             const mask_rows* mask) {
-    plane_chain chain;
-    chain.cfg = &c;
-    const bool swapped = c.mistake == mistake::q_k_swapped;
-    chain.rows_of = swapped ? &k : &q;
-    chain.columns_of = swapped ? &q : &k;
-    chain.values = v;
-    chain.mask = mask;
-    chain.batch = q.values.shape()[0];
-    chain.heads = q.values.shape()[1];
-    chain.rows = chain.rows_of->values.shape()[2];
-    chain.width = chain.columns_of->values.shape()[2];
-    return chain;
-}
-
 void block_scores(const plane_chain& chain, const plane_block& block) {
     thread_local std::vector<float> row_scratch, column_scratch;
     const tensor& a = *chain.rows_of;
@@ -110,11 +54,6 @@ void block_scale(const plane_chain& chain, const plane_block& block) {
     const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(block.rows * chain.width);
     const float* in = block.input();
     float* x = block.data;
-    if (chain.cfg->mistake == mistake::scale_multiplied) {  // --mistake: scores * math.sqrt(dk)
-#pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
-        for (std::ptrdiff_t e = 0; e < n; ++e) x[e] = in[e] * divisor;
-        return;
-    }
 #pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
     for (std::ptrdiff_t e = 0; e < n; ++e) x[e] = in[e] / divisor;
 }
@@ -132,11 +71,6 @@ void block_bias(const plane_chain& chain, const plane_block& block) {
 
 void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_finding* finding) {
     const std::size_t width = chain.width;
-    const mistake m = chain.cfg->mistake;
-    if (m == mistake::mask_not_applied || m == mistake::masked_after_softmax) {  // --mistake: masked = scaled
-        for (std::size_t r = 0; r < block.rows; ++r) copy_source_row(block, static_cast<std::ptrdiff_t>(r), width);
-        return;
-    }
     const float fill = chain.fill;
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
 #pragma omp parallel if (block.rows * width >= parallel_elements)
@@ -182,46 +116,26 @@ void block_mask(const plane_chain& chain, const plane_block& block, weak_fill_fi
 void block_softmax(const plane_chain& chain, const plane_block& block) {
     // --safe-softmax is torch._safe_softmax: a row of -inf only (every key masked with the
     // fill -inf, which validate() requires of it) becomes 0 instead of NaN
-    const config& c = *chain.cfg;
-    const auto softmax = c.safe_softmax ? safe_softmax_rows : softmax_rows;
+    const auto softmax = chain.safe_softmax ? safe_softmax_rows : softmax_rows;
     const std::size_t width = chain.width;
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(block.rows);
 #pragma omp parallel for if (block.rows * width >= parallel_elements)
     for (std::ptrdiff_t r = 0; r < rows; ++r) {
-        float* row = block.data + static_cast<std::size_t>(r) * width;
         copy_source_row(block, r, width);
-        if (softmax_mistake(c.mistake)) {  // --mistake log_softmax, masked_after_softmax, ...
-            thread_local made_row made;    // room for a mask row made by its rules
-            const std::size_t i = block.first_row + static_cast<std::size_t>(r);
-            mistaken_softmax_row(c.mistake, row, width,
-                                 chain.mask != nullptr ? mask_row(chain, block.batch, i, made) : nullptr);
-            continue;
-        }
-        softmax(row, 1, width);
+        softmax(block.data + static_cast<std::size_t>(r) * width, 1, width);
     }
 }
 
-void keep_from_draws(float* draws, std::size_t count, double p) {
-    // a float tensor compared with a Python float: the scalar becomes float32
-    const auto threshold = static_cast<float>(1.0 - p);
-    for (std::size_t e = 0; e < count; ++e) draws[e] = draws[e] < threshold ? 1.0f : 0.0f;
-}
-
 void block_dropout(const plane_chain& chain, const plane_block& block, const float* draws, float* keep_out) {
-    // aten: noise = keep.float().div_(1 - p); out = weights * noise (p == 1: weights * 0)
-    // (--mistake dropout_not_rescaled: weights * keep; dropout_keep_inverted: weights * ~keep / (1 - p))
-    const double p = chain.cfg->dropout.p;
-    const mistake m = chain.cfg->mistake;
-    const float scale = m == mistake::dropout_not_rescaled ? 1.0f : p >= 1.0 ? 0.0f : 1.0f / static_cast<float>(1.0 - p);
-    const bool inverted = m == mistake::dropout_keep_inverted;
-    const auto threshold = static_cast<float>(1.0 - p);
+    const dropout_scales scales = chain.dropout;
+    const auto threshold = static_cast<float>(1.0 - chain.dropout_p);
     const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(block.rows * chain.width);
     const float* in = block.input();
     float* x = block.data;
 #pragma omp parallel for if (n >= static_cast<std::ptrdiff_t>(parallel_elements))
     for (std::ptrdiff_t e = 0; e < n; ++e) {
         const bool keep = draws[e] < threshold;
-        x[e] = in[e] * (keep != inverted ? scale : 0.0f);
+        x[e] = in[e] * (keep ? scales.kept : scales.dropped);
         if (keep_out != nullptr) keep_out[e] = keep ? 1.0f : 0.0f;
     }
 }
@@ -232,18 +146,72 @@ void block_context(const plane_chain& chain, const plane_block& block, float* co
     const std::size_t head_dim = v.values.shape()[3];
     const float* v_plane = row_major_rows(v, block.batch, block.head, 0, chain.width, value_scratch);
     float* out = context + ((block.batch * chain.heads + block.head) * chain.rows + block.first_row) * head_dim;
-    if (chain.cfg->mistake == mistake::weights_transposed) {
-        // --mistake weights_transposed: weights.transpose(-2, -1) @ v, on the whole plane (Sq == Sk;
-        // plan_memory keeps the tensor whole for this), transposed into a contiguous copy as matmul does
-        thread_local std::vector<float> transposed;
-        const std::size_t w = chain.width;
-        transposed.resize(w * w);
-        for (std::size_t i = 0; i < w; ++i)
-            for (std::size_t j = 0; j < w; ++j) transposed[j * w + i] = block.data[i * w + j];
-        bmm_rows(transposed.data(), v_plane, out, w, head_dim, w, false, chain.rows);
+    bmm_rows(block.data, v_plane, out, block.rows, head_dim, chain.width, false, chain.rows);
+}
+
+}  // namespace
+
+void for_each_plane(const plane_chain& chain, const rows_block& block,
+                    const std::function<void(const plane_block&)>& fn, plane_product product) {
+    const std::size_t plane_floats = block.rows * chain.width;
+    const auto plane = [&](std::size_t i) {
+        const std::size_t p = block.first_plane + i, at = i * plane_floats;
+        return plane_block{p / chain.heads, p % chain.heads, block.first_row, block.rows, block.data + at,
+                           block.source != nullptr ? block.source + at : nullptr};
+    };
+    const bool blas_threads = !blas_runs_on_one_thread(product.m, product.n, product.k);
+    if (block.planes < 2 || thread_count() < 2 || block.planes * plane_floats < parallel_elements || blas_threads) {
+        for (std::size_t i = 0; i < block.planes; ++i) fn(plane(i));
         return;
     }
-    bmm_rows(block.data, v_plane, out, block.rows, head_dim, chain.width, false, chain.rows);
+    const blas_on_one_thread one;
+#pragma omp parallel for schedule(dynamic)
+    for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(block.planes); ++i) fn(plane(static_cast<std::size_t>(i)));
+}
+
+void scores_step(const plane_chain& chain, const rows_block& block) {
+    for_each_plane(chain, block, [&](const plane_block& b) { block_scores(chain, b); },
+                   {chain.rows, chain.width, chain.rows_of->values.shape()[3]});
+}
+
+void scale_step(const plane_chain& chain, const rows_block& block) {
+    for_each_plane(chain, block, [&](const plane_block& b) { block_scale(chain, b); });
+}
+
+void bias_step(const plane_chain& chain, const rows_block& block) {
+    for_each_plane(chain, block, [&](const plane_block& b) { block_bias(chain, b); });
+}
+
+void mask_step(const plane_chain& chain, const rows_block& block) {
+    for_each_plane(chain, block, [&](const plane_block& b) { block_mask(chain, b, block.finding); });
+}
+
+void softmax_step(const plane_chain& chain, const rows_block& block) {
+    for_each_plane(chain, block, [&](const plane_block& b) { block_softmax(chain, b); });
+}
+
+void dropout_step(const plane_chain& chain, const rows_block& block) {
+    const std::size_t plane_floats = block.rows * chain.width;
+    for_each_plane(chain, block, [&](const plane_block& b) {
+        const std::size_t at = (b.batch * chain.heads + b.head - block.first_plane) * plane_floats;
+        block_dropout(chain, b, block.draws + at, block.keep != nullptr ? block.keep + at : nullptr);
+    });
+}
+
+void context_step(const plane_chain& chain, const rows_block& block) {
+    const std::size_t head_dim = chain.values->values.shape()[3];
+    for_each_plane(chain, block, [&](const plane_block& b) { block_context(chain, b, block.context); },
+                   {chain.rows, head_dim, chain.width});
+}
+
+dropout_scales reference_dropout_scales(double p) {
+    return {p >= 1.0 ? 0.0f : 1.0f / static_cast<float>(1.0 - p), 0.0f};
+}
+
+void keep_from_draws(float* draws, std::size_t count, double p) {
+    // a float tensor compared with a Python float: the scalar becomes float32
+    const auto threshold = static_cast<float>(1.0 - p);
+    for (std::size_t e = 0; e < count; ++e) draws[e] = draws[e] < threshold ? 1.0f : 0.0f;
 }
 
 }  // namespace attn

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "attn/compute/mistake.hpp"
+#include "attn/compute/forward_steps.hpp"
 #include "attn/compute/torch_exp.hpp"
 #include "attn/compute/torch_trig.hpp"
 
@@ -38,10 +38,7 @@ std::vector<double> slopes_in_doubles(std::int64_t n) {
 
 }  // namespace
 
-rope_pairing rotation_pairing(const config& c) {
-    if (c.mistake != mistake::rope_pairs_mixed) return c.rope_style;
-    return c.rope_style == rope_pairing::half ? rope_pairing::interleaved : rope_pairing::half;
-}
+rope_pairing rotation_pairing(const config& c) { return run_steps(c).pairing(c); }
 
 rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t count, rope_pairing pairing) {
     const auto dk = static_cast<std::size_t>(c.head_dim()), half = dk / 2;
@@ -99,15 +96,11 @@ std::vector<float> alibi_slopes(std::int64_t heads) {
     return slopes;
 }
 
-std::vector<float> run_alibi_slopes(const config& c) {
-    std::vector<float> slopes = alibi_slopes(c.heads);
-    if (c.mistake == mistake::alibi_sign)
-        for (float& m : slopes) m = -m;  // -m·(j - i) = m·(i - j): the far keys favoured
-    return slopes;
-}
+std::vector<float> run_alibi_slopes(const config& c) { return run_steps(c).slopes(c); }
 
-xt::xarray<float> alibi_bias(const config& c) {
-    const std::vector<float> slopes = run_alibi_slopes(c);
+xt::xarray<float> alibi_bias(const config& c) { return alibi_bias(c, run_alibi_slopes(c)); }
+
+xt::xarray<float> alibi_bias(const config& c, const std::vector<float>& slopes) {
     const auto H = static_cast<std::size_t>(c.heads), Sq = static_cast<std::size_t>(c.seq),
                Sk = static_cast<std::size_t>(c.kv_seq);
     const std::int64_t first = first_query_position(c);

@@ -1,5 +1,6 @@
 // attn check: an answer against one stage tensor of the right run, then against
-// the same tensor of the run made with each mistake (attention.cpp makes them).
+// the same tensor of the run made with each way of each mistake (the rows of the table of
+// replaced steps that run_steps reads: the forward pass with that one step swapped).
 #include "attn/teach/check.hpp"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 #pragma once
 // The common mistakes of attention code, which attn makes on purpose (attn trace --mistake ID)
 // and recognises in an answer (attn check). The ids are CLI.md's diagnosis ids.
+#include <cstddef>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,7 @@ enum class mistake {
     rope_pairs_mixed,         // --pos rope: q and k rotated with the other pairing (rotate_half for interleaved, or back)
     alibi_sign,               // --pos alibi: bias +m_h·(i - j), far keys favoured, instead of -m_h·(i - j)
 };
+inline constexpr std::size_t mistake_count = static_cast<std::size_t>(mistake::alibi_sign) + 1;  // none included
 
 /// "softmax_axis", ...; "none" for mistake::none. And back: nullopt for an unknown id ("unknown" too).
 std::string_view mistake_id(mistake m);
@@ -66,7 +68,7 @@ int mistake_variants(mistake m);
 std::optional<stage_id> mistake_stage(mistake m, int variant = 0);
 
 /// Whether `m` changes which keys the mask allows (the mask stage's mistakes but
-/// mask_inverted): the mask is then built whole from its rules with the mistake made.
+/// mask_inverted): the mistake changes the mask's rules (mask_rules) as it makes them.
 bool changes_mask_rules(mistake m);
 
 }  // namespace attn

@@ -52,6 +52,8 @@ std::vector<float> run_alibi_slopes(const config& c);
 
 /// The bias [1,H,Sq,Sk] of a run (run_alibi_slopes): queries from first_query_position(c), keys from 0.
 xt::xarray<float> alibi_bias(const config& c);
+/// The same with `slopes` [H].
+xt::xarray<float> alibi_bias(const config& c, const std::vector<float>& slopes);
 
 /// The Annotated Transformer's PositionalEncoding, rows first..first+count-1 of pe [max_len,width]:
 /// position = torch.arange(0, max_len).unsqueeze(1); div_term = torch.exp(torch.arange(0, width, 2) *
