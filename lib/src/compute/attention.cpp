@@ -20,6 +20,7 @@
 #include "attn/compute/norms.hpp"
 #include "attn/compute/plane_chain.hpp"
 #include "attn/compute/positions.hpp"
+#include "attn/compute/run_plan.hpp"
 #include "attn/compute/stage_sink.hpp"
 
 namespace attn {
@@ -142,12 +143,15 @@ struct run {
     stage_sink& sink;
     stage_set needed;
     trace so_far;  // the config and the warnings; the sink keeps the stages it wants
+    std::optional<run_plan> planned = layouts_to_check(c, plan);  // debug builds: every stage made is checked
 
     bool needs(stage_id id) const { return (needed & stage_bit(id)) != 0; }
     bool shows(stage_id id) const { return needs(id) && plan.shows(id); }
 
     stage make(stage_id id, std::vector<tensor> tensors) const {
-        return stage{&info_of(id), std::move(tensors), {}};
+        stage s{&info_of(id), std::move(tensors), {}};
+        if (planned) check_planned_layouts(*planned, s);
+        return s;
     }
     /// The stage `id` with `tensors` (and `figures`), handed to the sink whole when the plan shows it.
     stage emit(stage_id id, std::vector<tensor> tensors, std::vector<stage_figure> figures = {}) {

@@ -10,6 +10,7 @@
 // contiguous, view and transpose views of them, the [B,H,Sq,Sk] stages and context fresh,
 // merge a view of context, concat merge.contiguous() (a copy unless merge is contiguous).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,8 +95,13 @@ run_plan make_plan(const config& c, const stage_plan& choice = stage_plan::every
 /// any other name as it is.
 std::string dim_letter(const std::string& dim);
 
-/// Debug builds: throws std::logic_error when stage `s`'s tensors have other shapes or
-/// strides than `plan` gives them (the forward pass and the plan have drifted apart).
+/// Throws std::logic_error when stage `s`'s tensors have other shapes or strides than `plan`
+/// gives them (the forward pass and the plan have drifted apart).
 void check_planned_layouts(const run_plan& plan, const stage& s);
+
+/// The plan the forward pass checks each stage it makes against (check_planned_layouts): in
+/// builds without NDEBUG, for the right computation; nullopt in release builds and for a
+/// --mistake, whose replaced steps lay out some tensors otherwise.
+std::optional<run_plan> layouts_to_check(const config& c, const stage_plan& choice);
 
 }  // namespace attn
