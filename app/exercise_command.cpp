@@ -19,6 +19,7 @@
 #include "attn/teach/exercise.hpp"
 #include "attn/teach/handout_secret.hpp"
 #include "attn/teach/student_id.hpp"
+#include "attn/text/printable_text.hpp"
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"

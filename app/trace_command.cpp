@@ -27,7 +27,6 @@
 #include "attn/compute/threads.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
-#include "attn/io/tensor_file.hpp"
 #include "attn/io/output_space.hpp"
 #include "attn/render/output_bytes.hpp"
 #include "attn/render/heatmap_cairo.hpp"
@@ -44,6 +43,8 @@
 #include "attn/render/render_table.hpp"
 #include "attn/render/render_torch.hpp"
 #include "attn/teach/advice.hpp"
+#include "attn/text/join.hpp"
+#include "attn/text/printable_text.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "progress.hpp"
@@ -118,14 +119,14 @@ const attn::stage_info& stage_numbered(std::string_view text, const std::string&
     const std::vector<const attn::stage_info*> holders = attn::stages_holding(name);
     if (holders.empty())
         throw attn::usage_error("--stage " + name + ": no stage is called " + name + " (" + attn::stage_choices() + ")");
-    std::string where;
+    std::vector<std::string> where;
     const attn::stage_info* in_run = nullptr;
-    for (std::size_t i = 0; i < holders.size(); ++i) {
-        where += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + name_and_step(*holders[i]);
-        if (in_run == nullptr && attn::stage_in_run(c, holders[i]->id)) in_run = holders[i];
+    for (const attn::stage_info* holder : holders) {
+        where.push_back(name_and_step(*holder));
+        if (in_run == nullptr && attn::stage_in_run(c, holder->id)) in_run = holder;
     }
     const std::string opening = "--stage " + name + ": no stage is called " + name + "; the tensor " + name +
-                                " is in stage " + where;
+                                " is in stage " + attn::join(where, ", ", " and ");
     if (in_run != nullptr) throw attn::usage_error(opening + ": --stage " + std::string(in_run->name));
     throw attn::usage_error(opening + ", which this run does not have (" + absent_because(*holders[0]) + ")");
 }

@@ -7,6 +7,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/render/render_row.hpp"
+#include "attn/text/join.hpp"
 
 namespace attn_app {
 namespace {
@@ -21,13 +22,10 @@ std::size_t index_within(const char* flag, std::int64_t value, std::int64_t size
 
 /// "scores, scaled, biased, masked, softmax or dropout": the stages --row draws (stage_views.hpp).
 std::string row_stages_text() {
-    std::vector<std::string_view> names;
+    std::vector<std::string> names;
     for (const attn::stage_info& info : attn::stage_table)
-        if (attn::row_view_shows(info.id)) names.push_back(info.name);
-    std::string text;
-    for (std::size_t i = 0; i < names.size(); ++i)
-        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
-    return text;
+        if (attn::row_view_shows(info.id)) names.emplace_back(info.name);
+    return attn::join(names, ", ", " or ");
 }
 
 }  // namespace
