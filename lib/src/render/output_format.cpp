@@ -1,0 +1,227 @@
+// The format table (output_format.hpp), the run policy it implies, and each format's sink.
+#include "attn/render/output_format.hpp"
+
+#include <limits>
+#include <sstream>
+
+#include "attn/compute/error.hpp"
+#include "attn/compute/memory.hpp"
+#include "attn/compute/stage_layouts.hpp"
+#include "attn/io/npz_writer.hpp"
+#include "attn/render/heatmap_cairo.hpp"
+#include "attn/render/heatmap_panels.hpp"
+#include "attn/render/heatmap_svg.hpp"
+#include "attn/render/heatmap_terminal.hpp"
+#include "attn/render/output_bytes.hpp"
+#include "attn/render/render_graph.hpp"
+#include "attn/render/render_html.hpp"
+#include "attn/render/render_json.hpp"
+#include "attn/render/render_npz.hpp"
+#include "attn/render/render_py.hpp"
+#include "attn/render/render_row.hpp"
+#include "attn/render/render_shapes.hpp"
+#include "attn/render/render_table.hpp"
+#include "attn/render/render_torch.hpp"
+#include "attn/render/selection.hpp"
+
+namespace attn {
+namespace {
+
+using keeps = format_keeps;
+using graph = format_graph;
+using sink = format_sink;
+
+//  name       keeps                writes            drawable colour page  masked  bytes   shapes graph         sink
+const std::vector<output_format> formats = {
+    {"table",   keeps::printed_rows, "",               false, false, false, false, 2, 4, true,  graph::none,   sink::table},
+    {"json",    keeps::nothing,      "",               false, false, false, false, 2, 4, true,  graph::none,   sink::json},
+    {"jsonl",   keeps::nothing,      "",               false, false, false, false, 2, 4, false, graph::none,   sink::jsonl},
+    {"npz",     keeps::nothing,      "a zip archive",  false, false, false, false, 4, 1, false, graph::none,   sink::npz},
+    {"torch",   keeps::printed_rows, "",               false, false, false, false, 2, 4, false, graph::none,   sink::torch},
+    {"py",      keeps::everything,   "",               false, false, false, false, 0, 0, false, graph::none,   sink::py},
+    {"heatmap", keeps::everything,   "",               true,  true,  false, true,  0, 0, false, graph::none,   sink::heatmap},
+    {"svg",     keeps::everything,   "a picture",      true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::svg},
+    {"png",     keeps::everything,   "a picture",      true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::png},
+    {"html",    keeps::everything,   "a page",         false, true,  true,  true,  0, 0, false, graph::beside, sink::html},
+    {"dot",     keeps::nothing,      "",               false, false, false, false, 0, 0, false, graph::text,   sink::plan},
+};
+
+/// --format table with --row: one query's weights as bars.
+const output_format row_bars{"table", keeps::everything, "", false, false, false, true, 2, 4, true, graph::none,
+                             sink::row_bars};
+
+/// Tells the watcher which stages are complete, and hands everything on to `next`.
+class watched_sink : public stage_sink {
+public:
+    watched_sink(stage_sink& next, run_watcher& watcher) : next_(next), watcher_(watcher) {}
+    void begin(const trace& so_far, const stage& s) override { next_.begin(so_far, s); }
+    void rows(std::size_t index, std::size_t first_row, std::size_t count, const float* data) override {
+        next_.rows(index, first_row, count, data);
+    }
+    void end(const trace& so_far, const stage& s) override {
+        next_.end(so_far, s);
+        watcher_.stage_done(s.name());
+    }
+
+private:
+    stage_sink& next_;
+    run_watcher& watcher_;
+};
+
+/// A run and where it goes, for the sinks below.
+struct run {
+    const config& c;
+    inputs& in;
+    const stage_plan& plan;
+    const render_options& view;
+    const output_target& target;
+    run_watcher& watcher;
+
+    warning_list into(stage_sink& s) const {
+        watched_sink told(s, watcher);
+        return compute_stages(c, std::move(in), plan, told);
+    }
+
+    /// The whole trace, kept, then drawn by `draw`, whose notes (panels a slide leaves out)
+    /// join the warnings.
+    template <class Draw>
+    warning_list whole(Draw draw) const {
+        trace t;
+        t.cfg = c;
+        trace_keeper keeper(t);
+        t.warnings = into(keeper);
+        watcher.writing();
+        for (std::string& note : draw(t)) t.warnings.push_back({"", std::move(note)});
+        return t.warnings;
+    }
+};
+
+warning_list to_json(const run& r, bool lines) {
+    json_stream json(r.c, r.view, r.target.out, lines);
+    const warning_list warnings = r.into(json);
+    json.finish(warnings);
+    return warnings;
+}
+
+warning_list to_npz(const run& r) {
+    npz_writer zip(r.target.out, r.target.what);
+    npz_stream npz(r.c, r.view, zip);
+    const warning_list warnings = r.into(npz);
+    npz.finish();
+    return warnings;
+}
+
+warning_list to_table(const run& r) {
+    table_stream table(r.c, r.view, r.target.out);
+    const warning_list warnings = r.into(table);
+    table.finish();
+    return warnings;
+}
+
+using notes = std::vector<std::string>;
+
+}  // namespace
+
+const std::vector<output_format>& output_formats() { return formats; }
+
+std::vector<std::string> output_format_names() {
+    std::vector<std::string> names;
+    for (const output_format& f : formats) names.emplace_back(f.name);
+    return names;
+}
+
+const output_format& output_format_named(std::string_view name, bool row) {
+    if (name == "table" && row) return row_bars;
+    for (const output_format& f : formats)
+        if (f.name == name) return f;
+    throw usage_error("--format " + std::string(name) + ": no such format");
+}
+
+bool plan_only(const output_format& format, bool shapes, bool graph) {
+    return shapes || format.graph == format_graph::text || (graph && format.graph != format_graph::beside);
+}
+
+void fit_view_to_format(const config& c, const output_format& format, const std::string& stages_flag,
+                        render_options& view) {
+    if (format.sink == format_sink::py) check_py_run(c, view);
+    if (!format.drawable_only) return;
+    if (view.stages == 0) {
+        view.stages = stage_bit(stage_id::softmax);
+        return;
+    }
+    for (const stage_info& info : stage_table)
+        if (view.shows(info.id) && heatmap::drawable(info.id)) return;
+    throw usage_error("--stage " + stages_flag + ": --format " + std::string(format.name) +
+                      " draws the stages with a picture (in this run " + heatmap::drawable_stages_text(c) +
+                      "), and these have none");
+}
+
+stage_plan plan_output(const config& c, const output_format& format, const render_options& view,
+                       std::size_t block_rows) {
+    stage_plan plan = stage_plan::of(view.stages);
+    if (c.mask.any() && format.marks_masked) plan.show(stage_id::mask);
+    plan.row_statistics = view.stats;
+    // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
+    const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
+    const bool printed_rows = format.keeps == format_keeps::printed_rows;
+    const bool whole_stages = format.keeps == format_keeps::everything || (printed_rows && view.full);
+    plan_memory(c, plan, whole_stages, limit, block_rows);
+    if (printed_rows && c.mistake != mistake::q_k_swapped && !view.stats) show_printed_rows_only(c, view, plan);
+    return plan;
+}
+
+std::uint64_t least_format_bytes(const config& c, const output_format& format, const render_options& view) {
+    const bool every_element = format.keeps == format_keeps::nothing || view.full;
+    if (format.float_bytes == 0 || !every_element) return 0;
+    return least_output_bytes(c, view, format.float_bytes, format.bool_bytes);
+}
+
+warning_list write_output(const output_format& format, const config& c, inputs in, const stage_plan& plan,
+                          const render_options& view, const output_target& target, run_watcher& watcher) {
+    const run r{c, in, plan, view, target, watcher};
+    std::ostream& out = target.out;
+    switch (format.sink) {
+        case sink::json: return to_json(r, false);
+        case sink::jsonl: return to_json(r, true);
+        case sink::npz: return to_npz(r);
+        case sink::table: return to_table(r);
+        case sink::torch: {
+            torch_stream torch(view, out);
+            return r.into(torch);
+        }
+        case sink::py:
+            return r.whole([&](const trace& t) {
+                render_py(t, view, target.command_line, out);
+                return notes{};
+            });
+        case sink::heatmap:
+            return r.whole([&](const trace& t) {
+                render_heatmap_terminal(t, view, out, target.columns);
+                return notes{};
+            });
+        case sink::svg: return r.whole([&](const trace& t) { return render_svg(t, view, out); });
+        case sink::png: return r.whole([&](const trace& t) { return render_png(t, view, out); });
+        case sink::html: return r.whole([&](const trace& t) { return render_html(t, view, out); });
+        case sink::row_bars:
+            return r.whole([&](const trace& t) {
+                render_row(t, view, out);
+                return notes{};
+            });
+        case sink::plan: break;
+    }
+    throw error("--format " + std::string(format.name) + " computes nothing: it writes the plan (write_plan)");
+}
+
+void write_plan(const config& c, const output_format& format, bool graph, const render_options& view,
+                std::ostream& out) {
+    const std::vector<planned_stage> stages = plan_stage_layouts(c);
+    if (graph && format.graph == format_graph::drawn) {  // laid out and drawn by Graphviz
+        std::ostringstream dot;
+        render_plan_dot(c, stages, view, dot);
+        draw_graph(dot.str(), format.name, out);
+    } else if (format.graph == format_graph::text) render_plan_dot(c, stages, view, out);
+    else if (format.sink == format_sink::json) render_shapes_json(c, stages, view, out);
+    else render_shapes_table(c, stages, view, out);
+}
+
+}  // namespace attn
