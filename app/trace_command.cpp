@@ -206,14 +206,15 @@ std::string& command_line() {
 
 /// What the flags ask to show of the run `c`, checked against its sizes.
 attn::render_options view_of(const trace_options& o, const flag_given& given, const attn::config& c) {
+    const attn::output_format& format = attn::output_format_named(o.format, false);
     attn::render_options view;
     view.stages = stage_set_of(parse_stages(o.stages, c));
     view.precision = o.precision;
     view.notation = parse_sci_mode(o.sci_mode);
     view.full = o.full;
     view.color = use_color(o);
-    set_views(o.views, given, c, o.format, view);
-    set_picture_options(o.pictures, given, attn::output_format_named(o.format, false), view);
+    set_views(o.views, given, c, format, view);
+    set_picture_options(o.pictures, given, format, view);
     view.explain = o.explain;
     view.stats = o.stats;
     view.graph = o.graph;  // html: the graph beside the stages

@@ -30,7 +30,7 @@ std::string row_stages_text() {
 
 }  // namespace
 
-void set_views(const view_flags& v, const flag_given& given, const attn::config& c, const std::string& format,
+void set_views(const view_flags& v, const flag_given& given, const attn::config& c, const attn::output_format& format,
                attn::render_options& options) {
     if (given("--batch-index")) options.batch_index = index_within("--batch-index", v.batch_index, c.batch, "B");
     if (given("--head")) {
@@ -43,7 +43,7 @@ void set_views(const view_flags& v, const flag_given& given, const attn::config&
     }
     if (!given("--row")) return;
     options.row = index_within("--row", v.row, c.seq, "Sq");
-    if (format != "table") return;
+    if (format.sink != attn::format_sink::table) return;  // the table draws bars
     for (const attn::stage_info& info : attn::stage_table)
         if (options.stages != 0 && options.shows(info.id) && !attn::row_view_shows(info.id))
             throw attn::usage_error("--stage " + std::string(info.name) + " with --row: --row draws one query's scores or weights "
