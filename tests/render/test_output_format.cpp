@@ -6,7 +6,6 @@
 
 #include "attn/compute/config.hpp"
 #include "attn/compute/error.hpp"
-#include "attn/render/output_bytes.hpp"
 #include "attn/render/output_format.hpp"
 
 namespace {
@@ -88,16 +87,20 @@ TEST_SUITE("output_format") {
 
     TEST_CASE("least_format_bytes: json 2 bytes an element, npz 4, the table only with --full, pictures none") {
         const attn::config c = format_config();
-        attn::render_options view;
-        CHECK(attn::least_format_bytes(c, attn::output_format_named("json", false), view) ==
-              attn::least_output_bytes(c, view, 2, 4));
-        CHECK(attn::least_format_bytes(c, attn::output_format_named("npz", false), view) ==
-              attn::least_output_bytes(c, view, 4, 1));
-        CHECK(attn::least_format_bytes(c, attn::output_format_named("table", false), view) == 0);
-        CHECK(attn::least_format_bytes(c, attn::output_format_named("png", false), view) == 0);
-        CHECK(attn::least_format_bytes(c, attn::output_format_named("py", false), view) == 0);
-        view.full = true;
-        CHECK(attn::least_format_bytes(c, attn::output_format_named("torch", false), view) ==
-              attn::least_output_bytes(c, view, 2, 4));
+        attn::render_options weights;  // softmax's weights [B,H,Sq,Sk] = [2,2,40,40]: 6400 elements
+        weights.stages = attn::stage_bit(attn::stage_id::softmax);
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("json", false), weights) == 12800);
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("npz", false), weights) == 25600);
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("table", false), weights) == 0);
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("png", false), weights) == 0);
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("py", false), weights) == 0);
+        weights.row = 7;  // [2,2,1,40]
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("jsonl", false), weights) == 320);
+        weights.full = true;
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("torch", false), weights) == 320);
+        attn::render_options mask;  // the mask [B,1,Sq,Sk] = [2,1,40,40]: booleans, 4 bytes in JSON, 1 in npz
+        mask.stages = attn::stage_bit(attn::stage_id::mask);
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("json", false), mask) == 12800);
+        CHECK(attn::least_format_bytes(c, attn::output_format_named("npz", false), mask) == 3200);
     }
 }

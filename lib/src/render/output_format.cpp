@@ -1,6 +1,7 @@
 // The format table (output_format.hpp), the run policy it implies, and each format's sink.
 #include "attn/render/output_format.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -12,7 +13,6 @@
 #include "attn/render/heatmap_panels.hpp"
 #include "attn/render/heatmap_svg.hpp"
 #include "attn/render/heatmap_terminal.hpp"
-#include "attn/render/output_bytes.hpp"
 #include "attn/render/render_graph.hpp"
 #include "attn/render/render_html.hpp"
 #include "attn/render/render_json.hpp"
@@ -31,24 +31,40 @@ using keeps = format_keeps;
 using graph = format_graph;
 using sink = format_sink;
 
-//  name       keeps                writes            drawable colour page  masked  bytes   shapes graph         sink
+//  name       keeps                writes           drawable colour page   masked bytes  shapes graph          sink
 const std::vector<output_format> formats = {
-    {"table",   keeps::printed_rows, "",               false, false, false, false, 2, 4, true,  graph::none,   sink::table},
-    {"json",    keeps::nothing,      "",               false, false, false, false, 2, 4, true,  graph::none,   sink::json},
-    {"jsonl",   keeps::nothing,      "",               false, false, false, false, 2, 4, false, graph::none,   sink::jsonl},
-    {"npz",     keeps::nothing,      "a zip archive",  false, false, false, false, 4, 1, false, graph::none,   sink::npz},
-    {"torch",   keeps::printed_rows, "",               false, false, false, false, 2, 4, false, graph::none,   sink::torch},
-    {"py",      keeps::everything,   "",               false, false, false, false, 0, 0, false, graph::none,   sink::py},
-    {"heatmap", keeps::everything,   "",               true,  true,  false, true,  0, 0, false, graph::none,   sink::heatmap},
-    {"svg",     keeps::everything,   "a picture",      true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::svg},
-    {"png",     keeps::everything,   "a picture",      true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::png},
-    {"html",    keeps::everything,   "a page",         false, true,  true,  true,  0, 0, false, graph::beside, sink::html},
-    {"dot",     keeps::nothing,      "",               false, false, false, false, 0, 0, false, graph::text,   sink::plan},
+    {"table",   keeps::printed_rows, "",              false, false, false, false, 2, 4, true,  graph::none,   sink::table},
+    {"json",    keeps::nothing,      "",              false, false, false, false, 2, 4, true,  graph::none,   sink::json},
+    {"jsonl",   keeps::nothing,      "",              false, false, false, false, 2, 4, false, graph::none,   sink::jsonl},
+    {"npz",     keeps::nothing,      "a zip archive", false, false, false, false, 4, 1, false, graph::none,   sink::npz},
+    {"torch",   keeps::printed_rows, "",              false, false, false, false, 2, 4, false, graph::none,   sink::torch},
+    {"py",      keeps::everything,   "",              false, false, false, false, 0, 0, false, graph::none,   sink::py},
+    {"heatmap", keeps::everything,   "",              true,  true,  false, true,  0, 0, false, graph::none,   sink::heatmap},
+    {"svg",     keeps::everything,   "a picture",     true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::svg},
+    {"png",     keeps::everything,   "a picture",     true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::png},
+    {"html",    keeps::everything,   "a page",        false, true,  true,  true,  0, 0, false, graph::beside, sink::html},
+    {"dot",     keeps::nothing,      "",              false, false, false, false, 0, 0, false, graph::text,   sink::plan},
 };
 
 /// --format table with --row: one query's weights as bars.
 const output_format row_bars{"table", keeps::everything, "", false, false, false, true, 2, 4, true, graph::none,
                              sink::row_bars};
+
+constexpr std::uint64_t saturated_bytes = std::numeric_limits<std::uint64_t>::max();
+
+/// The elements of `t` that an output with `view`'s selection writes (an axis the view may
+/// not select counts whole, so this stays a lower bound).
+std::uint64_t selected_elements(const planned_tensor& t, const render_options& view) {
+    std::uint64_t n = 1;
+    for (std::size_t axis = 0; axis < t.dims.size(); ++axis) {
+        const std::string& dim = t.dims[axis];
+        const bool selected = (dim == "batch" && view.batch_index) || (dim == "head" && view.head) ||
+                              ((dim == "query" || dim == "seq") && view.row);
+        const auto size = static_cast<std::uint64_t>(t.layout.shape[axis]);
+        if (__builtin_mul_overflow(n, selected ? std::min<std::uint64_t>(size, 1) : size, &n)) return saturated_bytes;
+    }
+    return n;
+}
 
 /// Tells the watcher which stages are complete, and hands everything on to `next`.
 class watched_sink : public stage_sink {
@@ -68,13 +84,11 @@ private:
     run_watcher& watcher_;
 };
 
-/// A run and where it goes, for the sinks below.
-struct run {
+/// A run and its watcher, for the sinks of write_output.
+struct watched_run {
     const config& c;
     inputs& in;
     const stage_plan& plan;
-    const render_options& view;
-    const output_target& target;
     run_watcher& watcher;
 
     warning_list into(stage_sink& s) const {
@@ -96,33 +110,9 @@ struct run {
     }
 };
 
-warning_list to_json(const run& r, bool lines) {
-    json_stream json(r.c, r.view, r.target.out, lines);
-    const warning_list warnings = r.into(json);
-    json.finish(warnings);
-    return warnings;
-}
-
-warning_list to_npz(const run& r) {
-    npz_writer zip(r.target.out, r.target.what);
-    npz_stream npz(r.c, r.view, zip);
-    const warning_list warnings = r.into(npz);
-    npz.finish();
-    return warnings;
-}
-
-warning_list to_table(const run& r) {
-    table_stream table(r.c, r.view, r.target.out);
-    const warning_list warnings = r.into(table);
-    table.finish();
-    return warnings;
-}
-
 using notes = std::vector<std::string>;
 
 }  // namespace
-
-const std::vector<output_format>& output_formats() { return formats; }
 
 std::vector<std::string> output_format_names() {
     std::vector<std::string> names;
@@ -164,49 +154,63 @@ stage_plan plan_output(const config& c, const output_format& format, const rende
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
     const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
     const bool printed_rows = format.keeps == format_keeps::printed_rows;
-    const bool whole_stages = format.keeps == format_keeps::everything || (printed_rows && view.full);
-    plan_memory(c, plan, whole_stages, limit, block_rows);
+    plan_memory(c, plan, format.keeps == format_keeps::everything || (printed_rows && view.full), limit, block_rows);
     if (printed_rows && c.mistake != mistake::q_k_swapped && !view.stats) show_printed_rows_only(c, view, plan);
     return plan;
 }
 
 std::uint64_t least_format_bytes(const config& c, const output_format& format, const render_options& view) {
-    const bool every_element = format.keeps == format_keeps::nothing || view.full;
-    if (format.float_bytes == 0 || !every_element) return 0;
-    return least_output_bytes(c, view, format.float_bytes, format.bool_bytes);
+    if (format.float_bytes == 0 || (format.keeps != format_keeps::nothing && !view.full)) return 0;
+    std::uint64_t total = 0;
+    for (const planned_stage& s : plan_stage_layouts(c)) {
+        if (!view.shows(s.id)) continue;
+        for (const planned_tensor& t : s.tensors) {
+            std::uint64_t bytes = 0;
+            const std::uint64_t each = t.type == element_type::boolean ? format.bool_bytes : format.float_bytes;
+            if (__builtin_mul_overflow(selected_elements(t, view), each, &bytes) ||
+                __builtin_add_overflow(total, bytes, &total))
+                return saturated_bytes;
+        }
+    }
+    return total;
 }
 
 warning_list write_output(const output_format& format, const config& c, inputs in, const stage_plan& plan,
                           const render_options& view, const output_target& target, run_watcher& watcher) {
-    const run r{c, in, plan, view, target, watcher};
+    const watched_run r{c, in, plan, watcher};
     std::ostream& out = target.out;
     switch (format.sink) {
-        case sink::json: return to_json(r, false);
-        case sink::jsonl: return to_json(r, true);
-        case sink::npz: return to_npz(r);
-        case sink::table: return to_table(r);
+        case sink::json:
+        case sink::jsonl: {
+            json_stream json(c, view, out, format.sink == sink::jsonl);
+            const warning_list warnings = r.into(json);
+            json.finish(warnings);
+            return warnings;
+        }
+        case sink::npz: {
+            npz_writer zip(out, target.what);
+            npz_stream npz(c, view, zip);
+            const warning_list warnings = r.into(npz);
+            npz.finish();
+            return warnings;
+        }
+        case sink::table: {
+            table_stream table(c, view, out);
+            const warning_list warnings = r.into(table);
+            table.finish();
+            return warnings;
+        }
         case sink::torch: {
             torch_stream torch(view, out);
             return r.into(torch);
         }
-        case sink::py:
-            return r.whole([&](const trace& t) {
-                render_py(t, view, target.command_line, out);
-                return notes{};
-            });
+        case sink::py: return r.whole([&](const trace& t) { render_py(t, view, target.command_line, out); return notes{}; });
         case sink::heatmap:
-            return r.whole([&](const trace& t) {
-                render_heatmap_terminal(t, view, out, target.columns);
-                return notes{};
-            });
+            return r.whole([&](const trace& t) { render_heatmap_terminal(t, view, out, target.columns); return notes{}; });
+        case sink::row_bars: return r.whole([&](const trace& t) { render_row(t, view, out); return notes{}; });
         case sink::svg: return r.whole([&](const trace& t) { return render_svg(t, view, out); });
         case sink::png: return r.whole([&](const trace& t) { return render_png(t, view, out); });
         case sink::html: return r.whole([&](const trace& t) { return render_html(t, view, out); });
-        case sink::row_bars:
-            return r.whole([&](const trace& t) {
-                render_row(t, view, out);
-                return notes{};
-            });
         case sink::plan: break;
     }
     throw error("--format " + std::string(format.name) + " computes nothing: it writes the plan (write_plan)");

@@ -53,10 +53,7 @@ struct output_format {
     format_sink sink;
 };
 
-/// Every --format, in --help's order.
-const std::vector<output_format>& output_formats();
-
-/// The --format values: "table", "json", ..., "dot".
+/// The --format values, in --help's order: "table", "json", ..., "dot".
 std::vector<std::string> output_format_names();
 
 /// The format called `name`; with `row` (--row), the table's bars. Throws usage_error for
@@ -82,8 +79,10 @@ void fit_view_to_format(const config& c, const output_format& format, const std:
 stage_plan plan_output(const config& c, const output_format& format, const render_options& view,
                        std::size_t block_rows);
 
-/// The fewest bytes `format` writes for a run of `c` with `view` (least_output_bytes at the
-/// format's bytes an element); 0 when the format has no estimate (pictures, summaries).
+/// The fewest bytes `format` writes for a run of `c` with `view`, from the sizes alone: the
+/// shown stages' elements (as view.batch_index, head and row select them; an axis they may
+/// not select counts whole, so this stays a lower bound) at the format's bytes an element.
+/// 0 when it has no estimate (pictures, summaries). Saturates.
 std::uint64_t least_format_bytes(const config& c, const output_format& format, const render_options& view);
 
 /// What a run tells whoever watches it (the progress line).
