@@ -27,30 +27,36 @@
 namespace attn {
 namespace {
 
-using keeps = format_keeps;
-using graph = format_graph;
-using sink = format_sink;
-
-//  name       keeps                writes           drawable colour page   masked bytes  shapes graph          sink
-const std::vector<output_format> formats = {
-    {"table",   keeps::printed_rows, "",              false, false, false, false, 2, 4, true,  graph::none,   sink::table},
-    {"json",    keeps::nothing,      "",              false, false, false, false, 2, 4, true,  graph::none,   sink::json},
-    {"jsonl",   keeps::nothing,      "",              false, false, false, false, 2, 4, false, graph::none,   sink::jsonl},
-    {"npz",     keeps::nothing,      "a zip archive", false, false, false, false, 4, 1, false, graph::none,   sink::npz},
-    {"torch",   keeps::printed_rows, "",              false, false, false, false, 2, 4, false, graph::none,   sink::torch},
-    {"py",      keeps::everything,   "",              false, false, false, false, 0, 0, false, graph::none,   sink::py},
-    {"heatmap", keeps::everything,   "",              true,  true,  false, true,  0, 0, false, graph::none,   sink::heatmap},
-    {"svg",     keeps::everything,   "a picture",     true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::svg},
-    {"png",     keeps::everything,   "a picture",     true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::png},
-    {"html",    keeps::everything,   "a page",        false, true,  true,  true,  0, 0, false, graph::beside, sink::html},
-    {"dot",     keeps::nothing,      "",              false, false, false, false, 0, 0, false, graph::text,   sink::plan},
+/// Every --format, in --help's order, and the table with --row: one query's weights as bars.
+struct format_table {
+    std::vector<output_format> formats;
+    output_format row_bars;
 };
 
-/// --format table with --row: one query's weights as bars.
-const output_format row_bars{"table", keeps::everything, "", false, false, false, true, 2, 4, true, graph::none,
-                             sink::row_bars};
+const format_table& format_rows() {
+    using keeps = format_keeps;
+    using graph = format_graph;
+    using sink = format_sink;
+    //  name       keeps                writes           drawable colour page   masked bytes  shapes graph          sink
+    static const format_table table{{
+        // --format
+        {"table",   keeps::printed_rows, "",              false, false, false, false, 2, 4, true,  graph::none,   sink::table},
+        {"json",    keeps::nothing,      "",              false, false, false, false, 2, 4, true,  graph::none,   sink::json},
+        {"jsonl",   keeps::nothing,      "",              false, false, false, false, 2, 4, false, graph::none,   sink::jsonl},
+        {"npz",     keeps::nothing,      "a zip archive", false, false, false, false, 4, 1, false, graph::none,   sink::npz},
+        {"torch",   keeps::printed_rows, "",              false, false, false, false, 2, 4, false, graph::none,   sink::torch},
+        {"py",      keeps::everything,   "",              false, false, false, false, 0, 0, false, graph::none,   sink::py},
+        {"heatmap", keeps::everything,   "",              true,  true,  false, true,  0, 0, false, graph::none,   sink::heatmap},
+        {"svg",     keeps::everything,   "a picture",     true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::svg},
+        {"png",     keeps::everything,   "a picture",     true,  true,  true,  true,  0, 0, false, graph::drawn,  sink::png},
+        {"html",    keeps::everything,   "a page",        false, true,  true,  true,  0, 0, false, graph::beside, sink::html},
+        {"dot",     keeps::nothing,      "",              false, false, false, false, 0, 0, false, graph::text,   sink::plan},
+    },  // --format table --row
+        {"table",   keeps::everything,   "",              false, false, false, true,  2, 4, true,  graph::none,   sink::row_bars}};
+    return table;
+}
 
-constexpr std::uint64_t saturated_bytes = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t saturated_output_bytes = std::numeric_limits<std::uint64_t>::max();
 
 /// The elements of `t` that an output with `view`'s selection writes (an axis the view may
 /// not select counts whole, so this stays a lower bound).
@@ -61,7 +67,8 @@ std::uint64_t selected_elements(const planned_tensor& t, const render_options& v
         const bool selected = (dim == "batch" && view.batch_index) || (dim == "head" && view.head) ||
                               ((dim == "query" || dim == "seq") && view.row);
         const auto size = static_cast<std::uint64_t>(t.layout.shape[axis]);
-        if (__builtin_mul_overflow(n, selected ? std::min<std::uint64_t>(size, 1) : size, &n)) return saturated_bytes;
+        if (__builtin_mul_overflow(n, selected ? std::min<std::uint64_t>(size, 1) : size, &n))
+            return saturated_output_bytes;
     }
     return n;
 }
@@ -110,19 +117,17 @@ struct watched_run {
     }
 };
 
-using notes = std::vector<std::string>;
-
 }  // namespace
 
 std::vector<std::string> output_format_names() {
     std::vector<std::string> names;
-    for (const output_format& f : formats) names.emplace_back(f.name);
+    for (const output_format& f : format_rows().formats) names.emplace_back(f.name);
     return names;
 }
 
 const output_format& output_format_named(std::string_view name, bool row) {
-    if (name == "table" && row) return row_bars;
-    for (const output_format& f : formats)
+    if (name == "table" && row) return format_rows().row_bars;
+    for (const output_format& f : format_rows().formats)
         if (f.name == name) return f;
     throw usage_error("--format " + std::string(name) + ": no such format");
 }
@@ -169,7 +174,7 @@ std::uint64_t least_format_bytes(const config& c, const output_format& format, c
             const std::uint64_t each = t.type == element_type::boolean ? format.bool_bytes : format.float_bytes;
             if (__builtin_mul_overflow(selected_elements(t, view), each, &bytes) ||
                 __builtin_add_overflow(total, bytes, &total))
-                return saturated_bytes;
+                return saturated_output_bytes;
         }
     }
     return total;
@@ -177,6 +182,8 @@ std::uint64_t least_format_bytes(const config& c, const output_format& format, c
 
 warning_list write_output(const output_format& format, const config& c, inputs in, const stage_plan& plan,
                           const render_options& view, const output_target& target, run_watcher& watcher) {
+    using sink = format_sink;
+    using notes = std::vector<std::string>;  // a picture's notes: none
     const watched_run r{c, in, plan, watcher};
     std::ostream& out = target.out;
     switch (format.sink) {
