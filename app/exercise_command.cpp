@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "attn/compute/error.hpp"
-#include "attn/compute/memory.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/exercise_folder.hpp"
 #include "attn/render/render_check.hpp"
@@ -19,6 +18,7 @@
 #include "attn/teach/exercise.hpp"
 #include "attn/teach/handout_secret.hpp"
 #include "attn/teach/student_id.hpp"
+#include "attn/text/printable_text.hpp"
 #include "exit_status.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
@@ -90,7 +90,7 @@ attn::exercise_variant student_variant(const std::vector<attn::exercise>& all, c
     const attn::exercise& ex = attn::find_exercise(all, o.which);
     const std::uint64_t limit = memory_limit(o.max_memory);
     try {
-        if (limit != 0) attn::check_memory(ex.cfg, limit);  // its run is computed whole
+        check_whole_run_memory(ex.cfg, limit);
     } catch (const attn::error& e) {
         throw attn::error(ex.path + ": " + e.what());
     }
@@ -155,8 +155,7 @@ void run_check(const exercise_options& o) {
         if (!r.match) throw exit_status{1};
         return;
     }
-    const std::uint64_t limit = memory_limit(o.max_memory);  // the answer's file read within it too
-    attn::read_budget budget(limit == 0 ? attn::read_budget::unlimited : limit);
+    attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));  // the answer's file read within it too
     const attn::loaded_tensor answer =
         read_answer(json, [&] { return attn::read_tensor_file(o.answer, what, &budget); });
     const attn::check_report r = attn::check_exercise(v, answer);

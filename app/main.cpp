@@ -12,7 +12,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/threads.hpp"
-#include "attn/io/tensor_file.hpp"
+#include "attn/text/printable_text.hpp"
 #include "attn/io/output_file.hpp"
 #include "commands.hpp"
 #include "exit_status.hpp"

@@ -14,7 +14,8 @@
 #include <string_view>
 #include <utility>
 
-#include "attn/io/tensor_file.hpp"
+#include "attn/text/join.hpp"
+#include "attn/text/printable_text.hpp"
 
 namespace attn_app {
 namespace {
@@ -43,14 +44,6 @@ bool is_whole(const std::string& text) {
 template <class N>
 bool read_whole(const std::string& text, N& n) {
     return std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc();
-}
-
-/// "a, b, c or d" (`last` " or "); "json, table, then torch" (`last` ", then ").
-std::string joined(const std::vector<std::string>& items, const char* last) {
-    std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == items.size() ? last : ", ") + items[i];
-    return out;
 }
 
 /// A whole number from `lo` to `hi`, named `expected`.
@@ -224,7 +217,7 @@ std::string command_needs_one(const CLI::App& cmd) {
     for (const CLI::App* sub : cmd.get_subcommands({})) names.push_back(sub->get_name());
     const std::string name = "attn " + cmd.get_name();
     const std::vector<std::string> rest = cmd.remaining();
-    const std::string choices = joined(names, " or ") + " (" + name + " --help)";
+    const std::string choices = attn::join(names, ", ", " or ") + " (" + name + " --help)";
     if (!rest.empty()) return name + " " + shell_word(rest.front()) + ": no such command; try " + choices;
     return name + " needs a command: " + choices;
 }
@@ -250,7 +243,7 @@ std::string no_command(const CLI::App& app) {
     }
     const std::string guess = closest(first, commands);
     if (!guess.empty()) return first + ": no command is called " + first + "; did you mean " + guess + "?";
-    return first + ": no command is called " + first + " (the commands: " + joined(commands, " or ") +
+    return first + ": no command is called " + first + " (the commands: " + attn::join(commands, ", ", " or ") +
            "); see `attn --help`";
 }
 
@@ -282,11 +275,11 @@ std::string without_value(CLI::Option& opt) {
 std::string given_again(const CLI::Option& opt) {
     const std::vector<std::string>& values = opt.results();
     const std::string times = values.size() == 2 ? "twice" : std::to_string(values.size()) + " times";
-    return name_of(opt) + " given " + times + " (" + joined(values, ", then ") + "); give it once";
+    return name_of(opt) + " given " + times + " (" + attn::join(values, ", ", ", then ") + "); give it once";
 }
 
 std::string takes_no_value(const CLI::Option& flag) {
-    return name_of(flag) + " takes no value (got " + joined(flag.results(), ", then ") + ")";
+    return name_of(flag) + " takes no value (got " + attn::join(flag.results(), ", ", ", then ") + ")";
 }
 
 /// What went wrong, as the error's type and the state CLI11 left say.
@@ -394,7 +387,7 @@ CLI::Validator path_name(const std::string& what) {
 }
 
 CLI::Validator one_of(std::vector<std::string> choices) {
-    const std::string expected = "one of " + joined(choices, " or ");
+    const std::string expected = "one of " + attn::join(choices, ", ", " or ");
     return expecting(expected, [choices = std::move(choices), expected](std::string& value) -> std::string {
         return std::find(choices.begin(), choices.end(), value) != choices.end() ? "" : "expected " + expected;
     });

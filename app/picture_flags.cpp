@@ -10,12 +10,6 @@
 namespace attn_app {
 namespace {
 
-/// The formats that draw pictures, and of them those with a page to lay out.
-bool draws(const std::string& format) {
-    return format == "heatmap" || format == "svg" || format == "png" || format == "html";
-}
-bool has_page(const std::string& format) { return format == "svg" || format == "png" || format == "html"; }
-
 /// `text` as a colour-scale end: a finite number a float holds.
 float scale_end(const char* flag, const std::string& text) {
     try {
@@ -46,18 +40,19 @@ void add_picture_flags(CLI::App* cmd, picture_flags& p) {
                "down to fit)");
 }
 
-void set_picture_options(const picture_flags& p, const flag_given& given, const std::string& format,
+void set_picture_options(const picture_flags& p, const flag_given& given, const attn::output_format& format,
                          attn::render_options& options) {
+    const std::string name(format.name);
     for (const char* flag : {"--vmin", "--vmax"})
-        if (given(flag) && !draws(format))
-            throw attn::usage_error(std::string(flag) + " sets the colour scale of a picture, and --format " + format +
+        if (given(flag) && !format.colour_scale)
+            throw attn::usage_error(std::string(flag) + " sets the colour scale of a picture, and --format " + name +
                                     " draws none: use --format heatmap, svg, png or html");
     if (given("--vmin")) options.vmin = scale_end("--vmin", p.vmin);
     if (given("--vmax")) options.vmax = scale_end("--vmax", p.vmax);
     if (options.vmin && options.vmax && !(*options.vmin < *options.vmax))
         throw attn::usage_error("--vmin " + p.vmin + " --vmax " + p.vmax + ": --vmin must be below --vmax");
-    if (given("--layout") && p.layout == "slide" && !has_page(format))
-        throw attn::usage_error("--layout slide places the panels on a page, and --format " + format +
+    if (given("--layout") && p.layout == "slide" && !format.page)
+        throw attn::usage_error("--layout slide places the panels on a page, and --format " + name +
                                 " has none: use --format svg, png or html");
     options.layout = p.layout == "slide" ? attn::picture_layout::slide : attn::picture_layout::stack;
 }

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "attn/render/output_format.hpp"
+
 namespace attn_app {
 
 /// Whether a progress line may be shown: stderr a terminal, not CI, not --quiet.
@@ -21,7 +23,7 @@ struct progress_step {
     double cost;
 };
 
-class progress_line {
+class progress_line : public attn::run_watcher {
 public:
     /// Starts the clock (and, when `shown`, the thread that draws) at the first of `steps`.
     progress_line(bool shown, std::vector<progress_step> steps);
@@ -35,6 +37,10 @@ public:
     void at(std::string_view what);
     /// Stops drawing and erases the line; the destructor does it too.
     void finish();
+
+    // attn::run_watcher: a stage is complete; the stages are drawn ("writing")
+    void stage_done(std::string_view name) override { done(name); }
+    void writing() override { at("writing"); }
 
 private:
     void run();

@@ -11,6 +11,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/io/replay.hpp"
 #include "attn/io/token_input.hpp"
 #include "help_format.hpp"
@@ -137,7 +138,7 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
 
 /// --from DUMP: the dump's config and tensors, the flags given on top.
 attn::loaded_inputs replay_inputs(const run_options& o, const flag_given& given) {
-    attn::read_budget budget(o.cfg.max_memory == 0 ? attn::read_budget::unlimited : o.cfg.max_memory);
+    attn::read_budget budget = read_budget_of(o.cfg.max_memory);
     attn::dump d = attn::read_dump(o.from, &budget);
     const attn::config c = replay_config(o, d.cfg, given);
     return attn::load_replay(std::move(d), c, o.sizes, o.files);
@@ -386,6 +387,14 @@ std::uint64_t usable_memory() {
 std::uint64_t memory_limit(const std::string& flag_value) {
     if (!flag_value.empty()) return std::stoull(flag_value);  // byte_size_or_none() made it digits
     return std::max<std::uint64_t>(usable_memory() / 10 * 8, 1);  // never 0, which means no limit
+}
+
+attn::read_budget read_budget_of(std::uint64_t limit) {
+    return attn::read_budget(limit == 0 ? attn::read_budget::unlimited : limit);
+}
+
+void check_whole_run_memory(const attn::config& c, std::uint64_t limit) {
+    if (limit != 0) attn::check_memory(c, limit);
 }
 
 std::string draw_order_help() {

@@ -11,6 +11,7 @@
 
 #include "attn/compute/config.hpp"
 #include "attn/io/file_inputs.hpp"
+#include "attn/io/tensor_file.hpp"
 
 namespace attn_app {
 
@@ -57,6 +58,13 @@ CLI::Option* add_max_memory_flag(CLI::App* cmd, std::string& into);
 /// The bytes --max-memory allows: `flag_value` as add_max_memory_flag left it; "" is 80% of
 /// the memory this process may use (RAM, a container's cgroup limit, ulimit -v); 0 means no limit.
 std::uint64_t memory_limit(const std::string& flag_value);
+
+/// The bytes a run's files may fill within `limit` (memory_limit's; 0: no limit).
+attn::read_budget read_budget_of(std::uint64_t limit);
+
+/// For the commands that compute the right run whole (check, exercise): refuses `c` when it
+/// needs more than `limit` bytes (memory_limit's; 0: no limit), before anything is computed.
+void check_whole_run_memory(const attn::config& c, std::uint64_t limit);
 
 /// The groups Shapes and Masks alone, for attn mask.
 void add_shape_flags(CLI::App* cmd, run_options& o);

@@ -7,7 +7,7 @@
 
 #include <unistd.h>
 
-#include "attn/io/tensor_file.hpp"
+#include "attn/text/printable_text.hpp"
 
 namespace attn_app {
 namespace {

@@ -9,7 +9,6 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,29 +20,15 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/work.hpp"
-#include "attn/compute/memory.hpp"
-#include "attn/compute/run_plan.hpp"
-#include "attn/compute/stage_sink.hpp"
 #include "attn/compute/threads.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/io/file_inputs.hpp"
-#include "attn/io/tensor_file.hpp"
 #include "attn/io/output_space.hpp"
-#include "attn/render/output_bytes.hpp"
-#include "attn/render/heatmap_cairo.hpp"
-#include "attn/render/heatmap_svg.hpp"
 #include "attn/render/heatmap_panels.hpp"
-#include "attn/render/heatmap_terminal.hpp"
-#include "attn/render/render_html.hpp"
-#include "attn/render/render_json.hpp"
-#include "attn/render/render_npz.hpp"
-#include "attn/render/render_py.hpp"
-#include "attn/render/render_row.hpp"
-#include "attn/render/render_graph.hpp"
-#include "attn/render/render_shapes.hpp"
-#include "attn/render/render_table.hpp"
-#include "attn/render/render_torch.hpp"
+#include "attn/render/output_format.hpp"
 #include "attn/teach/advice.hpp"
+#include "attn/text/join.hpp"
+#include "attn/text/printable_text.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "progress.hpp"
@@ -118,14 +103,14 @@ const attn::stage_info& stage_numbered(std::string_view text, const std::string&
     const std::vector<const attn::stage_info*> holders = attn::stages_holding(name);
     if (holders.empty())
         throw attn::usage_error("--stage " + name + ": no stage is called " + name + " (" + attn::stage_choices() + ")");
-    std::string where;
+    std::vector<std::string> where;
     const attn::stage_info* in_run = nullptr;
-    for (std::size_t i = 0; i < holders.size(); ++i) {
-        where += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + name_and_step(*holders[i]);
-        if (in_run == nullptr && attn::stage_in_run(c, holders[i]->id)) in_run = holders[i];
+    for (const attn::stage_info* holder : holders) {
+        where.push_back(name_and_step(*holder));
+        if (in_run == nullptr && attn::stage_in_run(c, holder->id)) in_run = holder;
     }
     const std::string opening = "--stage " + name + ": no stage is called " + name + "; the tensor " + name +
-                                " is in stage " + where;
+                                " is in stage " + attn::join(where, ", ", " and ");
     if (in_run != nullptr) throw attn::usage_error(opening + ": --stage " + std::string(in_run->name));
     throw attn::usage_error(opening + ", which this run does not have (" + absent_because(*holders[0]) + ")");
 }
@@ -194,88 +179,24 @@ attn::sci_mode parse_sci_mode(const std::string& text) {
     return text == "on" ? attn::sci_mode::on : text == "off" ? attn::sci_mode::off : attn::sci_mode::automatic;
 }
 
-/// A sink that tells the progress line which stages are complete, and hands everything
-/// on to `next`.
-class progress_sink : public attn::stage_sink {
+/// The output: --out FILE, opened at once (a directory, a read-only file or a dangling link
+/// is refused before anything is computed: output_file.hpp), else stdout.
+class trace_output {
 public:
-    progress_sink(attn::stage_sink& next, progress_line& progress) : next_(next), progress_(progress) {}
-    void begin(const attn::trace& so_far, const attn::stage& s) override { next_.begin(so_far, s); }
-    void rows(std::size_t index, std::size_t first_row, std::size_t count, const float* data) override {
-        next_.rows(index, first_row, count, data);
-    }
-    void end(const attn::trace& so_far, const attn::stage& s) override {
-        next_.end(so_far, s);
-        progress_.done(s.name());
+    explicit trace_output(const std::string& path)
+        : file_(path.empty() ? nullptr : std::make_unique<attn::output_file>(path, "--out " + path)),
+          what_(path.empty() ? "standard output" : "--out " + path) {}
+    std::ostream& stream() { return file_ ? file_->stream() : std::cout; }
+    const std::string& what() const { return what_; }
+    void commit() {
+        if (file_) file_->commit();
+        else std::cout.flush();  // standard_output.hpp: a write error throws
     }
 
 private:
-    attn::stage_sink& next_;
-    progress_line& progress_;
+    std::unique_ptr<attn::output_file> file_;
+    std::string what_;
 };
-
-/// A run, and where its output goes (errors name `what`).
-struct run_output {
-    const attn::config& c;
-    attn::inputs& in;  // moved into the run: it lets go of x once the projections are made
-    const attn::stage_plan& plan;
-    const attn::render_options& view;
-    std::ostream& out;
-    const std::string& what;
-    progress_line& progress;
-
-    /// Computes the plan's stages into `sink`, telling the progress line. Returns the warnings.
-    attn::warning_list into(attn::stage_sink& sink) const {
-        progress_sink told(sink, progress);
-        return attn::compute_stages(c, std::move(in), plan, told);
-    }
-};
-
-attn::warning_list to_json(const run_output& r, bool lines) {
-    attn::json_stream json(r.c, r.view, r.out, lines);
-    const attn::warning_list warnings = r.into(json);
-    json.finish(warnings);
-    return warnings;
-}
-
-attn::warning_list to_npz(const run_output& r) {
-    attn::npz_writer zip(r.out, r.what);
-    attn::npz_stream npz(r.c, r.view, zip);
-    const attn::warning_list warnings = r.into(npz);
-    npz.finish();
-    return warnings;
-}
-
-attn::warning_list to_table(const run_output& r) {
-    attn::table_stream table(r.c, r.view, r.out);
-    const attn::warning_list warnings = r.into(table);
-    table.finish();
-    return warnings;
-}
-
-attn::warning_list to_torch(const run_output& r) {
-    attn::torch_stream torch(r.view, r.out);
-    return r.into(torch);
-}
-
-/// The whole trace, kept, then drawn by `render`, whose notes (panels a slide leaves
-/// out) join the run's warnings on stderr.
-template <std::vector<std::string> (*render)(const attn::trace&, const attn::render_options&, std::ostream&)>
-attn::warning_list whole(const run_output& r) {
-    attn::trace t;
-    t.cfg = r.c;
-    attn::trace_keeper keeper(t);
-    t.warnings = r.into(keeper);
-    r.progress.at("writing");
-    for (std::string& note : render(t, r.view, r.out)) t.warnings.push_back({"", std::move(note)});
-    return t.warnings;
-}
-
-/// A renderer that has no notes, for whole<>.
-template <void (*render)(const attn::trace&, const attn::render_options&, std::ostream&)>
-std::vector<std::string> without_notes(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
-    render(t, view, out);
-    return {};
-}
 
 /// The command line attn was started with, for --format py's header (remember_command_line).
 std::string& command_line() {
@@ -283,76 +204,21 @@ std::string& command_line() {
     return line;
 }
 
-/// --format py: the trace as a PyTorch script headed by the command that made it.
-std::vector<std::string> python_script(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
-    attn::render_py(t, view, command_line(), out);
-    return {};
-}
-
-void heatmap(const attn::trace& t, const attn::render_options& view, std::ostream& out) {
-    attn::render_heatmap_terminal(t, view, out, terminal_width());
-}
-
-/// What a format's sink keeps of the stages, and so what the run holds (plan_memory).
-enum class keeps {
-    nothing,       // each stage written as it comes
-    printed_rows,  // each stage printed as it is complete; one in rows kept in the rows printed
-                   // (with --full every row: the run is planned as holding whole stages)
-    everything,    // a whole trace, drawn at the end
-};
-
-/// How each --format is made (and the table's --row bars).
-struct trace_format {
-    std::string_view name;
-    keeps holds;
-    std::string_view writes;   // what it writes that a terminal cannot show: --out needed there ("" for text)
-    bool pictures;             // draws only the drawable stages' tensors: softmax unless --stage names others
-    bool marks_masked;         // draws the masked keys: the run shows the mask too
-    attn::warning_list (*run)(const run_output&);
-};
-
-const trace_format formats[] = {
-    {"table", keeps::printed_rows, "", false, false, to_table},
-    {"json", keeps::nothing, "", false, false, [](const run_output& r) { return to_json(r, false); }},
-    {"jsonl", keeps::nothing, "", false, false, [](const run_output& r) { return to_json(r, true); }},
-    {"npz", keeps::nothing, "a zip archive", false, false, to_npz},
-    {"torch", keeps::printed_rows, "", false, false, to_torch},
-    {"py", keeps::everything, "", false, false, whole<python_script>},
-    {"heatmap", keeps::everything, "", true, true, whole<without_notes<heatmap>>},
-    {"svg", keeps::everything, "a picture", true, true, whole<attn::render_svg>},
-    {"png", keeps::everything, "a picture", true, true, whole<attn::render_png>},
-    {"html", keeps::everything, "a page", false, true, whole<attn::render_html>},
-};
-
-/// --format table with --row: one query's weights as bars.
-const trace_format row_bars{"table", keeps::everything, "", false, true, whole<without_notes<attn::render_row>>};
-
-const trace_format& format_named(const std::string& name, bool row) {
-    if (name == "table" && row) return row_bars;
-    for (const trace_format& f : formats)
-        if (f.name == name) return f;
-    throw attn::usage_error("--format " + name + ": no such format");  // CLI11 lets no other name through
-}
-
-std::vector<std::string> format_names() {
-    std::vector<std::string> names;
-    for (const trace_format& f : formats) names.emplace_back(f.name);
-    names.emplace_back("dot");  // the run's graph, nothing computed (run_shapes)
-    return names;
-}
-
-/// A picture format draws the softmax weights unless --stage names other stages,
-/// and then one of them must have a picture (heatmap::drawable; the message
-/// names those of this run).
-void choose_picture_stages(const trace_options& o, const attn::config& c, attn::render_options& view) {
-    if (view.stages == 0) {
-        view.stages = attn::stage_bit(attn::stage_id::softmax);
-        return;
-    }
-    for (const attn::stage_info& info : attn::stage_table)
-        if (view.shows(info.id) && attn::heatmap::drawable(info.id)) return;
-    throw attn::usage_error("--stage " + o.stages + ": --format " + o.format + " draws the stages with a picture (in this run " +
-                            attn::heatmap::drawable_stages_text(c) + "), and these have none");
+/// What the flags ask to show of the run `c`, checked against its sizes.
+attn::render_options view_of(const trace_options& o, const flag_given& given, const attn::config& c) {
+    const attn::output_format& format = attn::output_format_named(o.format, false);
+    attn::render_options view;
+    view.stages = stage_set_of(parse_stages(o.stages, c));
+    view.precision = o.precision;
+    view.notation = parse_sci_mode(o.sci_mode);
+    view.full = o.full;
+    view.color = use_color(o);
+    set_views(o.views, given, c, format, view);
+    set_picture_options(o.pictures, given, format, view);
+    view.explain = o.explain;
+    view.stats = o.stats;
+    view.graph = o.graph;  // html: the graph beside the stages
+    return view;
 }
 
 /// The run's work, stage by stage, in seconds on this machine: measured speeds when the
@@ -392,25 +258,32 @@ std::optional<std::uint64_t> free_bytes_at(const std::string& path) {
     return attn::free_bytes_for(path);
 }
 
-/// --out FILE: the fewest bytes a format that writes whole tensors takes (json and jsonl at
-/// least a digit and a comma an element, npz float32 and booleans, torch and table with
-/// --full) against the space free there; refused before anything is computed.
-void check_output_space(const trace_options& o, const attn::config& c, const attn::render_options& view) {
+/// --out FILE: the fewest bytes the format writes (output_format.hpp) against the space free
+/// there; refused before anything is computed.
+void check_output_space(const trace_options& o, const attn::output_format& format, const attn::config& c,
+                        const attn::render_options& view) {
     if (o.out.empty() || o.no_space_check) return;
-    const bool text = o.format == "json" || o.format == "jsonl" || ((o.format == "torch" || o.format == "table") && view.full);
-    if (!text && o.format != "npz") return;
-    const std::uint64_t need = text ? attn::least_output_bytes(c, view, 2, 4) : attn::least_output_bytes(c, view, 4, 1);
+    const std::uint64_t need = attn::least_format_bytes(c, format, view);
+    if (need == 0) return;
     if (const std::optional<std::uint64_t> free = free_bytes_at(o.out)) attn::check_free_space(need, *free, "--out " + o.out);
 }
 
-/// --shapes: the flags it cannot go with, refused before anything is read.
-void check_shapes_flags(const trace_options& o, const flag_given& given) {
-    const bool graph = o.format == "dot" || o.graph;
-    if (o.graph && o.format != "svg" && o.format != "png" && o.format != "dot")
+/// The progress line of a run of `plan` (none with --quiet), after saying so when the run will take long.
+progress_line progress_of(const trace_options& o, const attn::config& c, const attn::stage_plan& plan) {
+    bool measured = false;
+    std::vector<progress_step> steps = work_steps(c, plan, !o.quiet, measured);
+    if (measured) say_if_long(steps);
+    return progress_line(progress_wanted(o.quiet), std::move(steps));
+}
+
+/// --shapes, --format dot and --graph: the flags they cannot go with, refused before anything is read.
+void check_plan_flags(const trace_options& o, const attn::output_format& format, const flag_given& given) {
+    const bool graph = format.graph == attn::format_graph::text || o.graph;
+    if (o.graph && format.graph != attn::format_graph::drawn && format.graph != attn::format_graph::text)
         throw attn::usage_error("--graph draws the run's stages with --format svg, png or html (or writes them with "
                                 "--format dot), not --format " + o.format);
     if (o.graph && o.shapes) throw attn::usage_error("--graph draws what --shapes prints: give one of them");
-    if (o.format != "table" && o.format != "json" && !graph)
+    if (!format.shapes && !graph)
         throw attn::usage_error("--shapes prints a table or JSON (--format table or json), not --format " + o.format);
     const std::string what = graph ? std::string(o.graph ? "--graph" : "--format dot") +
                                          " draws the run's stages and layouts, nothing computed; "
@@ -422,78 +295,59 @@ void check_shapes_flags(const trace_options& o, const flag_given& given) {
 
 /// --shapes, --format dot and --graph: every stage's shapes and strides from the sizes alone
 /// (run_plan.hpp); no input is drawn and no stage computed, so any --seq answers at once.
-void run_shapes(const trace_options& o, const flag_given& given) {
-    check_shapes_flags(o, given);
+void run_plan(const trace_options& o, const attn::output_format& format, const flag_given& given) {
+    check_plan_flags(o, format, given);
     const attn::loaded_inputs loaded = load_run_inputs(o.run, given);
-    const attn::config& c = loaded.cfg;
     attn::render_options view;
-    view.stages = stage_set_of(parse_stages(o.stages, c));
+    view.stages = stage_set_of(parse_stages(o.stages, loaded.cfg));
     view.color = use_color(o);
-    const std::vector<attn::planned_stage> stages = attn::make_plan(c).stages;
-    const std::unique_ptr<attn::output_file> file =
-        o.out.empty() ? nullptr : std::make_unique<attn::output_file>(o.out, "--out " + o.out);
-    std::ostream& out = file ? file->stream() : std::cout;
-    if (o.graph && o.format != "dot") {  // laid out and drawn by Graphviz
-        std::ostringstream dot;
-        attn::render_plan_dot(c, stages, view, dot);
-        attn::draw_graph(dot.str(), o.format, out);
-    } else if (o.format == "dot") attn::render_plan_dot(c, stages, view, out);
-    else if (o.format == "json") attn::render_shapes_json(c, stages, view, out);
-    else attn::render_shapes_table(c, stages, view, out);
-    if (file) file->commit();
-    else std::cout.flush();
+    trace_output out(o.out);
+    attn::write_plan(loaded.cfg, format, o.graph, view, out.stream());
+    out.commit();
+}
+
+/// A run the flags describe, ready to compute: its config and the tensors read from files, what
+/// to show, the format and the plan (output_format.hpp: within --max-memory), and --out's space checked.
+struct prepared_trace {
+    attn::loaded_inputs loaded;
+    attn::render_options view;
+    const attn::output_format& format;
+    attn::stage_plan plan;
+};
+
+prepared_trace prepare_trace(const trace_options& o, const flag_given& given) {
+    attn::loaded_inputs loaded = load_run_inputs(o.run, given);
+    attn::render_options view = view_of(o, given, loaded.cfg);
+    const attn::output_format& format = attn::output_format_named(o.format, view.row.has_value());
+    attn::fit_view_to_format(loaded.cfg, format, o.stages, view);
+    attn::stage_plan plan = attn::plan_output(loaded.cfg, format, view, o.block_rows);
+    check_output_space(o, format, loaded.cfg, view);
+    return {std::move(loaded), std::move(view), format, std::move(plan)};
+}
+
+/// The run's inputs, drawn as PyTorch would where no file gave them, with the warnings of
+/// reading the files and the advice about the settings: the trace repeats them next to their stage.
+attn::inputs draw_run_inputs(attn::loaded_inputs& loaded) {
+    attn::inputs in = attn::draw_inputs(loaded.cfg, std::move(loaded.given));
+    in.warnings = std::move(loaded.warnings);
+    for (attn::warning& w : attn::run_advice(loaded.cfg)) in.warnings.push_back(std::move(w));
+    return in;
 }
 
 void run_trace(const trace_options& o, const flag_given& given) {
-    if (o.shapes || (o.graph && o.format != "html") || o.format == "dot") return run_shapes(o, given);
-    const std::string writes(format_named(o.format, false).writes);
-    if (!writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
-        throw attn::usage_error("--format " + o.format + " writes " + writes + ": give --out FILE." + o.format +
-                                " (or redirect stdout to a file)");
-    attn::loaded_inputs loaded = load_run_inputs(o.run, given);
-    const attn::config& c = loaded.cfg;
-    attn::render_options view;
-    view.stages = stage_set_of(parse_stages(o.stages, c));
-    view.precision = o.precision;
-    view.notation = parse_sci_mode(o.sci_mode);
-    view.full = o.full;
-    view.color = use_color(o);
-    set_views(o.views, given, c, o.format, view);
-    set_picture_options(o.pictures, given, o.format, view);
-    view.explain = o.explain;
-    view.stats = o.stats;
-    view.graph = o.graph;  // html: the graph beside the stages
-    const trace_format& format = format_named(o.format, view.row.has_value());
-    if (format.pictures) choose_picture_stages(o, c, view);
-    if (o.format == "py") attn::check_py_run(c, view);
-    attn::stage_plan plan = attn::stage_plan::of(view.stages);
-    if (c.mask.any() && format.marks_masked) plan.show(attn::stage_id::mask);
-    plan.row_statistics = view.stats;
-    // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
-    const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
-    const bool whole_stages = format.holds == keeps::everything || (format.holds == keeps::printed_rows && view.full);
-    attn::plan_memory(c, plan, whole_stages, limit, o.block_rows);
-    // the rows they print, and no others; with --stats every row (the statistics are of the whole tensor)
-    if (format.holds == keeps::printed_rows && c.mistake != attn::mistake::q_k_swapped && !view.stats)
-        attn::show_printed_rows_only(c, view, plan);
+    const attn::output_format& named = attn::output_format_named(o.format, false);
+    if (attn::plan_only(named, o.shapes, o.graph)) return run_plan(o, named, given);
+    if (!named.writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
+        throw attn::usage_error("--format " + o.format + " writes " + std::string(named.writes) + ": give --out FILE." +
+                                o.format + " (or redirect stdout to a file)");
+    prepared_trace run = prepare_trace(o, given);
+    const attn::config& c = run.loaded.cfg;
     if (o.threads != 0) attn::set_thread_count(o.threads);
-    check_output_space(o, c, view);
-    // --out is resolved and opened now, before any computation: a directory, a
-    // read-only file or a dangling link is refused at once (output_file.hpp).
-    const std::unique_ptr<attn::output_file> file = o.out.empty() ? nullptr : std::make_unique<attn::output_file>(o.out, "--out " + o.out);
-    std::ostream& out = file ? file->stream() : std::cout;
-
-    bool measured = false;
-    std::vector<progress_step> steps = work_steps(c, plan, !o.quiet, measured);
-    if (measured) say_if_long(steps);
-    progress_line progress(progress_wanted(o.quiet), std::move(steps));
-    attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
-    in.warnings = std::move(loaded.warnings);  // the trace repeats them next to their stage
-    for (attn::warning& w : attn::run_advice(c)) in.warnings.push_back(std::move(w));
-    const std::string what = o.out.empty() ? "standard output" : "--out " + o.out;
-    const attn::warning_list warnings = format.run({c, in, plan, view, out, what, progress});
-    if (file) file->commit();
-    else std::cout.flush();  // standard_output.hpp: a write error throws
+    trace_output out(o.out);
+    progress_line progress = progress_of(o, c, run.plan);
+    const attn::warning_list warnings = attn::write_output(run.format, c, draw_run_inputs(run.loaded), run.plan, run.view,
+                                                           {out.stream(), out.what(), command_line(), terminal_width()}, progress);
+    out.commit();
     progress.finish();
     for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << attn::printable_text(w.text) << "\n";
 }
@@ -583,7 +437,7 @@ void setup_trace(CLI::App& app) {
     add_run_flags(cmd, o->run);
 
     cmd->option_defaults()->group("Output");
-    add_choice(cmd, "--format", o->format, format_names(), "FORMAT",
+    add_choice(cmd, "--format", o->format, attn::output_format_names(), "FORMAT",
                "table (for reading; view and merge as one [S, H·dk] table per batch item, the heads' "
                "columns side by side), json (one document), jsonl (one stage per line, as "
                "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "

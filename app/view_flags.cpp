@@ -7,6 +7,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/render/render_row.hpp"
+#include "attn/text/join.hpp"
 
 namespace attn_app {
 namespace {
@@ -21,18 +22,15 @@ std::size_t index_within(const char* flag, std::int64_t value, std::int64_t size
 
 /// "scores, scaled, biased, masked, softmax or dropout": the stages --row draws (stage_views.hpp).
 std::string row_stages_text() {
-    std::vector<std::string_view> names;
+    std::vector<std::string> names;
     for (const attn::stage_info& info : attn::stage_table)
-        if (attn::row_view_shows(info.id)) names.push_back(info.name);
-    std::string text;
-    for (std::size_t i = 0; i < names.size(); ++i)
-        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
-    return text;
+        if (attn::row_view_shows(info.id)) names.emplace_back(info.name);
+    return attn::join(names, ", ", " or ");
 }
 
 }  // namespace
 
-void set_views(const view_flags& v, const flag_given& given, const attn::config& c, const std::string& format,
+void set_views(const view_flags& v, const flag_given& given, const attn::config& c, const attn::output_format& format,
                attn::render_options& options) {
     if (given("--batch-index")) options.batch_index = index_within("--batch-index", v.batch_index, c.batch, "B");
     if (given("--head")) {
@@ -45,7 +43,7 @@ void set_views(const view_flags& v, const flag_given& given, const attn::config&
     }
     if (!given("--row")) return;
     options.row = index_within("--row", v.row, c.seq, "Sq");
-    if (format != "table") return;
+    if (format.sink != attn::format_sink::table) return;  // the table draws bars
     for (const attn::stage_info& info : attn::stage_table)
         if (options.stages != 0 && options.shows(info.id) && !attn::row_view_shows(info.id))
             throw attn::usage_error("--stage " + std::string(info.name) + " with --row: --row draws one query's scores or weights "

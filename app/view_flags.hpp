@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attn/compute/config.hpp"
+#include "attn/render/output_format.hpp"
 #include "attn/render/render_options.hpp"
 #include "run_flags.hpp"
 
@@ -20,7 +21,7 @@ struct view_flags {
 /// the run's sizes ("--batch-index 5 is outside 0..1 (B = 2)"). With --row, the table
 /// format draws bars (render_row): --stage may name only the stages it draws, and
 /// options.stages is left empty for its default, softmax.
-void set_views(const view_flags& v, const flag_given& given, const attn::config& c, const std::string& format,
+void set_views(const view_flags& v, const flag_given& given, const attn::config& c, const attn::output_format& format,
                attn::render_options& options);
 
 }  // namespace attn_app

@@ -15,6 +15,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "attn/text/index_text.hpp"
 #include "support.hpp"
 
 namespace {

@@ -1,23 +1,15 @@
 #include "attn/compute/config.hpp"
 
-#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/rope_frequencies.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
-
-/// The fewest digits that read back as the same value: 1.5, -1e+09, -0.1.
-template <class Real>
-std::string shortest(Real value) {
-    char text[64];
-    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
-}
 
 void require_positive(std::int64_t value, const char* flag) {
     if (value <= 0)
@@ -47,7 +39,7 @@ void validate_mask(const config& c) {
     if (m.window_size && *m.window_size < 0)
         throw usage_error("--window " + std::to_string(*m.window_size) + " must be 0 or more");
     if (m.random && !(m.random_keep >= 0.0 && m.random_keep <= 1.0))
-        throw usage_error("--mask-keep " + shortest(m.random_keep) + " must be between 0 and 1");
+        throw usage_error("--mask-keep " + shortest_text(m.random_keep) + " must be between 0 and 1");
 }
 
 /// --past N (a decoding step over the run's own tokens) and --kv-heads G (G divides H).
@@ -86,10 +78,10 @@ void validate_positions(const config& c) {
                           " / --heads " + std::to_string(c.heads) + " = " + std::to_string(c.head_dim()) +
                           " is odd; give an even head width");
     if (!(c.rope_base > 0.0) || !std::isfinite(c.rope_base))
-        throw usage_error("--rope-base " + shortest(c.rope_base) + " must be a finite number above 0 (10000 by default)");
+        throw usage_error("--rope-base " + shortest_text(c.rope_base) + " must be a finite number above 0 (10000 by default)");
     if (c.pos == position_encoding::rope) {  // its angles at the last position, past + seq - 1
         const std::string problem = rope_base_problem(c.rope_base, static_cast<std::size_t>(c.head_dim()), c.past + c.seq - 1);
-        if (!problem.empty()) throw usage_error("--rope-base " + shortest(c.rope_base) + ": " + problem);
+        if (!problem.empty()) throw usage_error("--rope-base " + shortest_text(c.rope_base) + ": " + problem);
     }
     if (c.pos == position_encoding::sinusoidal) {
         if (c.from_projections)
@@ -167,11 +159,11 @@ void validate(const config& c) {
     if (c.norm != norm_kind::none && !(c.norm_eps >= 0.0f && std::isfinite(c.norm_eps)))
         throw usage_error(c.model + ": the norm's eps must be a finite number of at least 0");
     if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
-        throw usage_error("--dropout " + shortest(c.dropout.p) + " must be between 0 and 1");
+        throw usage_error("--dropout " + shortest_text(c.dropout.p) + " must be between 0 and 1");
     if (c.flash_block < 0)
         throw usage_error("--flash-block " + std::to_string(c.flash_block) + " must be at least 1 (keys per block)");
     if (c.flash_block > 0 && c.dropout.applied())
-        throw usage_error("--flash-block with --train and --dropout " + shortest(c.dropout.p) +
+        throw usage_error("--flash-block with --train and --dropout " + shortest_text(c.dropout.p) +
                           ": the flash stage is compared with the exact context, and dropout's weights exist "
                           "only in the exact path (flash never forms the weights); drop --train or --flash-block");
     const std::string problem = mistake_problem(c);
@@ -179,9 +171,7 @@ void validate(const config& c) {
 }
 
 std::string fill_to_string(float fill) {
-    if (std::isinf(fill)) return fill < 0 ? "-inf" : "inf";
-    if (std::isnan(fill)) return "nan";
-    return shortest(fill);
+    return std::isnan(fill) ? "nan" : shortest_text(fill);  // never "-nan"
 }
 
 std::string fill_text(const config& c) { return c.fill_text.empty() ? fill_to_string(c.fill) : c.fill_text; }
@@ -213,10 +203,9 @@ std::string fill_underflow(double typed) {
     if (typed == 0.0 || std::abs(typed) >= std::numeric_limits<float>::min()) return "";
     // A subnormal keeps fewer digits; within float32's own rounding (2^-24) it still says `typed`.
     if (std::abs(static_cast<double>(as_float) - typed) <= std::abs(typed) * 0x1p-24) return "";
-    char held[32];  // every digit it keeps: the shortest form of a subnormal reads as `typed` again
-    std::snprintf(held, sizeof held, "%.9g", static_cast<double>(as_float));
-    return "float32 makes it " + std::string(held) + " (its smallest normal number is " +
-           shortest(std::numeric_limits<float>::min()) + "); give 0, or a number from 1.2e-38 in size";
+    // every digit it keeps (%.9g): the shortest form of a subnormal reads as `typed` again
+    return "float32 makes it " + significant_text(as_float, 9) + " (its smallest normal number is " +
+           shortest_text(std::numeric_limits<float>::min()) + "); give 0, or a number from 1.2e-38 in size";
 }
 
 std::string_view mask_convention_name(mask_convention m) {

@@ -2,17 +2,14 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <string>
+
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
 
-std::string number(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", v);
-    return text;
-}
+std::string number(double v) { return significant_text(v, 4); }
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "attn/io/safetensors.hpp"
 #include "attn/io/token_input.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "attn/compute/error.hpp"
-#include "attn/io/printable_text.hpp"
+#include "attn/text/printable_text.hpp"
 
 namespace attn {
 

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "attn/compute/error.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {

@@ -1,6 +1,8 @@
 #include "attn/io/mask_file.hpp"
 
 #include "attn/compute/error.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {

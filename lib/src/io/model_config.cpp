@@ -8,6 +8,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/json_document.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "attn/compute/error.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {

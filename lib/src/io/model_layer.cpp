@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attn/compute/error.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {

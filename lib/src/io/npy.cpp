@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "attn/compute/error.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {
@@ -308,15 +309,9 @@ std::uint32_t little_u32(const unsigned char* p) {
 // ----------------------------------------------------------------------------
 // writing
 
-std::string shape_repr(const std::vector<std::size_t>& shape) {  // Python's repr of a tuple
-    std::string text = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + (shape.size() == 1 ? ",)" : ")");
-}
-
 /// numpy.lib.format._write_array_header for version 1.0 (NumPy 1.24).
 std::string header_bytes(const std::string& descr, const std::vector<std::size_t>& shape) {
-    std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_repr(shape) + ", }";
+    std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + python_tuple(shape) + ", }";
     if (!shape.empty()) dict.append(growth_axis_max_digits - std::to_string(shape[0]).size(), ' ');
     const std::size_t length = dict.size() + 1;  // + '\n'
     const std::size_t padding = 64 - (magic_size + 4 + length) % 64;

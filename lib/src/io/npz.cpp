@@ -11,6 +11,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/io/npy.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {

@@ -22,6 +22,9 @@
 #include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/json_document.hpp"
 #include "attn/io/npz.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/join.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
@@ -455,14 +458,6 @@ void check_mask_kinds(const std::string& what, const mask_spec& was, const mask_
          "--mask-keep " + shortest_text(now.random_keep));
 }
 
-/// "input.x and params": the tensors a replay takes from the dump that the recorded run drew.
-std::string joined(const std::vector<std::string>& names) {
-    std::string text;
-    for (std::size_t i = 0; i < names.size(); ++i)
-        text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-    return text;
-}
-
 /// Each tensor of the dump has the shape its config says ([B,Sq,Din] for input.x, with the
 /// config's B, Sq and Din): a dump that contradicts itself is refused naming both, never
 /// replayed with the tensor's sizes and the config's words.
@@ -732,7 +727,7 @@ loaded_inputs load_replay(dump d, config c, const size_flags& sizes, const input
     check_drawn_tensors(d, given, drawn);
     check_file_tensors(d, c, given);
     if (c.seed != rec.seed && !drawn.empty())
-        throw usage_error("--seed " + std::to_string(c.seed) + " contradicts " + d.what + ", whose " + joined(drawn) +
+        throw usage_error("--seed " + std::to_string(c.seed) + " contradicts " + d.what + ", whose " + join(drawn, ", ", " and ") +
                           (drawn.size() == 1 && drawn[0] != "params" ? " was" : " were") + " drawn with --seed " +
                           std::to_string(rec.seed) + " (a replay takes them as they are)");
     if (given.mask && paths.mask.empty()) check_mask_kinds(d.what, rec.mask, c.mask, rec.seq == rec.kv_seq);

@@ -18,6 +18,7 @@
 #include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/io/json_document.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {

@@ -122,12 +122,6 @@ std::string file_extension(const std::string& path) {
     return extension;
 }
 
-std::string element_index_text(const std::vector<std::size_t>& index) {
-    std::string text;
-    for (const std::size_t i : index) text += "[" + std::to_string(i) + "]";
-    return text;
-}
-
 std::vector<std::size_t> unravel_index(std::size_t flat, const std::vector<std::size_t>& shape) {
     std::vector<std::size_t> index(shape.size());
     for (std::size_t axis = shape.size(); axis-- > 0;) {
@@ -135,12 +129,6 @@ std::vector<std::size_t> unravel_index(std::size_t flat, const std::vector<std::
         flat /= shape[axis];
     }
     return index;
-}
-
-std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape_or_index.size(); ++i) text += (i ? "," : "") + std::to_string(shape_or_index[i]);
-    return text + "]";
 }
 
 void count_non_finite(loaded_tensor& t) {

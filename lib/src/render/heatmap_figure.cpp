@@ -11,6 +11,7 @@
 #include "attn/compute/mask.hpp"
 #include "attn/render/render_stats.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/join.hpp"
 
 namespace attn::heatmap {
 namespace {
@@ -348,10 +349,7 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
         it->second.push_back(h.name());
     }
     for (const auto& [what, names] : cuts) {
-        std::string who;
-        for (std::size_t k = 0; k < names.size(); ++k)
-            who += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
-        pg.notes.push_back("--layout slide: " + who + (names.size() > 1 ? " show " : " shows ") + what +
+        pg.notes.push_back("--layout slide: " + join(names, ", ", " and ") + (names.size() > 1 ? " show " : " shows ") + what +
                            "; the others do not fit: choose with --batch-index or --head, or use --layout stack");
     }
 

@@ -6,8 +6,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "attn/io/printable_text.hpp"
 #include "attn/render/heatmap_figure.hpp"
+#include "attn/text/number_text.hpp"
+#include "attn/text/printable_text.hpp"
 
 namespace attn {
 namespace {
@@ -17,11 +18,7 @@ using heatmap::box;
 using heatmap::font;
 
 /// A coordinate or length: at most 6 significant digits, no trailing zeros.
-std::string svg_num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
+std::string svg_num(double v) { return significant_text(v); }
 
 std::string svg_colour(const rgb& c) {
     char buf[8];

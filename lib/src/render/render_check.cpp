@@ -1,25 +1,22 @@
 #include "attn/render/render_check.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "attn/compute/config.hpp"
-#include "attn/io/tensor_file.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/teach/check_shape.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
 
 /// %g with `digits` significant digits: 0.3918, 1e-05, 2.98e-08, inf, nan.
 std::string number(double v, int digits = 4) {
-    if (std::isnan(v)) return "nan";  // never -nan: a sign bit means nothing to a student
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*g", digits, v);
-    return text;
+    return std::isnan(v) ? "nan" : significant_text(v, digits);  // never -nan: a sign bit means nothing to a student
 }
 
 /// A float32 value (or an error between two) as the trace's JSON writes numbers: the

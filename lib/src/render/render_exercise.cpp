@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +14,9 @@
 #include "attn/render/table_parts.hpp"
 #include "attn/teach/layout_answer.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/join.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
@@ -129,13 +131,8 @@ trace given_only(const exercise_variant& v) {
     return t;
 }
 
-std::string error_text(double x) {
-    if (std::isinf(x)) return "inf";
-    std::ostringstream s;
-    s.precision(3);
-    s << x;
-    return s.str();
-}
+/// An error or a tolerance to 3 significant digits: 0.000123, 1.5e-05, inf.
+std::string error_text(double x) { return std::isinf(x) ? "inf" : significant_text(x, 3); }
 
 }  // namespace
 

@@ -32,6 +32,8 @@
 #include "attn/render/torch_format.hpp"
 #include "attn/teach/explain.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/join.hpp"
 
 namespace attn {
 namespace {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <charconv>
 #include <vector>
 #include <cmath>
 #include <string_view>
@@ -21,6 +20,8 @@
 #include "attn/teach/explain.hpp"
 #include "attn/teach/mistake_text.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
@@ -68,10 +69,7 @@ bool py_writes_mistake(mistake m) {
 std::string py_float(float v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char text[32];
-    std::string s(text, std::to_chars(text, text + sizeof text, v).ptr);
-    if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    return s;
+    return python_float_text(v);
 }
 
 /// The elements of `t` as nested Python lists, one row of the last axis a line, the

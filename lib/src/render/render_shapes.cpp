@@ -15,6 +15,8 @@
 #include "attn/render/table_parts.hpp"
 #include "attn/render/text_headings.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/join.hpp"
 
 namespace attn {
 namespace {

@@ -16,6 +16,7 @@
 #include "attn/teach/stage_text.hpp"
 #include "attn/render/table_parts.hpp"
 #include "attn/render/table_explain.hpp"
+#include "attn/text/join.hpp"
 
 namespace attn {
 

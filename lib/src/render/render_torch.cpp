@@ -20,6 +20,7 @@
 #include "attn/render/selection.hpp"
 #include "attn/render/torch_format.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 

@@ -1,12 +1,12 @@
 // Advice about settings (advice.hpp): the sentences are share/attn/text/advice.md's.
 #include "attn/teach/advice.hpp"
 
-#include <cstdio>
 #include <string>
 
 #include "attn/compute/mistake.hpp"
 #include "attn/teach/mistake_text.hpp"
 #include "attn/teach/prose.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
@@ -37,11 +37,8 @@ std::string causal_alignment_advice(const config& c) {
 
 warning_list settings_advice(const config& c) {
     warning_list out;
-    if (c.dropout.p > 0.0 && !c.dropout.train) {
-        char p[32];
-        std::snprintf(p, sizeof p, "%g", c.dropout.p);
-        out.push_back({"softmax", prose("advice.dropout_without_train", {{"p", p}})});
-    }
+    if (c.dropout.p > 0.0 && !c.dropout.train)
+        out.push_back({"softmax", prose("advice.dropout_without_train", {{"p", significant_text(c.dropout.p)}})});
     if (c.dropout.train && c.dropout.p == 0.0) out.push_back({"softmax", prose("advice.train_without_dropout")});
     // a decoding step (--past N) aligns lower-right by itself, rightly: only upper-left is worth a word
     const bool step_aligned = c.past > 0 && c.mask.causal_align == causal_alignment::lower_right;

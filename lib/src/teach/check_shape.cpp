@@ -8,6 +8,7 @@
 
 #include "attn/compute/run_plan.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "attn/compute/mask.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/join.hpp"
 
 namespace attn {
 namespace {
@@ -44,10 +45,7 @@ std::string forbidding_kinds(const config& c, const place& p) {
     if (forbids(&mask_spec::window)) kinds.emplace_back("window");
     if (kinds.empty()) return "the mask";
     if (kinds.size() == 1) return "the " + kinds[0] + " mask";
-    std::string text = "the ";
-    for (std::size_t k = 0; k < kinds.size(); ++k)
-        text += (k == 0 ? "" : k + 1 == kinds.size() ? " and " : ", ") + kinds[k];
-    return text + " masks";
+    return "the " + join(kinds, ", ", " and ") + " masks";
 }
 
 /// What the stage's elements are called: weight, or score at the masked stage.

@@ -16,6 +16,7 @@
 #include "attn/io/json_document.hpp"
 #include "attn/io/replay.hpp"
 #include "attn/io/tensor_file.hpp"
+#include "attn/text/index_text.hpp"
 
 namespace attn {
 namespace {

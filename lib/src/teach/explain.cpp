@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -18,6 +17,9 @@
 #include "attn/io/tensor_file.hpp"
 #include "attn/teach/prose.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/join.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
@@ -25,13 +27,6 @@ namespace {
 using layout = tensor_layout;
 
 std::string str(std::int64_t n) { return std::to_string(n); }
-
-/// The shortest decimal that reads back as v, as Python's repr writes a float: a
-/// number in a PyTorch line that must give attn's value exactly.
-std::string exact_number(double v) {
-    char text[32];
-    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
-}
 
 /// "[2,5,4,2]", as attn writes shapes.
 std::string shape_text(const tensor_shape& shape) { return tensor_index_text(shape); }
@@ -501,7 +496,7 @@ stage_explanation explain_rope(const config& c, const run_shapes& r) {
     const bool half = c.rope_style == rope_pairing::half;
     const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, r.dk);
     e.words = say(r, half ? "rope.words.half" : "rope.words.interleaved",
-                  {{"first", first}, {"last", first + static_cast<std::int64_t>(r.Sq) - 1}, {"base", exact_number(c.rope_base)},
+                  {{"first", first}, {"last", first + static_cast<std::int64_t>(r.Sq) - 1}, {"base", shortest_text(c.rope_base)},
                    {"pairs", r.dk / 2}, {"fast", inv.empty() ? "1" : short_number(inv.front())},
                    {"slow", inv.empty() ? "1" : short_number(inv.back())}});
     e.shapes = "cos, sin " + shape_text({r.Sq, r.dk}) + "; q " + r.bhsd(r.Sq) + " · cos + rotated(q) · sin -> " +
@@ -576,7 +571,7 @@ std::vector<std::string> mask_torch_terms(const config& c, const run_shapes& r) 
                         (m.window_size ? str(*m.window_size) : "W") + ")");
     if (m.random)
         terms.push_back("(torch.rand(" + str(r.B) + ", 1, " + str(r.Sq) + ", " + str(r.Sk) + ") < " +
-                        exact_number(m.random_keep) + ")");
+                        shortest_text(m.random_keep) + ")");
     if (m.from_file) {
         // [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk] as [B or 1, 1, Sq, Sk], so that it broadcasts over the heads
         const std::string file_view = ".view(-1, 1, " + str(r.Sq) + ", " + str(r.Sk) + ")";
@@ -674,7 +669,7 @@ stage_explanation explain_dropout(const config& c, const run_shapes& r) {
     e.shapes = r.plane() + " · keep " + r.plane() + " / " + keep_p + " -> " + r.plane();
     // attn's keep mask, not nn.Dropout's (whose bernoulli_ draws differ between builds)
     e.torch = "torch.manual_seed(" + str(c.dropout.seed) + "); keep = torch.rand(B, H, Sq, Sk) < 1 - " +
-              exact_number(p) + "; weights = weights * (keep / (1 - " + exact_number(p) + "))";
+              shortest_text(p) + "; weights = weights * (keep / (1 - " + shortest_text(p) + "))";
     e.memory = say(r, "dropout.memory");
     e.why = say(r, "dropout.why");
     return e;
@@ -781,10 +776,7 @@ stage_explanation explain_flash(const config& c, const run_shapes& r) {
 
 /// "-0.4121": a number of the walkthrough, 4 significant digits.
 std::string walk_number(float v) {
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", static_cast<double>(v));
-    return text;
+    return significant_text(v, 4);
 }
 
 /// The flash recurrence for the last query row of batch 0, head 0, with the stage's values.

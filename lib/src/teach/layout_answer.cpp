@@ -9,6 +9,8 @@
 #include "attn/compute/stage_table.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/index_text.hpp"
+#include "attn/text/join.hpp"
 
 namespace attn {
 namespace {
@@ -150,9 +152,7 @@ layout_report check_strides(const exercise_variant& v, const nlohmann::json& ans
     std::vector<std::string> axes;
     for (std::size_t a = 0; a < want.size(); ++a)
         if (got[a] != want[a]) axes.push_back(std::to_string(a) + " (" + t.dims[a] + ")");
-    std::string list;
-    for (std::size_t i = 0; i < axes.size(); ++i)
-        list += (i == 0 ? "" : i + 1 == axes.size() ? " and " : ", ") + axes[i];
+    const std::string list = join(axes, ", ", " and ");
     return say("wrong_strides", text + " are not the strides of " + what + ": " +
                                     (axes.size() == 1 ? "axis " + list + " is" : "axes " + list + " are") + " wrong");
 }

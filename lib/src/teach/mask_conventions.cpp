@@ -4,12 +4,14 @@
 #include "attn/teach/mask_conventions.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <cstddef>
 #include <cmath>
 #include <cstdint>
 
 #include "attn/teach/prose.hpp"
 #include "attn/teach/stage_text.hpp"
+#include "attn/text/join.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
@@ -26,8 +28,7 @@ struct term {
 /// The fewest digits that read back as the same double, exponent as Python writes
 /// it by hand: 0.5, 1e9, -1e-05 -> -1e-5.
 std::string shortest(double value) {
-    char text[64];
-    std::string s(text, std::to_chars(text, text + sizeof text, value).ptr);
+    const std::string s = shortest_text(value);
     const std::size_t e = s.find('e');
     if (e == std::string::npos) return s;
     std::string exponent = s.substr(e + 1);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +11,8 @@
 #include "attn/compute/trace.hpp"
 #include "attn/teach/mistake_text.hpp"
 #include "attn/teach/prose.hpp"
+#include "attn/text/join.hpp"
+#include "attn/text/number_text.hpp"
 
 namespace attn {
 namespace {
@@ -153,17 +154,10 @@ std::string short_number(double v) {
     return s;
 }
 
-std::string exact_number(double v) {
-    char text[64];
-    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
-}
-
 std::string python_number(double v) {
     if (std::isnan(v)) return "float('nan')";
     if (std::isinf(v)) return v < 0 ? "float('-inf')" : "float('inf')";
-    std::string s = exact_number(v);
-    if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    return s;
+    return python_float_text(v);
 }
 
 std::string python_fill(const config& c) {
@@ -175,18 +169,6 @@ std::string python_fill(const config& c) {
     errno = 0;
     (void)std::strtoll(typed.c_str(), &end, 10);
     return errno == 0 && end == typed.c_str() + typed.size() ? typed : python_number(std::strtod(typed.c_str(), nullptr));
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-    std::string text;
-    for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? std::string(separator) : "") + parts[i];
-    return text;
-}
-
-std::string join(const std::vector<std::int64_t>& numbers, std::string_view separator) {
-    std::vector<std::string> parts;
-    for (std::int64_t n : numbers) parts.push_back(std::to_string(n));
-    return join(parts, separator);
 }
 
 std::string projections_formula(const config& c, bool transposed, bool bias) {
@@ -235,9 +217,7 @@ const char* softmax_input(const config& c) {
 }
 
 std::string short_eps(const config& c) {
-    char eps[32];
-    std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.norm_eps));
-    return eps;
+    return significant_text(c.norm_eps);
 }
 
 std::string stage_title(const config& c, std::string_view name) {
@@ -266,9 +246,7 @@ std::string stage_formula(const config& c, std::string_view name) {
         return "q·cos + rotate_every_two(q)·sin, k·cos + rotate_every_two(k)·sin; θ = pos / base^(2i/dk), pairs (2i, 2i+1)";
     if (name == "softmax") return softmax_formula(c);
     if (name == "dropout") {
-        char p[32];
-        std::snprintf(p, sizeof p, "%g", c.dropout.p);
-        return prose("stages.formula.dropout", {{"p", p}});
+        return prose("stages.formula.dropout", {{"p", significant_text(c.dropout.p)}});
     }
     if (name == "flash") {
         const std::int64_t N = std::max<std::int64_t>(c.flash_block, 1);

@@ -1,6 +1,6 @@
 #pragma once
 // Whether an output fits where it goes: the fewest bytes a run's output takes, known
-// from the sizes before anything is computed (render/output_bytes.hpp), against the space
+// from the sizes before anything is computed (render/output_format.hpp), against the space
 // free on the file system of --out, so that a run that cannot be written is refused at once instead of
 // failing with ENOSPC after minutes of work (and a full disk for everyone else).
 #include <cstdint>

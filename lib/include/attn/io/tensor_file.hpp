@@ -4,7 +4,6 @@
 // or NumPy .npy (npy.hpp). Every value becomes float32, as torch.tensor(list) makes
 // it (1e39 -> inf); booleans become 0/1 and mark the tensor `boolean`. Every error
 // is one attn::error line that starts with the caller's `what` ("--input x.json").
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -17,7 +16,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/compute/error.hpp"
-#include "attn/io/printable_text.hpp"  // printable_text, quoted_field: how errors quote a name
+#include "attn/text/printable_text.hpp"  // printable_text, quoted_field: how errors quote a name
 
 namespace attn {
 
@@ -98,20 +97,6 @@ std::string read_open_file(std::FILE* file, const std::string& what, const read_
 /// "<what>: gives more than <about>" for a stream (`about`: "1 MiB; a config.json is a few kB").
 std::string read_bounded_text(const std::string& path, const std::string& what, std::uint64_t limit,
                               const std::string& about);
-
-
-/// "[2,3]": a shape or an index as the messages write it ("[]" for none).
-std::string tensor_index_text(const std::vector<std::size_t>& shape_or_index);
-
-/// The fewest digits that read back as the same float or double: "1.5", "-1e+09", "-inf", "nan".
-template <class Real>
-std::string shortest_text(Real value) {
-    char text[64];
-    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
-}
-
-/// "[0][1][3]": an element's index, like Python's t[0][1][3].
-std::string element_index_text(const std::vector<std::size_t>& index);
 
 /// The index of flat element `flat` in a C-order tensor of `shape`.
 std::vector<std::size_t> unravel_index(std::size_t flat, const std::vector<std::size_t>& shape);

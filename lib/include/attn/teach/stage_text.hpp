@@ -16,9 +16,6 @@ namespace attn {
 /// A number as the texts write it: up to four decimals, no trailing zeros (1.4142, 2, 0.5).
 std::string short_number(double v);
 
-/// The fewest digits that read back as the same double: 10000, 0.5, 1e-30, 1e+30.
-std::string exact_number(double v);
-
 /// A number as Python code writes it, reading back as the same double: the fewest digits,
 /// a float always (10000.0, 1e-30, 1e+30, never 0 nor an integer past int64), float('inf').
 std::string python_number(double v);
@@ -32,20 +29,6 @@ const char* softmax_input(const config& c);
 
 /// The norm's eps as config.json would write it: "1e-05".
 std::string short_eps(const config& c);
-
-/// "(40, 8, 2, 1)", "(4,)": numbers as a Python tuple, as PyTorch prints t.stride() and t.shape.
-template <class Numbers>
-std::string python_tuple(const Numbers& numbers) {
-    std::string text = "(";
-    for (std::size_t a = 0; a < numbers.size(); ++a) text += (a ? ", " : "") + std::to_string(numbers[a]);
-    return text + (numbers.size() == 1 ? ",)" : ")");
-}
-
-/// `parts` joined by `separator`: join({"a", "b"}, ", ") is "a, b".
-std::string join(const std::vector<std::string>& parts, std::string_view separator);
-
-/// The numbers joined by `separator`: join({3, 5}, ", ") is "3, 5".
-std::string join(const std::vector<std::int64_t>& numbers, std::string_view separator);
 
 /// The title of stage `name` for a run of `c`: the stage table's ("scores scaled by
 /// the square root of the head width"), or under --mistake, on the stages the

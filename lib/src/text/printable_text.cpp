@@ -1,4 +1,4 @@
-#include "attn/io/printable_text.hpp"
+#include "attn/text/printable_text.hpp"
 
 #include <cstdio>
 

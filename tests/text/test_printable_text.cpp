@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "attn/io/printable_text.hpp"
+#include "attn/text/printable_text.hpp"
 
 TEST_SUITE("printable_text") {
     TEST_CASE("bidirectional controls and line separators are escaped like control characters") {
