@@ -151,4 +151,48 @@ if [ -z "${ATTN_SANITIZED:-}" ]; then
     bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: these sizes need .* but the limit is .* (--max-memory)' '$work/err'"
 fi
 
+# --- every byte read within the budget: text members, pipes, headers, token tables -------
+$py - "$gpt2" <<'EOF2'
+import io, json, struct, sys, zipfile
+import numpy as np
+gpt2 = sys.argv[1]
+def npy_header(descr, shape):
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    d += " " * (63 - (10 + len(d)) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode()
+def streamed(z, name, header, chunk, count):  # a member of len(header) + count*len(chunk) bytes, never held whole
+    with z.open(name, "w") as f:
+        f.write(header)
+        for _ in range(count): f.write(chunk)
+config = json.load(open("big-dump.json"))["config"]
+with zipfile.ZipFile("text-bomb.npz", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:  # 300 KB: a 64M-character config
+    streamed(z, "config.npy", npy_header("<U67108864", "()"), "a".encode("utf-32-le") * (1 << 18), 256)
+tensors = dict(np.load(gpt2 + "/model.npz"))
+with zipfile.ZipFile("wide-table.npz", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:  # wte.weight 256 MiB of zeros, D 1024
+    for name, a in tensors.items():
+        if name == "wte.weight": continue
+        b = io.BytesIO(); np.save(b, a); z.writestr(name + ".npy", b.getvalue())
+    streamed(z, "wte.weight.npy", npy_header("<f4", "(65536, 1024)"), bytes(1 << 22), 64)
+# a safetensors header of 6 MB that breaks only at its end: a reader without the budget parses it first
+entries = {"t%07d" % i: {"dtype": "F32", "shape": [1], "data_offsets": [4 * i, 4 * i + 4]} for i in range(80000)}
+text = json.dumps(entries)[:-1] + ', "broken": }'
+open("big-header.safetensors", "wb").write(struct.pack("<Q", len(text)) + text.encode() + bytes(4 * 80000))
+EOF2
+for cmd in "trace --from text-bomb.npz" "trace --from text-bomb.npz --shapes" "check --from text-bomb.npz --stage softmax --answer one.json"; do
+  limit_kb=300000 expect_refusal "$cmd: a 64M-character config text member refused by its header, before it is inflated" 1 \
+    "attn: error: --from text-bomb.npz: config: a text of 67108864 characters needs 256.0 MiB, more than the 16.0 MiB --max-memory allows (--max-memory none: no limit)" \
+    $cmd --max-memory 16MiB
+done
+mkfifo pipe.npy
+(head -c 50000000 /dev/zero >pipe.npy 2>/dev/null &)
+limit_kb=300000 expect_refusal "a FIFO --input read only up to the budget (was: 50 MB read, then 'not a NumPy .npy file')" 1 \
+  "attn: error: --input pipe.npy: its text needs 8.1 MiB, more than the 8.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --input pipe.npy --max-memory 8MiB
+expect_refusal "a safetensors header larger than the budget: refused before it is parsed (was: parsed once without it)" 1 \
+  "attn: error: --params big-header.safetensors: its header needs 5.9 MiB, more than the 4.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --params big-header.safetensors --max-memory 4MiB
+limit_kb=300000 expect_refusal "--tokens with a zip-bombed token table of another width: refused from its header, not inflated" 1 \
+  "attn: error: --params wide-table.npz: wte.weight has shape [65536,1024], but layer 0's input is D = 16 wide (h.0.attn.c_attn.weight has shape [16,48]): --tokens needs a table [rows, 16]" \
+  trace --params wide-table.npz --tokens 1,2,3
+
 finish

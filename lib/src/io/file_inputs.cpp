@@ -143,25 +143,45 @@ std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, c
     return params;
 }
 
+/// --tokens: the token table [rows, D] as wide as the layer's input, known from the file's index
+/// before a row of it is read (a table of another width may be gigabytes, or a zip bomb).
+void check_table_width(const model_names& m, std::int64_t layer,
+                       const std::map<std::string, std::vector<std::size_t>>& shapes, const std::string& what) {
+    const auto table = shapes.find(token_table_name(m));
+    const std::optional<layer_width> input = layer_input_width(m, layer, shapes);
+    if (table == shapes.end() || table->second.size() != 2 || !input || table->second[1] == input->width) return;
+    throw error(what + ": " + quoted_field(table->first) + " has shape " + tensor_index_text(table->second) +
+                ", but layer " + std::to_string(layer) + "'s input is D = " + std::to_string(input->width) + " wide (" +
+                quoted_field(input->weight) + " has shape " + tensor_index_text(input->shape) +
+                "): --tokens needs a table [rows, " + std::to_string(input->width) + "]");
+}
+
 /// A --params file: attn's own names, or one layer of a model's (model_layer.hpp), only that
 /// layer's tensors decoded; a model's config.json beside it is read too.
 void read_params_file(const std::string& what, const std::string& path, const model_choice& choice,
                       const std::vector<std::int64_t>& tokens, read_budget* budget, given_tensors& given) {
     const std::string extension = file_extension(path);
     std::vector<std::string> names;
+    std::map<std::string, std::vector<std::size_t>> shapes;  // each tensor's, from the index, before any is read
     std::map<std::string, loaded_tensor> json_tensors;  // a .json is read whole to learn its names
     std::vector<safetensors_entry> entries;             // a .safetensors header's
     std::optional<std::string> stream;                  // a .safetensors FIFO's bytes
-    if (extension == ".npz") {
+    if (extension == ".npz" && !tokens.empty()) {  // the headers too: a table's shape is checked before it is inflated
+        for (auto& [name, shape] : npz_array_shapes(path, what)) {
+            names.push_back(name);
+            shapes[name] = std::move(shape);
+        }
+    } else if (extension == ".npz") {
         names = npz_array_names(path, what);
     } else if (extension == ".safetensors") {
         // a FIFO gives its bytes once: read them whole (up to max_stream_bytes), then parse them;
         // a regular file is read where its header says, as often as asked
         std::error_code ec;
         if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-            stream = read_text_file(path, what);
-        entries = stream ? parse_safetensors_index(stream->data(), stream->size(), what) : safetensors_index(path, what);
-        for (const safetensors_entry& e : entries) names.push_back(e.name);
+            stream = read_text_file(path, what, budget);
+        entries = stream ? parse_safetensors_index(stream->data(), stream->size(), what, budget)
+                         : safetensors_index(path, what, budget);
+        for (const safetensors_entry& e : entries) names.push_back(e.name), shapes[e.name] = e.shape;
     } else if (extension == ".json") {
         json_tensors = read_json_tensors(path, what, budget);
         for (const auto& entry : json_tensors) names.push_back(entry.first);
@@ -182,6 +202,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
         return;
     }
     std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
+    if (!tokens.empty()) check_table_width(m, layer, shapes, what);
     // --tokens: the tables are decoded (within --max-memory), then the ids' rows taken; from a
     // .safetensors only the ids' rows of the token table are read (a real vocabulary is 50k-250k rows)
     std::optional<token_table_rows> taken;

@@ -397,14 +397,14 @@ st_reader memory_reader(const void* bytes, std::size_t size) {
 }
 
 /// Calls `use(reader, size)` on the file at `path`: a regular file is read where it is
-/// asked (pread), anything else read whole first, up to max_stream_bytes.
+/// asked (pread), anything else read whole first, within `budget` and up to max_stream_bytes.
 template <class Use>
-auto with_st_file(const std::string& path, const std::string& what, const Use& use) {
+auto with_st_file(const std::string& path, const std::string& what, const read_budget* budget, const Use& use) {
     const input_file file = open_input_file(path, what);
     const int fd = fileno(file.get());
     struct stat info;
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to trust, no seeking
-        const std::string bytes = read_open_file(file.get(), what);  // capped at max_stream_bytes
+        const std::string bytes = read_open_file(file.get(), what, budget);
         return use(memory_reader(bytes.data(), bytes.size()), static_cast<std::uint64_t>(bytes.size()));
     }
     const st_reader reader = [fd, &what](std::uint64_t offset, char* buffer, std::size_t n) -> std::size_t {
@@ -419,14 +419,15 @@ auto with_st_file(const std::string& path, const std::string& what, const Use& u
 
 }  // namespace
 
-std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what) {
-    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
-        return read_st_header(read, size, what, nullptr).entries;
+std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what,
+                                                 const read_budget* budget) {
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
+        return read_st_header(read, size, what, budget).entries;
     });
 }
 
 std::map<std::string, std::string> safetensors_metadata(const std::string& path, const std::string& what) {
-    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
+    return with_st_file(path, what, nullptr, [&](const st_reader& read, std::uint64_t size) {
         return read_st_header(read, size, what, nullptr).metadata;
     });
 }
@@ -434,14 +435,14 @@ std::map<std::string, std::string> safetensors_metadata(const std::string& path,
 std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, const std::string& what,
                                                       const std::function<bool(const std::string&)>& wanted,
                                                       read_budget* budget) {
-    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
         return read_st_tensors(read, size, what, wanted, budget);
     });
 }
 
 loaded_tensor read_safetensors_rows(const std::string& path, const std::string& what, const std::string& name,
                                     const std::vector<std::int64_t>& rows, read_budget* budget) {
-    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
         const st_header h = read_st_header(read, size, what, budget);
         const auto e = std::find_if(h.entries.begin(), h.entries.end(), [&](const safetensors_entry& x) { return x.name == name; });
         const std::string where = what + ": " + quoted_field(name);
@@ -452,10 +453,16 @@ loaded_tensor read_safetensors_rows(const std::string& path, const std::string& 
         row_shape[0] = 1;
         shape[0] = rows.size();
         const std::uint64_t row_bytes = count == 0 ? 0 : (e->end - e->begin) / count;  // checked: shape · itemsize
+        const std::uint64_t row_size = *st_elements(row_shape);  // <= the tensor's, which fits the file
+        std::uint64_t out_bytes = 0;
+        if (__builtin_mul_overflow(row_size * 4, static_cast<std::uint64_t>(rows.size()), &out_bytes))
+            out_bytes = std::numeric_limits<std::uint64_t>::max();
+        if (budget) budget->take(out_bytes, where, tensor_index_text(shape) + " (its rows " + std::to_string(rows.size()) +
+                                                       " times) as float32");
+        if (budget) budget->check(row_size * 4, where, "one row as float32, while read");
         loaded_tensor out;
         out.shape = shape;
         out.values = xt::xarray<float>::from_shape(shape);
-        const std::size_t row_size = static_cast<std::size_t>(*st_elements(row_shape));
         for (std::size_t i = 0; i < rows.size(); ++i) {
             if (rows[i] < 0 || static_cast<std::uint64_t>(rows[i]) >= count)
                 throw error(where + ": no row " + std::to_string(rows[i]) + " (it has " + std::to_string(count) + ")");
@@ -463,7 +470,7 @@ loaded_tensor read_safetensors_rows(const std::string& path, const std::string& 
             row.shape = row_shape;
             row.begin = e->begin + static_cast<std::uint64_t>(rows[i]) * row_bytes;
             row.end = row.begin + row_bytes;
-            const loaded_tensor one = read_st_tensor(row, h, read, where, budget);
+            const loaded_tensor one = read_st_tensor(row, h, read, where, nullptr);  // checked above
             std::copy(one.values.data(), one.values.data() + row_size, out.values.data() + i * row_size);
         }
         count_non_finite(out);
@@ -471,8 +478,9 @@ loaded_tensor read_safetensors_rows(const std::string& path, const std::string& 
     });
 }
 
-std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what) {
-    return read_st_header(memory_reader(bytes, size), size, what, nullptr).entries;
+std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what,
+                                                       const read_budget* budget) {
+    return read_st_header(memory_reader(bytes, size), size, what, budget).entries;
 }
 
 std::map<std::string, loaded_tensor> parse_safetensors(const void* bytes, std::size_t size, const std::string& what,

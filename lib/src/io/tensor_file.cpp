@@ -19,7 +19,9 @@ namespace attn {
 
 void read_budget::check(std::uint64_t bytes, const std::string& what, const std::string& holding) const {
     if (bytes <= left_) return;
-    const std::string allowed = left_ == limit_ ? "the " + format_bytes(limit_) + " --max-memory allows"
+    // what is left, when the other files took so little that it reads as the limit, is said as the limit
+    const bool as_limit = left_ == limit_ || format_bytes(left_) == format_bytes(limit_);
+    const std::string allowed = as_limit ? "the " + format_bytes(limit_) + " --max-memory allows"
                                                 : "the " + format_bytes(left_) + " --max-memory " + format_bytes(limit_) +
                                                       " leaves after the other files";
     throw over_budget(what + ": " + holding + " needs " + format_bytes(bytes) + ", more than " + allowed +

@@ -38,7 +38,9 @@ constexpr std::uint64_t max_safetensors_header_bytes = 100'000'000;
 
 /// The tensors a .safetensors file holds, from its header alone (nothing else is read),
 /// in the header's order. Every check above applies, dtypes attn cannot read included.
-std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what);
+/// The header's size is checked against `budget` before it is read.
+std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what,
+                                                 const read_budget* budget = nullptr);
 
 /// Every tensor `wanted` accepts (all when empty), F32, F16 and BF16 as float32 (exactly:
 /// F16 subnormals, inf, NaN; BF16 = the upper 16 bits), F64 rounded with to_float32, in a
@@ -51,8 +53,9 @@ std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, c
                                                       read_budget* budget = nullptr);
 
 /// Rows `rows` of the tensor `name` (its first axis; a row may come more than once), as
-/// float32 [rows.size(), shape[1:]...]: only those rows' bytes are read and taken from
-/// `budget` (a model's token table, of which --tokens wants a few rows). attn::error naming
+/// float32 [rows.size(), shape[1:]...]: only those rows' bytes are read, and the result's
+/// bytes are taken from `budget` before any is (a model's token table, of which --tokens
+/// wants a few rows). attn::error naming
 /// the file and the tensor when it is missing, has no axes, a row is out of its range, or its
 /// dtype is not one read_safetensors reads.
 loaded_tensor read_safetensors_rows(const std::string& path, const std::string& what, const std::string& name,
@@ -63,7 +66,8 @@ std::map<std::string, std::string> safetensors_metadata(const std::string& path,
 
 /// safetensors_index and read_safetensors of a file's bytes already in memory (a FIFO
 /// read whole, the fuzzer, the tests).
-std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what);
+std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what,
+                                                       const read_budget* budget = nullptr);
 std::map<std::string, loaded_tensor> parse_safetensors(const void* bytes, std::size_t size, const std::string& what,
                                                        const std::function<bool(const std::string&)>& wanted = {},
                                                        read_budget* budget = nullptr);
