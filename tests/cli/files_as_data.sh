@@ -197,4 +197,26 @@ for sig in $signals; do
     test "$saw:$rc:$(temporaries sig)" = "1:$want:0"
 done
 
+
+# --- JSON readers: a NUL byte and a key given twice are refused, not read past or kept silently --
+printf '[[1,2]]\0[[3,4]]' >"$work/nul.json"
+expect_error "--input with a NUL byte after its array: refused (was: read up to it, the rest ignored)" 1 \
+  "attn: error: --input $work/nul.json: a NUL byte at offset 7; JSON text holds none (is the file cut or not JSON?)" \
+  trace --input "$work/nul.json" --d-model 2 --seq 1
+mkdir -p "$work/dup"
+cp "$gpt2/model.npz" "$work/dup/"
+/usr/bin/python3 -c "
+import json, sys
+text = json.dumps(json.load(open(sys.argv[1])))
+open(sys.argv[2], 'w').write(text[:-1] + ', \"n_head\": 1}')" "$gpt2/config.json" "$work/dup/config.json"
+expect_error "config.json with a key given twice: refused, naming it (was: the last one kept)" 1 \
+  "attn: error: $work/dup/config.json: the key \"n_head\" appears twice in one object (which one counts?)" \
+  trace --params "$work/dup/model.npz"
+/usr/bin/python3 -c "
+import json, sys
+open(sys.argv[2], 'w').write(json.dumps(json.load(open(sys.argv[1]))) + '\0junk')" "$gpt2/config.json" "$work/dup/config.json"
+run trace --params "$work/dup/model.npz"
+check "config.json with a NUL byte after the object: refused (was: read up to it)" \
+  bash -c "[ $rc -eq 1 ] && grep -q 'config.json: a NUL byte at offset' '$work/err'"
+
 finish

@@ -433,7 +433,7 @@ given_tensors read_given_files(const input_paths& paths, read_budget* budget) {
     }
     if (!paths.vocab.empty()) {
         const std::string what = flag_and_file("--vocab", paths.vocab);
-        given.token_labels = token_labels(read_vocab(paths.vocab, what), paths.tokens, what);
+        given.token_labels = token_labels(read_vocab(paths.vocab, what, budget), paths.tokens, what);
     }
     given.mask = read("--mask-file", paths.mask, "mask.mask");
     given.key_padding_mask = read("--key-padding-mask", paths.key_padding_mask, "key_padding_mask");

@@ -383,6 +383,7 @@ void check_whole_run(const json* selection, const std::string& what) {
 json read_json_dump(const std::string& path, dump& d, const read_budget* budget) {
     dump_json_reader reader(d.what);
     const std::string text = keep_negative_zeros(read_text_file(path, d.what, budget));  // its size first
+    check_no_nul(text, d.what);
     json::sax_parse(text, &reader);
     const auto format = reader.parts.find("format");
     if (format == reader.parts.end())
