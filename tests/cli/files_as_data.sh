@@ -219,4 +219,20 @@ run trace --params "$work/dup/model.npz"
 check "config.json with a NUL byte after the object: refused (was: read up to it)" \
   bash -c "[ $rc -eq 1 ] && grep -q 'config.json: a NUL byte at offset' '$work/err'"
 
+
+# --- names that are not UTF-8, and a replayed model's name cut between characters ----------
+bad=$(printf "$work/bad\\xff")
+mkdir -p "$bad" && cp "$gpt2/model.npz" "$gpt2/config.json" "$bad/"
+expect_ok "--format json of a checkpoint under a folder named with byte 0xFF (was: failed after the run)" \
+  trace --params "$bad/model.npz" --format json
+check "... its config.model writes the byte as \\xff" \
+  bash -c "jq -r .config.model '$work/out' | grep -qF 'bad\\xff/model.npz'"
+expect_ok "--format npz of the same: written" trace --params "$bad/model.npz" --format npz --out "$work/bad.npz"
+"$attn" trace --params "$bert/model.npz" --format json | jq --arg m "a$(printf 'é%.0s' $(seq 200))" '.config.model = $m' >"$work/long-model.json"
+expect_ok "a dump whose model is 'a' and 400 bytes of 'é' replays to json (was: cut inside a character, then unwritable)" \
+  trace --from "$work/long-model.json" --format json --out "$work/replayed.json"
+expect_ok "... and attn reads its own dump back" trace --from "$work/replayed.json" --stage softmax
+check "... the model cut to at most 256 bytes, on a character boundary" \
+  test "$(jq -r .config.model "$work/replayed.json" | head -c 300 | wc -c)" -eq 256
+
 finish

@@ -8,6 +8,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/json_document.hpp"
+#include "attn/io/utf8_text.hpp"
 
 namespace attn {
 namespace {
@@ -164,10 +165,10 @@ void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_c
         }
     }
     c.model = std::string(model_arch_name(m.names.arch)) + (m.layer >= 0 ? " layer " + std::to_string(m.layer) : "") +
-              " of " + file_of(what);
+              " of " + utf8_escaped(file_of(what));  // a path may hold any bytes; JSON and npz hold UTF-8
     c.model_arch = std::string(model_arch_name(m.names.arch));
     c.weight_sources.clear();
-    for (const weight_source& s : m.sources) c.weight_sources.emplace_back(s.weight, printable_text(s.from));
+    for (const weight_source& s : m.sources) c.weight_sources.emplace_back(s.weight, utf8_escaped(printable_text(s.from)));
 }
 
 }  // namespace attn

@@ -677,7 +677,8 @@ config config_from_json(const json& j, const std::string& what) {
     // with a norm before attention does not (the dump holds the norm's weights, the replay does not read them)
     if (k.has("model")) {  // a path may be long: kept to 256 bytes, printed escaped
         if (!k.at("model").is_string()) k.wrong("model", "a string");
-        c.model = printable_text(k.at("model").get<std::string>().substr(0, 256));
+        const std::string& model = k.at("model").get_ref<const std::string&>();
+        c.model = printable_text(model.substr(0, character_boundary(model, 256)));  // cut between characters
     }
     if (k.has("out_bias")) c.out_bias = k.flag("out_bias");
     if (k.has("tokens"))  // layer 0 from a model's token ids: the dump lacks the embedding tables' other rows
