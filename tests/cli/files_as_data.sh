@@ -220,6 +220,11 @@ check "config.json with a NUL byte after the object: refused (was: read up to it
   bash -c "[ $rc -eq 1 ] && grep -q 'config.json: a NUL byte at offset' '$work/err'"
 
 
+"$attn" trace --format json | sed 's/"config":{/"config":{"seq":9,/' >"$work/dup-dump.json"
+expect_error "a --from dump whose config gives a key twice: refused, naming it (was: the last one kept)" 1 \
+  "attn: error: --from $work/dup-dump.json: the key \"seq\" appears twice in one object (which one counts?)" \
+  trace --from "$work/dup-dump.json"
+
 # --- names that are not UTF-8, and a replayed model's name cut between characters ----------
 bad=$(printf "$work/bad\\xff")
 mkdir -p "$bad" && cp "$gpt2/model.npz" "$gpt2/config.json" "$bad/"

@@ -284,11 +284,16 @@ private:
                 parent.push_back(nullptr);
                 return &parent.back();
             }
+            if (parent.contains(key_)) twice(key_);
             return &parent[key_];
         }
         if (frames_.empty()) return nullptr;
         const std::string name = name_here();
+        if (!name.empty() && parts.count(name)) twice(name);
         return name.empty() ? nullptr : &parts[name];
+    }
+    [[noreturn]] void twice(const std::string& key) const {  // a parser would keep the last one silently
+        throw error(what_ + ": the key \"" + quoted_field(key) + "\" appears twice in one object (which one counts?)");
     }
     bool value(json v) {
         if (json* s = slot()) *s = std::move(v);
