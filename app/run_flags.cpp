@@ -88,6 +88,7 @@ attn::model_choice model_choice(const run_options& o, const flag_given& given) {
     if (given("--kv-heads")) m.kv_heads = o.kv_heads;
     if (given("--pos")) m.pos = attn::parse_position_encoding(o.pos);
     if (given("--rope-base")) m.rope_base = o.cfg.rope_base;
+    if (given("--rope-style")) m.rope_style = attn::parse_rope_pairing(o.rope_style);
     m.mask_given = given("--mask") || !o.files.mask.empty() || !o.files.key_padding_mask.empty();
     m.fill_given = given("--fill");
     return m;
