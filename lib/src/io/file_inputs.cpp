@@ -108,16 +108,19 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
 }
 
 /// The tensors of a --params file that `wanted` accepts, only those decoded: from the .npz or
-/// .safetensors at `path` (or its bytes, `stream`, when it is a FIFO), or out of a .json read whole.
+/// .safetensors at `path` (or its bytes, `stream`, when it is a FIFO; its `header` when read
+/// already), or out of a .json read whole.
 std::map<std::string, loaded_tensor> read_wanted(const std::string& what, const std::string& path,
                                                  std::map<std::string, loaded_tensor> json_tensors,
                                                  const std::optional<std::string>& stream,
+                                                 const safetensors_header* header,
                                                  const std::function<bool(const std::string&)>& wanted, read_budget* budget) {
     const std::string extension = file_extension(path);
     if (extension == ".npz") return read_npz(path, what, nullptr, wanted, budget);
     if (extension == ".safetensors")
-        return stream ? parse_safetensors(stream->data(), stream->size(), what, wanted, budget)
-                      : read_safetensors(path, what, wanted, budget);
+        return stream   ? parse_safetensors(stream->data(), stream->size(), what, wanted, budget)
+               : header ? read_safetensors(path, what, *header, wanted, budget)
+                        : read_safetensors(path, what, wanted, budget);
     std::map<std::string, loaded_tensor> kept;
     for (auto& [name, t] : json_tensors)
         if (wanted(name)) kept[name] = std::move(t);
@@ -128,13 +131,14 @@ std::map<std::string, loaded_tensor> read_wanted(const std::string& what, const 
 /// "params." prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
 std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, const std::string& path,
                                                       std::map<std::string, loaded_tensor> json_tensors,
-                                                      read_budget* budget, const std::optional<std::string>& stream) {
+                                                      read_budget* budget, const std::optional<std::string>& stream,
+                                                      const safetensors_header* header) {
     const auto params_member = [](const std::string& key) {  // not another stage of a dump
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
-    for (auto& [key, value] : read_wanted(what, path, std::move(json_tensors), stream, params_member, budget)) {
+    for (auto& [key, value] : read_wanted(what, path, std::move(json_tensors), stream, header, params_member, budget)) {
         const std::string name = key.rfind("params.", 0) == 0 ? key.substr(7) : key;
         if (std::find(names.begin(), names.end(), name) == names.end())
             throw error(what + ": unexpected array '" + quoted_field(key) + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
@@ -166,6 +170,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     std::map<std::string, loaded_tensor> json_tensors;  // a .json is read whole to learn its names
     std::vector<safetensors_entry> entries;             // a .safetensors header's
     std::optional<std::string> stream;                  // a .safetensors FIFO's bytes
+    std::optional<safetensors_header> header;           // a regular .safetensors file's, parsed once
     if (extension == ".npz" && !tokens.empty()) {  // the headers too: a table's shape is checked before it is inflated
         for (auto& [name, shape] : npz_array_shapes(path, what)) {
             names.push_back(name);
@@ -179,8 +184,8 @@ void read_params_file(const std::string& what, const std::string& path, const mo
         std::error_code ec;
         if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
             stream = read_text_file(path, what, budget);
-        entries = stream ? parse_safetensors_index(stream->data(), stream->size(), what, budget)
-                         : safetensors_index(path, what, budget);
+        if (!stream) header = read_safetensors_header(path, what, budget);
+        entries = stream ? parse_safetensors_index(stream->data(), stream->size(), what, budget) : header->entries;
         for (const safetensors_entry& e : entries) names.push_back(e.name), shapes[e.name] = e.shape;
     } else if (extension == ".json") {
         json_tensors = read_json_tensors(path, what, budget);
@@ -198,7 +203,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
                           "layer's input (Hugging Face's output_hidden_states[" + std::to_string(layer) +
                           "]) and give --input");
     if (m.arch == model_arch::attn) {
-        given.params = read_attn_params(what, path, std::move(json_tensors), budget, stream);
+        given.params = read_attn_params(what, path, std::move(json_tensors), budget, stream, header ? &*header : nullptr);
         return;
     }
     std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
@@ -212,7 +217,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     if (!tokens.empty() && !stream && table_entry != entries.end() && table_entry->shape.size() == 2 && table_entry->shape[0] > 0 &&
         table_entry->shape[1] > 0) {
         check_token_ids(tokens, table, table_entry->shape[0]);
-        taken = token_table_rows{read_safetensors_rows(path, what, table, tokens, budget), table_entry->shape[0]};
+        taken = token_table_rows{read_safetensors_rows(path, what, *header, table, tokens, budget), table_entry->shape[0]};
     }
     if (!tokens.empty())
         for (std::string& name : embedding_tensor_names(m))
@@ -220,7 +225,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     const auto wanted = [&](const std::string& name) {
         return std::find(wanted_names.begin(), wanted_names.end(), name) != wanted_names.end();
     };
-    std::map<std::string, loaded_tensor> file = read_wanted(what, path, std::move(json_tensors), stream, wanted, budget);
+    std::map<std::string, loaded_tensor> file = read_wanted(what, path, std::move(json_tensors), stream, header ? &*header : nullptr, wanted, budget);
     std::optional<model_embedding> embedded;
     if (!tokens.empty()) embedded = embed_model_tokens(file, m, tokens, what, taken);
     given.model = map_model_layer(std::move(file), m, layer, what);  // check_inputs moves its weights to params
