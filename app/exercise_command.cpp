@@ -155,16 +155,16 @@ void run_check(const exercise_options& o) {
         if (json) attn::render_check_error_json(*mismatch, std::cout, "wrong_secret");
         throw attn::error(*mismatch);
     }
+    const std::uint64_t limit = memory_limit(o.max_memory);  // the answer's file read within it too
+    attn::read_budget budget(limit == 0 ? attn::read_budget::unlimited : limit);
     if (v.ex->kind != attn::answer_kind::tensor) {  // shapes or strides: a JSON answer
         const attn::layout_report r =
-            read_answer(json, [&] { return attn::check_layout_answer_file(v, o.answer, what); });
+            read_answer(json, [&] { return attn::check_layout_answer_file(v, o.answer, what, &budget); });
         if (json) attn::render_layout_report_json(v, r, std::cout);
         else attn::render_layout_report_table(v, r, std::cout);
         if (!r.match) throw exit_status{1};
         return;
     }
-    const std::uint64_t limit = memory_limit(o.max_memory);  // the answer's file read within it too
-    attn::read_budget budget(limit == 0 ? attn::read_budget::unlimited : limit);
     std::optional<attn::check_report> by_shape;  // an .npy answer's count from its header, before its data
     if (attn::file_extension(o.answer) == ".npy")
         if (const auto header = read_answer(json, [&] { return attn::read_npy_file_header(o.answer, what); }))

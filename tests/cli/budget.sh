@@ -228,6 +228,11 @@ limit_kb=400000 limited exercise check 7 --answer huge.npy --format json
 check "exercise check of an answer declaring 2 GiB (a sparse .npy): a wrong-shape diagnosis from its header, exit 1 (was: read whole, or refused by the budget)" \
   bash -c "[ $rc -eq 1 ] && [ \"\$(jq -r '.diagnosis.id, (.answer_shape|tostring)' '$work/out' | tr '\n' ' ')\" = 'unknown [1,2,16384,16384] ' ]"
 
+$py -c "import sys; open('big-layout.json', 'w').write('[' + '0,' * 3000000 + '0]')"
+expect_refusal "exercise check of a 6 MB .json answer to a shapes exercise under --max-memory 4MiB: refused by its size (was: read and parsed whole)" 1 \
+  "attn: error: --answer big-layout.json: its text needs 5.7 MiB, more than the 4.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  exercise check 16 --answer big-layout.json --max-memory 4MiB
+
 # a picture's canvas, whose size the labels make too
 $py -c "
 import json
