@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/npy.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/exercise_folder.hpp"
 #include "attn/render/render_check.hpp"
@@ -58,10 +60,12 @@ std::string exercise_dir() {
     return dir;
 }
 
-/// Every exercise; a *.json that is not a regular file (a FIFO) is skipped with a note.
-std::vector<attn::exercise> all_exercises() {
+/// Every exercise, each file read within --max-memory; a *.json that is not a regular file
+/// (a FIFO) is skipped with a note.
+std::vector<attn::exercise> all_exercises(const exercise_options& o) {
     std::vector<std::string> skipped;
-    std::vector<attn::exercise> all = attn::read_exercises(exercise_dir(), &skipped);
+    const attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));
+    std::vector<attn::exercise> all = attn::read_exercises(exercise_dir(), &skipped, &budget);
     for (const std::string& path : skipped)
         std::cerr << "attn: note: " << attn::printable_text(path) << ": not a regular file; skipped\n";
     return all;
@@ -78,7 +82,9 @@ std::string class_secret(const exercise_options& o) {
                                     "for work that is not graded");
         return env != nullptr ? env : "";
     }
-    std::string text = attn::read_text_file(o.secret_file, "--secret " + o.secret_file);
+    const attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));
+    std::string text = attn::read_bounded_text(o.secret_file, "--secret " + o.secret_file, attn::max_secret_bytes,
+                                               "64 KiB; a class secret is a line of text", &budget);
     text.erase(text.find_last_not_of(" \t\r\n") + 1);
     if (text.empty()) throw attn::error("--secret " + o.secret_file + ": the file is empty; expected the class secret");
     return text;
@@ -98,7 +104,7 @@ attn::exercise_variant student_variant(const std::vector<attn::exercise>& all, c
 }
 
 void run_list(const exercise_options& o) {
-    const std::vector<attn::exercise> all = all_exercises();
+    const std::vector<attn::exercise> all = all_exercises(o);
     if (o.format == "json") attn::render_exercise_list_json(all, std::cout);
     else attn::render_exercise_list(all, std::cout);
 }
@@ -107,7 +113,7 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
     if (!o.out.empty() && cmd.count("--format") > 0)
         throw attn::usage_error("--out " + o.out + " writes files (the tensors, task.md, exercise.json); --format " +
                                 o.format + " is for printing: give one of them");
-    std::vector<attn::exercise> all = all_exercises();
+    std::vector<attn::exercise> all = all_exercises(o);
     if (cmd.count("--hint") > 0 && !o.no_hints) {
         if (!o.out.empty() || cmd.count("--format") > 0)
             throw attn::usage_error("--hint " + std::to_string(o.hint) + " prints one hint; " +
@@ -139,7 +145,7 @@ void run_show(const exercise_options& o, const CLI::App& cmd) {
 }
 
 void run_check(const exercise_options& o) {
-    const std::vector<attn::exercise> all = all_exercises();
+    const std::vector<attn::exercise> all = all_exercises(o);
     const attn::exercise_variant v = student_variant(all, o);
     const bool json = o.format == "json";
     const std::string what = "--answer " + o.answer;
@@ -147,18 +153,22 @@ void run_check(const exercise_options& o) {
         if (json) attn::render_check_error_json(*mismatch, std::cout, "wrong_secret");
         throw attn::error(*mismatch);
     }
+    attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));  // the answer's file read within it too
     if (v.ex->kind != attn::answer_kind::tensor) {  // shapes or strides: a JSON answer
         const attn::layout_report r =
-            read_answer(json, [&] { return attn::check_layout_answer_file(v, o.answer, what); });
+            read_answer(json, [&] { return attn::check_layout_answer_file(v, o.answer, what, &budget); });
         if (json) attn::render_layout_report_json(v, r, std::cout);
         else attn::render_layout_report_table(v, r, std::cout);
         if (!r.match) throw exit_status{1};
         return;
     }
-    attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));  // the answer's file read within it too
-    const attn::loaded_tensor answer =
-        read_answer(json, [&] { return attn::read_tensor_file(o.answer, what, &budget); });
-    const attn::check_report r = attn::check_exercise(v, answer);
+    std::optional<attn::check_report> by_shape;  // an .npy answer's count from its header, before its data
+    if (attn::file_extension(o.answer) == ".npy")
+        if (const auto header = read_answer(json, [&] { return attn::read_npy_file_header(o.answer, what); }))
+            by_shape = attn::check_exercise_shape(v, header->shape);
+    const attn::check_report r = by_shape ? *by_shape : attn::check_exercise(v, read_answer(json, [&] {
+        return attn::read_tensor_file(o.answer, what, &budget);
+    }));
     if (json) attn::render_check_report_json(v, r, std::cout);
     else attn::render_check_report_table(v, r, std::cout);
     if (!r.match) throw exit_status{1};

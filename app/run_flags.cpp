@@ -89,6 +89,7 @@ attn::model_choice model_choice(const run_options& o, const flag_given& given) {
     if (given("--kv-heads")) m.kv_heads = o.kv_heads;
     if (given("--pos")) m.pos = attn::parse_position_encoding(o.pos);
     if (given("--rope-base")) m.rope_base = o.cfg.rope_base;
+    if (given("--rope-style")) m.rope_style = attn::parse_rope_pairing(o.rope_style);
     m.mask_given = given("--mask") || !o.files.mask.empty() || !o.files.key_padding_mask.empty();
     m.fill_given = given("--fill");
     return m;
@@ -347,7 +348,9 @@ attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& 
 CLI::Option* add_max_memory_flag(CLI::App* cmd, std::string& into) {
     return cmd->add_option("--max-memory", into,
                            "refuse sizes whose stages need more than SIZE, e.g. 4GiB, before anything is read or "
-                           "computed (files too: a file or .npz member larger than SIZE is not read); the message "
+                           "computed (files too: every file attn reads, .npz members, text members, JSON documents and "
+                           "the values parsed from them, .safetensors headers, vocabularies, pipes, a PNG's canvas, "
+                           "is refused when larger than SIZE, before it is read); the message "
                            "names the largest stages. 0 or none: no limit. Usable memory: the RAM, or a container's "
                            "limit or ulimit -v when less")
         ->default_str("80% of usable memory")

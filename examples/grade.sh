@@ -26,23 +26,27 @@
 # \u202e), and a --csv cell that starts with =, +, - or @ gets a ' in front, so that a
 # spreadsheet reads it as text, not a formula. A roster line may end in a # comment.
 #
-# Each answer is graded by `attn exercise check N --student ID --answer FILE`.
+# Each answer is graded by `attn exercise check N --student ID --answer FILE --max-memory SIZE`:
+# every file attn reads for it (the exercise, the answer) within SIZE, 1GiB unless
+# --max-memory SIZE says otherwise (a student's answer.json of gigabytes is one unreadable
+# row, not a machine out of memory).
 # Exit status: 0 when every folder was graded (whatever the grades), 2 for bad usage.
 # run.sh: not an example on its own (classroom.sh runs it)
 set -euo pipefail
 
 usage() {
-  echo "usage: grade.sh [--json | --csv] [--roster FILE] [--exercise N] DIR" >&2
+  echo "usage: grade.sh [--json | --csv] [--roster FILE] [--exercise N] [--max-memory SIZE] DIR" >&2
   echo "  DIR: one folder per student, made by attn exercise show N --student ID --out DIR/ID" >&2
 }
 
-format=table roster= expected=
+format=table roster= expected= max_memory=1GiB
 while [ $# -gt 0 ]; do
   case $1 in
     --json) format=json ;;
     --csv) format=csv ;;
     --roster) roster=${2:-}; shift ;;
     --exercise) expected=${2:-}; shift ;;
+    --max-memory) max_memory=${2:-}; shift ;;
     -h | --help) usage; exit 0 ;;
     -*) echo "grade.sh: unknown option $1" >&2; usage; exit 2 ;;
     *) break ;;
@@ -64,7 +68,7 @@ fi
 
 # The class secret in use, as its fingerprint ("" for none), against the handouts' own.
 first=${expected:-$(attn exercise list --format json | jq '.exercises[0].number')}
-if ! secret_shown=$(attn exercise show "$first" --format json); then exit 2; fi  # attn said why
+if ! secret_shown=$(attn exercise show "$first" --format json --max-memory "$max_memory"); then exit 2; fi  # attn said why
 secret_now=$(jq -r '.secret_fingerprint // ""' <<<"$secret_shown")
 shopt -s nullglob
 said_secrets=$(for handout in "$dir"/*/exercise.json "$dir"/*/*/exercise.json; do
@@ -127,7 +131,8 @@ grade_handout() {
   # and a report with "match": null and "error")
   local status=0 report errors
   errors=$(mktemp)
-  report=$(attn exercise check "$number" --student "$id" --answer "$answer" --format json 2>"$errors") || status=$?
+  report=$(attn exercise check "$number" --student "$id" --answer "$answer" --format json \
+    --max-memory "$max_memory" 2>"$errors") || status=$?
   local reason
   reason=$(sed -n '1s/^attn: error: //p' "$errors")
   rm -f "$errors"

@@ -22,12 +22,15 @@ limit_kb=400000 limited mask --mask causal --seq 20000 --max-memory 1GiB --forma
 check "mask --format json over the budget: one line, exit 1, no abort" \
   test "$rc $(wc -l <"$work/err")" = "1 1"
 expect_ok "mask --max-memory takes trace's sizes" mask --mask causal --max-memory 1MiB
-run exercise show 7 --max-memory 1KiB
+run exercise show 13 --max-memory 8KiB
 check "exercise show --max-memory: the run's need against it, naming the exercise file, exit 1" \
-  bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: .*07-causal-weights.json: these sizes need .* but the limit is 1.0 KiB (--max-memory)' '$work/err'"
-run exercise check 7 --answer one.json --max-memory 1KiB
+  bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: .*13-multi-head-attention.json: these sizes need .* but the limit is 8.0 KiB (--max-memory)' '$work/err'"
+run exercise check 13 --answer one.json --max-memory 8KiB
 check "exercise check --max-memory: the same, before the answer is graded" \
-  bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: .*07-causal-weights.json: these sizes need .* (--max-memory)' '$work/err'"
+  bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: .*13-multi-head-attention.json: these sizes need .* (--max-memory)' '$work/err'"
+run exercise show 7 --max-memory 1KiB
+check "exercise show --max-memory 1KiB: the exercise files themselves are read within it, exit 1" \
+  bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: .*exercises/.*json: its text .*needs .* more than the 1.0 KiB --max-memory allows' '$work/err'"
 expect_ok "exercise show under the default budget" exercise show 7
 for cmd in "check --stage softmax --answer one.json" "mask --mask causal" "exercise show 7" "exercise check 7 --answer one.json"; do
   "$attn" $cmd --help >"$work/out" 2>&1
@@ -150,5 +153,94 @@ if [ -z "${ATTN_SANITIZED:-}" ]; then
   check "under ulimit -v 300000 a run too large for 80% of it: one line naming --max-memory, exit 1" \
     bash -c "[ $rc -eq 1 ] && grep -q '^attn: error: these sizes need .* but the limit is .* (--max-memory)' '$work/err'"
 fi
+
+# --- every byte read within the budget: text members, pipes, headers, token tables -------
+$py - "$gpt2" <<'EOF2'
+import io, json, struct, sys, zipfile
+import numpy as np
+gpt2 = sys.argv[1]
+def npy_header(descr, shape):
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    d += " " * (63 - (10 + len(d)) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode()
+def streamed(z, name, header, chunk, count):  # a member of len(header) + count*len(chunk) bytes, never held whole
+    with z.open(name, "w") as f:
+        f.write(header)
+        for _ in range(count): f.write(chunk)
+config = json.load(open("big-dump.json"))["config"]
+with zipfile.ZipFile("text-bomb.npz", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:  # 300 KB: a 64M-character config
+    streamed(z, "config.npy", npy_header("<U67108864", "()"), "a".encode("utf-32-le") * (1 << 18), 256)
+tensors = dict(np.load(gpt2 + "/model.npz"))
+with zipfile.ZipFile("wide-table.npz", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:  # wte.weight 256 MiB of zeros, D 1024
+    for name, a in tensors.items():
+        if name == "wte.weight": continue
+        b = io.BytesIO(); np.save(b, a); z.writestr(name + ".npy", b.getvalue())
+    streamed(z, "wte.weight.npy", npy_header("<f4", "(65536, 1024)"), bytes(1 << 22), 64)
+# a safetensors header of 6 MB that breaks only at its end: a reader without the budget parses it first
+entries = {"t%07d" % i: {"dtype": "F32", "shape": [1], "data_offsets": [4 * i, 4 * i + 4]} for i in range(80000)}
+text = json.dumps(entries)[:-1] + ', "broken": }'
+open("big-header.safetensors", "wb").write(struct.pack("<Q", len(text)) + text.encode() + bytes(4 * 80000))
+EOF2
+for cmd in "trace --from text-bomb.npz" "trace --from text-bomb.npz --shapes" "check --from text-bomb.npz --stage softmax --answer one.json"; do
+  limit_kb=300000 expect_refusal "$cmd: a 64M-character config text member refused by its header, before it is inflated" 1 \
+    "attn: error: --from text-bomb.npz: config: a text of 67108864 characters needs 256.0 MiB, more than the 16.0 MiB --max-memory allows (--max-memory none: no limit)" \
+    $cmd --max-memory 16MiB
+done
+mkfifo pipe.npy
+(head -c 50000000 /dev/zero >pipe.npy 2>/dev/null &)
+limit_kb=300000 expect_refusal "a FIFO --input read only up to the budget (was: 50 MB read, then 'not a NumPy .npy file')" 1 \
+  "attn: error: --input pipe.npy: its text needs 8.1 MiB, more than the 8.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --input pipe.npy --max-memory 8MiB
+expect_refusal "a safetensors header larger than the budget: refused before it is parsed (was: parsed once without it)" 1 \
+  "attn: error: --params big-header.safetensors: its header needs 5.9 MiB, more than the 4.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --params big-header.safetensors --max-memory 4MiB
+limit_kb=300000 expect_refusal "--tokens with a zip-bombed token table of another width: refused from its header, not inflated" 1 \
+  "attn: error: --params wide-table.npz: wte.weight has shape [65536,1024], but layer 0's input is D = 16 wide (h.0.attn.c_attn.weight has shape [16,48]): --tokens needs a table [rows, 16]" \
+  trace --params wide-table.npz --tokens 1,2,3
+
+# exercise files, vocabularies, secrets and answers: each within the budget
+mkdir -p share/exercises
+cp "$here/../../share/attn/exercises/07-causal-weights.json" share/exercises/
+$py -c "
+import json
+json.dump({'number': 9, 'id': 'padded', 'pad': 'x' * 20000000}, open('share/exercises/09-padded.json', 'w'))"
+run_share() { ATTN_SHARE_DIR=$work/share "$attn" "$@" >"$work/out" 2>"$work/err"; rc=$?; }
+expect_error_from run_share "a 20 MB exercise file under --max-memory 8MiB: refused by its size, before it is read" 1 \
+  "attn: error: $work/share/exercises/09-padded.json: its text needs 19.1 MiB, more than the 8.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  exercise show 7 --max-memory 8MiB
+$py -c "
+import json
+json.dump({'number': 9, 'id': 'padded', 'pad': [0] * 1500000}, open('share/exercises/09-padded.json', 'w'))"
+expect_error_from run_share "a 4.5 MB exercise file of 1.5 million numbers: refused as its values are parsed (a JSON tree is larger than its text)" 1 \
+  "attn: error: $work/share/exercises/09-padded.json: its text with the values parsed from it needs 8.0 MiB, more than the 8.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  exercise show 7 --max-memory 8MiB
+$py -c "
+import json
+json.dump({'tok%d' % i: i for i in range(500000)}, open('big-vocab.json', 'w'))"
+expect_refusal "a 10 MB --vocab under --max-memory 4MiB: refused by its size (was: read and parsed, 60 MB)" 1 \
+  "attn: error: --vocab big-vocab.json: its text needs 9.8 MiB, more than the 4.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --params "$gpt2/model.safetensors" --tokens 1,2 --vocab big-vocab.json --max-memory 4MiB
+head -c 1000000 /dev/zero | tr '\0' s >big-secret.txt
+expect_refusal "a 1 MB --secret file: refused (was: read whole, any size)" 1 \
+  "attn: error: --secret big-secret.txt: larger than 64 KiB; a class secret is a line of text" \
+  exercise show 7 --student ada --secret big-secret.txt
+limit_kb=400000 limited exercise check 7 --answer huge.npy --format json
+check "exercise check of an answer declaring 2 GiB (a sparse .npy): a wrong-shape diagnosis from its header, exit 1 (was: read whole, or refused by the budget)" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(jq -r '.diagnosis.id, (.answer_shape|tostring)' '$work/out' | tr '\n' ' ')\" = 'unknown [1,2,16384,16384] ' ]"
+
+$py -c "import sys; open('big-layout.json', 'w').write('[' + '0,' * 3000000 + '0]')"
+expect_refusal "exercise check of a 6 MB .json answer to a shapes exercise under --max-memory 4MiB: refused by its size (was: read and parsed whole)" 1 \
+  "attn: error: --answer big-layout.json: its text needs 5.7 MiB, more than the 4.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  exercise check 16 --answer big-layout.json --max-memory 4MiB
+
+# a picture's canvas, whose size the labels make too
+$py -c "
+import json
+vocab = {str(i): 't%d' % i for i in range(50)}; vocab['1'] = 'x' * 5000
+json.dump(vocab, open('long-token.json', 'w'))"
+limit_kb=600000 expect_refusal "a 5,000-character token label: the PNG's canvas refused by --max-memory (was: a 2.7 GiB canvas)" 1 \
+  "attn: error: the picture would be 26890 by 26862 pixels, a canvas of 2.7 GiB, more than the 256.0 MiB --max-memory allows: draw fewer panels (--stage, --batch-index, --head), with shorter labels, or use --format svg" \
+  trace --params "$gpt2/model.safetensors" --tokens 1,2,3 --vocab long-token.json --format png --stage softmax --head 0 --out long.png --max-memory 256MiB
+check "... and no file written" test ! -e long.png
 
 finish

@@ -596,11 +596,19 @@ if [ "$(jq '[.total, .passed]' -c "$work/out")" = "[7,1]" ]; then ok "grade.sh c
 grade --json "$class"
 check_row eve 2 '["missing","no_answer"]' "a lab's exercises are graded one by one (1)"
 check_row eve 7 '["missing","no_answer"]' "a lab's exercises are graded one by one (2)"
+big="$work/big-class"
+"$attn" exercise show 2 --student ann --out "$big/ann" >/dev/null
+/usr/bin/python3 -c "import sys; open(sys.argv[1], 'w').write('[' + '0,' * 3000000 + '0]')" "$big/ann/answer.json"
+grade --json --max-memory 4MiB "$big"
+if [ "$rc" -eq 0 ] && [ "$(row ann 2)" = '["unreadable","unreadable_answer"]' ] &&
+   jq -e '.students[0].diagnosis.message | test("--max-memory")' "$work/out" >/dev/null; then
+  ok "grade.sh --max-memory: a 6 MB answer.json past it is an unreadable row naming --max-memory"
+else fail "grade.sh --max-memory: a 6 MB answer.json past it is an unreadable row" "exit $rc: $(head -c 400 "$work/out") $(head -c 300 "$work/err")"; fi
 grade --csv "$class"
 if [ "$(head -n 1 "$work/out")" = '"student","exercise","grade","diagnosis","message","notes"' ] && [ "$(wc -l <"$work/out")" -eq 7 ]; then
   ok "grade.sh --csv writes a gradebook, one row per answer"; else fail "grade.sh --csv writes a gradebook" "$(cat "$work/out")"; fi
 expect_error_from grade "grade.sh without a folder is a usage error" 2 \
-  'usage: grade.sh [--json | --csv] [--roster FILE] [--exercise N] DIR'
+  'usage: grade.sh [--json | --csv] [--roster FILE] [--exercise N] [--max-memory SIZE] DIR'
 expect_error_from grade "grade.sh --exercise takes a number" 2 \
   'grade.sh: --exercise x: expected an exercise number (attn exercise list)' --exercise x "$class"
 expect_error_from grade "grade.sh --roster names a file" 2 \

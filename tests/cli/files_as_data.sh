@@ -197,4 +197,47 @@ for sig in $signals; do
     test "$saw:$rc:$(temporaries sig)" = "1:$want:0"
 done
 
+
+# --- JSON readers: a NUL byte and a key given twice are refused, not read past or kept silently --
+printf '[[1,2]]\0[[3,4]]' >"$work/nul.json"
+expect_error "--input with a NUL byte after its array: refused (was: read up to it, the rest ignored)" 1 \
+  "attn: error: --input $work/nul.json: a NUL byte at offset 7; JSON text holds none (is the file cut or not JSON?)" \
+  trace --input "$work/nul.json" --d-model 2 --seq 1
+mkdir -p "$work/dup"
+cp "$gpt2/model.npz" "$work/dup/"
+/usr/bin/python3 -c "
+import json, sys
+text = json.dumps(json.load(open(sys.argv[1])))
+open(sys.argv[2], 'w').write(text[:-1] + ', \"n_head\": 1}')" "$gpt2/config.json" "$work/dup/config.json"
+expect_error "config.json with a key given twice: refused, naming it (was: the last one kept)" 1 \
+  "attn: error: $work/dup/config.json: the key \"n_head\" appears twice in one object (which one counts?)" \
+  trace --params "$work/dup/model.npz"
+/usr/bin/python3 -c "
+import json, sys
+open(sys.argv[2], 'w').write(json.dumps(json.load(open(sys.argv[1]))) + '\0junk')" "$gpt2/config.json" "$work/dup/config.json"
+run trace --params "$work/dup/model.npz"
+check "config.json with a NUL byte after the object: refused (was: read up to it)" \
+  bash -c "[ $rc -eq 1 ] && grep -q 'config.json: a NUL byte at offset' '$work/err'"
+
+
+"$attn" trace --format json | sed 's/"config":{/"config":{"seq":9,/' >"$work/dup-dump.json"
+expect_error "a --from dump whose config gives a key twice: refused, naming it (was: the last one kept)" 1 \
+  "attn: error: --from $work/dup-dump.json: the key \"seq\" appears twice in one object (which one counts?)" \
+  trace --from "$work/dup-dump.json"
+
+# --- names that are not UTF-8, and a replayed model's name cut between characters ----------
+bad=$(printf "$work/bad\\xff")
+mkdir -p "$bad" && cp "$gpt2/model.npz" "$gpt2/config.json" "$bad/"
+expect_ok "--format json of a checkpoint under a folder named with byte 0xFF (was: failed after the run)" \
+  trace --params "$bad/model.npz" --format json
+check "... its config.model writes the byte as \\xff" \
+  bash -c "jq -r .config.model '$work/out' | grep -qF 'bad\\xff/model.npz'"
+expect_ok "--format npz of the same: written" trace --params "$bad/model.npz" --format npz --out "$work/bad.npz"
+"$attn" trace --params "$bert/model.npz" --format json | jq --arg m "a$(printf 'é%.0s' $(seq 200))" '.config.model = $m' >"$work/long-model.json"
+expect_ok "a dump whose model is 'a' and 400 bytes of 'é' replays to json (was: cut inside a character, then unwritable)" \
+  trace --from "$work/long-model.json" --format json --out "$work/replayed.json"
+expect_ok "... and attn reads its own dump back" trace --from "$work/replayed.json" --stage softmax
+check "... the model cut to at most 256 bytes, on a character boundary" \
+  test "$(jq -r .config.model "$work/replayed.json" | head -c 300 | wc -c)" -eq 256
+
 finish

@@ -130,4 +130,16 @@ readme_output '^### Inspect a real model' >"$work/readme-model"
 (cd "$gpt2" && "$attn" trace --params model.safetensors --layer 1 --input hidden.npy --stage softmax --head 2) >"$work/actual-model"
 check "README's real-model output block is real" diff "$work/readme-model" "$work/actual-model"
 
+
+# --- what config.json says is blamed on its key; a flag a Llama layer cannot honour is refused ---
+mkdir -p "$work/kv3" && cp "$llama/model.npz" "$work/kv3/"
+sed 's/"num_key_value_heads": 2/"num_key_value_heads": 3/' "$llama/config.json" >"$work/kv3/config.json"
+expect_error "config.json's num_key_value_heads against w_k: named as the file's key (was: '--kv-heads 3', never given)" 1 \
+  "attn: error: $work/kv3/config.json: num_key_value_heads is 3, but --params $work/kv3/model.npz's w_k has shape [8,16]: 3 key/value heads of dk = D / H = 16 / 4 = 4 need 12 rows" \
+  trace --params "$work/kv3/model.npz"
+expect_error "--rope-style interleaved with a Llama layer: refused (was: accepted and ignored)" 2 \
+  "attn: error: --rope-style interleaved contradicts --params $llama/model.npz: a Llama layer pairs dimension i with i + dk/2 (Hugging Face's rotate_half, --rope-style half); leave --rope-style out" \
+  trace --params "$llama/model.npz" --rope-style interleaved
+expect_ok "--rope-style half with a Llama layer: what it does anyway" trace --params "$llama/model.npz" --rope-style half
+
 finish

@@ -29,7 +29,8 @@ protected:
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string path = attn_fuzz::write_input_file(data, size, ".json");
     attn_fuzz::expect_attn_errors_only([&] {
-        const attn::exercise e = attn::read_exercise(path);
+        const attn::read_budget budget(std::uint64_t(64) << 20);  // the file and its parsed values
+        const attn::exercise e = attn::read_exercise(path, &budget);
         attn::check_memory(e.cfg, std::uint64_t(64) << 20);
         const attn::exercise_variant v = attn::make_variant(e, "student-1");
         null_buffer nothing;

@@ -350,3 +350,32 @@ write(c, "safetensors_f16_prefixed.bin", b"\x2a" + safetensors_bytes(
     {"params." + k: ("F16", st_randn(*v.shape, dtype="<f2")) for k, v in params(bias=False).items()}))
 write(c, "safetensors_bf16_checkpoint.bin", b"\x28" + safetensors_bytes(
     {**{k: ("BF16", st_randn(*v.shape)) for k, v in params().items()}, "attn.bias": ("BOOL", np.ones((2, 2), bool))}))
+
+# --- hostile text in the JSON readers and text members (NUL bytes, keys given twice, a text ---
+# member claiming more characters than it holds); added to the corpora above, no random draws
+def hostile_text_seeds():
+    def into(name):
+        return os.path.join(HERE, "corpus", name)
+    write(into("tokens"), "vocab_nul.json", b'{"a": 0, "b": 1}\x00{"c": 2}')
+    write(into("tokens"), "vocab_key_twice.json", '{"a": 0, "b": 1, "a": 2}')
+    with open(os.path.join(ROOT, "share", "attn", "exercises", "03-causal-mask.json")) as f:
+        text = f.read()
+    write(into("exercise"), "key_twice.json", text.replace('{', '{"number": 99, ', 1))
+    write(into("exercise"), "nul.json", text.encode() + b"\x00{}")
+    with open(os.path.join(into("replay_json"), "config_only.json")) as f:
+        dump = f.read()
+    write(into("replay_json"), "nul.json", dump.encode() + b"\x00{}")
+    write(into("replay_json"), "config_key_twice.json", dump.replace('"config": {', '"config": {"seq": 9, ', 1))
+    config = json.loads(dump)["config"]
+    keyed = json.dumps(config)[:-1] + ', "seq": 9}'
+    write(into("replay_npz"), "config_key_twice.npz", npz_bytes({"config": np.array(keyed)}))
+    header = "{'descr': '<U%d', 'fortran_order': False, 'shape': (), }" % (100 << 20)
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    claim = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + json.dumps(config).encode("utf-32-le")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as out:  # a config text member whose header claims 100M characters
+        out.writestr(zipfile.ZipInfo("config.npy", date_time=(1980, 1, 1, 0, 0, 0)), claim)
+    write(into("replay_npz"), "config_claims_100m.npz", buf.getvalue())
+
+
+hostile_text_seeds()

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -116,6 +117,25 @@ TEST_SUITE("safetensors") {
         CHECK(attn::safetensors_metadata(st_dir + "dtypes.safetensors", "d") ==
               std::map<std::string, std::string>{{"format", "pt"}});
         CHECK(attn::safetensors_metadata(st_dir + "params.safetensors", "p").empty());
+    }
+
+    TEST_CASE("a header read once serves every later read, and a file that changed since is refused") {
+        const std::string path = st_dir + "dtypes.safetensors";
+        const attn::safetensors_header h = attn::read_safetensors_header(path, "d");
+        CHECK(h.entries.size() == attn::safetensors_index(path, "d").size());
+        CHECK(h.file_bytes == file_bytes(path).size());
+        const auto f32 = [](const std::string& n) { return n == "f32"; };
+        const auto once = attn::read_safetensors(path, "d", h, f32);
+        const auto again = attn::read_safetensors(path, "d", f32);
+        REQUIRE(once.count("f32") == 1);
+        CHECK(std::memcmp(once.at("f32").values.data(), again.at("f32").values.data(), 4 * once.at("f32").values.size()) == 0);
+        scratch_dir dir("safetensors-once");
+        const std::string copy = dir / "grown.safetensors";
+        { std::ofstream(copy, std::ios::binary) << file_bytes(path) << "xx"; }
+        CHECK_THROWS_WITH_AS(attn::read_safetensors(copy, "--params g.safetensors", h, f32),
+                             ("--params g.safetensors: the file changed while it was read (" + std::to_string(h.file_bytes) +
+                              " bytes, now " + std::to_string(h.file_bytes + 2) + ")").c_str(),
+                             attn::error);
     }
 
     TEST_CASE("only the wanted tensors are read; a dtype attn cannot read is refused only when wanted") {

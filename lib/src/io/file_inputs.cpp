@@ -109,16 +109,19 @@ void warn_non_finite(const named_tensor& t, const char* stage, warning_list& war
 }
 
 /// The tensors of a --params file that `wanted` accepts, only those decoded: from the .npz or
-/// .safetensors at `path` (or its bytes, `stream`, when it is a FIFO), or out of a .json read whole.
+/// .safetensors at `path` (or its bytes, `stream`, when it is a FIFO; its `header` when read
+/// already), or out of a .json read whole.
 std::map<std::string, loaded_tensor> read_wanted(const std::string& what, const std::string& path,
                                                  std::map<std::string, loaded_tensor> json_tensors,
                                                  const std::optional<std::string>& stream,
+                                                 const safetensors_header* header,
                                                  const std::function<bool(const std::string&)>& wanted, read_budget* budget) {
     const std::string extension = file_extension(path);
     if (extension == ".npz") return read_npz(path, what, nullptr, wanted, budget);
     if (extension == ".safetensors")
-        return stream ? parse_safetensors(stream->data(), stream->size(), what, wanted, budget)
-                      : read_safetensors(path, what, wanted, budget);
+        return stream   ? parse_safetensors(stream->data(), stream->size(), what, wanted, budget)
+               : header ? read_safetensors(path, what, *header, wanted, budget)
+                        : read_safetensors(path, what, wanted, budget);
     std::map<std::string, loaded_tensor> kept;
     for (auto& [name, t] : json_tensors)
         if (wanted(name)) kept[name] = std::move(t);
@@ -129,13 +132,14 @@ std::map<std::string, loaded_tensor> read_wanted(const std::string& what, const 
 /// "params." prefix of our own dumps, whose other stages are skipped (in an .npz, not inflated).
 std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, const std::string& path,
                                                       std::map<std::string, loaded_tensor> json_tensors,
-                                                      read_budget* budget, const std::optional<std::string>& stream) {
+                                                      read_budget* budget, const std::optional<std::string>& stream,
+                                                      const safetensors_header* header) {
     const auto params_member = [](const std::string& key) {  // not another stage of a dump
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
-    for (auto& [key, value] : read_wanted(what, path, std::move(json_tensors), stream, params_member, budget)) {
+    for (auto& [key, value] : read_wanted(what, path, std::move(json_tensors), stream, header, params_member, budget)) {
         const std::string name = key.rfind("params.", 0) == 0 ? key.substr(7) : key;
         if (std::find(names.begin(), names.end(), name) == names.end())
             throw error(what + ": unexpected array '" + quoted_field(key) + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
@@ -144,25 +148,46 @@ std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, c
     return params;
 }
 
+/// --tokens: the token table [rows, D] as wide as the layer's input, known from the file's index
+/// before a row of it is read (a table of another width may be gigabytes, or a zip bomb).
+void check_table_width(const model_names& m, std::int64_t layer,
+                       const std::map<std::string, std::vector<std::size_t>>& shapes, const std::string& what) {
+    const auto table = shapes.find(token_table_name(m));
+    const std::optional<layer_width> input = layer_input_width(m, layer, shapes);
+    if (table == shapes.end() || table->second.size() != 2 || !input || table->second[1] == input->width) return;
+    throw error(what + ": " + quoted_field(table->first) + " has shape " + tensor_index_text(table->second) +
+                ", but layer " + std::to_string(layer) + "'s input is D = " + std::to_string(input->width) + " wide (" +
+                quoted_field(input->weight) + " has shape " + tensor_index_text(input->shape) +
+                "): --tokens needs a table [rows, " + std::to_string(input->width) + "]");
+}
+
 /// A --params file: attn's own names, or one layer of a model's (model_layer.hpp), only that
 /// layer's tensors decoded; a model's config.json beside it is read too.
 void read_params_file(const std::string& what, const std::string& path, const model_choice& choice,
                       const std::vector<std::int64_t>& tokens, read_budget* budget, given_tensors& given) {
     const std::string extension = file_extension(path);
     std::vector<std::string> names;
+    std::map<std::string, std::vector<std::size_t>> shapes;  // each tensor's, from the index, before any is read
     std::map<std::string, loaded_tensor> json_tensors;  // a .json is read whole to learn its names
     std::vector<safetensors_entry> entries;             // a .safetensors header's
     std::optional<std::string> stream;                  // a .safetensors FIFO's bytes
-    if (extension == ".npz") {
+    std::optional<safetensors_header> header;           // a regular .safetensors file's, parsed once
+    if (extension == ".npz" && !tokens.empty()) {  // the headers too: a table's shape is checked before it is inflated
+        for (auto& [name, shape] : npz_array_shapes(path, what)) {
+            names.push_back(name);
+            shapes[name] = std::move(shape);
+        }
+    } else if (extension == ".npz") {
         names = npz_array_names(path, what);
     } else if (extension == ".safetensors") {
         // a FIFO gives its bytes once: read them whole (up to max_stream_bytes), then parse them;
         // a regular file is read where its header says, as often as asked
         std::error_code ec;
         if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-            stream = read_text_file(path, what);
-        entries = stream ? parse_safetensors_index(stream->data(), stream->size(), what) : safetensors_index(path, what);
-        for (const safetensors_entry& e : entries) names.push_back(e.name);
+            stream = read_text_file(path, what, budget);
+        if (!stream) header = read_safetensors_header(path, what, budget);
+        entries = stream ? parse_safetensors_index(stream->data(), stream->size(), what, budget) : header->entries;
+        for (const safetensors_entry& e : entries) names.push_back(e.name), shapes[e.name] = e.shape;
     } else if (extension == ".json") {
         json_tensors = read_json_tensors(path, what, budget);
         for (const auto& entry : json_tensors) names.push_back(entry.first);
@@ -179,10 +204,11 @@ void read_params_file(const std::string& what, const std::string& path, const mo
                           "layer's input (Hugging Face's output_hidden_states[" + std::to_string(layer) +
                           "]) and give --input");
     if (m.arch == model_arch::attn) {
-        given.params = read_attn_params(what, path, std::move(json_tensors), budget, stream);
+        given.params = read_attn_params(what, path, std::move(json_tensors), budget, stream, header ? &*header : nullptr);
         return;
     }
     std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
+    if (!tokens.empty()) check_table_width(m, layer, shapes, what);
     // --tokens: the tables are decoded (within --max-memory), then the ids' rows taken; from a
     // .safetensors only the ids' rows of the token table are read (a real vocabulary is 50k-250k rows)
     std::optional<token_table_rows> taken;
@@ -192,7 +218,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     if (!tokens.empty() && !stream && table_entry != entries.end() && table_entry->shape.size() == 2 && table_entry->shape[0] > 0 &&
         table_entry->shape[1] > 0) {
         check_token_ids(tokens, table, table_entry->shape[0]);
-        taken = token_table_rows{read_safetensors_rows(path, what, table, tokens, budget), table_entry->shape[0]};
+        taken = token_table_rows{read_safetensors_rows(path, what, *header, table, tokens, budget), table_entry->shape[0]};
     }
     if (!tokens.empty())
         for (std::string& name : embedding_tensor_names(m))
@@ -200,7 +226,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     const auto wanted = [&](const std::string& name) {
         return std::find(wanted_names.begin(), wanted_names.end(), name) != wanted_names.end();
     };
-    std::map<std::string, loaded_tensor> file = read_wanted(what, path, std::move(json_tensors), stream, wanted, budget);
+    std::map<std::string, loaded_tensor> file = read_wanted(what, path, std::move(json_tensors), stream, header ? &*header : nullptr, wanted, budget);
     std::optional<model_embedding> embedded;
     if (!tokens.empty()) embedded = embed_model_tokens(file, m, tokens, what, taken);
     given.model = map_model_layer(std::move(file), m, layer, what);  // check_inputs moves its weights to params
@@ -413,7 +439,7 @@ given_tensors read_given_files(const input_paths& paths, read_budget* budget) {
     }
     if (!paths.vocab.empty()) {
         const std::string what = flag_and_file("--vocab", paths.vocab);
-        given.token_labels = token_labels(read_vocab(paths.vocab, what), paths.tokens, what);
+        given.token_labels = token_labels(read_vocab(paths.vocab, what, budget), paths.tokens, what);
     }
     given.mask = read("--mask-file", paths.mask, "mask.mask");
     given.key_padding_mask = read("--key-padding-mask", paths.key_padding_mask, "key_padding_mask");

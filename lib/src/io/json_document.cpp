@@ -1,23 +1,45 @@
 #include "attn/io/json_document.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <set>
+#include <vector>
 
 #include "attn/compute/error.hpp"
 #include "attn/text/printable_text.hpp"
 
 namespace attn {
 
-nlohmann::json parse_json_document(const std::string& text, const std::string& what) {
+void check_no_nul(const std::string& text, const std::string& what) {
+    const std::size_t at = text.find('\0');
+    if (at != std::string::npos)
+        throw error(what + ": a NUL byte at offset " + std::to_string(at) + "; JSON text holds none (is the file cut or not JSON?)");
+}
+
+nlohmann::json parse_json_document(const std::string& text, const std::string& what, const read_budget* budget) {
     using json = nlohmann::json;
+    check_no_nul(text, what);
+    if (budget) budget->check(text.size(), what, "its text");
+    std::uint64_t held = text.size();           // the text, then each value and key as it is built
+    std::vector<std::set<std::string>> keys;    // the keys of each object open, innermost last
     // the callback sees each value's depth before the value is kept: nothing deep is ever built
-    const json::parser_callback_t within_depth = [&what](int depth, json::parse_event_t, json&) {
+    const json::parser_callback_t within_limits = [&](int depth, json::parse_event_t event, json& parsed) {
         if (depth > static_cast<int>(max_json_depth))
             throw error(what + ": nested more than " + std::to_string(max_json_depth) +
                         " levels deep; no document attn reads is");
+        if (event == json::parse_event_t::object_start) keys.emplace_back();
+        if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+        if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+            throw error(what + ": the key " + json_excerpt(parsed) + " appears twice in one object (which one counts?)");
+        if (event == json::parse_event_t::key) held += json_key_bytes + 2 * parsed.get_ref<const std::string&>().size();
+        if (event == json::parse_event_t::value || event == json::parse_event_t::object_start ||
+            event == json::parse_event_t::array_start)
+            held += json_value_bytes + (parsed.is_string() ? parsed.get_ref<const std::string&>().size() : 0);
+        if (budget) budget->check(held, what, "its text with the values parsed from it");
         return true;
     };
     try {
-        return json::parse(text, within_depth);
+        return json::parse(text, within_limits);
     } catch (const json::exception& e) {  // a syntax error; a number past double's range (1e400)
         throw error(what + ": not valid JSON: " + json_message(e));
     }

@@ -3,6 +3,8 @@
 // behind both, so either path gives the same tensors and the same messages.
 #include "attn/io/json_tensor.hpp"
 
+#include "attn/io/json_document.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -532,6 +534,7 @@ std::unique_ptr<tensors_handler> parse(const std::string& original, const std::s
                                        const read_budget* budget) {
     if (original.find_first_not_of(" \t\r\n") == std::string::npos)
         throw error(what + ": empty file; expected JSON nested arrays such as [[1, 2], [3, 4]]");
+    check_no_nul(original, what);
     auto handler = std::make_unique<tensors_handler>(what, object, budget);
     try {
         fast_reader(original, *handler).read_document();

@@ -8,6 +8,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/json_document.hpp"
+#include "attn/text/utf8_text.hpp"
 #include "attn/text/number_text.hpp"
 
 namespace attn {
@@ -60,6 +61,20 @@ std::optional<T> json_else_flag(const std::optional<hf_config>& json, std::optio
     return said;
 }
 
+/// config.json's num_key_value_heads against the rows of the layer's w_k [G·dk,Dkv] (dk = D / H).
+void check_kv_rows(const config& c, const model_layer& m, const hf_config& json, const std::string& what) {
+    const auto q = m.weights.find("w_q"), k = m.weights.find("w_k");
+    if (q == m.weights.end() || k == m.weights.end() || q->second.shape.size() != 2 || k->second.shape.size() != 2) return;
+    const auto D = static_cast<std::int64_t>(q->second.shape[0]), rows = static_cast<std::int64_t>(k->second.shape[0]);
+    if (c.heads <= 0 || D % c.heads != 0 || c.kv_heads <= 0 || c.kv_heads > D) return;  // validate() says why
+    const std::int64_t dk = D / c.heads;
+    if (rows == c.kv_heads * dk) return;
+    throw error(json.what + ": " + json.kv_heads_key + " is " + std::to_string(c.kv_heads) + ", but " + what +
+                "'s w_k has shape " + tensor_index_text(k->second.shape) + ": " + std::to_string(c.kv_heads) +
+                " key/value heads of dk = D / H = " + std::to_string(D) + " / " + std::to_string(c.heads) + " = " +
+                std::to_string(dk) + " need " + std::to_string(c.kv_heads * dk) + " rows");
+}
+
 /// Heads: config.json, else --heads; a model file needs one of them.
 void take_heads(config& c, const model_layer& m, const std::optional<hf_config>& json, const model_choice& flags,
                 const std::string& what) {
@@ -81,6 +96,7 @@ void take_heads(config& c, const model_layer& m, const std::optional<hf_config>&
     }
     if (const auto kv = json_else_flag(json, &hf_config::kv_heads, &hf_config::kv_heads_key, flags.kv_heads, "--kv-heads")) {
         c.kv_heads = *kv;
+        if (json && json->kv_heads) check_kv_rows(c, m, *json, what);  // blamed on its key, not on --kv-heads
     } else {
         // kv heads from k's rows: w_k [G·dk,D] with dk = D / H (w_q [D,Din])
         const auto k = m.weights.find("w_k");
@@ -99,6 +115,10 @@ void take_positions(config& c, const model_layer& m, const std::optional<hf_conf
         throw usage_error("--pos " + std::string(position_encoding_name(*flags.pos)) + " contradicts " + what +
                           ": a Llama layer rotates q and k by their positions (--pos rope); leave --pos out");
     c.pos = position_encoding::rope;
+    if (flags.rope_style && *flags.rope_style != rope_pairing::half)
+        throw usage_error("--rope-style " + std::string(rope_pairing_name(*flags.rope_style)) + " contradicts " + what +
+                          ": a Llama layer pairs dimension i with i + dk/2 (Hugging Face's rotate_half, --rope-style "
+                          "half); leave --rope-style out");
     c.rope_style = rope_pairing::half;  // Hugging Face's rotate_half
     if (json && json->rope_theta)
         c.rope_base = *json_else_flag(json, &hf_config::rope_theta, &hf_config::rope_theta_key, flags.rope_base, "--rope-base");
@@ -165,10 +185,10 @@ void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_c
         }
     }
     c.model = std::string(model_arch_name(m.names.arch)) + (m.layer >= 0 ? " layer " + std::to_string(m.layer) : "") +
-              " of " + file_of(what);
+              " of " + utf8_escaped(file_of(what));  // a path may hold any bytes; JSON and npz hold UTF-8
     c.model_arch = std::string(model_arch_name(m.names.arch));
     c.weight_sources.clear();
-    for (const weight_source& s : m.sources) c.weight_sources.emplace_back(s.weight, printable_text(s.from));
+    for (const weight_source& s : m.sources) c.weight_sources.emplace_back(s.weight, utf8_escaped(printable_text(s.from)));
 }
 
 }  // namespace attn

@@ -228,6 +228,23 @@ std::vector<std::string> layer_tensor_names(const model_names& m, std::int64_t l
     return names;
 }
 
+std::optional<layer_width> layer_input_width(const model_names& m, std::int64_t layer,
+                                             const std::map<std::string, std::vector<std::size_t>>& shapes) {
+    const std::string L = std::to_string(layer), P = m.prefix;
+    std::string weight;
+    std::size_t axis = 1;
+    switch (m.arch) {
+        case model_arch::gpt2: weight = P + "h." + L + ".attn.c_attn.weight", axis = 0; break;
+        case model_arch::bert: weight = P + "encoder.layer." + L + ".attention.self.query.weight"; break;
+        case model_arch::llama: weight = P + "layers." + L + ".self_attn.q_proj.weight"; break;
+        case model_arch::mha: weight = P + "in_proj_weight"; break;
+        case model_arch::attn: return std::nullopt;
+    }
+    const auto it = shapes.find(weight);
+    if (it == shapes.end() || it->second.size() != 2) return std::nullopt;
+    return layer_width{weight, it->second, it->second[axis]};
+}
+
 namespace {
 
 /// Building one model_layer: the file's tensors, taken by name, with their shapes checked.

@@ -480,20 +480,27 @@ loaded_tensor read_npy_data(const npy_header& h, const byte_source& source, cons
     return out;
 }
 
-std::string read_npy_text(const npy_header& h, const byte_source& source, const std::string& what) {
+std::string read_npy_text(const npy_header& h, const byte_source& source, const std::string& what,
+                          read_budget* budget) {
     if (!h.text) throw error(what + ": dtype '" + h.descr + "' is not a string");
     if (h.elements != 1)
         throw error(what + ": holds " + std::to_string(h.elements) + " strings of shape " + tensor_index_text(h.shape) +
                     "; expected one");
     const dtype t = parse_descr(h.descr, what);
-    std::string bytes(t.size, '\0');
-    const std::size_t got = read_fully(source, &bytes[0], bytes.size());
-    if (got < bytes.size()) throw error(truncated_data(h, t, got, what));
-    std::string text;
-    for (std::size_t i = 0; i + 4 <= bytes.size(); i += 4) {
-        const std::uint32_t c = little_u32(reinterpret_cast<const unsigned char*>(bytes.data()) + i);
-        if (c == 0) break;  // NumPy pads with NULs and strips them
-        append_utf8(text, c);
+    // the UTF-8 text is at most as long as the UTF-32 data: taken before a byte is read
+    if (budget) budget->take(t.size, what, "a text of " + std::to_string(t.size / 4) + " characters");
+    std::string text, chunk(static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, t.size)), '\0');
+    bool ended = false;  // NumPy pads with NULs and strips them
+    for (std::uint64_t done = 0; done < t.size;) {
+        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), t.size - done));
+        const std::size_t got = read_fully(source, &chunk[0], want);
+        if (got < want) throw error(truncated_data(h, t, done + got, what));
+        for (std::size_t i = 0; !ended && i + 4 <= got; i += 4) {
+            const std::uint32_t c = little_u32(reinterpret_cast<const unsigned char*>(chunk.data()) + i);
+            if (c == 0) ended = true;
+            else append_utf8(text, c);
+        }
+        done += got;
     }
     return text;
 }
@@ -520,7 +527,7 @@ loaded_tensor read_npy_file(const std::string& path, const std::string& what, re
     const input_file file = open_input_file(path, what);
     struct stat info;
     if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to trust
-        const std::string bytes = read_open_file(file.get(), what);          // capped at max_stream_bytes
+        const std::string bytes = read_open_file(file.get(), what, budget);  // within the budget, capped at max_stream_bytes
         return parse_npy(bytes.data(), bytes.size(), what, budget);
     }
     return read_npy(file_source(file.get(), what), static_cast<std::uint64_t>(info.st_size), what, budget);

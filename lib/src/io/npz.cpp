@@ -81,12 +81,19 @@ struct npz_archive {
     unzFile z;
 };
 
-/// Reads the member unzip is positioned on, `key`.npy, into `tensors` or `texts`.
-void read_member(unzFile z, const unz_file_info64& info, const std::string& key, const std::string& what,
-                 std::uint64_t archive_bytes, std::map<std::string, loaded_tensor>& tensors,
-                 std::map<std::string, std::string>* texts, read_budget* budget) {
-    const std::string member = what + ": " + quoted_field(key);
-    if (tensors.count(key) || (texts && texts->count(key))) throw error(member + ": the member appears twice");
+/// The bytes of the member unzip has open, named `member` in errors.
+byte_source member_source(unzFile z, const std::string& member) {
+    return [z, member](char* buffer, std::size_t size) -> std::size_t {
+        const int got = unzReadCurrentFile(z, buffer, static_cast<unsigned>(std::min<std::size_t>(size, max_zip_call_bytes)));
+        if (got < 0) throw error(member + ": corrupt member (zip error " + std::to_string(got) + ")");
+        return static_cast<std::size_t>(got);
+    };
+}
+
+/// Checks what the zip directory says of the member unzip is positioned on, opens it and
+/// reads its .npy header: only the header's bytes are inflated.
+npy_header open_member(unzFile z, const unz_file_info64& info, const std::string& member, const std::string& what,
+                       std::uint64_t archive_bytes, const byte_source& source) {
     if (info.flag & 1) throw error(member + ": encrypted members are not supported");
     if (info.compression_method != 0 && info.compression_method != Z_DEFLATED)
         throw error(member + ": unsupported compression method " + std::to_string(info.compression_method) +
@@ -101,19 +108,24 @@ void read_member(unzFile z, const unz_file_info64& info, const std::string& key,
         throw error(member + ": corrupt member: " + std::to_string(info.uncompressed_size) + " bytes claimed from " +
                     std::to_string(info.compressed_size) + " stored");
     if (unzOpenCurrentFile(z) != UNZ_OK) throw error(member + ": corrupt member (cannot start reading it)");
-
-    const byte_source source = [&](char* buffer, std::size_t size) -> std::size_t {
-        const int got = unzReadCurrentFile(z, buffer, static_cast<unsigned>(std::min<std::size_t>(size, max_zip_call_bytes)));
-        if (got < 0) throw error(member + ": corrupt member (zip error " + std::to_string(got) + ")");
-        return static_cast<std::size_t>(got);
-    };
     const npy_header header = read_npy_header(source, info.uncompressed_size, member);
     if (header.array_bytes != header.data_bytes)
         throw error(member + ": corrupt member: the zip directory says its data is " + std::to_string(header.data_bytes) +
                     " bytes, its .npy header's shape " + tensor_index_text(header.shape) + " needs " +
                     std::to_string(header.array_bytes));
+    return header;
+}
+
+/// Reads the member unzip is positioned on, `key`.npy, into `tensors` or `texts`.
+void read_member(unzFile z, const unz_file_info64& info, const std::string& key, const std::string& what,
+                 std::uint64_t archive_bytes, std::map<std::string, loaded_tensor>& tensors,
+                 std::map<std::string, std::string>* texts, read_budget* budget) {
+    const std::string member = what + ": " + quoted_field(key);
+    if (tensors.count(key) || (texts && texts->count(key))) throw error(member + ": the member appears twice");
+    const byte_source source = member_source(z, member);
+    const npy_header header = open_member(z, info, member, what, archive_bytes, source);
     if (header.text && !texts) return unzCloseCurrentFile(z), void();  // not read: its CRC is not checked either
-    if (header.text) (*texts)[key] = read_npy_text(header, source, member);
+    if (header.text) (*texts)[key] = read_npy_text(header, source, member, budget);  // a text member too
     else tensors[key] = read_npy_data(header, source, member, budget);  // takes its bytes before inflating
     char extra;
     if (source(&extra, 1) != 0)
@@ -148,6 +160,21 @@ std::vector<std::string> npz_array_names(const std::string& path, const std::str
         if (ends_with(name, ".npy")) names.push_back(name.substr(0, name.size() - 4));
     });
     return names;
+}
+
+std::vector<std::pair<std::string, std::vector<std::size_t>>> npz_array_shapes(const std::string& path,
+                                                                              const std::string& what) {
+    npz_archive zip(path, what);
+    std::vector<std::pair<std::string, std::vector<std::size_t>>> shapes;
+    zip.for_each_member(what, [&](const unz_file_info64& info, const std::string& name) {
+        if (!ends_with(name, ".npy")) return;
+        const std::string key = name.substr(0, name.size() - 4);
+        const std::string member = what + ": " + quoted_field(key);
+        const npy_header header = open_member(zip.z, info, member, what, zip.bytes, member_source(zip.z, member));
+        unzCloseCurrentFile(zip.z);  // the data is not read: its CRC is checked when it is
+        shapes.emplace_back(key, header.shape);
+    });
+    return shapes;
 }
 
 std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std::string& what,

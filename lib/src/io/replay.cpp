@@ -287,11 +287,16 @@ private:
                 parent.push_back(nullptr);
                 return &parent.back();
             }
+            if (parent.contains(key_)) twice(key_);
             return &parent[key_];
         }
         if (frames_.empty()) return nullptr;
         const std::string name = name_here();
+        if (!name.empty() && parts.count(name)) twice(name);
         return name.empty() ? nullptr : &parts[name];
+    }
+    [[noreturn]] void twice(const std::string& key) const {  // a parser would keep the last one silently
+        throw error(what_ + ": the key \"" + quoted_field(key) + "\" appears twice in one object (which one counts?)");
     }
     bool value(json v) {
         if (json* s = slot()) *s = std::move(v);
@@ -386,6 +391,7 @@ void check_whole_run(const json* selection, const std::string& what) {
 json read_json_dump(const std::string& path, dump& d, const read_budget* budget) {
     dump_json_reader reader(d.what);
     const std::string text = keep_negative_zeros(read_text_file(path, d.what, budget));  // its size first
+    check_no_nul(text, d.what);
     json::sax_parse(text, &reader);
     const auto format = reader.parts.find("format");
     if (format == reader.parts.end())
@@ -671,7 +677,8 @@ config config_from_json(const json& j, const std::string& what) {
     // with a norm before attention does not (the dump holds the norm's weights, the replay does not read them)
     if (k.has("model")) {  // a path may be long: kept to 256 bytes, printed escaped
         if (!k.at("model").is_string()) k.wrong("model", "a string");
-        c.model = printable_text(k.at("model").get<std::string>().substr(0, 256));
+        const std::string& model = k.at("model").get_ref<const std::string&>();
+        c.model = printable_text(model.substr(0, character_boundary(model, 256)));  // cut between characters
     }
     if (k.has("out_bias")) c.out_bias = k.flag("out_bias");
     if (k.has("tokens"))  // layer 0 from a model's token ids: the dump lacks the embedding tables' other rows

@@ -59,12 +59,7 @@ bool st_readable_dtype(const std::string& dtype) {
 }
 
 /// What a header says, checked.
-struct st_header {
-    std::vector<safetensors_entry> entries;  // in the header's order
-    std::map<std::string, std::string> metadata;
-    std::uint64_t data_start = 0;  // 8 + N
-    std::uint64_t data_bytes = 0;  // the file's bytes after the header
-};
+using st_header = safetensors_header;
 
 // ----------------------------------------------------------------------------
 // the JSON header, event by event
@@ -324,6 +319,7 @@ st_header read_st_header(const st_reader& read, std::uint64_t size, const std::s
     st_header h = handler.header();
     h.data_start = 8 + n;
     h.data_bytes = size - h.data_start;
+    h.file_bytes = size;
     check_entries(h, what);
     return h;
 }
@@ -376,10 +372,19 @@ loaded_tensor read_st_tensor(const safetensors_entry& e, const st_header& h, con
     return out;
 }
 
+std::map<std::string, loaded_tensor> read_st_tensors_of(const st_header& h, const st_reader& read, const std::string& what,
+                                                        const std::function<bool(const std::string&)>& wanted,
+                                                        read_budget* budget);
+
 std::map<std::string, loaded_tensor> read_st_tensors(const st_reader& read, std::uint64_t size, const std::string& what,
                                                      const std::function<bool(const std::string&)>& wanted,
                                                      read_budget* budget) {
-    const st_header h = read_st_header(read, size, what, budget);
+    return read_st_tensors_of(read_st_header(read, size, what, budget), read, what, wanted, budget);
+}
+
+std::map<std::string, loaded_tensor> read_st_tensors_of(const st_header& h, const st_reader& read, const std::string& what,
+                                                        const std::function<bool(const std::string&)>& wanted,
+                                                        read_budget* budget) {
     std::map<std::string, loaded_tensor> tensors;
     for (const safetensors_entry& e : h.entries)
         if (!wanted || wanted(e.name))
@@ -397,15 +402,58 @@ st_reader memory_reader(const void* bytes, std::size_t size) {
     };
 }
 
+/// Rows `rows` of the tensor `name` of the file `h` is the header of.
+loaded_tensor read_st_rows(const st_header& h, const st_reader& read, const std::string& what, const std::string& name,
+                       const std::vector<std::int64_t>& rows, read_budget* budget) {
+    const auto e = std::find_if(h.entries.begin(), h.entries.end(), [&](const safetensors_entry& x) { return x.name == name; });
+    const std::string where = what + ": " + quoted_field(name);
+    if (e == h.entries.end()) throw error(what + ": no tensor " + quoted_field(name));
+    if (e->shape.empty()) throw error(where + ": a single number has no rows");
+    const std::size_t count = e->shape[0];
+    std::vector<std::size_t> row_shape = e->shape, shape = e->shape;
+    row_shape[0] = 1;
+    shape[0] = rows.size();
+    const std::uint64_t row_bytes = count == 0 ? 0 : (e->end - e->begin) / count;  // checked: shape · itemsize
+    const std::uint64_t row_size = *st_elements(row_shape);  // <= the tensor's, which fits the file
+    std::uint64_t out_bytes = 0;
+    if (__builtin_mul_overflow(row_size * 4, static_cast<std::uint64_t>(rows.size()), &out_bytes))
+        out_bytes = std::numeric_limits<std::uint64_t>::max();
+    if (budget) budget->take(out_bytes, where, tensor_index_text(shape) + " (its rows " + std::to_string(rows.size()) +
+                                                   " times) as float32");
+    if (budget) budget->check(row_size * 4, where, "one row as float32, while read");
+    loaded_tensor out;
+    out.shape = shape;
+    out.values = xt::xarray<float>::from_shape(shape);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i] < 0 || static_cast<std::uint64_t>(rows[i]) >= count)
+            throw error(where + ": no row " + std::to_string(rows[i]) + " (it has " + std::to_string(count) + ")");
+        safetensors_entry row = *e;  // one row: a tensor [1, ...] of its own bytes
+        row.shape = row_shape;
+        row.begin = e->begin + static_cast<std::uint64_t>(rows[i]) * row_bytes;
+        row.end = row.begin + row_bytes;
+        const loaded_tensor one = read_st_tensor(row, h, read, where, nullptr);  // checked above
+        std::copy(one.values.data(), one.values.data() + row_size, out.values.data() + i * row_size);
+    }
+    count_non_finite(out);
+    return out;
+}
+
+/// A header read before (read_safetensors_header) is this file's still: the same size.
+void check_unchanged(const st_header& h, std::uint64_t size, const std::string& what) {
+    if (size != h.file_bytes)
+        throw error(what + ": the file changed while it was read (" + std::to_string(h.file_bytes) + " bytes, now " +
+                    std::to_string(size) + ")");
+}
+
 /// Calls `use(reader, size)` on the file at `path`: a regular file is read where it is
-/// asked (pread), anything else read whole first, up to max_stream_bytes.
+/// asked (pread), anything else read whole first, within `budget` and up to max_stream_bytes.
 template <class Use>
-auto with_st_file(const std::string& path, const std::string& what, const Use& use) {
+auto with_st_file(const std::string& path, const std::string& what, const read_budget* budget, const Use& use) {
     const input_file file = open_input_file(path, what);
     const int fd = fileno(file.get());
     struct stat info;
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {  // a FIFO, a device: no size to trust, no seeking
-        const std::string bytes = read_open_file(file.get(), what);  // capped at max_stream_bytes
+        const std::string bytes = read_open_file(file.get(), what, budget);
         return use(memory_reader(bytes.data(), bytes.size()), static_cast<std::uint64_t>(bytes.size()));
     }
     const st_reader reader = [fd, &what](std::uint64_t offset, char* buffer, std::size_t n) -> std::size_t {
@@ -420,14 +468,15 @@ auto with_st_file(const std::string& path, const std::string& what, const Use& u
 
 }  // namespace
 
-std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what) {
-    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
-        return read_st_header(read, size, what, nullptr).entries;
+std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what,
+                                                 const read_budget* budget) {
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
+        return read_st_header(read, size, what, budget).entries;
     });
 }
 
 std::map<std::string, std::string> safetensors_metadata(const std::string& path, const std::string& what) {
-    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
+    return with_st_file(path, what, nullptr, [&](const st_reader& read, std::uint64_t size) {
         return read_st_header(read, size, what, nullptr).metadata;
     });
 }
@@ -435,45 +484,46 @@ std::map<std::string, std::string> safetensors_metadata(const std::string& path,
 std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, const std::string& what,
                                                       const std::function<bool(const std::string&)>& wanted,
                                                       read_budget* budget) {
-    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
         return read_st_tensors(read, size, what, wanted, budget);
     });
 }
 
 loaded_tensor read_safetensors_rows(const std::string& path, const std::string& what, const std::string& name,
                                     const std::vector<std::int64_t>& rows, read_budget* budget) {
-    return with_st_file(path, what, [&](const st_reader& read, std::uint64_t size) {
-        const st_header h = read_st_header(read, size, what, budget);
-        const auto e = std::find_if(h.entries.begin(), h.entries.end(), [&](const safetensors_entry& x) { return x.name == name; });
-        const std::string where = what + ": " + quoted_field(name);
-        if (e == h.entries.end()) throw error(what + ": no tensor " + quoted_field(name));
-        if (e->shape.empty()) throw error(where + ": a single number has no rows");
-        const std::size_t count = e->shape[0];
-        std::vector<std::size_t> row_shape = e->shape, shape = e->shape;
-        row_shape[0] = 1;
-        shape[0] = rows.size();
-        const std::uint64_t row_bytes = count == 0 ? 0 : (e->end - e->begin) / count;  // checked: shape · itemsize
-        loaded_tensor out;
-        out.shape = shape;
-        out.values = xt::xarray<float>::from_shape(shape);
-        const std::size_t row_size = static_cast<std::size_t>(*st_elements(row_shape));
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            if (rows[i] < 0 || static_cast<std::uint64_t>(rows[i]) >= count)
-                throw error(where + ": no row " + std::to_string(rows[i]) + " (it has " + std::to_string(count) + ")");
-            safetensors_entry row = *e;  // one row: a tensor [1, ...] of its own bytes
-            row.shape = row_shape;
-            row.begin = e->begin + static_cast<std::uint64_t>(rows[i]) * row_bytes;
-            row.end = row.begin + row_bytes;
-            const loaded_tensor one = read_st_tensor(row, h, read, where, budget);
-            std::copy(one.values.data(), one.values.data() + row_size, out.values.data() + i * row_size);
-        }
-        count_non_finite(out);
-        return out;
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
+        return read_st_rows(read_st_header(read, size, what, budget), read, what, name, rows, budget);
     });
 }
 
-std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what) {
-    return read_st_header(memory_reader(bytes, size), size, what, nullptr).entries;
+loaded_tensor read_safetensors_rows(const std::string& path, const std::string& what, const safetensors_header& h,
+                                    const std::string& name, const std::vector<std::int64_t>& rows, read_budget* budget) {
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
+        check_unchanged(h, size, what);
+        return read_st_rows(h, read, what, name, rows, budget);
+    });
+}
+
+std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, const std::string& what,
+                                                      const safetensors_header& h,
+                                                      const std::function<bool(const std::string&)>& wanted,
+                                                      read_budget* budget) {
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
+        check_unchanged(h, size, what);
+        return read_st_tensors_of(h, read, what, wanted, budget);
+    });
+}
+
+safetensors_header read_safetensors_header(const std::string& path, const std::string& what, const read_budget* budget) {
+    return with_st_file(path, what, budget, [&](const st_reader& read, std::uint64_t size) {
+        return read_st_header(read, size, what, budget);
+    });
+}
+
+
+std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what,
+                                                       const read_budget* budget) {
+    return read_st_header(memory_reader(bytes, size), size, what, budget).entries;
 }
 
 std::map<std::string, loaded_tensor> parse_safetensors(const void* bytes, std::size_t size, const std::string& what,

@@ -19,7 +19,9 @@ namespace attn {
 
 void read_budget::check(std::uint64_t bytes, const std::string& what, const std::string& holding) const {
     if (bytes <= left_) return;
-    const std::string allowed = left_ == limit_ ? "the " + format_bytes(limit_) + " --max-memory allows"
+    // what is left, when the other files took so little that it reads as the limit, is said as the limit
+    const bool as_limit = left_ == limit_ || format_bytes(left_) == format_bytes(limit_);
+    const std::string allowed = as_limit ? "the " + format_bytes(limit_) + " --max-memory allows"
                                                 : "the " + format_bytes(left_) + " --max-memory " + format_bytes(limit_) +
                                                       " leaves after the other files";
     throw over_budget(what + ": " + holding + " needs " + format_bytes(bytes) + ", more than " + allowed +
@@ -57,11 +59,13 @@ std::string read_open_file(std::FILE* file, const std::string& what, const read_
 }
 
 std::string read_bounded_text(const std::string& path, const std::string& what, std::uint64_t limit,
-                              const std::string& about) {
+                              const std::string& about, const read_budget* budget) {
     const input_file file = open_input_file(path, what);
     struct stat info;
-    if (fstat(fileno(file.get()), &info) == 0 && S_ISREG(info.st_mode) && static_cast<std::uint64_t>(info.st_size) > limit)
-        throw error(what + ": larger than " + about);
+    const bool regular = fstat(fileno(file.get()), &info) == 0 && S_ISREG(info.st_mode);
+    if (regular && static_cast<std::uint64_t>(info.st_size) > limit) throw error(what + ": larger than " + about);
+    if (regular && budget) budget->check(static_cast<std::uint64_t>(info.st_size), what, "its text");
+    if (budget && budget->left() < limit) return read_open_file(file.get(), what, budget);  // the budget is the bound
     const read_budget bound(limit);
     try {
         return read_open_file(file.get(), what, &bound);

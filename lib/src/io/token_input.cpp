@@ -58,8 +58,9 @@ std::vector<std::int64_t> parse_token_ids(const std::string& given) {
     return ids;
 }
 
-std::map<std::int64_t, std::string> parse_vocab(const std::string& text, const std::string& what) {
-    const nlohmann::json j = parse_json_document(text, what);
+std::map<std::int64_t, std::string> parse_vocab(const std::string& text, const std::string& what,
+                                                const read_budget* budget) {
+    const nlohmann::json j = parse_json_document(text, what, budget);
     if (!j.is_object() || j.empty())
         throw error(what + ": expected a tokenizer vocabulary, a JSON object {\"token\": id, ...} or {\"id\": \"token\", ...}; got " +
                     json_excerpt(j));
@@ -94,8 +95,10 @@ std::map<std::int64_t, std::string> parse_vocab(const std::string& text, const s
     return vocab;
 }
 
-std::map<std::int64_t, std::string> read_vocab(const std::string& path, const std::string& what) {
-    return parse_vocab(read_bounded_text(path, what, max_vocab_bytes, "64 MiB; a tokenizer's vocab.json is a few MB"), what);
+std::map<std::int64_t, std::string> read_vocab(const std::string& path, const std::string& what,
+                                               const read_budget* budget) {
+    return parse_vocab(read_bounded_text(path, what, max_vocab_bytes, "64 MiB; a tokenizer's vocab.json is a few MB", budget),
+                       what, budget);
 }
 
 std::vector<std::string> token_labels(const std::map<std::int64_t, std::string>& vocab,

@@ -8,6 +8,7 @@
 #include <cairo.h>
 
 #include "attn/compute/error.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/render/heatmap_figure.hpp"
 
 namespace attn {
@@ -188,6 +189,14 @@ std::vector<std::string> render_png(const trace& t, const render_options& option
     if (pg.width * scale > limit || pg.height * scale > limit)
         throw error("the picture would be " + points_text(pg.width) + " by " + points_text(pg.height) +
                     " points, too large for a PNG: draw fewer panels (--stage, --batch-index, --head) or use --format svg");
+    // the canvas (4 bytes a pixel) and the PNG made of it, within the run's --max-memory: its
+    // size comes from the labels too (a vocabulary's token of 5,000 characters)
+    const std::uint64_t canvas_bytes = 4 * static_cast<std::uint64_t>(pg.width * scale) * static_cast<std::uint64_t>(pg.height * scale);
+    if (t.cfg.max_memory != 0 && canvas_bytes > t.cfg.max_memory)
+        throw error("the picture would be " + points_text(pg.width * scale) + " by " + points_text(pg.height * scale) +
+                    " pixels, a canvas of " + format_bytes(canvas_bytes) + ", more than the " +
+                    format_bytes(t.cfg.max_memory) + " --max-memory allows: draw fewer panels (--stage, --batch-index, "
+                    "--head), with shorter labels, or use --format svg");
     surface_ptr surface(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, static_cast<int>(pg.width * scale),
                                                    static_cast<int>(pg.height * scale)));
     const context_ptr cr = unhinted_context(surface.get());

@@ -340,6 +340,7 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     }
     // One note for the tensors cut alike: "scores.scores and softmax.weights show 8 of 32 panels (batch 0)".
     std::vector<std::pair<std::string, std::vector<std::string>>> cuts;  // "8 of 32 panels (batch 0)" -> tensors
+    std::vector<std::string> drawn_notes;  // pg.notes as the foot of the slide says them
     for (const tensor_heatmap& h : heatmaps) {
         if (h.panels.size() >= h.panels_in_view) continue;
         const std::string what = std::to_string(h.panels.size()) + " of " + std::to_string(h.panels_in_view) +
@@ -349,8 +350,10 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
         it->second.push_back(h.name());
     }
     for (const auto& [what, names] : cuts) {
-        pg.notes.push_back("--layout slide: " + join(names, ", ", " and ") + (names.size() > 1 ? " show " : " shows ") + what +
-                           "; the others do not fit: choose with --batch-index or --head, or use --layout stack");
+        const std::string cut = join(names, ", ", " and ") + (names.size() > 1 ? " show " : " shows ") + what +
+                                "; the others do not fit";
+        pg.notes.push_back("--layout slide: " + cut + ": choose with --batch-index or --head, or use --layout stack");
+        drawn_notes.push_back(cut + " on the slide");  // the picture says what it lacks, not which flags to give
     }
 
     // The blocks, left to right, each under its heading; the whole centred across the page.
@@ -385,7 +388,7 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
     double bottom = panels_y;
     for (const page::placed& at : pg.panels) bottom = std::max(bottom, at.y + pg.layouts[at.tensor].height * pg.scale);
     const double room_bottom =
-        slide_height - slide_margin - (slide_note_font.size + 4) * static_cast<double>(pg.notes.size()) - stats_room;
+        slide_height - slide_margin - (slide_note_font.size + 4) * static_cast<double>(drawn_notes.size()) - stats_room;
     const double drop = std::max(0.0, (room_bottom - bottom) / 3);
     for (page::placed& at : pg.panels) at.x += shift, at.y += drop;
     for (page::key& k : pg.keys) k.x += shift, k.y += drop;
@@ -399,7 +402,7 @@ void slide_panels(page& pg, const trace& t, std::vector<tensor_heatmap>& heatmap
         }
     }
     double note_y = slide_height - slide_margin / 2;
-    for (auto it = pg.notes.rbegin(); it != pg.notes.rend(); ++it, note_y -= slide_note_font.size + 4)
+    for (auto it = drawn_notes.rbegin(); it != drawn_notes.rend(); ++it, note_y -= slide_note_font.size + 4)
         pg.lines.push_back({*it, slide_margin, note_y, fitted(*it, slide_note_font, slide_width - 2 * slide_margin), true});
     const std::vector<std::string> stats = stats_lines(t, heatmaps, options);  // above the notes, at the foot
     for (auto it = stats.rbegin(); it != stats.rend(); ++it, note_y -= slide_note_font.size + 4)

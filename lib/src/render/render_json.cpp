@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "attn/compute/mask.hpp"
+#include "attn/text/utf8_text.hpp"
 #include "attn/render/json_numbers.hpp"
 #include "attn/render/render_stats.hpp"
 #include "attn/teach/explain.hpp"
@@ -66,7 +67,7 @@ void write_stage_head(const trace& t, const stage& s, const render_options& opti
     head["formula"] = stage_formula(t.cfg, s.name());
     for (const stage_figure& f : s.figures) head[f.name] = f.value;
     for (const run_line& source : stage_sources(t.cfg, s.id())) head["sources"][source.label] = source.text;  // a model's file
-    for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(w->text);
+    for (const warning* w : t.warnings_of(s.name())) head["warnings"].push_back(utf8_escaped(w->text));
     if (options.explain) head["explain"] = explanation_json(t.cfg, s);
     std::string text = head.dump();
     text.pop_back();
@@ -258,7 +259,7 @@ void json_stream::end(const trace& so_far, const stage& s) {
     const std::vector<const warning*> found = so_far.warnings_of(s.name());
     if (warnings_in_head_ == 0 && !found.empty()) {
         nlohmann::json texts = nlohmann::json::array();
-        for (const warning* w : found) texts.push_back(w->text);
+        for (const warning* w : found) texts.push_back(utf8_escaped(w->text));  // a path may hold any bytes
         out_ << ",\"warnings\":" << texts.dump();
     }
     out_.put('}');
@@ -275,7 +276,7 @@ void json_stream::end_line() {
 void json_stream::finish(const warning_list& warnings) {
     if (lines_) return;
     nlohmann::json texts = nlohmann::json::array();
-    for (const warning& w : warnings) texts.push_back(w.text);
+    for (const warning& w : warnings) texts.push_back(utf8_escaped(w.text));  // a path may hold any bytes
     out_ << R"(},"warnings":)" << texts.dump() << "}\n";
 }
 

@@ -242,8 +242,8 @@ std::uint64_t fnv1a_64(std::string_view text) {
 
 }  // namespace
 
-exercise read_exercise(const std::string& path) {
-    const json j = parse_json_document(read_text_file(path, path), path);
+exercise read_exercise(const std::string& path, const read_budget* budget) {
+    const json j = parse_json_document(read_text_file(path, path, budget), path, budget);
     const exercise_keys k(j, path);
     exercise e;
     e.path = path;
@@ -267,7 +267,8 @@ exercise read_exercise(const std::string& path) {
     return e;
 }
 
-std::vector<exercise> read_exercises(const std::string& dir, std::vector<std::string>* skipped) {
+std::vector<exercise> read_exercises(const std::string& dir, std::vector<std::string>* skipped,
+                                     const read_budget* budget) {
     std::vector<std::string> paths;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -278,7 +279,7 @@ std::vector<exercise> read_exercises(const std::string& dir, std::vector<std::st
     }
     if (ec) throw error(dir + ": cannot read the exercises: " + ec.message());
     std::vector<exercise> all;
-    for (const std::string& path : paths) all.push_back(read_exercise(path));
+    for (const std::string& path : paths) all.push_back(read_exercise(path, budget));
     std::sort(all.begin(), all.end(), [](const exercise& a, const exercise& b) { return a.number < b.number; });
     for (std::size_t i = 1; i < all.size(); ++i) {
         for (std::size_t j = 0; j < i; ++j) {
@@ -372,8 +373,10 @@ const std::vector<std::string>& own_mistake_likes() {
     return likes;
 }
 
-check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer) {
-    check_report r = check_answer(v.cfg, v.in, v.ex->answer_stage, v.ex->answer_tensor, answer, v.ex->tolerance);
+namespace {
+
+/// A diagnosis one of the exercise's own mistakes is like becomes that mistake.
+check_report with_own_mistakes(const exercise_variant& v, check_report r) {
     if (r.match) return r;
     for (const own_mistake& own : v.ex->own_mistakes) {
         if (own.like != r.diagnosis_id || (own.way && *own.way != r.diagnosis_way)) continue;
@@ -382,6 +385,19 @@ check_report check_exercise(const exercise_variant& v, const loaded_tensor& answ
         r.diagnosis_message = own.message;
         break;
     }
+    return r;
+}
+
+}  // namespace
+
+check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer) {
+    return with_own_mistakes(v, check_answer(v.cfg, v.in, v.ex->answer_stage, v.ex->answer_tensor, answer, v.ex->tolerance));
+}
+
+std::optional<check_report> check_exercise_shape(const exercise_variant& v, const std::vector<std::size_t>& answer_shape) {
+    std::optional<check_report> r =
+        check_answer_shape(v.cfg, v.ex->answer_stage, v.ex->answer_tensor, answer_shape, v.ex->tolerance);
+    if (r) r = with_own_mistakes(v, std::move(*r));
     return r;
 }
 

@@ -171,11 +171,12 @@ layout_report check_layout_answer(const exercise_variant& v, const nlohmann::jso
     return v.ex->kind == answer_kind::strides ? check_strides(v, answer) : check_shapes(v, answer);
 }
 
-layout_report check_layout_answer_file(const exercise_variant& v, const std::string& path, const std::string& what) {
-    const std::string text = read_text_file(path, what);
+layout_report check_layout_answer_file(const exercise_variant& v, const std::string& path, const std::string& what,
+                                       const read_budget* budget) {
+    const std::string text = read_text_file(path, what, budget);
     if (text.rfind("\x93NUMPY", 0) == 0)
         throw error(what + ": a NumPy .npy file; this exercise takes a .json answer (json.dump(answer, f))");
-    return check_layout_answer(v, parse_json_document(text, what));
+    return check_layout_answer(v, parse_json_document(text, what, budget));
 }
 
 }  // namespace attn

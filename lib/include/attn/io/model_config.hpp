@@ -22,6 +22,7 @@ struct model_choice {
     std::optional<std::int64_t> kv_heads;     // --kv-heads
     std::optional<position_encoding> pos;     // --pos
     std::optional<double> rope_base;          // --rope-base
+    std::optional<rope_pairing> rope_style;   // --rope-style
     bool mask_given = false;                  // --mask, --mask-file or --key-padding-mask
     bool fill_given = false;                  // --fill
 };

@@ -60,6 +60,19 @@ std::int64_t choose_layer(const model_names& m, std::optional<std::int64_t> laye
 /// decodes only these, one layer of a large checkpoint.
 std::vector<std::string> layer_tensor_names(const model_names& m, std::int64_t layer);
 
+/// The width D of a layer's input as its query weight's stored shape says it, known from a
+/// file's index before any tensor is read: GPT-2's c_attn.weight [D,3D] (axis 0), BERT's
+/// query.weight and Llama's q_proj.weight [out,D], nn.MultiheadAttention's in_proj_weight
+/// [3D,D] (axis 1). nullopt when `shapes` lacks that weight or it has not two axes
+/// (map_model_layer says why, later) and for attn's own names.
+struct layer_width {
+    std::string weight;               // the file's name of the weight it is read from
+    std::vector<std::size_t> shape;   // its shape
+    std::size_t width = 0;            // D
+};
+std::optional<layer_width> layer_input_width(const model_names& m, std::int64_t layer,
+                                             const std::map<std::string, std::vector<std::size_t>>& shapes);
+
 /// Where one of attn's weights came from: {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ (Conv1D stores [in, out])"}.
 struct weight_source {
     std::string weight;

@@ -43,8 +43,10 @@ npy_header read_npy_header(const byte_source& source, std::uint64_t size, const 
 loaded_tensor read_npy_data(const npy_header& header, const byte_source& source, const std::string& what,
                             read_budget* budget = nullptr);
 
-/// The one string after a "<U" header, as UTF-8.
-std::string read_npy_text(const npy_header& header, const byte_source& source, const std::string& what);
+/// The one string after a "<U" header, as UTF-8. Its bytes (4 a character, a bound of the
+/// UTF-8) are taken from `budget` before any is read.
+std::string read_npy_text(const npy_header& header, const byte_source& source, const std::string& what,
+                          read_budget* budget = nullptr);
 
 /// A whole .npy: header, then data (a "<U" string is an unsupported dtype here).
 loaded_tensor read_npy(const byte_source& source, std::uint64_t size, const std::string& what,

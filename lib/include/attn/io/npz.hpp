@@ -10,6 +10,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/io/tensor_file.hpp"
@@ -32,6 +33,12 @@ std::map<std::string, loaded_tensor> read_npz(const std::string& path, const std
 /// The names of the .npy members of an .npz (without ".npy"), from its zip directory
 /// alone: nothing is inflated.
 std::vector<std::string> npz_array_names(const std::string& path, const std::string& what);
+
+/// The names and shapes of the .npy members of an .npz, in the zip directory's order, from
+/// their .npy headers: only the headers are inflated (a member's shape is checked before its
+/// data, which may be a zip bomb). Errors as read_npz's.
+std::vector<std::pair<std::string, std::vector<std::size_t>>> npz_array_shapes(const std::string& path,
+                                                                              const std::string& what);
 
 /// One array (or text) of an .npz to write.
 struct npz_member {

@@ -33,12 +33,29 @@ struct safetensors_entry {
     std::uint64_t begin, end;        // data_offsets, relative to the data buffer
 };
 
+/// A .safetensors header, read once (read_safetensors_header) and used for every read after.
+struct safetensors_header {
+    std::vector<safetensors_entry> entries;  // in the header's order
+    std::map<std::string, std::string> metadata;
+    std::uint64_t data_start = 0;  // 8 + N
+    std::uint64_t data_bytes = 0;  // the file's bytes after the header
+    std::uint64_t file_bytes = 0;  // the whole file's: a later read checks it has not changed
+};
+
 /// The format's own limit on the header (the safetensors crate's MAX_HEADER_SIZE).
 constexpr std::uint64_t max_safetensors_header_bytes = 100'000'000;
 
 /// The tensors a .safetensors file holds, from its header alone (nothing else is read),
 /// in the header's order. Every check above applies, dtypes attn cannot read included.
-std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what);
+/// The header's size is checked against `budget` before it is read.
+std::vector<safetensors_entry> safetensors_index(const std::string& path, const std::string& what,
+                                                 const read_budget* budget = nullptr);
+
+/// The header of the file at `path`, checked whole as safetensors_index, its size against
+/// `budget` before it is read. The reads below that take it parse no header again (a
+/// 67 MB header is parsed once); they refuse a file whose size has changed since.
+safetensors_header read_safetensors_header(const std::string& path, const std::string& what,
+                                           const read_budget* budget = nullptr);
 
 /// Every tensor `wanted` accepts (all when empty), F32, F16 and BF16 as float32 (exactly:
 /// F16 subnormals, inf, NaN; BF16 = the upper 16 bits), F64 rounded with to_float32, in a
@@ -50,20 +67,33 @@ std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, c
                                                       const std::function<bool(const std::string&)>& wanted = {},
                                                       read_budget* budget = nullptr);
 
+/// The same with the header read before.
+std::map<std::string, loaded_tensor> read_safetensors(const std::string& path, const std::string& what,
+                                                      const safetensors_header& header,
+                                                      const std::function<bool(const std::string&)>& wanted,
+                                                      read_budget* budget = nullptr);
+
 /// Rows `rows` of the tensor `name` (its first axis; a row may come more than once), as
-/// float32 [rows.size(), shape[1:]...]: only those rows' bytes are read and taken from
-/// `budget` (a model's token table, of which --tokens wants a few rows). attn::error naming
+/// float32 [rows.size(), shape[1:]...]: only those rows' bytes are read, and the result's
+/// bytes are taken from `budget` before any is (a model's token table, of which --tokens
+/// wants a few rows). attn::error naming
 /// the file and the tensor when it is missing, has no axes, a row is out of its range, or its
 /// dtype is not one read_safetensors reads.
 loaded_tensor read_safetensors_rows(const std::string& path, const std::string& what, const std::string& name,
                                     const std::vector<std::int64_t>& rows, read_budget* budget = nullptr);
+
+/// The same with the header read before.
+loaded_tensor read_safetensors_rows(const std::string& path, const std::string& what, const safetensors_header& header,
+                                    const std::string& name, const std::vector<std::int64_t>& rows,
+                                    read_budget* budget = nullptr);
 
 /// The `__metadata__` strings of a .safetensors header ({"format": "pt"}); empty when it has none.
 std::map<std::string, std::string> safetensors_metadata(const std::string& path, const std::string& what);
 
 /// safetensors_index and read_safetensors of a file's bytes already in memory (a FIFO
 /// read whole, the fuzzer, the tests).
-std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what);
+std::vector<safetensors_entry> parse_safetensors_index(const void* bytes, std::size_t size, const std::string& what,
+                                                       const read_budget* budget = nullptr);
 std::map<std::string, loaded_tensor> parse_safetensors(const void* bytes, std::size_t size, const std::string& what,
                                                        const std::function<bool(const std::string&)>& wanted = {},
                                                        read_budget* budget = nullptr);

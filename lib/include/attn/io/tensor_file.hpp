@@ -94,9 +94,10 @@ std::string read_text_file(const std::string& path, const std::string& what, con
 std::string read_open_file(std::FILE* file, const std::string& what, const read_budget* budget = nullptr);
 
 /// The same, at most `limit` bytes: "<what>: larger than <about>" for a larger regular file,
-/// "<what>: gives more than <about>" for a stream (`about`: "1 MiB; a config.json is a few kB").
+/// "<what>: gives more than <about>" for a stream (`about`: "1 MiB; a config.json is a few kB");
+/// and within `budget` when it leaves less (over_budget, as read_open_file).
 std::string read_bounded_text(const std::string& path, const std::string& what, std::uint64_t limit,
-                              const std::string& about);
+                              const std::string& about, const read_budget* budget = nullptr);
 
 /// The index of flat element `flat` in a C-order tensor of `shape`.
 std::vector<std::size_t> unravel_index(std::size_t flat, const std::vector<std::size_t>& shape);

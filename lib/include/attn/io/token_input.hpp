@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/io/tensor_file.hpp"  // read_budget
+
 namespace attn {
 
 /// The most ids --tokens takes (a file of them is at most max_token_file_bytes).
@@ -27,11 +29,15 @@ inline constexpr std::uint64_t max_vocab_bytes = std::uint64_t(64) << 20;
 
 /// Each id's token from `text` (a vocab.json; `what` names it in messages). attn::error, one
 /// line naming `what`: not JSON, not an object, a value of the wrong type (an id that is not a
-/// whole number from 0 to 2^31 - 1, a token that is not a string), an id given twice.
-std::map<std::int64_t, std::string> parse_vocab(const std::string& text, const std::string& what);
+/// whole number from 0 to 2^31 - 1, a token that is not a string), an id given twice. With
+/// `budget` (--max-memory), the text and what is parsed of it are checked against it as the
+/// parse goes (parse_json_document), so a vocabulary the run cannot hold is refused.
+std::map<std::int64_t, std::string> parse_vocab(const std::string& text, const std::string& what,
+                                                const read_budget* budget = nullptr);
 
-/// The same read from `path` (at most max_vocab_bytes).
-std::map<std::int64_t, std::string> read_vocab(const std::string& path, const std::string& what);
+/// The same read from `path` (at most max_vocab_bytes, and within `budget`).
+std::map<std::int64_t, std::string> read_vocab(const std::string& path, const std::string& what,
+                                               const read_budget* budget = nullptr);
 
 /// The label of each id in `ids`, escaped with printable_text (shown as the tokenizer writes
 /// it: GPT-2's "Ġ" and SentencePiece's "▁" word-start marks kept). attn::error naming `what`

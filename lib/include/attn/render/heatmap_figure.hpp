@@ -129,7 +129,7 @@ struct page {
         double x = 0, y = 0, height = 0;  // the colour bar's top left and height; the marks legend below
     };
     std::vector<key> keys;            // slide: one colour bar per tensor, right of its panels
-    std::vector<std::string> notes;   // slide: the panels left out, also for stderr
+    std::vector<std::string> notes;   // slide: the panels left out, for stderr (the slide says it without flags)
     double width = 0, height = 0;
 };
 

@@ -26,6 +26,7 @@
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/mistake.hpp"
 #include "attn/compute/trace.hpp"
+#include "attn/io/tensor_file.hpp"
 #include "attn/teach/check.hpp"
 
 namespace attn {
@@ -67,12 +68,16 @@ struct exercise {
 
 /// Reads one exercise file. Throws attn::error "<path>: ..." naming the key that is
 /// missing or wrong, a config attn cannot run, a given tensor or answer the run lacks.
-exercise read_exercise(const std::string& path);
+/// With `budget` (--max-memory), the file's size is checked against it before it is read,
+/// and its parsed values as they are built (parse_json_document).
+exercise read_exercise(const std::string& path, const read_budget* budget = nullptr);
 
 /// Every exercise (*.json) in `dir`, by number. A *.json that is not a regular file (or a
 /// link to one) is not read (a FIFO would block for ever): its path goes into `skipped`.
 /// Throws attn::error when `dir` cannot be read or two exercises share a number or an id.
-std::vector<exercise> read_exercises(const std::string& dir, std::vector<std::string>* skipped = nullptr);
+/// Each file is read within `budget`, as read_exercise.
+std::vector<exercise> read_exercises(const std::string& dir, std::vector<std::string>* skipped = nullptr,
+                                     const read_budget* budget = nullptr);
 
 /// The first of `candidates` (share directories, e.g. $ATTN_SHARE_DIR, the source
 /// tree's share/attn, the install prefix's) that holds an exercises/ folder, as
@@ -127,5 +132,10 @@ exercise_variant make_variant(const exercise& e, std::string_view student, std::
 /// (attn::check_answer: the same report as attn check); a diagnosis an own mistake is
 /// like becomes that mistake: its id and message, with diagnosis_like the built-in id.
 check_report check_exercise(const exercise_variant& v, const loaded_tensor& answer);
+
+/// The report check_exercise gives an answer of `answer_shape` whose element count is not the
+/// answer tensor's, known from the shape alone (check_answer_shape: decide it from an .npy
+/// header before reading data that may be gigabytes); nullopt when the data must be compared.
+std::optional<check_report> check_exercise_shape(const exercise_variant& v, const std::vector<std::size_t>& answer_shape);
 
 }  // namespace attn

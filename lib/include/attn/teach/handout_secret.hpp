@@ -4,12 +4,16 @@
 // was made without a secret. An answer saved beside it (DIR/answer.npy) is graded only
 // when the secret in use agrees: with another secret, or none, every student's numbers
 // would differ, and every answer would fail as "unknown".
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "attn/teach/exercise.hpp"
 
 namespace attn {
+
+/// The most a --secret FILE may hold: a class secret is a line of text.
+inline constexpr std::uint64_t max_secret_bytes = std::uint64_t{64} << 10;
 
 /// The message when the hand-out beside `answer_path` (the exercise.json in its folder,
 /// if it is this exercise's hand-out and says) was made with another class secret than

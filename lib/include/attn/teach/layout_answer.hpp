@@ -40,7 +40,9 @@ layout_report check_layout_answer(const exercise_variant& v, const nlohmann::jso
 
 /// The answer file at `path` (errors name `what`, e.g. "--answer answer.json"), parsed and
 /// checked. Throws attn::error for a file that cannot be read or is not JSON (a .npy
-/// is told the exercise takes a .json answer).
-layout_report check_layout_answer_file(const exercise_variant& v, const std::string& path, const std::string& what);
+/// is told the exercise takes a .json answer). With `budget` (--max-memory), the file's size
+/// and the values parsed from it are checked against it before they are held.
+layout_report check_layout_answer_file(const exercise_variant& v, const std::string& path, const std::string& what,
+                                       const read_budget* budget = nullptr);
 
 }  // namespace attn
