@@ -73,8 +73,8 @@ void run_check(const check_options& o, const flag_given& given) {
             if (const auto report = attn::check_answer_shape(c, stage, o.tensor, header->shape, o.tol))
                 return show_report(*report, o.format);
     }
-    check_whole_run_memory(c, c.max_memory);
-    attn::read_budget budget = read_budget_of(c.max_memory);
+    check_whole_run_memory(c, c.limits.max_memory);
+    attn::read_budget budget = read_budget_of(c.limits.max_memory);
     const attn::loaded_tensor answer = read_answer(o.format == "json", [&] { return attn::read_tensor_file(o.answer, what, &budget); });
     const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     show_report(attn::check_answer(c, in, stage, o.tensor, answer, o.tol), o.format);

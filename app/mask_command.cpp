@@ -32,7 +32,7 @@ void run_mask(const mask_options& o, const flag_given& given) {
     if (!c.mask.any())
         throw attn::usage_error("attn mask shows a mask: give --mask KINDS (causal, padding, window, random "
                                 "joined by '+'), --mask-file or --key-padding-mask, e.g. attn mask --mask causal");
-    if (c.max_memory != 0) attn::check_mask_views_memory(c, c.max_memory);  // before the mask is made
+    if (c.limits.max_memory != 0) attn::check_mask_views_memory(c, c.limits.max_memory);  // before the mask is made
     const xt::xarray<bool>* files = loaded.given.mask ? &*loaded.given.mask : nullptr;
     const xt::xarray<bool> keep = attn::build_mask(c, files);  // [B,1,Sq,Sk], true = may attend
     const attn::mask_views views = attn::describe_mask(c, keep, files);

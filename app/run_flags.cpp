@@ -99,7 +99,7 @@ attn::model_choice model_choice(const run_options& o, const flag_given& given) {
 /// flag and a file flag are left to attn::load_replay, which checks them against
 /// the dump's tensors.
 attn::config replay_config(const run_options& o, attn::config c, const flag_given& given) {
-    c.max_memory = o.cfg.max_memory;  // this run's limit, never the dump's
+    c.limits.max_memory = o.cfg.limits.max_memory;  // this run's limit, never the dump's
     if (given("--heads")) c.heads = o.cfg.heads;
     if (given("--seed")) c.seed = o.cfg.seed;
     if (given("--no-qkv-bias")) c.qkv_bias = false;
@@ -139,7 +139,7 @@ attn::config replay_config(const run_options& o, attn::config c, const flag_give
 
 /// --from DUMP: the dump's config and tensors, the flags given on top.
 attn::loaded_inputs replay_inputs(const run_options& o, const flag_given& given) {
-    attn::read_budget budget = read_budget_of(o.cfg.max_memory);
+    attn::read_budget budget = read_budget_of(o.cfg.limits.max_memory);
     attn::dump d = attn::read_dump(o.from, &budget);
     const attn::config c = replay_config(o, d.cfg, given);
     return attn::load_replay(std::move(d), c, o.sizes, o.files);
@@ -315,7 +315,7 @@ flag_given flags_given_to(const CLI::App* cmd) {
 
 attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& given) {
     run_options o = flags;
-    o.cfg.max_memory = memory_limit(o.max_memory);  // 0: none
+    o.cfg.limits.max_memory = memory_limit(o.max_memory);  // 0: none
     const auto has = [&](const char* flag) {  // mask and exercise commands have no --tokens
         try {
             return given(flag);

@@ -638,7 +638,7 @@ TEST_CASE("stage_in_run names exactly the stages compute_trace produces") {
     SUBCASE("dropout in eval mode is the identity: no stage") { c.dropout.p = 0.5; }
     attn::given_inputs given;
     SUBCASE("starting at the given projections") {
-        c.from_projections = true;
+        c.sources.from_projections = true;
         const std::size_t B = c.batch, Sq = c.seq, Sk = c.kv_seq, D = c.d_model;
         given.qkv = attn::projections{xt::ones<float>({B, Sq, D}), xt::ones<float>({B, Sk, D}),
                                       xt::ones<float>({B, Sk, D})};

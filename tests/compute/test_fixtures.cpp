@@ -388,7 +388,7 @@ void check_file_case(const fs::path& dir, const ordered_json& doc) {
     CHECK_MESSAGE(got.seq == want.seq, name << ": Sq " << got.seq);
     CHECK_MESSAGE(got.kv_seq == want.kv_seq, name << ": Sk " << got.kv_seq);
     CHECK_MESSAGE(got.d_model == want.d_model, name << ": D " << got.d_model);
-    if (!got.from_projections) {
+    if (!got.sources.from_projections) {
         CHECK_MESSAGE(got.d_in == want.d_in, name << ": Din " << got.d_in);
         CHECK_MESSAGE(got.d_kv_in == want.d_kv_in, name << ": Dkv " << got.d_kv_in);
     }

@@ -208,7 +208,7 @@ TEST_CASE("Var(q·k) ≈ dk for q, k of unit variance, and scaled's variance ≈
     c.heads = 4;
     c.seq = c.kv_seq = 256;
     c.d_model = c.d_in = c.d_kv_in = 256;  // dk = 64
-    c.from_projections = true;
+    c.sources.from_projections = true;
     const std::size_t S = 256, D = 256;
     attn::torch_generator g(7);
     attn::projections qkv{xt::xarray<float>::from_shape({1, S, D}), xt::xarray<float>::from_shape({1, S, D}),

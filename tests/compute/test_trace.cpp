@@ -181,8 +181,8 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     tokens.seq = tokens.kv_seq = 3;
     tokens.d_model = tokens.d_in = tokens.d_kv_in = 4;
     tokens.heads = 2;
-    tokens.tokens = {5, 1, 2};
-    tokens.model_arch = "bert";
+    tokens.sources.tokens = {5, 1, 2};
+    tokens.sources.model_arch = "bert";
     tokens.norm = attn::norm_kind::layer_norm;
     attn::given_inputs from_tokens;
     from_tokens.embed = attn::embeddings{xt::xarray<float>(xt::ones<float>({1, 3, 4})),
@@ -192,7 +192,7 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     std::vector<bool> seen(attn::stage_table.size(), false);
     for (const attn::config& run : {c, flash, decoding, alibi, tokens}) {
         attn::validate(run);
-        const attn::trace t = attn::compute_trace(run, attn::draw_inputs(run, run.tokens.empty() ? attn::given_inputs{} : from_tokens));
+        const attn::trace t = attn::compute_trace(run, attn::draw_inputs(run, run.sources.tokens.empty() ? attn::given_inputs{} : from_tokens));
         std::size_t previous = 0;
         for (std::size_t i = 0; i < t.stages.size(); ++i) {
             const attn::stage& s = t.stages[i];

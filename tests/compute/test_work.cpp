@@ -72,7 +72,7 @@ TEST_SUITE("work") {
 
     TEST_CASE("given projections draw nothing before them; seconds add up the three kinds") {
         attn::config c = cross_config();
-        c.from_projections = true;
+        c.sources.from_projections = true;
         const auto list = attn::make_plan(c, attn::stage_plan::every_stage());
         CHECK_FALSE(in_list(list, attn::stage_id::input));
         CHECK(of(list, attn::stage_id::projections).flops == 0);

@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     attn_fuzz::expect_attn_errors_only([&] {
         const attn::loaded_inputs loaded = attn_app::load_run_inputs(o, given);
         attn::estimate_total_bytes(loaded.cfg);
-        attn::check_memory(loaded.cfg, loaded.cfg.max_memory);
+        attn::check_memory(loaded.cfg, loaded.cfg.limits.max_memory);
     });
     return 0;
 }

@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     base.qkv_bias = (choice & 2) == 0;
     base.out_proj = (choice & 4) == 0;
     base.heads = std::int64_t(1) << ((choice >> 3) & 3);
-    base.params_from_file = true;
+    base.sources.params_from_file = true;
     attn_fuzz::expect_attn_errors_only([&] { attn::check_inputs(base, attn::size_flags{}, attn::read_given_files(paths)); });
     return 0;
 }

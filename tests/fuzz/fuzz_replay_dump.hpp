@@ -17,11 +17,11 @@ inline void replay_dump(const std::uint8_t* data, std::size_t size, const char* 
     o.from = write_input_file(data, size, extension);
     // attn's default limit is 80% of RAM; 1 GiB here, as fuzz_flags: the dump's own
     // tensors and what is drawn for it are read and made within it.
-    o.cfg.max_memory = std::uint64_t(1) << 30;
+    o.cfg.limits.max_memory = std::uint64_t(1) << 30;
     const attn_app::flag_given none = [](const char*) { return false; };
     expect_attn_errors_only([&] {
         const attn::loaded_inputs loaded = attn_app::load_run_inputs(o, none);
-        attn::check_memory(loaded.cfg, loaded.cfg.max_memory);
+        attn::check_memory(loaded.cfg, loaded.cfg.limits.max_memory);
     });
 }
 

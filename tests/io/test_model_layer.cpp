@@ -187,7 +187,7 @@ TEST_CASE("Llama: q/k/v/o_proj as they are, fewer kv rows, no biases; RMSNorm's 
         CHECK(c.fill == -3.4028234663852886e+38f);
         CHECK_FALSE(c.qkv_bias);
         CHECK_FALSE(c.out_bias);
-        CHECK(c.model == "llama layer 0 of l.npz");
+        CHECK(c.sources.model == "llama layer 0 of l.npz");
     }
     SUBCASE("a flag against config.json is a usage error naming both") {
         attn::config c;

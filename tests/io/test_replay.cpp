@@ -139,13 +139,13 @@ TEST_SUITE("replay") {
             check_round_trip(c);
         }
         SUBCASE("tensors from files, a mask file read as mha, key padding") {
-            c.from_projections = true;
-            c.params_from_file = true;
+            c.sources.from_projections = true;
+            c.sources.params_from_file = true;
             c.mask.from_file = c.mask.key_padding = true;
             c.mask.file_convention = attn::mask_convention::mha;
             check_round_trip(c);
             attn::config x = attn::config{};
-            x.x_from_file = x.x_kv_from_file = true;
+            x.sources.x_from_file = x.sources.x_kv_from_file = true;
             x.separate_kv = true;
             check_round_trip(x);
         }
@@ -243,7 +243,7 @@ TEST_SUITE("replay") {
         const scratch_dir dir("replay");
         attn::config c = causal_config();
         c.kv_seq = 5;  // cross-attention: input.x_kv too
-        c.x_from_file = true;
+        c.sources.x_from_file = true;
         c.mask.from_file = true;
         attn::given_inputs given;
         given.x = xt::xarray<float>::from_shape({2, 3, 4});
@@ -451,8 +451,8 @@ TEST_SUITE("replay") {
     TEST_CASE("load_replay: Q, K, V and the output layer read from files") {
         const scratch_dir dir("replay");
         attn::config c = causal_config();
-        c.from_projections = true;
-        c.params_from_file = true;
+        c.sources.from_projections = true;
+        c.sources.params_from_file = true;
         attn::given_inputs given;
         given.qkv = attn::projections{xt::xarray<float>({2, 3, 4}, 0.5f), xt::xarray<float>({2, 3, 4}, -0.25f),
                                       xt::xarray<float>({2, 3, 4}, 2.0f)};

@@ -369,7 +369,7 @@ TEST_CASE("the config block") {
         c.mask.key_padding = true;
         c.fill = -1e9f;
         c.fill_text = "-1e9";
-        c.x_from_file = c.x_kv_from_file = c.params_from_file = true;
+        c.sources.x_from_file = c.sources.x_kv_from_file = c.sources.params_from_file = true;
         const ordered_json cfg = attn::config_to_json(c);
         CHECK(keys(cfg) == names{"batch", "seq", "kv_seq", "d_model", "heads", "head_dim", "d_in", "d_kv_in", "cross",
                                  "qkv_bias", "out_proj", "seed", "mask", "mask_file", "mask_convention", "key_padding",

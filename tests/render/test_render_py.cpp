@@ -87,7 +87,7 @@ TEST_SUITE("render_py") {
         only_output.stages = attn::stages(attn::stage_id::output);
         CHECK(py_refusal(c, only_output) == "");
         attn::config read;
-        read.x_from_file = true;
+        read.sources.x_from_file = true;
         CHECK(py_has(py_refusal(read), "cannot read --input"));
         attn::render_options one_head;
         one_head.head = 1;

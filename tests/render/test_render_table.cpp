@@ -105,7 +105,7 @@ TEST_CASE("the run header: where Q, K, V come from, the seed, the sizes with √
         t.cfg.batch = 2;
         t.cfg.kv_seq = 6;
         t.cfg.d_kv_in = 12;
-        t.cfg.x_from_file = t.cfg.x_kv_from_file = true;
+        t.cfg.sources.x_from_file = t.cfg.sources.x_kv_from_file = true;
         t.cfg.qkv_bias = false;
         t.cfg.mask.padding = true;
         t.cfg.mask.lengths = {6, 2};
@@ -123,7 +123,7 @@ TEST_CASE("the run header: where Q, K, V come from, the seed, the sizes with √
     }
     SUBCASE("Q, K, V given, a mask file with causal, dropout in eval mode") {
         trace t = make_trace({});
-        t.cfg.from_projections = true;
+        t.cfg.sources.from_projections = true;
         t.cfg.out_proj = false;  // nothing is drawn, so no seed
         t.cfg.mask.causal = t.cfg.mask.from_file = true;
         t.cfg.dropout.p = 0.5;

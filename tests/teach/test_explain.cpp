@@ -49,7 +49,7 @@ attn::config notebook_config() {
 /// The trace of `c`; a run that starts at the projections gets Q, K and V of ones.
 attn::trace traced(const attn::config& c) {
     attn::given_inputs given;
-    if (c.from_projections) {
+    if (c.sources.from_projections) {
         const std::size_t B = c.batch, Sq = c.seq, Sk = c.kv_seq, D = c.d_model;
         given.qkv = attn::projections{xt::ones<float>({B, Sq, D}), xt::ones<float>({B, Sk, D}),
                                       xt::ones<float>({B, Sk, D})};
@@ -102,7 +102,7 @@ void check_einsum(const std::string& spec, const std::vector<sizes>& operands, c
 /// Checks every einsum of a run against the shapes of the tensors it relates.
 void check_einsums(const attn::config& c, const attn::trace& t) {
     const auto spec = [&](std::string_view stage) { return attn::explain_stage(c, stage).einsum; };
-    if (!c.from_projections) {  // "q: bqi,oi->bqo; k, v: bki,oi->bko"
+    if (!c.sources.from_projections) {  // "q: bqi,oi->bqo; k, v: bki,oi->bko"
         const std::vector<std::string> parts = split(spec("projections"), "; k, v: ");
         REQUIRE(parts.size() == 2);
         REQUIRE(parts[0].rfind("q: ", 0) == 0);
@@ -122,7 +122,7 @@ void check_einsums(const attn::config& c, const attn::trace& t) {
                  {sizes_of(tensor_of(t, "softmax", "weights")), sizes_of(tensor_of(t, "transpose", "v"))},
                  sizes_of(tensor_of(t, "context", "context")));
     check_einsum(spec("merge"), {sizes_of(tensor_of(t, "context", "context"))}, sizes_of(tensor_of(t, "merge", "context")));
-    if (c.out_proj && !c.from_projections)
+    if (c.out_proj && !c.sources.from_projections)
         check_einsum(spec("output"), {sizes_of(tensor_of(t, "concat", "concat")), sizes_of(tensor_of(t, "params", "w_o"))},
                      sizes_of(tensor_of(t, "output", "out")));
 }
@@ -167,7 +167,7 @@ std::vector<std::pair<std::string, attn::config>> variants() {
     one_feature.heads = 8;
     runs.emplace_back("dk = 1", one_feature);
     attn::config given = c;
-    given.from_projections = true;
+    given.sources.from_projections = true;
     given.kv_seq = 7;
     runs.emplace_back("Q, K, V given, Sk = 7", given);
     return runs;
@@ -327,7 +327,7 @@ TEST_SUITE("explain") {
         }
         SUBCASE("--q --k --v: the projections are given") {
             attn::config c = notebook_config();
-            c.from_projections = true;
+            c.sources.from_projections = true;
             CHECK(has(attn::explain_stage(c, "projections").torch, "given by --q, --k, --v"));
             CHECK(attn::explain_stage(c, "projections").einsum.empty());
             CHECK(has(attn::explain_stage(c, "projections").memory, "q.stride() is (40, 8, 1): one step"));

@@ -49,10 +49,10 @@ std::vector<tweak> tweaks() {
     using attn::mask_convention;
     std::vector<tweak> all{
         [](attn::config&) {},
-        [](attn::config& c) { c.x_from_file = c.x_kv_from_file = true; },
+        [](attn::config& c) { c.sources.x_from_file = c.sources.x_kv_from_file = true; },
         [](attn::config& c) { c.separate_kv = true; },
-        [](attn::config& c) { c.params_from_file = true; },
-        [](attn::config& c) { c.from_projections = true; },
+        [](attn::config& c) { c.sources.params_from_file = true; },
+        [](attn::config& c) { c.sources.from_projections = true; },
         [](attn::config& c) { c.qkv_bias = false; },
         [](attn::config& c) { c.out_proj = false; },
         [](attn::config& c) { c.qkv_bias = c.out_proj = false; },
@@ -73,30 +73,30 @@ std::vector<tweak> tweaks() {
         [](attn::config& c) { c.pos = attn::position_encoding::sinusoidal; },
         // a model's own layer (model_config.hpp): each architecture's texts, its norm, its fill
         [](attn::config& c) {
-            c.model = "gpt2 layer 1 of m.safetensors";
-            c.model_arch = "gpt2";
+            c.sources.model = "gpt2 layer 1 of m.safetensors";
+            c.sources.model_arch = "gpt2";
             c.norm = attn::norm_kind::layer_norm;
             c.mask.causal = true;
             c.fill = -std::numeric_limits<float>::max();
         },
         [](attn::config& c) {
-            c.model = "llama layer 0 of m.safetensors";
-            c.model_arch = "llama";
+            c.sources.model = "llama layer 0 of m.safetensors";
+            c.sources.model_arch = "llama";
             c.norm = attn::norm_kind::rms_norm;
             c.mask.causal = true;
             c.fill = -std::numeric_limits<float>::max();
         },
-        [](attn::config& c) { c.model = "bert layer 0 of m.npz"; c.model_arch = "bert"; },
+        [](attn::config& c) { c.sources.model = "bert layer 0 of m.npz"; c.sources.model_arch = "bert"; },
         // layer 0 from --tokens: each architecture's embed texts (the ids' count is Sq)
         [](attn::config& c) {
-            c.model_arch = "gpt2";
+            c.sources.model_arch = "gpt2";
             c.norm = attn::norm_kind::layer_norm;
-            c.tokens.assign(std::size_t(c.seq), 3);
-            c.token_labels.assign(std::size_t(c.seq), "The");  // --vocab
+            c.sources.tokens.assign(std::size_t(c.seq), 3);
+            c.sources.token_labels.assign(std::size_t(c.seq), "The");  // --vocab
         },
-        [](attn::config& c) { c.model_arch = "bert"; c.norm = attn::norm_kind::layer_norm; c.tokens.assign(std::size_t(c.seq), 3); },
-        [](attn::config& c) { c.model_arch = "llama"; c.norm = attn::norm_kind::rms_norm; c.tokens.assign(std::size_t(c.seq), 3); },
-        [](attn::config& c) { c.model = "mha of m.npz"; c.model_arch = "mha"; c.out_bias = false; },
+        [](attn::config& c) { c.sources.model_arch = "bert"; c.norm = attn::norm_kind::layer_norm; c.sources.tokens.assign(std::size_t(c.seq), 3); },
+        [](attn::config& c) { c.sources.model_arch = "llama"; c.norm = attn::norm_kind::rms_norm; c.sources.tokens.assign(std::size_t(c.seq), 3); },
+        [](attn::config& c) { c.sources.model = "mha of m.npz"; c.sources.model_arch = "mha"; c.out_bias = false; },
         [](attn::config& c) { c.dropout.p = 0.5; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 1.0; c.dropout.train = true; },
         [](attn::config& c) { c.dropout.p = 0.5; },
@@ -108,7 +108,7 @@ std::vector<tweak> tweaks() {
             c.mask.causal_align = attn::causal_alignment::lower_right;
         },
         [](attn::config& c) { c.kv_heads = 1; },                       // multi-query (--kv-heads 1)
-        [](attn::config& c) { c.kv_heads = 1; c.past = 1; c.kv_seq = c.seq + 1; c.x_from_file = true; },
+        [](attn::config& c) { c.kv_heads = 1; c.past = 1; c.kv_seq = c.seq + 1; c.sources.x_from_file = true; },
         [](attn::config& c) { c.flash_block = 2; },
         [](attn::config& c) { c.flash_block = 3; c.mask.causal = true; },
     };

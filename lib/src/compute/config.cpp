@@ -50,7 +50,7 @@ void validate_cache(const config& c) {
                           std::to_string(c.heads) + " (1 <= G <= H: each kv head serves H/G query heads)");
     if (c.past == 0) return;
     const std::string past = "--past " + std::to_string(c.past);
-    if (c.from_projections)
+    if (c.sources.from_projections)
         throw usage_error(past + " computes the cache from x, but --q/--k/--v start the run after the inputs");
     if (c.separate_kv)
         throw usage_error(past + " is a decoding step of self-attention: keys and values come from the same "
@@ -84,7 +84,7 @@ void validate_positions(const config& c) {
         if (!problem.empty()) throw usage_error("--rope-base " + shortest_text(c.rope_base) + ": " + problem);
     }
     if (c.pos == position_encoding::sinusoidal) {
-        if (c.from_projections)
+        if (c.sources.from_projections)
             throw usage_error("--pos sinusoidal adds its table to x before the projections, but --q --k --v start the "
                               "run after them; give x (--input) or let it be drawn");
         if (c.d_in % 2 != 0 || (c.cross() && c.d_kv_in % 2 != 0))
@@ -154,10 +154,10 @@ void validate(const config& c) {
     validate_mask(c);
     validate_positions(c);
     if (c.norm != norm_kind::none && c.cross())  // a model's layer: its norm reads x, keys and values come from it
-        throw usage_error(c.model + " normalises x, from which queries, keys and values all come: it is self-attention; "
+        throw usage_error(c.sources.model + " normalises x, from which queries, keys and values all come: it is self-attention; "
                           "drop --kv-input, --cross, --kv-seq and --d-kv-in");
     if (c.norm != norm_kind::none && !(c.norm_eps >= 0.0f && std::isfinite(c.norm_eps)))
-        throw usage_error(c.model + ": the norm's eps must be a finite number of at least 0");
+        throw usage_error(c.sources.model + ": the norm's eps must be a finite number of at least 0");
     if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
         throw usage_error("--dropout " + shortest_text(c.dropout.p) + " must be between 0 and 1");
     if (c.flash_block < 0)

@@ -32,7 +32,7 @@ xt::xarray<float> draw_randn(torch_generator& gen, std::initializer_list<std::in
 
 parameters draw_parameters(torch_generator& gen, const config& c) {
     parameters p;
-    if (!c.from_projections) {
+    if (!c.sources.from_projections) {
         draw_linear(gen, c.d_in, c.d_model, c.qkv_bias, p.w_q, p.b_q);
         draw_linear(gen, c.d_kv_in, c.kv_width(), c.qkv_bias, p.w_k, p.b_k);  // nn.Linear(Dkv, G·dk)
         draw_linear(gen, c.d_kv_in, c.kv_width(), c.qkv_bias, p.w_v, p.b_v);
@@ -69,7 +69,7 @@ inputs draw_inputs(const config& c, given_inputs given) {
     in.qkv = std::move(given.qkv);
     in.mask = std::move(given.mask);
     in.embed = std::move(given.embed);
-    if (c.from_projections) return in;
+    if (c.sources.from_projections) return in;
     // a decoding step draws the whole sequence, x = torch.randn(B, N+Sq, Din): Sk = N + Sq tokens
     in.x = given.x ? std::move(*given.x) : draw_randn(gen, {c.batch, c.past > 0 ? c.kv_seq : c.seq, c.d_in});
     if (c.cross()) in.x_kv = given.x_kv ? std::move(*given.x_kv) : draw_randn(gen, {c.batch, c.kv_seq, c.d_kv_in});

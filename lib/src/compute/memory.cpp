@@ -49,7 +49,7 @@ namespace {
 /// The inputs themselves (x, the weights, given q k v) are held outside the trace while
 /// it is computed: their stages' bytes count twice.
 bool held_twice(const config& c, stage_id id) {
-    return id == stage_id::input || id == stage_id::params || (id == stage_id::projections && c.from_projections);
+    return id == stage_id::input || id == stage_id::params || (id == stage_id::projections && c.sources.from_projections);
 }
 
 /// The bytes of `stages` all held, the inputs twice.

@@ -63,7 +63,7 @@ std::string n(std::int64_t value) { return std::to_string(value); }
 
 /// x·W for q (and k, v): [B,S,Din]·[D,Din] multiplies only when Din == D.
 std::string untransposed_projection_problem(const config& c) {
-    if (c.from_projections)
+    if (c.sources.from_projections)
         return "the run starts at the projections (--q --k --v), so there are no q, k, v weights to use untransposed";
     const auto problem = [&](const char* x, const char* w, const char* width, std::int64_t in, std::int64_t seq) {
         const std::int64_t rows = c.batch * seq;  // torch.matmul folds [B,S,in] to [B*S,in]
@@ -214,7 +214,7 @@ std::string mistake_problem(const config& c) {
         case mistake::missing_bias:
             if (way >= 1 && !c.out_proj) return no_out_proj;
             if (way == 2) return {};
-            if (c.from_projections) return "the run starts at the projections (--q --k --v): they have no bias to leave out";
+            if (c.sources.from_projections) return "the run starts at the projections (--q --k --v): they have no bias to leave out";
             if (!c.qkv_bias) return "this run's q, k and v have no bias (--no-qkv-bias), so leaving it out changes nothing";
             return {};
         default: return mask_rule_problem(m, c.mask);  // the other mask-rule mistakes; {} for the rest

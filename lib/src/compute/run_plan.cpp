@@ -55,9 +55,9 @@ layouts input_layouts(stage_id id, const config& c, const run_sizes& z) {
     switch (id) {
         case stage_id::embed: {
             layouts embed{fresh_tensor("token", {"batch", "seq", "d_in"}, {z.B, z.Sq, z.Din})};
-            if (c.model_arch == "gpt2" || c.model_arch == "bert")
+            if (c.sources.model_arch == "gpt2" || c.sources.model_arch == "bert")
                 embed.push_back(fresh_tensor("position", {"seq", "d_in"}, {z.Sq, z.Din}));
-            if (c.model_arch == "bert") embed.push_back(fresh_tensor("token_type", {"seq", "d_in"}, {z.Sq, z.Din}));
+            if (c.sources.model_arch == "bert") embed.push_back(fresh_tensor("token_type", {"seq", "d_in"}, {z.Sq, z.Din}));
             return embed;
         }
         case stage_id::input: {
@@ -304,13 +304,13 @@ void plan_work(const config& c, run_plan& plan) {
         }
         switch (s.id) {
             case stage_id::input:  // drawn before the run: the weights, then x (and x_kv)
-                if (!c.params_from_file) w.draws += D * Din + 2 * Dg * Dkv + (c.out_proj ? D * D : 0);
-                if (!c.x_from_file) w.draws += B * z.S * Din;
-                if (c.cross() && !c.x_kv_from_file) w.draws += B * Sk * Dkv;
+                if (!c.sources.params_from_file) w.draws += D * Din + 2 * Dg * Dkv + (c.out_proj ? D * D : 0);
+                if (!c.sources.x_from_file) w.draws += B * z.S * Din;
+                if (c.cross() && !c.sources.x_kv_from_file) w.draws += B * Sk * Dkv;
                 break;
             case stage_id::params: break;  // drawn with input
             case stage_id::projections:
-                if (!c.from_projections) w.flops = 2 * B * Sq * Din * D + 2 * 2 * B * S_kv * Dkv * Dg;
+                if (!c.sources.from_projections) w.flops = 2 * B * Sq * Din * D + 2 * 2 * B * S_kv * Dkv * Dg;
                 break;
             case stage_id::cache:  // the N earlier tokens' k and v, projected again (a real cache keeps them)
                 w.flops = 2 * 2 * B * N * Dkv * Dg;
@@ -376,7 +376,7 @@ run_plan make_plan(const config& c, const stage_plan& choice) {
         for (const planned_tensor& t : s.tensors) s.bytes = saturating_sum(s.bytes, t.bytes());
         // the mask: the float copy the trace holds, and the booleans it was built from
         if (info.id == stage_id::mask) s.bytes = saturating_sum(s.bytes, s.tensors[0].elements());
-        s.computed = (needed & stage_bit(info.id)) || (info.id == stage_id::input && !c.from_projections);
+        s.computed = (needed & stage_bit(info.id)) || (info.id == stage_id::input && !c.sources.from_projections);
         plan.stages.push_back(std::move(s));
     }
     for (planned_stage& s : plan.stages) s.reads = stages_read(s.id, plan);

@@ -89,18 +89,18 @@ std::string stage_choices() {
 
 bool stage_in_run(const config& c, stage_id id) {
     switch (info_of(id).absent) {
-        case absent_unless::drawn_or_read: return !c.from_projections;
+        case absent_unless::drawn_or_read: return !c.sources.from_projections;
         case absent_unless::masked: return c.mask.any();
         case absent_unless::training: return c.dropout.applied();
         case absent_unless::out_proj: return c.out_proj;
         case absent_unless::cached: return c.past > 0;
         case absent_unless::grouped: return c.grouped();
         case absent_unless::flash_block: return c.flash_block > 0;
-        case absent_unless::pos_sinusoidal: return c.pos == position_encoding::sinusoidal && !c.from_projections;
+        case absent_unless::pos_sinusoidal: return c.pos == position_encoding::sinusoidal && !c.sources.from_projections;
         case absent_unless::pos_rope: return c.pos == position_encoding::rope;
         case absent_unless::pos_alibi: return c.pos == position_encoding::alibi;
-        case absent_unless::pre_norm: return c.norm != norm_kind::none && !c.from_projections;
-        case absent_unless::from_tokens: return !c.tokens.empty() && !c.from_projections;
+        case absent_unless::pre_norm: return c.norm != norm_kind::none && !c.sources.from_projections;
+        case absent_unless::from_tokens: return !c.sources.tokens.empty() && !c.sources.from_projections;
         case absent_unless::always_there: break;
     }
     return true;

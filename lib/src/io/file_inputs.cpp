@@ -308,7 +308,7 @@ parameters take_parameters(std::map<std::string, loaded_tensor> file, const conf
         return take(name, needed, why_absent, l);  // absent: take says why
     };
     parameters p;
-    if (!c.from_projections) {
+    if (!c.sources.from_projections) {
         p.w_q = *take("w_q", true, "", {D, Din});
         p.b_q = take("b_q", c.qkv_bias, "--no-qkv-bias", {D});
         p.w_k = *take_kv("w_k", true, "", {D, Dkv});
@@ -450,16 +450,16 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     check_size_flags(flags);
     check_file_combination(paths);
     config& c = base;
-    c.from_projections = !paths.q.empty();
+    c.sources.from_projections = !paths.q.empty();
     if (c.separate_kv && !paths.q.empty())
         throw usage_error("--cross draws a separate x_kv, but --q/--k/--v start the run after the inputs");
     c.separate_kv = c.separate_kv || !paths.kv_input.empty();  // --cross asks for x_kv too
-    c.x_from_file = !paths.input.empty();
-    c.x_kv_from_file = !paths.kv_input.empty();
-    c.params_from_file = !paths.params.empty();
+    c.sources.x_from_file = !paths.input.empty();
+    c.sources.x_kv_from_file = !paths.kv_input.empty();
+    c.sources.params_from_file = !paths.params.empty();
     c.mask.from_file = !paths.mask.empty();
     c.mask.key_padding = !paths.key_padding_mask.empty();
-    read_budget budget(c.max_memory == 0 ? read_budget::unlimited : c.max_memory);
+    read_budget budget(c.limits.max_memory == 0 ? read_budget::unlimited : c.limits.max_memory);
     return check_inputs(c, flags, read_given_files(paths, &budget));
 }
 
@@ -481,14 +481,14 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
     };
     if (!given.tokens.empty()) {
         if (c.past > 0) throw usage_error("--tokens cannot be used with --past (a decoding step starts from a cache)");
-        c.tokens = given.tokens;
-        c.token_labels = given.token_labels;
-        c.x_from_file = true;
+        c.sources.tokens = given.tokens;
+        c.sources.token_labels = given.token_labels;
+        c.sources.x_from_file = true;
         g.embed = std::move(given.embed);
     }
     g.x = take(given.x, "input", c.past > 0 ? layout{B, Sk, Din} : layout{B, Sq, Din});  // [B,N+Sq,Din] in a decoding step
     g.x_kv = take(given.x_kv, "input", {B, Sk, Dkv});
-    if (c.from_projections) {
+    if (c.sources.from_projections) {
         if (!given.q || !given.k || !given.v) throw error("the run starts at the projections, but Q, K and V are not all given");
         projections qkv;
         qkv.q = *take(given.q, "projections", {B, Sq, D});
@@ -518,7 +518,7 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
     // Before any size is derived from the flags (a mask expanded to [B,1,Sq,Sk]): the
     // leanest run's estimate against --max-memory (exit 1), and, with no limit, what a
     // machine can address. The run's own plan is checked later (plan_memory).
-    if (c.max_memory != 0) check_least_memory(c, c.max_memory);
+    if (c.limits.max_memory != 0) check_least_memory(c, c.limits.max_memory);
     check_addressable(c);
 
     const auto batch = static_cast<std::size_t>(c.batch);

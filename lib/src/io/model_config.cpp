@@ -184,11 +184,11 @@ void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_c
             c.fill_text = "-3.4028234663852886e+38";  // Python's repr of torch.finfo(torch.float32).min
         }
     }
-    c.model = std::string(model_arch_name(m.names.arch)) + (m.layer >= 0 ? " layer " + std::to_string(m.layer) : "") +
+    c.sources.model = std::string(model_arch_name(m.names.arch)) + (m.layer >= 0 ? " layer " + std::to_string(m.layer) : "") +
               " of " + utf8_escaped(file_of(what));  // a path may hold any bytes; JSON and npz hold UTF-8
-    c.model_arch = std::string(model_arch_name(m.names.arch));
-    c.weight_sources.clear();
-    for (const weight_source& s : m.sources) c.weight_sources.emplace_back(s.weight, utf8_escaped(printable_text(s.from)));
+    c.sources.model_arch = std::string(model_arch_name(m.names.arch));
+    c.sources.weight_sources.clear();
+    for (const weight_source& s : m.sources) c.sources.weight_sources.emplace_back(s.weight, utf8_escaped(printable_text(s.from)));
 }
 
 }  // namespace attn

@@ -194,7 +194,7 @@ void check_derived(config_keys& k, config& c, const std::string& what) {
         throw error(what + ": config \"cross\" is false, but kv_seq " + std::to_string(c.kv_seq) + " and d_kv_in " +
                     std::to_string(c.d_kv_in) + " differ from seq " + std::to_string(c.seq) + " and d_in " +
                     std::to_string(c.d_in));
-    c.separate_kv = (cross && !by_sizes) || c.x_kv_from_file;
+    c.separate_kv = (cross && !by_sizes) || c.sources.x_kv_from_file;
     const std::int64_t head_dim = k.whole("head_dim");
     if (c.heads > 0 && c.d_model % c.heads == 0 && head_dim != c.head_dim())
         throw error(what + ": config \"head_dim\" is " + std::to_string(head_dim) + ", but d_model " +
@@ -430,11 +430,11 @@ json read_npz_dump(const std::string& path, dump& d, read_budget* budget) {
 /// A replay starts where the recorded run started: at the input, or at Q, K, V.
 void check_start(const std::string& what, const config& recorded, const input_paths& p) {
     for (const auto& [flag, path] : {std::pair{"--q", &p.q}, {"--k", &p.k}, {"--v", &p.v}})
-        if (!path->empty() && !recorded.from_projections)
+        if (!path->empty() && !recorded.sources.from_projections)
             throw usage_error(std::string(flag) + " " + *path + " cannot be used with " + what +
                               ": its run starts at the input, not at the projections");
     for (const auto& [flag, path] : {std::pair{"--input", &p.input}, {"--kv-input", &p.kv_input}})
-        if (!path->empty() && recorded.from_projections)
+        if (!path->empty() && recorded.sources.from_projections)
             throw usage_error(std::string(flag) + " " + *path + " cannot be used with " + what +
                               ": its run starts at the projections (--q --k --v)");
 }
@@ -523,13 +523,13 @@ void check_drawn_tensors(const dump& d, const given_tensors& given, const std::v
     // Only what is compared is drawn, and only at the sizes of the dump's own tensors (checked
     // against its config): x_kv only after an x that is compared too, or was read from a file.
     const bool x = has("input.x") && given.x.has_value();
-    const bool x_kv = has("input.x_kv") && given.x_kv.has_value() && (x || rec.x_from_file);
+    const bool x_kv = has("input.x_kv") && given.x_kv.has_value() && (x || rec.sources.x_from_file);
     const bool params = has("params");
     if (!x && !x_kv && !params) return;
     given_inputs files;  // what the recorded run read from files draws nothing; nor what is not compared
-    if (rec.params_from_file) files.params = parameters{};
-    if (rec.x_from_file || !(x || x_kv)) files.x = xt::xarray<float>();
-    if (rec.x_kv_from_file || !x_kv) files.x_kv = xt::xarray<float>();
+    if (rec.sources.params_from_file) files.params = parameters{};
+    if (rec.sources.x_from_file || !(x || x_kv)) files.x = xt::xarray<float>();
+    if (rec.sources.x_kv_from_file || !x_kv) files.x_kv = xt::xarray<float>();
     const inputs seed = draw_inputs(rec, std::move(files));
     const auto same = [](const xt::xarray<float>& a, const xt::xarray<float>& b) {
         return a.shape() == b.shape() && std::equal(a.begin(), a.end(), b.begin(), [](float in_dump, float drawn_value) {
@@ -567,9 +567,9 @@ std::vector<std::string> take_from_dump(dump& d, const config& c, given_tensors&
         slot = named_tensor{d.what + " " + name, std::move(it->second)};
         if (!from_file) drawn.push_back(name);
     };
-    if (!c.from_projections) {
-        take(given.x, "input.x", rec.x_from_file);
-        take(given.x_kv, "input.x_kv", rec.x_kv_from_file);
+    if (!c.sources.from_projections) {
+        take(given.x, "input.x", rec.sources.x_from_file);
+        take(given.x_kv, "input.x_kv", rec.sources.x_kv_from_file);
     } else {
         take(given.q, "projections.q", true);
         take(given.k, "projections.k", true);
@@ -581,7 +581,7 @@ std::vector<std::string> take_from_dump(dump& d, const config& c, given_tensors&
                 given.params[name] = std::move(it->second);
         if (!given.params.empty()) {
             given.params_what = d.what;
-            if (!rec.params_from_file) drawn.emplace_back("params");
+            if (!rec.sources.params_from_file) drawn.emplace_back("params");
         }
     }
     if (rec.mask.from_file || rec.mask.key_padding) {
@@ -598,13 +598,13 @@ void check_file_tensors(const dump& d, const config& c, const given_tensors& giv
         throw error(d.what + ": no array " + array + ": the run read it from " + flag +
                     ", and the dump does not hold it (give " + flag + " FILE, or dump the " + stage + " stage)");
     };
-    if (!c.from_projections && rec.x_from_file && !given.x) lacks("input.x", "--input", "input");
-    if (!c.from_projections && rec.x_kv_from_file && !given.x_kv) lacks("input.x_kv", "--kv-input", "input");
-    if (c.from_projections && !given.q) lacks("projections.q", "--q", "projections");
-    if (c.from_projections && !given.k) lacks("projections.k", "--k", "projections");
-    if (c.from_projections && !given.v) lacks("projections.v", "--v", "projections");
-    if (rec.params_from_file && given.params_what.empty() && !c.from_projections) lacks("params.w_q", "--params", "params");
-    if (rec.params_from_file && given.params_what.empty() && c.from_projections && c.out_proj)
+    if (!c.sources.from_projections && rec.sources.x_from_file && !given.x) lacks("input.x", "--input", "input");
+    if (!c.sources.from_projections && rec.sources.x_kv_from_file && !given.x_kv) lacks("input.x_kv", "--kv-input", "input");
+    if (c.sources.from_projections && !given.q) lacks("projections.q", "--q", "projections");
+    if (c.sources.from_projections && !given.k) lacks("projections.k", "--k", "projections");
+    if (c.sources.from_projections && !given.v) lacks("projections.v", "--v", "projections");
+    if (rec.sources.params_from_file && given.params_what.empty() && !c.sources.from_projections) lacks("params.w_q", "--params", "params");
+    if (rec.sources.params_from_file && given.params_what.empty() && c.sources.from_projections && c.out_proj)
         throw error(d.what + ": no array params.w_o: the run read w_o and b_o from --params, and a run that starts "
                              "at the projections has no params stage to dump (give --params FILE)");
     if ((rec.mask.from_file || rec.mask.key_padding) && !given.mask)
@@ -618,14 +618,14 @@ void check_file_tensors(const dump& d, const config& c, const given_tensors& giv
 void draw_as_recorded(loaded_inputs& in, bool drawn_taken) {
     given_inputs& g = in.given;
     const config& c = in.cfg;
-    const bool params_lack = !g.params && (!c.from_projections || c.out_proj);
-    const bool x_lacks = !c.from_projections && !g.x;
-    const bool x_kv_lacks = !c.from_projections && c.cross() && !g.x_kv;
+    const bool params_lack = !g.params && (!c.sources.from_projections || c.out_proj);
+    const bool x_lacks = !c.sources.from_projections && !g.x;
+    const bool x_kv_lacks = !c.sources.from_projections && c.cross() && !g.x_kv;
     if (!drawn_taken || !(params_lack || x_lacks || x_kv_lacks)) return;
     given_inputs files;  // what the run read from files, which draws nothing
-    if (c.params_from_file) files.params = g.params;
-    if (c.x_from_file) files.x = g.x;
-    if (c.x_kv_from_file) files.x_kv = g.x_kv;
+    if (c.sources.params_from_file) files.params = g.params;
+    if (c.sources.x_from_file) files.x = g.x;
+    if (c.sources.x_kv_from_file) files.x_kv = g.x_kv;
     inputs drawn = draw_inputs(c, std::move(files));
     if (params_lack) g.params = std::move(drawn.params);
     if (x_lacks) g.x = std::move(drawn.x);
@@ -657,10 +657,10 @@ config config_from_json(const json& j, const std::string& what) {
     read_fill_keys(k, c);
     read_mistake_key(k, c);
     read_position_keys(k, c);
-    for (const auto& [key, flag] : {std::pair{"from_projections", &config::from_projections},
-                                    {"input_file", &config::x_from_file}, {"kv_input_file", &config::x_kv_from_file},
-                                    {"params_file", &config::params_from_file}})
-        c.*flag = k.has(key) && k.flag(key);
+    for (const auto& [key, flag] : {std::pair{"from_projections", &run_sources::from_projections},
+                                    {"input_file", &run_sources::x_from_file}, {"kv_input_file", &run_sources::x_kv_from_file},
+                                    {"params_file", &run_sources::params_from_file}})
+        c.sources.*flag = k.has(key) && k.flag(key);
     if (k.has("dropout")) c.dropout.p = k.number_from("dropout", 0.0, 1.0);
     c.dropout.train = k.has("train") && k.flag("train");
     if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
@@ -678,16 +678,16 @@ config config_from_json(const json& j, const std::string& what) {
     if (k.has("model")) {  // a path may be long: kept to 256 bytes, printed escaped
         if (!k.at("model").is_string()) k.wrong("model", "a string");
         const std::string& model = k.at("model").get_ref<const std::string&>();
-        c.model = printable_text(model.substr(0, character_boundary(model, 256)));  // cut between characters
+        c.sources.model = printable_text(model.substr(0, character_boundary(model, 256)));  // cut between characters
     }
     if (k.has("out_bias")) c.out_bias = k.flag("out_bias");
     if (k.has("tokens"))  // layer 0 from a model's token ids: the dump lacks the embedding tables' other rows
-        throw error(what + ": a run from a model's --tokens" + (c.model.empty() ? std::string() : " (" + c.model + ")") +
+        throw error(what + ": a run from a model's --tokens" + (c.sources.model.empty() ? std::string() : " (" + c.sources.model + ")") +
                     " does not replay with --from; run it again with --params and --tokens");
     if (k.has("norm")) {
         k.text("norm");
         if (k.has("norm_eps")) k.number("norm_eps");
-        throw error(what + ": a model layer with a norm before attention (" + (c.model.empty() ? "norm" : c.model) +
+        throw error(what + ": a model layer with a norm before attention (" + (c.sources.model.empty() ? "norm" : c.sources.model) +
                     ") does not replay with --from; run it again with --params and --input");
     }
     check_derived(k, c, what);
@@ -722,13 +722,13 @@ loaded_inputs load_replay(dump d, config c, const size_flags& sizes, const input
     if (!paths.mask.empty() && rec.mask.key_padding)
         throw usage_error("--mask-file " + paths.mask + " cannot replace the mask of " + d.what +
                           ": its mask.mask holds the run's key padding mask too");
-    c.from_projections = rec.from_projections;
-    c.x_from_file = rec.x_from_file || !paths.input.empty();
-    c.x_kv_from_file = rec.x_kv_from_file || !paths.kv_input.empty();
-    c.params_from_file = rec.params_from_file || !paths.params.empty();
+    c.sources.from_projections = rec.sources.from_projections;
+    c.sources.x_from_file = rec.sources.x_from_file || !paths.input.empty();
+    c.sources.x_kv_from_file = rec.sources.x_kv_from_file || !paths.kv_input.empty();
+    c.sources.params_from_file = rec.sources.params_from_file || !paths.params.empty();
     c.mask.from_file = rec.mask.from_file || !paths.mask.empty();
 
-    read_budget budget(c.max_memory == 0 ? read_budget::unlimited : c.max_memory);
+    read_budget budget(c.limits.max_memory == 0 ? read_budget::unlimited : c.limits.max_memory);
     given_tensors given = read_given_files(paths, &budget);
     const std::vector<std::string> drawn = take_from_dump(d, c, given);
     check_drawn_tensors(d, given, drawn);

@@ -192,10 +192,10 @@ std::vector<std::string> render_png(const trace& t, const render_options& option
     // the canvas (4 bytes a pixel) and the PNG made of it, within the run's --max-memory: its
     // size comes from the labels too (a vocabulary's token of 5,000 characters)
     const std::uint64_t canvas_bytes = 4 * static_cast<std::uint64_t>(pg.width * scale) * static_cast<std::uint64_t>(pg.height * scale);
-    if (t.cfg.max_memory != 0 && canvas_bytes > t.cfg.max_memory)
+    if (t.cfg.limits.max_memory != 0 && canvas_bytes > t.cfg.limits.max_memory)
         throw error("the picture would be " + points_text(pg.width * scale) + " by " + points_text(pg.height * scale) +
                     " pixels, a canvas of " + format_bytes(canvas_bytes) + ", more than the " +
-                    format_bytes(t.cfg.max_memory) + " --max-memory allows: draw fewer panels (--stage, --batch-index, "
+                    format_bytes(t.cfg.limits.max_memory) + " --max-memory allows: draw fewer panels (--stage, --batch-index, "
                     "--head), with shorter labels, or use --format svg");
     surface_ptr surface(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, static_cast<int>(pg.width * scale),
                                                    static_cast<int>(pg.height * scale)));

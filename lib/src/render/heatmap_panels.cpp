@@ -256,7 +256,7 @@ std::vector<tensor_heatmap> collect(const trace& t, const render_options& option
             } else {
                 h.panels = panels_of(x, options, max_side, s.id() == stage_id::alibi);
                 // --tokens with --vocab: a layer's own tokens are its queries and keys (self-attention, no cache)
-                const std::vector<std::string>& tokens = t.cfg.token_labels;
+                const std::vector<std::string>& tokens = t.cfg.sources.token_labels;
                 if (!tokens.empty() && t.cfg.past == 0) {
                     if (h.query_count() == tokens.size()) h.row_labels = tokens;
                     if (h.key_count() == tokens.size()) h.column_labels = tokens;

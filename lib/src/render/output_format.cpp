@@ -157,7 +157,7 @@ stage_plan plan_output(const config& c, const output_format& format, const rende
     if (c.mask.any() && format.marks_masked) plan.show(stage_id::mask);
     plan.row_statistics = view.stats;
     // --max-memory 0 or none: no limit (check_addressable still refuses what no machine holds)
-    const std::uint64_t limit = c.max_memory != 0 ? c.max_memory : std::numeric_limits<std::uint64_t>::max();
+    const std::uint64_t limit = c.limits.max_memory != 0 ? c.limits.max_memory : std::numeric_limits<std::uint64_t>::max();
     const bool printed_rows = format.keeps == format_keeps::printed_rows;
     plan_memory(c, plan, format.keeps == format_keeps::everything || (printed_rows && view.full), limit, block_rows);
     if (printed_rows && c.mistake != mistake::q_k_swapped && !view.stats) show_printed_rows_only(c, view, plan);

@@ -379,7 +379,7 @@ void write_stage(std::ostream& out, const trace& t, const stage& s, const std::v
             out << "<p class=\"note\">summarised: the first and last 3 along each axis (--full shows all "
                 << x.values.size() << " values)</p>\n";
         }
-        table_writer(x, numbers, options, t.cfg.token_labels).write(out);
+        table_writer(x, numbers, options, t.cfg.sources.token_labels).write(out);
         if (drawn != nullptr) out << "</details>\n";
         if (options.stats)  // --stats: of the whole tensor
             out << "<p class=\"stats\"><code>"

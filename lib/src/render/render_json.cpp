@@ -123,10 +123,10 @@ nlohmann::ordered_json config_to_json(const config& c) {
     if (fill_text(c) != fill_to_string(c.fill)) j["fill_text"] = c.fill_text;  // as typed: "-1e9"
     if (c.safe_softmax) j["safe_softmax"] = true;
     if (c.mistake != mistake::none) j["mistake"] = std::string(mistake_id(c.mistake));  // --mistake ID, on purpose
-    if (c.from_projections) j["from_projections"] = true;
-    if (c.x_from_file) j["input_file"] = true;  // so a replay (--from) knows which tensors came from files
-    if (c.x_kv_from_file) j["kv_input_file"] = true;
-    if (c.params_from_file) j["params_file"] = true;
+    if (c.sources.from_projections) j["from_projections"] = true;
+    if (c.sources.x_from_file) j["input_file"] = true;  // so a replay (--from) knows which tensors came from files
+    if (c.sources.x_kv_from_file) j["kv_input_file"] = true;
+    if (c.sources.params_from_file) j["params_file"] = true;
     if (c.dropout.p > 0.0 || c.dropout.train) {  // absent when dropout was never asked for
         j["dropout"] = c.dropout.p;
         j["train"] = c.dropout.train;
@@ -140,14 +140,14 @@ nlohmann::ordered_json config_to_json(const config& c) {
     j["rope_base"] = c.rope_base;
     j["rope_style"] = std::string(rope_pairing_name(c.rope_style));
     // a model's own layer (issue 24), only then
-    if (!c.model.empty()) j["model"] = c.model;
+    if (!c.sources.model.empty()) j["model"] = c.sources.model;
     if (c.norm != norm_kind::none) {
         j["norm"] = c.norm == norm_kind::layer_norm ? "layer_norm" : "rms_norm";
         j["norm_eps"] = std::stod(fill_to_string(c.norm_eps));  // 1e-05, not 9.999999747378752e-06
     }
     if (!c.out_bias) j["out_bias"] = false;
-    if (!c.tokens.empty()) j["tokens"] = c.tokens;  // --tokens: the ids layer 0 started from
-    if (!c.token_labels.empty()) j["token_text"] = c.token_labels;  // --vocab: each id's token, escaped
+    if (!c.sources.tokens.empty()) j["tokens"] = c.sources.tokens;  // --tokens: the ids layer 0 started from
+    if (!c.sources.token_labels.empty()) j["token_text"] = c.sources.token_labels;  // --vocab: each id's token, escaped
     return j;
 }
 

@@ -335,12 +335,12 @@ void check_py_run(const config& c, const render_options& options) {
     const auto refuse = [](const std::string& what) {
         throw usage_error("--format py: " + what);
     };
-    if (c.from_projections) refuse("the script draws its inputs as attn does; it cannot start from --q --k --v");
-    if (!c.tokens.empty())
+    if (c.sources.from_projections) refuse("the script draws its inputs as attn does; it cannot start from --q --k --v");
+    if (!c.sources.tokens.empty())
         refuse("the script draws x as attn does (torch.randn); it cannot look up a model's --tokens");
-    if (c.x_from_file || c.x_kv_from_file)
+    if (c.sources.x_from_file || c.sources.x_kv_from_file)
         refuse("the script draws x as attn does (torch.randn); it cannot read --input or --kv-input");
-    if (c.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");
+    if (c.sources.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");
     if (c.mask.from_file || c.mask.key_padding)
         refuse("the script builds the mask from its rules; it cannot read --mask-file or --key-padding-mask");
     if (c.flash_block > 0)  // a loop over the blocks: its body is more than one line

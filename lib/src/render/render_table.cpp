@@ -36,7 +36,7 @@ void print_tensors(std::ostream& out, const config& c, const stage& s, const std
     printers.reserve(s.tensors.size());
     table::column_widths shared;
     for (std::size_t k = 0; k < s.tensors.size(); ++k) {
-        printers.emplace_back(s.tensors[k], grids[k], numbers, options, p, &c.token_labels);
+        printers.emplace_back(s.tensors[k], grids[k], numbers, options, p, &c.sources.token_labels);
         if (k < stats.size() && stats[k].kind == stats_kind::weights) printers.back().show_row_stats(&stats[k]);
         shared.label = std::max(shared.label, printers.back().widths().label);
         shared.value = std::max(shared.value, printers.back().widths().value);

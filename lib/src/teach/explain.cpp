@@ -126,7 +126,7 @@ std::string setup_line(const config& c, const run_shapes& r) {
     const auto linear = [](const std::string& name, std::int64_t in, std::int64_t out, const std::string& extra) {
         return name + " = nn.Linear(" + str(in) + ", " + str(out) + extra + "); ";
     };
-    if (!c.params_from_file) line += seed;
+    if (!c.sources.params_from_file) line += seed;
     line += linear("w_q", r.Din, r.D, qkv_bias) + linear("w_k", r.Dkv, r.Dg, qkv_bias) + linear("w_v", r.Dkv, r.Dg, qkv_bias);
     if (c.out_proj) line += linear("w_o", r.D, r.D, "");
     const auto randn = [](std::int64_t a, std::int64_t b, std::int64_t d) {
@@ -134,15 +134,15 @@ std::string setup_line(const config& c, const run_shapes& r) {
     };
     // x, then x_kv; a comment at the end says where they come from
     std::vector<std::string> comments;
-    if (c.params_from_file) comments.push_back("then load --params into the layers");
-    if (c.x_from_file) {
+    if (c.sources.params_from_file) comments.push_back("then load --params into the layers");
+    if (c.sources.x_from_file) {
         line += "x = torch.tensor(data)";
         comments.push_back("data read from --input");
     } else {
-        line += (c.params_from_file ? seed : std::string()) + "x = " + randn(r.B, r.N + r.Sq, r.Din);
-        if (!c.params_from_file) comments.push_back("x drawn after the weights");
+        line += (c.sources.params_from_file ? seed : std::string()) + "x = " + randn(r.B, r.N + r.Sq, r.Din);
+        if (!c.sources.params_from_file) comments.push_back("x drawn after the weights");
     }
-    if (r.cross && c.x_kv_from_file) {
+    if (r.cross && c.sources.x_kv_from_file) {
         line += "; x_kv = torch.tensor(data_kv)";
         comments.push_back("data_kv read from --kv-input");
     } else if (r.cross) {
@@ -157,8 +157,8 @@ std::string setup_line(const config& c, const run_shapes& r) {
 
 stage_explanation explain_input(const config& c, const run_shapes& r) {
     stage_explanation e;
-    e.words = say(r, !c.tokens.empty() ? "input.words.tokens" : c.x_from_file ? "input.words.read" : "input.words.drawn");
-    if (r.cross) e.words += " " + say(r, c.x_kv_from_file ? "input.words.x_kv.read" : "input.words.x_kv.drawn");
+    e.words = say(r, !c.sources.tokens.empty() ? "input.words.tokens" : c.sources.x_from_file ? "input.words.read" : "input.words.drawn");
+    if (r.cross) e.words += " " + say(r, c.sources.x_kv_from_file ? "input.words.x_kv.read" : "input.words.x_kv.drawn");
     e.shapes = r.N > 0 ? "x [B,N+Sq,Din] = " + shape_text({r.B, r.N + r.Sq, r.Din})
                        : "x [B,Sq,Din] = " + shape_text({r.B, r.Sq, r.Din});
     if (r.cross) e.shapes += "; x_kv [B,Sk,Dkv] = " + shape_text({r.B, r.Sk, r.Dkv});
@@ -168,7 +168,7 @@ stage_explanation explain_input(const config& c, const run_shapes& r) {
     if (r.cross)
         e.memory +=
             " " + say(r, "input.memory.x_kv", {{"strides", stride_text(contiguous_layout({r.B, r.Sk, r.Dkv}))}});
-    e.why = say(r, !c.tokens.empty() ? "input.why.tokens" : c.x_from_file ? "input.why.read" : "input.why.drawn");
+    e.why = say(r, !c.sources.tokens.empty() ? "input.why.tokens" : c.sources.x_from_file ? "input.why.read" : "input.why.drawn");
     return e;
 }
 
@@ -187,13 +187,13 @@ stage_explanation explain_params(const config& c, const run_shapes& r) {
     if (c.out_proj) e.shapes += "; w_o " + shape_text({r.D, r.D}) + " (D×D), b_o " + shape_text({r.D});
     const std::string layers = c.out_proj ? "w_q, w_k, w_v, w_o" : "w_q, w_k, w_v";
     e.torch = "[w.weight.shape for w in (" + layers + ")]  # made by the first line, before x: " +
-              (c.params_from_file ? "load --params into them" : "each weight [out, in], then its bias [out]");
+              (c.sources.params_from_file ? "load --params into them" : "each weight [out, in], then its bias [out]");
     e.memory = say(r, "params.memory", {{"strides", stride_text(contiguous_layout({r.D, r.Din}))}});
-    if (!c.model_arch.empty()) {  // a model's own names: how its layout became nn.Linear's
-        const std::size_t of = c.model.find(" of ");  // "gpt2 layer 1 of m.safetensors"
-        e.why = say(r, "params.why.model." + c.model_arch,
-                    {{"file", of == std::string::npos ? c.model : c.model.substr(of + 4)}});
-    } else if (c.params_from_file) {
+    if (!c.sources.model_arch.empty()) {  // a model's own names: how its layout became nn.Linear's
+        const std::size_t of = c.sources.model.find(" of ");  // "gpt2 layer 1 of m.safetensors"
+        e.why = say(r, "params.why.model." + c.sources.model_arch,
+                    {{"file", of == std::string::npos ? c.sources.model : c.sources.model.substr(of + 4)}});
+    } else if (c.sources.params_from_file) {
         e.why = say(r, "params.why.read");
     } else {
         std::string bounds;
@@ -212,13 +212,13 @@ stage_explanation explain_projections(const config& c, const run_shapes& r) {
     stage_explanation e;
     const std::string kv_source = r.cross ? "x_kv" : r.N > 0 ? "x[:, N:]" : "x";
     e.words = say(r,
-                  c.from_projections ? "projections.words.given"
+                  c.sources.from_projections ? "projections.words.given"
                   : r.cross          ? "projections.words.cross"
                                      : "projections.words.self",
                   {{"roles", say(r, "projections.roles")}});
-    if (c.norm != norm_kind::none && !c.from_projections) e.words += " " + say(r, "projections.words.norm");
+    if (c.norm != norm_kind::none && !c.sources.from_projections) e.words += " " + say(r, "projections.words.norm");
     const std::string q_shape = r.bsd(r.Sq), k_shape = shape_text({r.B, r.Sn, r.Dg});
-    if (c.from_projections) {
+    if (c.sources.from_projections) {
         e.shapes = "q [B,Sq,D] = " + q_shape + "; k, v [B,Sk,D] = " + k_shape;
         e.torch = "q, k, v given by --q, --k, --v  # in a model: q = w_q(x); k = w_k(x); v = w_v(x)";
     } else {
@@ -236,7 +236,7 @@ stage_explanation explain_projections(const config& c, const run_shapes& r) {
                   (c.qkv_bias ? "  # each x @ w.weight.T + w.bias" : "  # each x @ w.weight.T (bias=False)");
     }
     const layout q = r.of(stage_id::projections, "q");
-    const std::string strides_q = c.from_projections  // no input stage has said what strides are
+    const std::string strides_q = c.sources.from_projections  // no input stage has said what strides are
                                       ? strides_explained(r, "q", q, "bsd")
                                       : say(r, "projections.memory.q", {{"strides", stride_text(q)}});
     e.memory = say(r, "projections.memory", {{"strides_q", strides_q}});
@@ -414,7 +414,7 @@ stage_explanation explain_scaled(const config&, const run_shapes& r) {
 
 stage_explanation explain_embed(const config& c, const run_shapes& r) {
     stage_explanation e;
-    const bool bert = c.model_arch == "bert", llama = c.model_arch == "llama";
+    const bool bert = c.sources.model_arch == "bert", llama = c.sources.model_arch == "llama";
     e.words = say(r, llama ? "embed.words.llama" : bert ? "embed.words.bert" : "embed.words.gpt2");
     e.shapes = "ids [" + str(r.Sq) + "] -> token " + shape_text({r.B, r.Sq, r.Din}) +
                (llama ? std::string() : "; position " + shape_text({r.Sq, r.Din})) +
@@ -635,8 +635,8 @@ stage_explanation explain_masked(const config& c, const run_shapes& r) {
     // -inf gives exactly 0; a large negative fill underflows to 0; a small one is only a number
     e.why = say(r, inf ? "masked.why.inf" : c.fill <= -1e4f ? "masked.why.large" : "masked.why.small",
                 {{"fill", fill}});
-    if ((c.model_arch == "gpt2" || c.model_arch == "llama") && c.fill == -std::numeric_limits<float>::max())
-        e.why += " " + say(r, "masked.why.model." + c.model_arch);
+    if ((c.sources.model_arch == "gpt2" || c.sources.model_arch == "llama") && c.fill == -std::numeric_limits<float>::max())
+        e.why += " " + say(r, "masked.why.model." + c.sources.model_arch);
     return e;
 }
 
@@ -740,7 +740,7 @@ stage_explanation explain_output(const config& c, const run_shapes& r) {
     e.torch = "out = w_o(concat)  # concat @ w_o.weight.T + w_o.bias";
     e.memory = say(r, "output.memory", {{"shape", r.bsd(r.Sq)}});
     e.why = say(r, "output.why");
-    if (!c.from_projections && r.Din == r.D) e.why += " " + say(r, "output.why.residual");
+    if (!c.sources.from_projections && r.Din == r.D) e.why += " " + say(r, "output.why.residual");
     return e;
 }
 
@@ -881,12 +881,12 @@ namespace {
 /// --tokens: " The tokens are ids 3, 6, 7", or with --vocab " The tokens (query and key 0, 1, ...) are
 /// The, Ġrobot, Ġreads (as the tokenizer writes them)."; "" without --tokens.
 std::string tokens_sentence(const config& c) {
-    if (c.tokens.empty()) return "";
+    if (c.sources.tokens.empty()) return "";
     std::string list;
-    const bool labelled = c.token_labels.size() == c.tokens.size();
-    for (std::size_t i = 0; i < c.tokens.size(); ++i)
-        list += (i ? ", " : "") + (labelled ? c.token_labels[i] + " (" + std::to_string(c.tokens[i]) + ")"
-                                            : std::to_string(c.tokens[i]));
+    const bool labelled = c.sources.token_labels.size() == c.sources.tokens.size();
+    for (std::size_t i = 0; i < c.sources.tokens.size(); ++i)
+        list += (i ? ", " : "") + (labelled ? c.sources.token_labels[i] + " (" + std::to_string(c.sources.tokens[i]) + ")"
+                                            : std::to_string(c.sources.tokens[i]));
     return " " + prose(labelled ? "explain.intro.tokens.labelled" : "explain.intro.tokens", {{"tokens", list}});
 }
 
@@ -900,7 +900,7 @@ std::vector<std::string> explain_intro(const config& c) {
     return {say(r, "intro.attention"),
             say(r, c.mask.any() ? "intro.formula.masked" : "intro.formula",
                 {{"out", out}, {"head", head}, {"fill", fill_text(c)}}),
-            say(r, c.from_projections ? "intro.letters.given"
+            say(r, c.sources.from_projections ? "intro.letters.given"
                    : r.N > 0          ? "intro.letters.step"
                    : r.cross          ? "intro.letters.cross"
                                       : "intro.letters.self") +
@@ -911,7 +911,7 @@ std::vector<std::string> explain_intro(const config& c) {
 std::vector<explanation_line> explain_summary(const config& c) {
     const run_shapes r(c);
     std::vector<explanation_line> lines;
-    std::string chain = c.from_projections ? "" : "x " + shape_text({r.B, r.N > 0 ? r.Sk : r.Sq, r.Din}) + " -> ";
+    std::string chain = c.sources.from_projections ? "" : "x " + shape_text({r.B, r.N > 0 ? r.Sk : r.Sq, r.Din}) + " -> ";
     chain += "q " + r.bsd(r.Sq) + " -> view " + r.bshd(r.Sq) + " -> transpose " + r.bhsd(r.Sq) + " -> scores " +
              r.plane() + " -> weights " + r.plane() + " -> context " + r.bhsd(r.Sq) + " -> merge " + r.bshd(r.Sq) +
              " -> concat " + r.bsd(r.Sq);

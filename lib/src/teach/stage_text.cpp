@@ -20,11 +20,11 @@ namespace {
 std::string input_formula(const config& c) {
     if (c.past > 0)
         return prose("stages.formula.input.step",
-                     {{"x", prose(c.x_from_file ? "stages.formula.input.step.x.read" : "stages.formula.input.step.x.drawn")}});
-    const std::string x = prose(c.x_from_file ? "stages.formula.input.x.read" : "stages.formula.input.x.drawn");
+                     {{"x", prose(c.sources.x_from_file ? "stages.formula.input.step.x.read" : "stages.formula.input.step.x.drawn")}});
+    const std::string x = prose(c.sources.x_from_file ? "stages.formula.input.x.read" : "stages.formula.input.x.drawn");
     if (!c.cross()) return prose("stages.formula.input.self", {{"x", x}});
     const std::string x_kv =
-        prose(c.x_kv_from_file ? "stages.formula.input.x_kv.read" : "stages.formula.input.x_kv.drawn");
+        prose(c.sources.x_kv_from_file ? "stages.formula.input.x_kv.read" : "stages.formula.input.x_kv.drawn");
     return prose("stages.formula.input.cross", {{"x", x}, {"x_kv", x_kv}});
 }
 
@@ -69,13 +69,13 @@ std::string softmax_formula(const config& c) {
 
 /// "self-attention: Q, K, V from x; seed 24; no output projection".
 std::string run_text(const config& c, bool seed_secret) {
-    const char* sources = c.from_projections ? "stages.run.sources.given"
+    const char* sources = c.sources.from_projections ? "stages.run.sources.given"
                           : c.cross()        ? "stages.run.sources.cross"
                                              : "stages.run.sources.self";
-    const std::string files = prose(sources, {{"input", !c.tokens.empty() ? " (--tokens, stage embed)" : c.x_from_file ? " (--input)" : ""},
-                                              {"kv_input", c.x_kv_from_file ? " (--kv-input)" : ""}});
+    const std::string files = prose(sources, {{"input", !c.sources.tokens.empty() ? " (--tokens, stage embed)" : c.sources.x_from_file ? " (--input)" : ""},
+                                              {"kv_input", c.sources.x_kv_from_file ? " (--kv-input)" : ""}});
     std::vector<std::string> parts{
-        c.past > 0 ? prose("stages.run.step", {{"past", c.past}, {"new", c.seq}, {"input", c.x_from_file ? " (--input)" : ""}})
+        c.past > 0 ? prose("stages.run.step", {{"past", c.past}, {"new", c.seq}, {"input", c.sources.x_from_file ? " (--input)" : ""}})
                    : prose(c.cross() ? "stages.run.cross" : "stages.run.self", {{"sources", files}})};
     if (c.grouped()) {
         const std::int64_t G = c.kv_head_count();
@@ -84,11 +84,11 @@ std::string run_text(const config& c, bool seed_secret) {
     }
     // the seed draws the weights (unless --params gives them, or --q --k --v come without an output
     // layer) and x (unless --input, --tokens or --q --k --v): a run that draws nothing names no seed
-    const bool weights_drawn = !c.params_from_file && !(c.from_projections && !c.out_proj);
-    const bool x_drawn = !c.from_projections && (!c.x_from_file || (c.cross() && !c.x_kv_from_file));
+    const bool weights_drawn = !c.sources.params_from_file && !(c.sources.from_projections && !c.out_proj);
+    const bool x_drawn = !c.sources.from_projections && (!c.sources.x_from_file || (c.cross() && !c.sources.x_kv_from_file));
     if (weights_drawn || x_drawn)
         parts.push_back(seed_secret ? prose("stages.run.seed_secret") : prose("stages.run.seed", {{"seed", c.seed}}));
-    if (!c.from_projections && !c.qkv_bias) parts.push_back(prose("stages.run.no_qkv_bias"));
+    if (!c.sources.from_projections && !c.qkv_bias) parts.push_back(prose("stages.run.no_qkv_bias"));
     if (!c.out_proj) parts.push_back(prose("stages.run.no_out_proj"));
     if (c.mistake != mistake::none)
         parts.push_back(prose("stages.run.mistake",
@@ -102,7 +102,7 @@ std::string sizes_text(const config& c) {
     std::vector<std::string> parts{"B=" + std::to_string(c.batch), "Sq=" + std::to_string(c.seq),
                                    "Sk=" + std::to_string(c.kv_seq)};
     if (c.past > 0) parts.push_back("N=" + std::to_string(c.past));
-    if (!c.from_projections) {
+    if (!c.sources.from_projections) {
         parts.push_back("Din=" + std::to_string(c.d_in));
         if (c.d_kv_in != c.d_in || c.cross()) parts.push_back("Dkv=" + std::to_string(c.d_kv_in));
     }
@@ -184,7 +184,7 @@ std::string projections_formula(const config& c, bool transposed, bool bias) {
 
 std::vector<run_line> stage_sources(const config& c, stage_id id) {
     std::vector<run_line> sources;
-    for (const auto& [weight, from] : c.weight_sources) {
+    for (const auto& [weight, from] : c.sources.weight_sources) {
         const bool norm = weight.rfind("norm_", 0) == 0, embed = weight.rfind("embed_", 0) == 0;
         if (id == stage_id::params && !norm && !embed) sources.push_back({weight, from});
         if (id == stage_id::norm && norm) sources.push_back({weight.substr(5), from});
@@ -195,8 +195,8 @@ std::vector<run_line> stage_sources(const config& c, stage_id id) {
 
 /// "gpt2 layer 1 of m.safetensors; norm: LayerNorm, eps 1e-05".
 std::string model_text(const config& c) {
-    std::string text = c.model;
-    if ((c.model_arch == "gpt2" || c.model_arch == "llama") && c.mask.causal && c.fill == -std::numeric_limits<float>::max())
+    std::string text = c.sources.model;
+    if ((c.sources.model_arch == "gpt2" || c.sources.model_arch == "llama") && c.mask.causal && c.fill == -std::numeric_limits<float>::max())
         text += "; causal, fill torch.finfo(torch.float32).min, as its code";
     if (c.norm != norm_kind::none) {
         text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " +
@@ -207,7 +207,7 @@ std::string model_text(const config& c) {
 
 std::vector<run_line> run_summary(const config& c, bool seed_secret) {
     std::vector<run_line> lines{{"run", run_text(c, seed_secret)}, {"sizes", sizes_text(c)}, {"mask", mask_text(c)}};
-    if (!c.model.empty()) lines.insert(lines.begin() + 1, {"model", model_text(c)});
+    if (!c.sources.model.empty()) lines.insert(lines.begin() + 1, {"model", model_text(c)});
     if (c.dropout.p > 0.0 || c.dropout.train) lines.push_back({"dropout", dropout_text(c)});
     return lines;
 }
@@ -235,7 +235,7 @@ std::string stage_formula(const config& c, std::string_view name) {
                    ? "x = weight · (x · torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + " + short_eps(c) + "))"
                    : "x = F.layer_norm(x, [Din], weight, bias, eps=" + short_eps(c) + ")";
     if (name == "projections")
-        return c.from_projections ? prose("stages.formula.projections.given") : projections_formula(c);
+        return c.sources.from_projections ? prose("stages.formula.projections.given") : projections_formula(c);
     if (name == "mask") return mask_formula(c);
     if (name == "masked") {
         std::string formula = prose("stages.formula.masked", {{"fill", fill_text(c)}});

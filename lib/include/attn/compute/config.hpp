@@ -80,7 +80,10 @@ struct dropout_spec {
     bool applied() const { return train && p > 0.0; }
 };
 
-struct config {
+/// What the run computes: the shapes, the parameters' presence, the masks, the fill, dropout,
+/// positions, the norm and a deliberate mistake. Two runs of one spec, from the same tensors,
+/// give the same bits.
+struct model_spec {
     std::int64_t batch = 1;    // B
     std::int64_t seq = 4;      // Sq
     std::int64_t kv_seq = 4;   // Sk (the CLI defaults it to Sq)
@@ -94,10 +97,6 @@ struct config {
     bool out_bias = true;       // it has a bias b_o (a Llama layer's o_proj has none)
     std::uint64_t seed = 0;     // torch.manual_seed(seed)
     bool separate_kv = false;   // keys and values come from their own x_kv (--kv-input or --cross)
-    bool from_projections = false;  // --q --k --v: the run starts at stage 3 (no input, no params)
-    bool x_from_file = false;   // --input: x was read, not drawn (likewise x_kv with --kv-input)
-    bool x_kv_from_file = false;
-    bool params_from_file = false;  // --params: the weights were read, not drawn
 
     mask_spec mask;
     float fill = -std::numeric_limits<float>::infinity();  // written where the mask is false
@@ -106,7 +105,6 @@ struct config {
                                // other rows unchanged. validate(): only with the fill -inf
     dropout_spec dropout;
     attn::mistake mistake = attn::mistake::none;  // --mistake ID: compute the run with this mistake made
-    std::uint64_t max_memory = 0;  // --max-memory: the bytes the run may hold (memory.hpp); 0 = no limit
     int mistake_variant = 0;   // which way it is made (mistake_variants); --mistake makes way 0
     std::int64_t flash_block = 0;  // --flash-block N: flash attention's online softmax over blocks of N keys
                                    // (stage flash), next to the exact one; 0 = off
@@ -121,11 +119,6 @@ struct config {
     // a real model's layer (--params with a model's own names, model_layer.hpp)
     norm_kind norm = norm_kind::none;  // the norm stage: x normalised before the projections read it
     float norm_eps = 1e-5f;            // its eps (config.json's layer_norm_epsilon, rms_norm_eps, ...)
-    std::string model;                 // "gpt2 layer 1 of m.safetensors": what the weights are; empty: attn's own
-    std::string model_arch;            // "gpt2", "bert", "llama", "mha" (model_layer.hpp); empty: attn's own
-    std::vector<std::pair<std::string, std::string>> weight_sources;  // {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ ..."}
-    std::vector<std::int64_t> tokens;  // --tokens: the ids layer 0 starts from (stage embed); empty: x drawn or read
-    std::vector<std::string> token_labels;  // --vocab: each id's token, escaped (printable_text); empty: none
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     std::int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }  // G
@@ -135,6 +128,35 @@ struct config {
     /// Cross-attention: keys and values come from x_kv, not from x. A decoding step (--past)
     /// has Sk = N + Sq keys of its own tokens: self-attention.
     bool cross() const { return separate_kv || (past == 0 && kv_seq != seq) || d_kv_in != d_in; }
+};
+
+/// Where the run's tensors come from: drawn (torch.manual_seed(seed), the default), read from
+/// files, or looked up from a model's token ids. Which stages exist follows from it (no
+/// input and params stages with --q --k --v).
+struct run_sources {
+    bool from_projections = false;  // --q --k --v: the run starts at stage 3 (no input, no params)
+    bool x_from_file = false;       // --input: x was read, not drawn (likewise x_kv with --kv-input)
+    bool x_kv_from_file = false;
+    bool params_from_file = false;  // --params: the weights were read, not drawn
+
+    std::string model;       // "gpt2 layer 1 of m.safetensors": what the weights are; empty: attn's own
+    std::string model_arch;  // "gpt2", "bert", "llama", "mha" (model_layer.hpp); empty: attn's own
+    std::vector<std::pair<std::string, std::string>> weight_sources;  // {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ ..."}
+    std::vector<std::int64_t> tokens;        // --tokens: the ids layer 0 starts from (stage embed); empty: x drawn or read
+    std::vector<std::string> token_labels;  // --vocab: each id's token, escaped (printable_text); empty: none
+};
+
+/// What the run may hold (memory.hpp).
+struct run_limits {
+    std::uint64_t max_memory = 0;  // --max-memory: the bytes the run may hold; 0 = no limit
+};
+
+/// A run: the spec it computes, where its tensors come from, and its limits. What is shown
+/// of it (stages, rows, heads, format) is the view's: render_options. A config's
+/// fields are listed once, with their flags and JSON keys, in io/config_fields.hpp.
+struct config : model_spec {
+    run_sources sources;
+    run_limits limits;
 };
 
 /// The position of the first query token: N in a decoding step (--past N), whose queries are

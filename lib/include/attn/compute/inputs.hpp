@@ -46,7 +46,7 @@ struct inputs {
     xt::xarray<float> x;    // [B,Sq,Din] ([B,N+Sq,Din] with --past N); empty when the run starts at the projections
     optional_tensor x_kv;   // [B,Sk,Dkv]; absent for self-attention (keys and values come from x)
     parameters params;
-    std::optional<projections> qkv;        // given Q, K, V: stages 1-2 are skipped (config::from_projections)
+    std::optional<projections> qkv;        // given Q, K, V: stages 1-2 are skipped (config::sources)
     std::optional<xt::xarray<bool>> mask;  // [B,1,Sq,Sk] from --mask-file (config::mask.from_file)
     std::optional<embeddings> embed;       // --tokens: the rows x was summed from (stage embed)
     attn::warning_list warnings;               // about the given tensors (NaN in a file); they open the trace's

@@ -58,7 +58,7 @@ struct named_tensor {
 /// The tensors a run is given, read but not yet checked against the flags or each other.
 struct given_tensors {
     std::optional<named_tensor> x, x_kv;  // [B,Sq,Din], [B,Sk,Dkv]
-    std::optional<named_tensor> q, k, v;  // all three or none (base.from_projections)
+    std::optional<named_tensor> q, k, v;  // all three or none (base.sources.from_projections)
     std::optional<named_tensor> mask;     // [Sq,Sk], [B,Sq,Sk] or [B,1,Sq,Sk], read as config::mask.file_convention
     std::optional<named_tensor> key_padding_mask;  // [B,Sk], read as config::mask.key_padding_convention
     bool mask_is_keep = false;  // `mask` is a dump's mask.mask: keep, whatever the recorded files were

@@ -55,7 +55,7 @@ hf_config parse_hf_config(const std::string& text, const std::string& what);
 /// else --heads / --kv-heads, else kv heads from w_k's rows), the norm (kind, eps), biases
 /// (c.qkv_bias, c.out_bias as the file has them), positions (Llama: rope, rope_theta), the
 /// causal mask and finfo.min fill of GPT-2 and Llama (unless a mask or --fill is given),
-/// and c.model and c.weight_sources. usage_error: a flag against config.json or the
+/// and c.sources.model and weight_sources. usage_error: a flag against config.json or the
 /// architecture, naming both; a model file without config.json and without --heads.
 void apply_model_layer(config& c, const model_layer& layer, const std::optional<hf_config>& json,
                        const model_choice& flags, const std::string& what);

@@ -84,7 +84,7 @@ struct tensor_heatmap {
     std::size_t key_count() const { return values->values.shape()[values->values.dimension() - 1]; }    // Sk, F
     /// The number a row is labelled with: `row` + first_row.
     std::size_t row_number(std::size_t row) const { return row + first_row; }
-    /// --tokens with --vocab: the tokens of the query rows and key columns (config::token_labels,
+    /// --tokens with --vocab: the tokens of the query rows and key columns (run_sources::token_labels,
     /// escaped), drawn instead of their numbers; empty: numbers.
     std::vector<std::string> row_labels, column_labels;
     /// A row's or column's label: its token, else its number.

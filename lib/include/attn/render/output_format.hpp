@@ -71,7 +71,7 @@ void fit_view_to_format(const config& c, const output_format& format, const std:
                         render_options& view);
 
 /// The plan of a run of `c` written as `format` with `view`: the stages shown (and the mask
-/// where the format marks masked keys), laid out to fit c.max_memory (0: no limit) as
+/// where the format marks masked keys), laid out to fit c.limits.max_memory (0: no limit) as
 /// plan_memory chooses, `block_rows` > 0 forcing blocks of rows (--block-rows); and where the
 /// format prints only some rows of a tensor, only those rows computed (but every row with
 /// --stats, whose statistics are the whole tensor's, and with q_k_swapped, whose planes are

@@ -90,7 +90,7 @@ struct column_widths {
 /// [S, H·dk] table per batch item, the heads' columns side by side between "│".
 class tensor_printer {
 public:
-    /// `tokens` (--vocab with --tokens: config::token_labels) label the token axes (query, key,
+    /// `tokens` (--vocab with --tokens: run_sources::token_labels) label the token axes (query, key,
     /// seq, kv_seq) "query The" instead of "query 0"; null or empty: numbers.
     tensor_printer(const tensor& t, element_grid grid, const stage_numbers& numbers, const render_options& options,
                    const palette& p, const std::vector<std::string>* tokens = nullptr);

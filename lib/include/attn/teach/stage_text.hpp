@@ -57,7 +57,7 @@ struct run_line {
 /// With `seed_secret` (an exercise made with a class secret) the seed is not printed.
 std::vector<run_line> run_summary(const config& c, bool seed_secret = false);
 
-/// Where the tensors of stage `id` came from in a model's file (config::weight_sources): for
+/// Where the tensors of stage `id` came from in a model's file (run_sources::weight_sources): for
 /// params {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ (Conv1D stores [in, out])"}, ...; for norm
 /// {"weight", "h.1.ln_1.weight"}, ...; empty for other stages and attn's own runs.
 std::vector<run_line> stage_sources(const config& c, stage_id id);
