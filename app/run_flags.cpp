@@ -12,6 +12,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/compute/memory.hpp"
+#include "attn/io/config_fields.hpp"
 #include "attn/io/replay.hpp"
 #include "attn/io/token_input.hpp"
 #include "help_format.hpp"
@@ -95,45 +96,16 @@ attn::model_choice model_choice(const run_options& o, const flag_given& given) {
     return m;
 }
 
-/// A replay's config: the dump's, with each flag that was given on top. A size
-/// flag and a file flag are left to attn::load_replay, which checks them against
-/// the dump's tensors.
+/// A replay's config: the dump's, with each flag that was given on top (config_fields.hpp:
+/// each key's flag and how it replaces the dump's setting). A size flag and a file flag are
+/// left to attn::load_replay, which checks them against the dump's tensors.
 attn::config replay_config(const run_options& o, attn::config c, const flag_given& given) {
-    c.limits.max_memory = o.cfg.limits.max_memory;  // this run's limit, never the dump's
-    if (given("--heads")) c.heads = o.cfg.heads;
-    if (given("--seed")) c.seed = o.cfg.seed;
-    if (given("--no-qkv-bias")) c.qkv_bias = false;
-    if (given("--no-out-proj")) c.out_proj = false;
-    if (given("--mask")) {
-        attn::parse_mask_kinds(o.mask, c.mask);
-        if (!c.mask.padding) c.mask.lengths.clear();  // the dump's, for a kind no longer asked for
-        if (!c.mask.window) c.mask.window_size.reset();
-    }
-    if (given("--past")) c.past = o.past;
-    if (given("--kv-heads")) c.kv_heads = o.kv_heads;
+    const attn::config flags = base_config(o);
+    for (const attn::config_field& field : attn::config_fields())
+        if (field.take != nullptr && given(field.flag)) field.take(flags, c);
+    // a decoding step's causal mask ends at the last key, unless --causal-align says otherwise
     if (given("--past") && c.past > 0 && !given("--causal-align")) c.mask.causal_align = attn::causal_alignment::lower_right;
-    if (given("--causal-align")) c.mask.causal_align = *attn::parse_causal_alignment(o.causal_align);
-    if (given("--lengths")) c.mask.lengths = o.lengths;
-    if (given("--window")) c.mask.window_size = o.window;
-    if (given("--mask-seed")) c.mask.random_seed = o.cfg.mask.random_seed;
-    if (given("--mask-keep")) c.mask.random_keep = o.cfg.mask.random_keep;
-    if (given("--mask-file")) c.mask.file_convention = attn::mask_convention::keep;
-    if (given("--key-padding-mask")) c.mask.key_padding_convention = attn::mask_convention::mha;
-    apply_mask_convention(o, c);
-    if (given("--cross")) c.separate_kv = true;
-    if (given("--fill")) {
-        c.fill = parse_fill(o.fill);
-        c.fill_text = fill_as_typed(o.fill);
-    }
-    if (given("--safe-softmax")) c.safe_softmax = true;
-    if (given("--dropout")) c.dropout.p = o.cfg.dropout.p;
-    if (given("--train")) c.dropout.train = true;
-    if (given("--dropout-seed")) c.dropout.seed = o.cfg.dropout.seed;
-    if (given("--mistake")) c.mistake = *attn::parse_mistake(o.mistake);
-    if (given("--flash-block")) c.flash_block = o.cfg.flash_block;
-    if (given("--pos")) c.pos = *attn::parse_position_encoding(o.pos);
-    if (given("--rope-base")) c.rope_base = o.cfg.rope_base;
-    if (given("--rope-style")) c.rope_style = *attn::parse_rope_pairing(o.rope_style);
+    c.limits = o.cfg.limits;  // this run's limit, never the dump's
     return c;
 }
 

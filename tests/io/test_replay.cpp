@@ -19,6 +19,7 @@
 
 #include "attn/compute/attention.hpp"
 #include "attn/compute/error.hpp"
+#include "attn/io/config_fields.hpp"
 #include "attn/io/file_inputs.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/io/npz.hpp"

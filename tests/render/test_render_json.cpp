@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/io/config_fields.hpp"
 #include "attn/compute/attention.hpp"
 #include "attn/compute/config.hpp"
 #include "attn/compute/generator.hpp"

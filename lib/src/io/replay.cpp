@@ -20,6 +20,7 @@
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/compute/rope_frequencies.hpp"
+#include "attn/io/config_fields.hpp"
 #include "attn/io/json_document.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/text/index_text.hpp"
@@ -34,160 +35,11 @@ using json = nlohmann::json;
 constexpr std::array<const char*, 8> param_names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
 
 // ----------------------------------------------------------------------------
-// config_from_json: every key as config_to_json writes it.
-
-class config_keys {
-public:
-    config_keys(const json& j, const std::string& what) : j_(j), what_(what) {
-        if (!j.is_object()) throw error(what + ": config is " + json_excerpt(j) + "; expected a JSON object");
-    }
-    bool has(const char* key) {
-        seen_.insert(key);
-        return j_.contains(key);
-    }
-    const json& at(const char* key) {
-        if (!has(key)) throw error(what_ + ": config has no \"" + key + "\"");
-        return j_.at(key);
-    }
-    std::int64_t whole(const char* key) {
-        const json& v = at(key);
-        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
-            wrong(key, "a whole number");
-        return v.get<std::int64_t>();
-    }
-    std::uint64_t unsigned_whole(const char* key) {
-        return typed<std::uint64_t>(key, &json::is_number_unsigned, "a whole number, 0 or more");
-    }
-    double number(const char* key) { return typed<double>(key, &json::is_number, "a number"); }
-    bool flag(const char* key) { return typed<bool>(key, &json::is_boolean, "true or false"); }
-    /// A string value: a name or a fill as typed, never long (a dump is data: nothing from
-    /// it is printed beyond what a flag could say).
-    std::string text(const char* key) {
-        std::string value = typed<std::string>(key, &json::is_string, "a string");
-        if (value.size() > longest_text)
-            throw error(what_ + ": config \"" + key + "\" is a string of " + std::to_string(value.size()) +
-                        " bytes; expected at most " + std::to_string(longest_text));
-        return value;
-    }
-    /// A number from `lo` to `hi`, as the flag takes it.
-    double number_from(const char* key, double lo, double hi) {
-        const double value = number(key);
-        if (!(value >= lo && value <= hi))
-            wrong(key, "a number from " + shortest_text(lo) + " to " + shortest_text(hi));
-        return value;
-    }
-    [[noreturn]] void wrong(const char* key, const std::string& expected) const {
-        throw error(what_ + ": config \"" + key + "\" is " + json_excerpt(j_.at(key)) + "; expected " + expected);
-    }
-    /// Throws for a key no call asked about: a setting this attn cannot replay.
-    void no_others() const {
-        for (const auto& item : j_.items())
-            if (!seen_.count(item.key()))
-                throw error(what_ + ": config \"" + item.key() + "\" is not a setting this attn knows (a dump of a newer attn?)");
-    }
-
-private:
-    static constexpr std::size_t longest_text = 64;
-
-    template <class T>
-    T typed(const char* key, bool (json::*is)() const noexcept, const char* expected) {
-        if (!(at(key).*is)()) wrong(key, expected);
-        return j_.at(key).get<T>();
-    }
-
-    const json& j_;
-    const std::string& what_;
-    std::set<std::string> seen_;
-};
-
-/// The float32 config_to_json wrote as the double nearest its shortest decimal form.
-float float_of(double value) {
-    const std::string text = shortest_text(value);
-    float f = 0.0f;
-    if (std::from_chars(text.data(), text.data() + text.size(), f).ec == std::errc()) return f;
-    return to_float32(value);
-}
-
-void read_mask_keys(config_keys& k, mask_spec& m) {
-    const std::string kinds = k.text("mask");
-    try {
-        parse_mask_kinds(kinds, m);
-    } catch (const usage_error&) {
-        k.wrong("mask", "none, or causal, padding, window, random joined by '+'");
-    }
-    if (k.has("causal_align")) {
-        const auto align = parse_causal_alignment(k.text("causal_align"));
-        if (!align) k.wrong("causal_align", "upper-left or lower-right");
-        m.causal_align = *align;
-    }
-    if (k.has("lengths")) {
-        if (!k.at("lengths").is_array()) k.wrong("lengths", "a list of whole numbers");
-        for (const json& n : k.at("lengths")) {
-            if (!n.is_number_integer()) k.wrong("lengths", "a list of whole numbers");
-            m.lengths.push_back(n.get<std::int64_t>());
-        }
-    }
-    if (k.has("window")) m.window_size = k.whole("window");
-    if (k.has("mask_seed")) m.random_seed = k.unsigned_whole("mask_seed");
-    if (k.has("mask_keep")) m.random_keep = k.number_from("mask_keep", 0.0, 1.0);
-    if (k.has("mask_file")) m.from_file = k.flag("mask_file");
-    const auto convention = [&](const char* key, mask_convention& into) {
-        if (!k.has(key)) return;
-        const auto m = parse_mask_convention(k.text(key));
-        if (!m) k.wrong(key, "keep, mha or additive");
-        else into = *m;
-    };
-    convention("mask_convention", m.file_convention);
-    if (k.has("key_padding")) m.key_padding = k.flag("key_padding");
-    convention("key_padding_convention", m.key_padding_convention);
-}
-
-void read_fill_keys(config_keys& k, config& c) {
-    const json& fill = k.at("fill");
-    if (fill.is_string() && fill.get<std::string>() == "-inf") c.fill = -std::numeric_limits<float>::infinity();
-    else if (fill.is_number() && std::isfinite(float_of(fill.get<double>())) &&  // -1e39 is no -inf
-             fill_underflow(fill.get<double>()).empty())
-        c.fill = float_of(fill.get<double>());
-    else k.wrong("fill", "\"-inf\" or a number float32 holds");
-    if (k.has("fill_text")) {  // as typed ("-1e9"): printed in formulas, so it must say the same number
-        const std::string typed = k.text("fill_text");
-        char* end = nullptr;
-        const double value = typed.size() <= 32 ? std::strtod(typed.c_str(), &end) : 0.0;
-        const bool written = typed == "-inf" || (is_decimal_number(typed) && fill_underflow(value).empty());
-        const bool same = written && end == typed.c_str() + typed.size() && typed.size() <= 32 &&
-                          (std::isinf(c.fill) ? value == c.fill : float_of(value) == c.fill);
-        if (!same) k.wrong("fill_text", "the fill as typed, a number that reads as \"fill\" (" + fill_to_string(c.fill) + ")");
-        c.fill_text = typed;
-    }
-    if (k.has("safe_softmax")) c.safe_softmax = k.flag("safe_softmax");
-}
-
-/// "mistake": the run was made with --mistake ID (trace --mistake), so a replay makes it too.
-void read_mistake_key(config_keys& k, config& c) {
-    if (!k.has("mistake")) return;
-    const auto m = parse_mistake(k.text("mistake"));
-    if (!m) k.wrong("mistake", "a mistake id such as softmax_axis");
-    else c.mistake = *m;
-}
-
-/// "pos", "rope_base", "rope_style": how the positions entered; absent in older dumps.
-void read_position_keys(config_keys& k, config& c) {
-    if (k.has("pos")) {
-        const auto p = parse_position_encoding(k.text("pos"));
-        if (!p) k.wrong("pos", "none, rope, alibi or sinusoidal");
-        else c.pos = *p;
-    }
-    if (k.has("rope_base")) c.rope_base = k.number("rope_base");
-    if (k.has("rope_style")) {
-        const auto r = parse_rope_pairing(k.text("rope_style"));
-        if (!r) k.wrong("rope_style", "half or interleaved");
-        else c.rope_style = *r;
-    }
-}
+// config_from_json: every key of config_fields(), then what the rows cannot check alone.
 
 /// cross and head_dim are derived; they must agree with the sizes (a forced cross,
 /// with Sk = Sq and Dkv = Din, is --cross or --kv-input: keys and values from x_kv).
-void check_derived(config_keys& k, config& c, const std::string& what) {
+void check_derived(config_reader& k, config& c, const std::string& what) {
     const bool cross = k.flag("cross");
     const bool by_sizes = (c.past == 0 && c.kv_seq != c.seq) || c.d_kv_in != c.d_in;  // a decoding step: Sk = N + Sq
     if (!cross && by_sizes)
@@ -644,50 +496,25 @@ bool replay_reads(const std::string& name) {
 }
 
 config config_from_json(const json& j, const std::string& what) {
-    config_keys k(j, what);
+    config_reader k(j, what);
     config c;
-    for (const auto& [key, size] : {std::pair{"batch", &config::batch}, {"seq", &config::seq},
-                                    {"kv_seq", &config::kv_seq}, {"d_model", &config::d_model},
-                                    {"heads", &config::heads}, {"d_in", &config::d_in}, {"d_kv_in", &config::d_kv_in}})
-        c.*size = k.whole(key);
-    c.qkv_bias = k.flag("qkv_bias");
-    c.out_proj = k.flag("out_proj");
-    c.seed = k.unsigned_whole("seed");
-    read_mask_keys(k, c.mask);
-    read_fill_keys(k, c);
-    read_mistake_key(k, c);
-    read_position_keys(k, c);
-    for (const auto& [key, flag] : {std::pair{"from_projections", &run_sources::from_projections},
-                                    {"input_file", &run_sources::x_from_file}, {"kv_input_file", &run_sources::x_kv_from_file},
-                                    {"params_file", &run_sources::params_from_file}})
-        c.sources.*flag = k.has(key) && k.flag(key);
-    if (k.has("dropout")) c.dropout.p = k.number_from("dropout", 0.0, 1.0);
-    c.dropout.train = k.has("train") && k.flag("train");
-    if (k.has("dropout_seed")) c.dropout.seed = k.unsigned_whole("dropout_seed");
-    if (k.has("past")) c.past = k.whole("past");  // --past N, a decoding step (absent in older dumps: 0)
-    if (c.past > 0 && !checked_add(c.past, c.seq))
-        k.wrong("past", "a cache length N with N + seq (" + std::to_string(c.seq) + ") within a 64-bit size");
+    for (const config_field& field : config_fields())
+        if (field.read != nullptr && (field.required || k.has(field.key))) field.read(k, c);
     if (c.pos == position_encoding::rope && c.seq >= 1 && c.heads > 0 && c.d_model % c.heads == 0 && c.head_dim() % 2 == 0) {
         const std::string problem = rope_base_problem(c.rope_base, static_cast<std::size_t>(c.head_dim()), c.past + c.seq - 1);
         if (!problem.empty()) k.wrong("rope_base", "a base rope can use: " + problem);
     }
-    if (k.has("kv_heads")) c.kv_heads = k.whole("kv_heads") == c.heads ? 0 : k.whole("kv_heads");  // --kv-heads G
-    if (k.has("flash_block")) c.flash_block = k.whole("flash_block");
     // a model's own layer: BERT's and nn.MultiheadAttention's replay from their params; a layer
     // with a norm before attention does not (the dump holds the norm's weights, the replay does not read them)
-    if (k.has("model")) {  // a path may be long: kept to 256 bytes, printed escaped
-        if (!k.at("model").is_string()) k.wrong("model", "a string");
-        const std::string& model = k.at("model").get_ref<const std::string&>();
-        c.sources.model = printable_text(model.substr(0, character_boundary(model, 256)));  // cut between characters
-    }
-    if (k.has("out_bias")) c.out_bias = k.flag("out_bias");
     if (k.has("tokens"))  // layer 0 from a model's token ids: the dump lacks the embedding tables' other rows
-        throw error(what + ": a run from a model's --tokens" + (c.sources.model.empty() ? std::string() : " (" + c.sources.model + ")") +
+        throw error(what + ": a run from a model's --tokens" +
+                    (c.sources.model.empty() ? std::string() : " (" + c.sources.model + ")") +
                     " does not replay with --from; run it again with --params and --tokens");
     if (k.has("norm")) {
         k.text("norm");
         if (k.has("norm_eps")) k.number("norm_eps");
-        throw error(what + ": a model layer with a norm before attention (" + (c.sources.model.empty() ? "norm" : c.sources.model) +
+        throw error(what + ": a model layer with a norm before attention (" +
+                    (c.sources.model.empty() ? "norm" : c.sources.model) +
                     ") does not replay with --from; run it again with --params and --input");
     }
     check_derived(k, c, what);

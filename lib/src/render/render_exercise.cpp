@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/io/config_fields.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/render_table.hpp"

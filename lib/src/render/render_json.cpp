@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "attn/compute/mask.hpp"
+#include "attn/io/config_fields.hpp"
 #include "attn/text/utf8_text.hpp"
 #include "attn/render/json_numbers.hpp"
 #include "attn/render/render_stats.hpp"
@@ -93,62 +94,6 @@ nlohmann::ordered_json number_json(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     return v;
-}
-
-nlohmann::ordered_json config_to_json(const config& c) {
-    nlohmann::ordered_json j{{"batch", c.batch},     {"seq", c.seq},       {"kv_seq", c.kv_seq},
-                             {"d_model", c.d_model}, {"heads", c.heads},   {"head_dim", c.head_dim()},
-                             {"d_in", c.d_in},       {"d_kv_in", c.d_kv_in}, {"cross", c.cross()},
-                             {"qkv_bias", c.qkv_bias}, {"out_proj", c.out_proj}, {"seed", c.seed},
-                             {"mask", mask_kinds_to_string(c.mask)}};
-    if (c.mask.causal_align == causal_alignment::lower_right) j["causal_align"] = "lower-right";  // upper-left: absent
-    if (c.mask.padding) j["lengths"] = c.mask.lengths;
-    if (c.mask.window) j["window"] = *c.mask.window_size;
-    if (c.mask.random) {
-        j["mask_seed"] = c.mask.random_seed;
-        j["mask_keep"] = c.mask.random_keep;
-    }
-    if (c.mask.from_file) {
-        j["mask_file"] = true;
-        j["mask_convention"] = std::string(mask_convention_name(c.mask.file_convention));
-    }
-    if (c.mask.key_padding) {
-        j["key_padding"] = true;
-        j["key_padding_convention"] = std::string(mask_convention_name(c.mask.key_padding_convention));
-    }
-    if (std::isinf(c.fill))
-        j["fill"] = "-inf";
-    else  // the double nearest the float's shortest decimal form: -0.1, not -0.10000000149011612
-        j["fill"] = std::stod(fill_to_string(c.fill));
-    if (fill_text(c) != fill_to_string(c.fill)) j["fill_text"] = c.fill_text;  // as typed: "-1e9"
-    if (c.safe_softmax) j["safe_softmax"] = true;
-    if (c.mistake != mistake::none) j["mistake"] = std::string(mistake_id(c.mistake));  // --mistake ID, on purpose
-    if (c.sources.from_projections) j["from_projections"] = true;
-    if (c.sources.x_from_file) j["input_file"] = true;  // so a replay (--from) knows which tensors came from files
-    if (c.sources.x_kv_from_file) j["kv_input_file"] = true;
-    if (c.sources.params_from_file) j["params_file"] = true;
-    if (c.dropout.p > 0.0 || c.dropout.train) {  // absent when dropout was never asked for
-        j["dropout"] = c.dropout.p;
-        j["train"] = c.dropout.train;
-        if (c.dropout.applied()) j["dropout_seed"] = c.dropout.seed;
-    }
-    j["past"] = c.past;                 // --past N: N cached tokens (0: no cache)
-    j["kv_heads"] = c.kv_head_count();  // --kv-heads G (= heads without it)
-    j["flash_block"] = c.flash_block;  // 0: no flash stage
-    // issue 23's keys, always written, so that a dump replays with --from
-    j["pos"] = std::string(position_encoding_name(c.pos));
-    j["rope_base"] = c.rope_base;
-    j["rope_style"] = std::string(rope_pairing_name(c.rope_style));
-    // a model's own layer (issue 24), only then
-    if (!c.sources.model.empty()) j["model"] = c.sources.model;
-    if (c.norm != norm_kind::none) {
-        j["norm"] = c.norm == norm_kind::layer_norm ? "layer_norm" : "rms_norm";
-        j["norm_eps"] = std::stod(fill_to_string(c.norm_eps));  // 1e-05, not 9.999999747378752e-06
-    }
-    if (!c.out_bias) j["out_bias"] = false;
-    if (!c.sources.tokens.empty()) j["tokens"] = c.sources.tokens;  // --tokens: the ids layer 0 started from
-    if (!c.sources.token_labels.empty()) j["token_text"] = c.sources.token_labels;  // --vocab: each id's token, escaped
-    return j;
 }
 
 nlohmann::ordered_json selection_to_json(const render_options& options) {

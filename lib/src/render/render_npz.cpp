@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/config_fields.hpp"
 #include "attn/io/output_file.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/render_stats.hpp"

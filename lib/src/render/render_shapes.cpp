@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/compute/mistake.hpp"
+#include "attn/io/config_fields.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/render_json.hpp"
 #include "attn/render/table_parts.hpp"

@@ -87,7 +87,4 @@ private:
 /// `v` as a JSON number, or the string "nan", "inf" or "-inf" where JSON has none (CLI.md).
 nlohmann::ordered_json number_json(double v);
 
-/// The config block of the JSON document.
-nlohmann::ordered_json config_to_json(const config& c);
-
 }  // namespace attn
