@@ -142,4 +142,74 @@ expect_error "--rope-style interleaved with a Llama layer: refused (was: accepte
   trace --params "$llama/model.npz" --rope-style interleaved
 expect_ok "--rope-style half with a Llama layer: what it does anyway" trace --params "$llama/model.npz" --rope-style half
 
+# --- config.json's other attention keys: honoured, refused naming the key, or warned about ---
+# (each was ignored before: rope_scaling printed unscaled angles with exit 0)
+with_config() {  # with_config DIR MODEL JQ: a copy of MODEL's checkpoint whose config.json jq has changed
+  mkdir -p "$work/$1" && cp "$2/model.safetensors" "$2/hidden.npy" "$work/$1/" &&
+    jq "$3" "$2/config.json" >"$work/$1/config.json"
+}
+with_config swa "$llama" '. + {sliding_window: 2}'
+expect_ok "Mistral's sliding_window 2: the window mask beside the causal one (keys j > i - 2)" \
+  trace --params "$work/swa/model.safetensors" --layer 1 --input "$work/swa/hidden.npy" --format json --stage mask
+check "... the mask keeps key i - 1 and i only, as Hugging Face's sliding_window_overlay" \
+  test "$(jq -c '[.config.mask, .config.window, .stages.mask.tensors.mask.data[0][0][4]]' "$work/out")" = \
+  '["causal+window",1,[false,false,false,true,true]]'
+"$attn" trace --params "$work/swa/model.safetensors" --layer 1 --input "$work/swa/hidden.npy" --stage output --format json >"$work/swa.json"
+"$attn" trace --params "$llama/model.safetensors" --layer 1 --input "$llama/hidden.npy" --mask causal+window --window 1 \
+  --stage output --format json >"$work/window.json"
+check "... the same bits as --mask causal+window --window 1 on the layer" \
+  test "$(jq -c .stages.output "$work/swa.json")" = "$(jq -c .stages.output "$work/window.json")"
+run trace --params "$work/swa/model.safetensors" --layer 1 --input "$work/swa/hidden.npy" --stage mask
+check "... the model line says so" grep -q 'causal, a sliding window of 2 keys, fill torch.finfo' "$work/out"
+with_config swa-off "$llama" '. + {sliding_window: 2, use_sliding_window: false}'
+expect_ok "Qwen2's use_sliding_window false: no window" \
+  trace --params "$work/swa-off/model.safetensors" --layer 1 --input "$work/swa-off/hidden.npy" --format json --stage mask
+check "... mask causal" test "$(jq -r .config.mask "$work/out")" = causal
+with_config swa-late "$llama" '. + {sliding_window: 2, use_sliding_window: true, max_window_layers: 2}'
+expect_ok "Qwen2's max_window_layers 2: layer 1 has no window" \
+  trace --params "$work/swa-late/model.safetensors" --layer 1 --input "$work/swa-late/hidden.npy" --format json --stage mask
+check "... mask causal" test "$(jq -r .config.mask "$work/out")" = causal
+with_config scaled "$llama" '. + {rope_scaling: {type: "linear", factor: 2.0}}'
+expect_error "rope_scaling: refused, naming the key (was: unscaled angles, exit 0)" 1 \
+  "attn: error: $work/scaled/config.json: rope_scaling is {\"factor\":2,\"type\":\"linear\"}: Hugging Face scales rope's angles by it (linear: positions / factor); attn does not reproduce it" \
+  trace --params "$work/scaled/model.safetensors" --layer 1 --input "$work/scaled/hidden.npy"
+with_config llama3 "$llama" '. + {rope_scaling: {rope_type: "llama3", factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192}}'
+run trace --params "$work/llama3/model.safetensors" --layer 1 --input "$work/llama3/hidden.npy"
+check "Llama 3.1's rope_type llama3: refused too" grep -q 'rope_scaling is .*llama3.*attn does not reproduce it' "$work/err"
+with_config default-rope "$llama" '. + {rope_scaling: {rope_type: "default"}}'
+expect_ok "rope_type default: no scaling, accepted" \
+  trace --params "$work/default-rope/model.safetensors" --layer 1 --input "$work/default-rope/hidden.npy"
+with_config partial "$llama" '. + {partial_rotary_factor: 0.5}'
+expect_error "partial_rotary_factor 0.5: refused" 1 \
+  "attn: error: $work/partial/config.json: partial_rotary_factor is 0.5: Hugging Face rotates only that part of each head's coordinates, attn all of them; attn does not reproduce it" \
+  trace --params "$work/partial/model.safetensors" --layer 1 --input "$work/partial/hidden.npy"
+with_config head-dim "$llama" '. + {head_dim: 2}'
+expect_error "an explicit head_dim against q_proj: named as the key (was: a shape error about w_o)" 1 \
+  "attn: error: $work/head-dim/config.json: head_dim is 2, but --params $work/head-dim/model.safetensors's w_q has shape [16,16]: 4 heads of 2 need 8 rows" \
+  trace --params "$work/head-dim/model.safetensors" --layer 1 --input "$work/head-dim/hidden.npy"
+with_config head-dim-ok "$llama" '. + {head_dim: 4}'
+expect_ok "head_dim = hidden / heads: accepted" \
+  trace --params "$work/head-dim-ok/model.safetensors" --layer 1 --input "$work/head-dim-ok/hidden.npy"
+with_config bias "$llama" '. + {attention_bias: true}'
+expect_error "attention_bias true without biases in the file" 1 \
+  "attn: error: $work/bias/config.json: attention_bias is true, but --params $work/bias/model.safetensors has no biases for q, k and v in layer 1" \
+  trace --params "$work/bias/model.safetensors" --layer 1 --input "$work/bias/hidden.npy"
+with_config short "$llama" '. + {max_position_embeddings: 3}'
+expect_error "more positions than max_position_embeddings" 1 \
+  "attn: error: $work/short/config.json: max_position_embeddings is 3, but the run's queries reach position 4 (positions count from 0): more tokens than the model was made for" \
+  trace --params "$work/short/model.safetensors" --layer 1 --input "$work/short/hidden.npy"
+with_config capped "$llama" '. + {attn_logit_softcapping: 50.0}'
+expect_ok "attn_logit_softcapping: computed without it, with a warning naming the key" \
+  trace --params "$work/capped/model.safetensors" --layer 1 --input "$work/capped/hidden.npy" --stage scores
+check "... the warning" grep -q "attn: warning: $work/capped/config.json: attn_logit_softcapping is 50: a setting that changes attention" "$work/err"
+for key in scale_attn_by_inverse_layer_idx:true reorder_and_upcast_attn:true scale_attn_weights:false; do
+  with_config "gpt2-${key%%:*}" "$gpt2" ". + {${key%%:*}: ${key#*:}}"
+  run trace --params "$work/gpt2-${key%%:*}/model.safetensors" --layer 1 --input "$work/gpt2-${key%%:*}/hidden.npy"
+  check "GPT-2's ${key%%:*} ${key#*:}: refused, exit 1, naming the key" \
+    test "$rc:$(grep -c "config.json: ${key%%:*} is ${key#*:}: GPT-2 then .*attn does not reproduce it" "$work/err")" = 1:1
+done
+with_config relative "$bert" '. + {position_embedding_type: "relative_key"}'
+run trace --params "$work/relative/model.safetensors" --layer 1 --input "$work/relative/hidden.npy"
+check "BERT's relative_key positions: refused" grep -q 'position_embedding_type is "relative_key": BERT then adds' "$work/err"
+
 finish

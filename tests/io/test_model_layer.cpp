@@ -298,3 +298,32 @@ TEST_CASE("config.json read hardened: wrong types name the key") {
 }
 
 }  // TEST_SUITE("model_layer")
+
+TEST_CASE("config.json's attention keys: parsed with their types, each wrong one named") {
+    const auto keys = [](const char* text) { return attn::parse_hf_config(text, "m/config.json").attention; };
+    const attn::hf_attention_keys k = keys(
+        R"({"sliding_window": 4096, "use_sliding_window": false, "max_window_layers": 28, "attention_bias": true,
+            "max_position_embeddings": 32768, "rope_scaling": null, "alibi": false, "clip_qkv": 8.0})");
+    CHECK(k.sliding_window == 4096);
+    CHECK(k.use_sliding_window == false);
+    CHECK(k.max_window_layers == 28);
+    CHECK(k.attention_bias == true);
+    CHECK(k.max_positions == 32768);
+    CHECK(k.max_positions_key == "max_position_embeddings");
+    CHECK(k.rope_scaling.empty());  // null: unset, as Hugging Face writes it
+    CHECK(k.not_reproduced == std::vector<std::string>{"clip_qkv is 8.0"});  // alibi false changes nothing
+    CHECK(keys(R"({"rope_scaling": {"rope_type": "default"}})").rope_scaling.empty());
+    CHECK(keys(R"({"rope_scaling": {"type": "dynamic", "factor": 2.0}})").rope_scaling == R"({"factor":2.0,"type":"dynamic"})");
+    CHECK(keys(R"({"n_positions": 1024})").max_positions_key == "n_positions");
+    CHECK(keys(R"({"scale_attn_weights": false})").unscaled);
+    CHECK_FALSE(keys(R"({"scale_attn_weights": true})").unscaled);
+    CHECK_THROWS_WITH_AS(keys(R"({"sliding_window": "4096"})"),
+                         "m/config.json: sliding_window is \"4096\"; expected a whole number of at least 1", attn::error);
+    CHECK_THROWS_WITH_AS(keys(R"({"rope_scaling": 2})"),
+                         "m/config.json: rope_scaling is 2; expected an object such as {\"rope_type\": \"linear\", \"factor\": 2.0}",
+                         attn::error);
+    CHECK_THROWS_WITH_AS(keys(R"({"partial_rotary_factor": 0})"),
+                         "m/config.json: partial_rotary_factor is 0; expected a number above 0, at most 1", attn::error);
+    CHECK_THROWS_WITH_AS(keys(R"({"reorder_and_upcast_attn": 1})"),
+                         "m/config.json: reorder_and_upcast_attn is 1; expected true or false", attn::error);
+}

@@ -497,7 +497,7 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
         g.qkv = std::move(qkv);
     }
     if (given.model) {
-        apply_model_layer(c, *given.model, given.model_json, given.model_flags, given.params_what);
+        apply_model_layer(c, *given.model, given.model_json, given.model_flags, given.params_what, &warnings);
         // BERT's embeddings.LayerNorm (--tokens): its eps is layer_norm_eps, 1e-12 in BERT's own config
         if (!given.tokens.empty() && given.model->names.arch == model_arch::bert && !(given.model_json && given.model_json->norm_eps))
             c.norm_eps = 1e-12f;
@@ -515,6 +515,7 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
     if (sizes.known_from_file(D) && c.heads > 0 && c.d_model % c.heads != 0)  // validate() would blame --d-model
         throw usage_error(sizes.source(D) + ", which is not divisible by --heads " + std::to_string(c.heads));
     validate(c);
+    if (given.model && given.model_json) check_hf_positions(c, given.model_json->attention, given.model_json->what);
     // Before any size is derived from the flags (a mask expanded to [B,1,Sq,Sk]): the
     // leanest run's estimate against --max-memory (exit 1), and, with no limit, what a
     // machine can address. The run's own plan is checked later (plan_memory).

@@ -146,6 +146,7 @@ hf_config parse_hf_config(const std::string& text, const std::string& what) {
     h.width = whole_key(j, {"n_embd", "hidden_size", "d_model"}, h.width_key, what);
     h.norm_eps = positive_key(j, {"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"}, h.norm_eps_key, what);
     h.rope_theta = positive_key(j, {"rope_theta"}, h.rope_theta_key, what);
+    h.attention = parse_hf_attention_keys(j, what);
     return h;
 }
 
@@ -159,7 +160,7 @@ std::optional<hf_config> read_hf_config_beside(const std::string& weights_path) 
 }
 
 void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_config>& json, const model_choice& flags,
-                       const std::string& what) {
+                       const std::string& what, warning_list* warnings) {
     take_heads(c, m, json, flags, what);
     if (json && json->width) {
         const auto q = m.weights.find("w_q");
@@ -187,6 +188,8 @@ void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_c
     c.sources.model = std::string(model_arch_name(m.names.arch)) + (m.layer >= 0 ? " layer " + std::to_string(m.layer) : "") +
               " of " + utf8_escaped(file_of(what));  // a path may hold any bytes; JSON and npz hold UTF-8
     c.sources.model_arch = std::string(model_arch_name(m.names.arch));
+    warning_list unseen;
+    if (json) apply_hf_attention_keys(c, m, json->attention, flags.mask_given, json->what, what, warnings ? *warnings : unseen);
     c.sources.weight_sources.clear();
     for (const weight_source& s : m.sources) c.sources.weight_sources.emplace_back(s.weight, utf8_escaped(printable_text(s.from)));
 }

@@ -197,7 +197,9 @@ std::vector<run_line> stage_sources(const config& c, stage_id id) {
 std::string model_text(const config& c) {
     std::string text = c.sources.model;
     if ((c.sources.model_arch == "gpt2" || c.sources.model_arch == "llama") && c.mask.causal && c.fill == -std::numeric_limits<float>::max())
-        text += "; causal, fill torch.finfo(torch.float32).min, as its code";
+        text += std::string("; causal") +
+                (c.mask.window ? ", a sliding window of " + std::to_string(*c.mask.window_size + 1) + " keys" : "") +
+                ", fill torch.finfo(torch.float32).min, as its code";
     if (c.norm != norm_kind::none) {
         text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " +
                 short_eps(c) + ") before the projections";

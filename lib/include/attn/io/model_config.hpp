@@ -10,6 +10,8 @@
 #include <string>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/warning.hpp"
+#include "attn/io/hf_attention_keys.hpp"
 #include "attn/io/model_layer.hpp"
 
 namespace attn {
@@ -37,6 +39,7 @@ struct hf_config {
     std::optional<double> norm_eps;          // layer_norm_epsilon, layer_norm_eps or rms_norm_eps
     std::optional<double> rope_theta;        // rope_theta
     std::string heads_key, kv_heads_key, width_key, norm_eps_key, rope_theta_key;  // which key said so
+    hf_attention_keys attention;  // the rest that bears on attention: honoured, refused or warned about
 };
 
 /// config.json's largest accepted size: Hugging Face's are a few kB.
@@ -55,10 +58,12 @@ hf_config parse_hf_config(const std::string& text, const std::string& what);
 /// else --heads / --kv-heads, else kv heads from w_k's rows), the norm (kind, eps), biases
 /// (c.qkv_bias, c.out_bias as the file has them), positions (Llama: rope, rope_theta), the
 /// causal mask and finfo.min fill of GPT-2 and Llama (unless a mask or --fill is given),
-/// and c.sources.model and weight_sources. usage_error: a flag against config.json or the
-/// architecture, naming both; a model file without config.json and without --heads.
+/// and c.sources.model and weight_sources; then config.json's other attention keys
+/// (apply_hf_attention_keys), their warnings added to `warnings` when given. usage_error: a
+/// flag against config.json or the architecture, naming both; a model file without
+/// config.json and without --heads. attn::error: a config.json key attn does not reproduce.
 void apply_model_layer(config& c, const model_layer& layer, const std::optional<hf_config>& json,
-                       const model_choice& flags, const std::string& what);
+                       const model_choice& flags, const std::string& what, warning_list* warnings = nullptr);
 
 /// torch.finfo(torch.float32).min, the fill GPT-2 and Llama write where the causal mask is false.
 inline constexpr float finfo_float32_min = -3.40282347e+38f;
