@@ -212,4 +212,13 @@ with_config relative "$bert" '. + {position_embedding_type: "relative_key"}'
 run trace --params "$work/relative/model.safetensors" --layer 1 --input "$work/relative/hidden.npy"
 check "BERT's relative_key positions: refused" grep -q 'position_embedding_type is "relative_key": BERT then adds' "$work/err"
 
+with_config odd-dk "$llama" '.num_attention_heads = 16 | .num_key_value_heads = 8'
+expect_error "config.json's heads making dk odd under rope: named as its key (was: '--pos rope ... --d-model 16 / --heads 16', flags never given)" 1 \
+  "attn: error: $work/odd-dk/config.json: num_attention_heads is 16: dk = D / H = 16 / 16 = 1 is odd, and a Llama layer rotates pairs of coordinates" \
+  trace --params "$work/odd-dk/model.safetensors" --layer 1 --input "$work/odd-dk/hidden.npy"
+mkdir -p "$work/bare-llama" && cp "$llama/model.npz" "$work/bare-llama/"
+expect_error "... and as --heads when the flag gave it" 2 \
+  "attn: error: --heads 16: dk = D / H = 16 / 16 = 1 is odd, and a Llama layer rotates pairs of coordinates" \
+  trace --params "$work/bare-llama/model.npz" --heads 16
+
 finish

@@ -124,6 +124,13 @@ void take_positions(config& c, const model_layer& m, const std::optional<hf_conf
         c.rope_base = *json_else_flag(json, &hf_config::rope_theta, &hf_config::rope_theta_key, flags.rope_base, "--rope-base");
     const auto q = m.weights.find("w_q");  // w_q [D,Din]: dk = D / H (position 0: the angles' inv_freq)
     const std::int64_t D = q != m.weights.end() && !q->second.shape.empty() ? static_cast<std::int64_t>(q->second.shape[0]) : 0;
+    if (c.heads > 0 && D % c.heads == 0 && (D / c.heads) % 2 != 0) {  // rope rotates pairs: dk even
+        const std::string says = std::to_string(c.heads) + ": dk = D / H = " + std::to_string(D) + " / " +
+                                 std::to_string(c.heads) + " = " + std::to_string(D / c.heads) +
+                                 " is odd, and a Llama layer rotates pairs of coordinates";
+        if (json && json->heads) throw error(json->what + ": " + json->heads_key + " is " + says);
+        throw usage_error("--heads " + says);
+    }
     const std::string problem =
         c.heads > 0 && D % c.heads == 0 ? rope_base_problem(c.rope_base, static_cast<std::size_t>(D / c.heads), 0) : "";
     if (json && json->rope_theta && !problem.empty())
