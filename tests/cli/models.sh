@@ -170,12 +170,24 @@ expect_ok "Qwen2's max_window_layers 2: layer 1 has no window" \
   trace --params "$work/swa-late/model.safetensors" --layer 1 --input "$work/swa-late/hidden.npy" --format json --stage mask
 check "... mask causal" test "$(jq -r .config.mask "$work/out")" = causal
 with_config scaled "$llama" '. + {rope_scaling: {type: "linear", factor: 2.0}}'
-expect_error "rope_scaling: refused, naming the key (was: unscaled angles, exit 0)" 1 \
-  "attn: error: $work/scaled/config.json: rope_scaling is {\"factor\":2,\"type\":\"linear\"}: Hugging Face scales rope's angles by it (linear: positions / factor); attn does not reproduce it" \
-  trace --params "$work/scaled/model.safetensors" --layer 1 --input "$work/scaled/hidden.npy"
-with_config llama3 "$llama" '. + {rope_scaling: {rope_type: "llama3", factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192}}'
-run trace --params "$work/llama3/model.safetensors" --layer 1 --input "$work/llama3/hidden.npy"
-check "Llama 3.1's rope_type llama3: refused too" grep -q 'rope_scaling is .*llama3.*attn does not reproduce it' "$work/err"
+expect_ok "rope_scaling linear 2: honoured (was: unscaled angles, exit 0)" \
+  trace --params "$work/scaled/model.safetensors" --layer 1 --input "$work/scaled/hidden.npy" --format json --stage rope
+check "... config.rope_scaling, and the angle at position 4 is the unscaled one at 2 (inv_freq / 2, exact in float32)" \
+  test "$(jq -c '[.config.rope_scaling, .stages.rope.tensors.cos.data[4]]' "$work/out")" = \
+  "$("$attn" trace --params "$llama/model.safetensors" --layer 1 --input "$llama/hidden.npy" --format json --stage rope |
+     jq -c '[{rope_type: "linear", factor: 2.0}, .stages.rope.tensors.cos.data[2]]')"
+with_config llama3 "$llama" '. + {rope_scaling: {rope_type: "llama3", factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8}}'
+run trace --params "$work/llama3/model.safetensors" --layer 1 --input "$work/llama3/hidden.npy" --stage rope --explain
+check "Llama 3.1's rope_type llama3: honoured, the model line and --explain's torch line say so" \
+  test "$rc:$(grep -c 'rope_scaling llama3 (factor 8)' "$work/out"):$(grep -c 'w = 2 \* math.pi' "$work/out")" = 0:1:1
+with_config yarn "$llama" '. + {rope_scaling: {rope_type: "yarn", factor: 4.0}}'
+expect_error "rope_scaling yarn: refused, naming the key" 1 \
+  "attn: error: $work/yarn/config.json: rope_scaling is {\"factor\":4,\"rope_type\":\"yarn\"}: Hugging Face rescales rope's angles by it; attn does not reproduce it" \
+  trace --params "$work/yarn/model.safetensors" --layer 1 --input "$work/yarn/hidden.npy"
+with_config dynamic "$llama" '. + {rope_scaling: {type: "dynamic", factor: 2.0}}'
+expect_ok "rope_scaling dynamic within max_position_embeddings: the unscaled rope" \
+  trace --params "$work/dynamic/model.safetensors" --layer 1 --input "$work/dynamic/hidden.npy" --format json --stage rope
+check "... no rope_scaling in the config" test "$(jq -c .config.rope_scaling "$work/out")" = null
 with_config default-rope "$llama" '. + {rope_scaling: {rope_type: "default"}}'
 expect_ok "rope_type default: no scaling, accepted" \
   trace --params "$work/default-rope/model.safetensors" --layer 1 --input "$work/default-rope/hidden.npy"

@@ -11,6 +11,7 @@
 #include "attn/compute/config.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/positions.hpp"
+#include "attn/compute/rope_frequencies.hpp"
 #include "attn/compute/stage_table.hpp"
 #include "attn/compute/torch_trig.hpp"
 #include "attn/io/npz.hpp"
@@ -154,3 +155,37 @@ TEST_CASE("rope: a run's scores with the same q and k at every position depend o
 }
 
 }  // TEST_SUITE("positions")
+
+TEST_CASE("rope_scaling's inverse frequencies are Hugging Face's, bit for bit (linear and llama3)") {
+    const nlohmann::ordered_json doc = read_ordered_json(std::string(ATTN_REFERENCE_DIR) + "/rope_scaling/inv_freq.json");
+    std::size_t rescaled_in_middle_band = 0;  // llama3 values neither kept nor divided: the smoothing ran
+    for (const auto& one : doc.at("cases")) {
+        attn::rope_scaling_spec s;
+        const bool llama3 = one.at("rope_type") == "llama3";
+        s.type = llama3 ? attn::rope_scaling_spec::kind::llama3 : attn::rope_scaling_spec::kind::linear;
+        s.factor = one.at("factor").get<double>();
+        if (llama3) {
+            s.low_freq_factor = one.at("low_freq_factor").get<double>();
+            s.high_freq_factor = one.at("high_freq_factor").get<double>();
+            s.original_max_positions = one.at("original_max_position_embeddings").get<double>();
+        }
+        const auto dk = one.at("head_dim").get<std::size_t>();
+        const double base = one.at("base").get<double>();
+        const std::vector<float> got = attn::rope_inverse_frequencies(base, dk, s);
+        const std::vector<float> plain = attn::rope_inverse_frequencies(base, dk);
+        const auto want = one.at("inv_freq_bits").get<std::vector<std::uint32_t>>();
+        REQUIRE(got.size() == want.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            std::uint32_t bits = 0;
+            std::memcpy(&bits, &got[i], sizeof bits);
+            CAPTURE(one.at("rope_type").get<std::string>());
+            CAPTURE(s.factor);
+            CAPTURE(dk);
+            CAPTURE(base);
+            CAPTURE(i);
+            CHECK(bits == want[i]);
+            if (llama3 && got[i] != plain[i] && got[i] != plain[i] / static_cast<float>(s.factor)) ++rescaled_in_middle_band;
+        }
+    }
+    CHECK(rescaled_in_middle_band > 0);
+}

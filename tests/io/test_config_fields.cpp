@@ -39,6 +39,8 @@ std::vector<attn::config> configs_writing_every_key() {
     model.pos = attn::position_encoding::rope;
     model.rope_base = 500000.0;
     model.rope_style = attn::rope_pairing::interleaved;
+    model.rope_scaling.type = attn::rope_scaling_spec::kind::llama3;
+    model.rope_scaling.factor = 8.0;
     model.past = 2;
     model.kv_seq = 6;
     model.heads = 4;

@@ -42,7 +42,7 @@ rope_pairing rotation_pairing(const config& c) { return run_steps(c).pairing(c);
 
 rope_angles make_rope_angles(const config& c, std::int64_t first, std::size_t count, rope_pairing pairing) {
     const auto dk = static_cast<std::size_t>(c.head_dim()), half = dk / 2;
-    const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, dk);
+    const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, dk, c.rope_scaling);
     rope_angles a{xt::xarray<float>::from_shape({count, dk}), xt::xarray<float>::from_shape({count, dk})};
     // emb [count,dk], laid out as torch's: half, cat((freqs, freqs), -1), i and i + dk/2;
     // interleaved, freqs.repeat_interleave(2, -1), 2i and 2i + 1. Held in a.sin until sin replaces it.

@@ -370,6 +370,46 @@ std::vector<config_field> make_fields() {
                  },
                  [](const config& flags, config& c) { c.rope_style = flags.rope_style; }});
 
+    f.push_back({"rope_scaling", "--params", false,
+                 R"({"type": "object", "required": ["rope_type", "factor"], "properties": {"rope_type": {"enum": ["linear", "llama3"]}, "factor": {"type": "number", "exclusiveMinimum": 0}, "low_freq_factor": {"type": "number"}, "high_freq_factor": {"type": "number"}, "original_max_position_embeddings": {"type": "number"}}})",
+                 "only for a model layer whose config.json rescales rope (Llama 3.1's llama3, linear): inv_freq as "
+                 "Hugging Face's modeling_rope_utils computes it",
+                 nullptr,
+                 [](const config& c) -> maybe_json {
+                     const rope_scaling_spec& s = c.rope_scaling;
+                     if (s.type == rope_scaling_spec::kind::none) return std::nullopt;
+                     ordered_json j{{"rope_type", s.type == rope_scaling_spec::kind::linear ? "linear" : "llama3"},
+                                    {"factor", s.factor}};
+                     if (s.type == rope_scaling_spec::kind::llama3) {
+                         j["low_freq_factor"] = s.low_freq_factor;
+                         j["high_freq_factor"] = s.high_freq_factor;
+                         j["original_max_position_embeddings"] = s.original_max_positions;
+                     }
+                     return j;
+                 },
+                 [](config_reader& k, config& c) {
+                     const nlohmann::json& j = k.at("rope_scaling");
+                     const auto number = [&](const char* key) {
+                         if (!j.contains(key) || !j.at(key).is_number() || !(j.at(key).get<double>() > 0.0))
+                             k.wrong("rope_scaling", std::string("an object whose ") + key + " is a positive number");
+                         return j.at(key).get<double>();
+                     };
+                     if (!j.is_object() || !j.contains("rope_type") || !j.at("rope_type").is_string())
+                         k.wrong("rope_scaling", "an object with rope_type linear or llama3");
+                     const std::string type = j.at("rope_type").get<std::string>();
+                     rope_scaling_spec& s = c.rope_scaling;
+                     if (type == "linear") s.type = rope_scaling_spec::kind::linear;
+                     else if (type == "llama3") s.type = rope_scaling_spec::kind::llama3;
+                     else k.wrong("rope_scaling", "an object with rope_type linear or llama3");
+                     s.factor = number("factor");
+                     if (s.type == rope_scaling_spec::kind::llama3) {
+                         s.low_freq_factor = number("low_freq_factor");
+                         s.high_freq_factor = number("high_freq_factor");
+                         s.original_max_positions = number("original_max_position_embeddings");
+                     }
+                 },
+                 nullptr});
+
     // --- a model's own layer, only then
     f.push_back({"model", "--params", false, R"({"type": "string"})",
                  "only with --params in a model's own names: which layer of which file, e.g. \"gpt2 layer 1 of "

@@ -40,6 +40,35 @@ std::optional<bool> boolean(const json& j, const char* key, const std::string& w
     return v->get<bool>();
 }
 
+/// A positive finite number inside rope_scaling.
+double scaling_number(const json& scaling, const char* key, const std::string& what) {
+    const json* v = present(scaling, key);
+    const std::string name = std::string("rope_scaling's ") + key;
+    if (v == nullptr) throw error(what + ": " + name + " is missing; Hugging Face's rope_scaling needs it");
+    if (!v->is_number() || !(v->get<double>() > 0.0) || !std::isfinite(v->get<double>()))
+        wrong(what, name.c_str(), *v, "a positive number");
+    return v->get<double>();
+}
+
+/// rope_scaling of the types attn computes (linear, llama3); none for the others.
+rope_scaling_spec parse_rope_scale(const json& scaling, const std::string& type, const std::string& what) {
+    rope_scaling_spec s;
+    if (type == "linear") {
+        s.type = rope_scaling_spec::kind::linear;
+        s.factor = scaling_number(scaling, "factor", what);
+    } else if (type == "llama3") {
+        s.type = rope_scaling_spec::kind::llama3;
+        s.factor = scaling_number(scaling, "factor", what);
+        s.low_freq_factor = scaling_number(scaling, "low_freq_factor", what);
+        s.high_freq_factor = scaling_number(scaling, "high_freq_factor", what);
+        s.original_max_positions = scaling_number(scaling, "original_max_position_embeddings", what);
+        if (!(s.high_freq_factor > s.low_freq_factor))
+            wrong(what, "rope_scaling's high_freq_factor", *present(scaling, "high_freq_factor"),
+                  "a number above low_freq_factor (Hugging Face divides by their difference)");
+    }
+    return s;
+}
+
 /// Keys that change attention in some models and that attn does not reproduce: a run with one
 /// of them set is computed without it, and says so.
 constexpr const char* keys_not_reproduced[] = {
@@ -62,9 +91,12 @@ hf_attention_keys parse_hf_attention_keys(const json& j, const std::string& what
     if (const json* v = present(j, "rope_scaling")) {
         if (!v->is_object()) wrong(what, "rope_scaling", *v, "an object such as {\"rope_type\": \"linear\", \"factor\": 2.0}");
         const json* type = present(*v, "rope_type") != nullptr ? present(*v, "rope_type") : present(*v, "type");
-        if (!(type != nullptr && type->is_string() && type->get<std::string>() == "default")) {
+        if (type != nullptr && !type->is_string()) wrong(what, "rope_scaling's rope_type", *type, "a string such as \"linear\"");
+        k.rope_scaling_type = type == nullptr ? "" : quoted_field(type->get<std::string>());
+        if (k.rope_scaling_type != "default") {
             const std::string text = v->dump();  // {"factor":2.0,"type":"linear"}; a long one summarised
             k.rope_scaling = text.size() <= 120 ? printable_text(text) : json_excerpt(*v);
+            k.rope_scale = parse_rope_scale(*v, k.rope_scaling_type, what);
         }
     }
     if (const json* v = present(j, "partial_rotary_factor")) {
@@ -106,8 +138,16 @@ void apply_hf_attention_keys(config& c, const model_layer& m, const hf_attention
     };
     const bool rope = c.pos == position_encoding::rope;
     if (!k.rope_scaling.empty()) {
-        if (rope) refuse("rope_scaling is " + k.rope_scaling, "Hugging Face scales rope's angles by it (linear: positions / factor)");
-        warnings.push_back({"", what + ": rope_scaling is " + k.rope_scaling + ", unused: this layer has no rotary positions"});
+        if (!rope)
+            warnings.push_back({"", what + ": rope_scaling is " + k.rope_scaling + ", unused: this layer has no rotary positions"});
+        else if (k.rope_scale.type != rope_scaling_spec::kind::none)
+            c.rope_scaling = k.rope_scale;
+        else if (k.rope_scaling_type != "dynamic")
+            refuse("rope_scaling is " + k.rope_scaling, "Hugging Face rescales rope's angles by it");
+        else if (!k.max_positions)  // dynamic NTK: the base grows only past max_position_embeddings
+            refuse("rope_scaling is " + k.rope_scaling,
+                   "Hugging Face raises rope's base past max_position_embeddings, which config.json does not give");
+        // else: within max_position_embeddings (check_hf_positions) dynamic rope is the unscaled one
     }
     if (k.partial_rotary_factor && *k.partial_rotary_factor < 1.0 && rope)
         refuse("partial_rotary_factor is " + shortest_text(*k.partial_rotary_factor),

@@ -490,11 +490,28 @@ float rope_demo_score(const config& c, std::int64_t i, std::int64_t j) {
     return score + 0.0f;  // no -0
 }
 
+/// config.json's rope_scaling as the torch lines of Hugging Face's modeling_rope_utils; "" for none.
+std::string rope_scaling_line(const rope_scaling_spec& s) {
+    const auto n = [](double x) { return python_number(x); };
+    switch (s.type) {
+        case rope_scaling_spec::kind::none: return "";
+        case rope_scaling_spec::kind::linear: return "inv_freq /= " + n(s.factor) + "; ";
+        case rope_scaling_spec::kind::llama3:
+            return "w = 2 * math.pi / inv_freq; l = torch.where(w > " + n(s.original_max_positions / s.low_freq_factor) +
+                   ", inv_freq / " + n(s.factor) + ", inv_freq); sf = (" + n(s.original_max_positions) + " / w - " +
+                   n(s.low_freq_factor) + ") / (" + n(s.high_freq_factor - s.low_freq_factor) +
+                   "); inv_freq = torch.where(~(w < " + n(s.original_max_positions / s.high_freq_factor) + ") * ~(w > " +
+                   n(s.original_max_positions / s.low_freq_factor) + "), (1 - sf) * l / " + n(s.factor) +
+                   " + sf * l, l); ";
+    }
+    return "";
+}
+
 stage_explanation explain_rope(const config& c, const run_shapes& r) {
     stage_explanation e;
     const std::int64_t first = first_query_position(c);
     const bool half = c.rope_style == rope_pairing::half;
-    const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, r.dk);
+    const std::vector<float> inv = rope_inverse_frequencies(c.rope_base, r.dk, c.rope_scaling);
     e.words = say(r, half ? "rope.words.half" : "rope.words.interleaved",
                   {{"first", first}, {"last", first + static_cast<std::int64_t>(r.Sq) - 1}, {"base", shortest_text(c.rope_base)},
                    {"pairs", r.dk / 2}, {"fast", inv.empty() ? "1" : short_number(inv.front())},
@@ -502,8 +519,8 @@ stage_explanation explain_rope(const config& c, const run_shapes& r) {
     e.shapes = "cos, sin " + shape_text({r.Sq, r.dk}) + "; q " + r.bhsd(r.Sq) + " · cos + rotated(q) · sin -> " +
                r.bhsd(r.Sq) + "; k " + shape_text({r.B, r.G, r.N > 0 ? r.Sq : r.Sk, r.dk}) +
                " likewise; v is not rotated";
-    e.torch = "inv_freq = 1.0 / (" + python_number(c.rope_base) + " ** (torch.arange(0, dk, 2).float() / dk)); "
-              "freqs = torch.outer(torch.arange(" + str(first) + ", " + str(first + static_cast<std::int64_t>(r.Sq)) +
+    e.torch = "inv_freq = 1.0 / (" + python_number(c.rope_base) + " ** (torch.arange(0, dk, 2).float() / dk)); " +
+              rope_scaling_line(c.rope_scaling) + "freqs = torch.outer(torch.arange(" + str(first) + ", " + str(first + static_cast<std::int64_t>(r.Sq)) +
               ").float(), inv_freq); " +
               (half ? "emb = torch.cat((freqs, freqs), -1); cos, sin = emb.cos(), emb.sin(); "
                       "rotate_half = lambda x: torch.cat((-x[..., dk//2:], x[..., :dk//2]), -1); "

@@ -200,6 +200,9 @@ std::string model_text(const config& c) {
         text += std::string("; causal") +
                 (c.mask.window ? ", a sliding window of " + std::to_string(*c.mask.window_size + 1) + " keys" : "") +
                 ", fill torch.finfo(torch.float32).min, as its code";
+    if (c.rope_scaling.type != rope_scaling_spec::kind::none)
+        text += std::string("; rope_scaling ") + (c.rope_scaling.type == rope_scaling_spec::kind::linear ? "linear" : "llama3") +
+                " (factor " + shortest_text(c.rope_scaling.factor) + ")";
     if (c.norm != norm_kind::none) {
         text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " +
                 short_eps(c) + ") before the projections";

@@ -42,6 +42,17 @@ enum class rope_pairing {
     interleaved,  // (2i, 2i + 1): GPT-J and Meta's original Llama code (rotate_every_two)
 };
 
+/// How a model's config.json rescales rope's inverse frequencies (its rope_scaling), as Hugging
+/// Face's modeling_rope_utils computes them; a run of attn's own flags has none.
+struct rope_scaling_spec {
+    enum class kind { none, linear, llama3 };
+    kind type = kind::none;
+    double factor = 1.0;             // linear: inv_freq / factor; llama3: the long wavelengths' divisor
+    double low_freq_factor = 1.0;    // llama3: wavelengths above original / low_freq_factor are divided
+    double high_freq_factor = 4.0;   // llama3: wavelengths below original / high_freq_factor are kept
+    double original_max_positions = 8192.0;  // llama3: original_max_position_embeddings
+};
+
 /// The normalisation a real model's layer applies to its input before attention (the norm
 /// stage): none for attn's own runs, BERT and nn.MultiheadAttention.
 enum class norm_kind {
@@ -115,6 +126,7 @@ struct model_spec {
     position_encoding pos = position_encoding::none;  // --pos
     double rope_base = 10000.0;                       // --rope-base: inv_freq = 1 / base^(2i/dk)
     rope_pairing rope_style = rope_pairing::half;     // --rope-style
+    rope_scaling_spec rope_scaling;                   // config.json's rope_scaling (a model's layer)
 
     // a real model's layer (--params with a model's own names, model_layer.hpp)
     norm_kind norm = norm_kind::none;  // the norm stage: x normalised before the projections read it

@@ -3,11 +3,13 @@
 // the norm's eps and rope_theta (model_config.hpp). Each key is honoured, refused or
 // warned about, never silently ignored:
 //
-//   honoured  sliding_window (Mistral, Qwen2 with use_sliding_window): the window mask,
+//   honoured  rope_scaling linear and llama3 (Llama 3.1, 3.2): inv_freq rescaled as Hugging
+//             Face's modeling_rope_utils; dynamic within max_position_embeddings, where it is
+//             the unscaled rope; sliding_window (Mistral, Qwen2 with use_sliding_window): the window mask,
 //             keys j > i - W as Hugging Face's sliding_window_overlay (attn's --window W-1)
 //             beside the causal mask; attention_bias checked against the file's biases;
 //             max_position_embeddings (n_positions): more positions than it is an error
-//   refused   rope_scaling (any type but "default"), partial_rotary_factor below 1, a
+//   refused   rope_scaling yarn, longrope and the rest, partial_rotary_factor below 1, a
 //             head_dim with heads · head_dim != hidden size, GPT-2's
 //             scale_attn_by_inverse_layer_idx, scale_attn_weights false and
 //             reorder_and_upcast_attn, BERT's relative position_embedding_type: each an
@@ -30,6 +32,8 @@ struct model_layer;
 
 struct hf_attention_keys {
     std::string rope_scaling;  // its JSON text when it scales ({"type": "linear", "factor": 2.0}); empty: none
+    std::string rope_scaling_type;  // "linear", "llama3", "dynamic", "yarn", ...
+    rope_scaling_spec rope_scale;   // linear and llama3: what attn computes
     std::optional<double> partial_rotary_factor;
     std::optional<std::int64_t> head_dim;
     std::optional<std::int64_t> sliding_window;
