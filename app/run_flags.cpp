@@ -144,7 +144,8 @@ void add_file_flags(CLI::App* cmd, run_options& o) {
     cmd->add_option("--kv-input", f.kv_input, "x_kv [B,Sk,Dkv]: keys and values from it (cross-attention)")
         ->transform(path_name())->type_name("FILE");
     cmd->add_option("--params", f.params,
-                    ".json object, .npz or .safetensors (F32, F16, BF16 or F64) with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
+                    ".json object, .npz or .safetensors (F32, F16, BF16 or F64; a sharded checkpoint by its "
+                    "model.safetensors.index.json) with w_q b_q w_k b_k w_v b_v w_o b_o in nn.Linear "
                     "layout [out,in] (keys may be prefixed params., as in our npz dumps), or a real model's "
                     "checkpoint in its own names: GPT-2 (h.L.attn.c_attn, a Conv1D [in,out] whose thirds, "
                     "transposed, are w_q w_k w_v), BERT (encoder.layer.L.attention.self.query ...), Llama "

@@ -126,7 +126,7 @@ jq -c 'del(.w_k)' "$work/params.json" >"$work/no_wk.json"
 expect_error "--params without w_k" 1 "attn: error: --params $work/no_wk.json: no array w_k (it is always needed)" \
   trace --params "$work/no_wk.json"
 expect_error "--params that is neither .json nor .npz" 1 \
-  "attn: error: --params $io/f4.npy: expected a .json object of named arrays, an .npz archive (np.savez) or a .safetensors file" \
+  "attn: error: --params $io/f4.npy: expected a .json object of named arrays, an .npz archive (np.savez), a .safetensors file or a sharded checkpoint's model.safetensors.index.json" \
   trace --params "$io/f4.npy"
 jq -c '. + {weights: [1]}' "$work/params.json" >"$work/extra.json"
 expect_error "--params with an unknown array" 1 \

@@ -233,4 +233,36 @@ expect_error "... and as --heads when the flag gave it" 2 \
   "attn: error: --heads 16: dk = D / H = 16 / 16 = 1 is odd, and a Llama layer rotates pairs of coordinates" \
   trace --params "$work/bare-llama/model.npz" --heads 16
 
+# --- a sharded checkpoint: model.safetensors.index.json and its shards, as save_pretrained writes a large model ---
+$py "$here/split_safetensors.py" "$llama/model.safetensors" "$work/sharded" 3 && cp "$llama/config.json" "$work/sharded/"
+expect_ok "--params model.safetensors.index.json: a Llama layer from 3 shards" \
+  trace --params "$work/sharded/model.safetensors.index.json" --layer 1 --input "$llama/hidden.npy" --format json
+"$attn" trace --params "$llama/model.safetensors" --layer 1 --input "$llama/hidden.npy" --format json >"$work/whole.json"
+check "... every stage's bits as from the one file" \
+  test "$(jq -c .stages "$work/out" | md5sum)" = "$(jq -c .stages "$work/whole.json" | md5sum)"
+$py "$here/split_safetensors.py" "$gpt2/model.safetensors" "$work/sharded-gpt2" 2 && cp "$gpt2/config.json" "$work/sharded-gpt2/"
+expect_ok "GPT-2 from 2 shards with --tokens: the token table's rows from its shard" \
+  trace --params "$work/sharded-gpt2/model.safetensors.index.json" --tokens @"$gpt2/tokens.txt" --format json --stage embed
+"$attn" trace --params "$gpt2/model.safetensors" --tokens @"$gpt2/tokens.txt" --format json --stage embed >"$work/whole.json"
+check "... the same embed stage" test "$(jq -c .stages "$work/out")" = "$(jq -c .stages "$work/whole.json")"
+index="$work/sharded/model.safetensors.index.json"
+jq '.weight_map["model.layers.1.self_attn.q_proj.weight"] = "../model.safetensors"' "$index" >"$work/sharded/up.safetensors.index.json"
+expect_error "a shard named with a folder: refused, naming the key" 1 \
+  "attn: error: --params $work/sharded/up.safetensors.index.json: weight_map[\"model.layers.1.self_attn.q_proj.weight\"] is \"../model.safetensors\"; expected a file name beside the index (no folder)" \
+  trace --params "$work/sharded/up.safetensors.index.json" --layer 1
+jq '.weight_map["model.layers.1.self_attn.q_proj.weight"] = "model-00009-of-00009.safetensors"' "$index" >"$work/sharded/gone.safetensors.index.json"
+expect_error "a missing shard" 1 \
+  "attn: error: --params $work/sharded/model-00009-of-00009.safetensors: cannot open: No such file or directory" \
+  trace --params "$work/sharded/gone.safetensors.index.json" --layer 1
+q_shard=$(jq -r '.weight_map["model.layers.1.self_attn.q_proj.weight"]' "$index")
+other=$(jq -r --arg q "$q_shard" '[.weight_map[] | select(. != $q)][0]' "$index")
+jq --arg o "$other" '.weight_map["model.layers.1.self_attn.q_proj.weight"] = $o' "$index" >"$work/sharded/moved.safetensors.index.json"
+expect_error "a tensor its shard does not hold" 1 \
+  "attn: error: --params $work/sharded/moved.safetensors.index.json: weight_map puts \"model.layers.1.self_attn.q_proj.weight\" in $other, which does not hold it" \
+  trace --params "$work/sharded/moved.safetensors.index.json" --layer 1
+echo '{"metadata": {}}' >"$work/sharded/bare.safetensors.index.json"
+expect_error "an index without a weight_map" 1 \
+  "attn: error: --params $work/sharded/bare.safetensors.index.json: expected a sharded checkpoint's index, an object with a \"weight_map\" object ({\"tensor name\": \"model-00001-of-00002.safetensors\", ...})" \
+  trace --params "$work/sharded/bare.safetensors.index.json"
+
 finish

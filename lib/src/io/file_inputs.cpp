@@ -15,6 +15,7 @@
 #include "attn/io/mask_file.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/io/safetensors.hpp"
+#include "attn/io/sharded_safetensors.hpp"
 #include "attn/io/token_input.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/text/index_text.hpp"
@@ -115,7 +116,9 @@ std::map<std::string, loaded_tensor> read_wanted(const std::string& what, const 
                                                  std::map<std::string, loaded_tensor> json_tensors,
                                                  const std::optional<std::string>& stream,
                                                  const safetensors_header* header,
-                                                 const std::function<bool(const std::string&)>& wanted, read_budget* budget) {
+                                                 const std::function<bool(const std::string&)>& wanted, read_budget* budget,
+                                                 const sharded_checkpoint* sharded = nullptr) {
+    if (sharded != nullptr) return read_sharded(*sharded, wanted, budget);
     const std::string extension = file_extension(path);
     if (extension == ".npz") return read_npz(path, what, nullptr, wanted, budget);
     if (extension == ".safetensors")
@@ -133,13 +136,13 @@ std::map<std::string, loaded_tensor> read_wanted(const std::string& what, const 
 std::map<std::string, loaded_tensor> read_attn_params(const std::string& what, const std::string& path,
                                                       std::map<std::string, loaded_tensor> json_tensors,
                                                       read_budget* budget, const std::optional<std::string>& stream,
-                                                      const safetensors_header* header) {
+                                                      const safetensors_header* header, const sharded_checkpoint* sharded) {
     const auto params_member = [](const std::string& key) {  // not another stage of a dump
         return key.rfind("params.", 0) == 0 || (key.find('.') == std::string::npos && key != "config");
     };
     static const std::array<const char*, 8> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"};
     std::map<std::string, loaded_tensor> params;
-    for (auto& [key, value] : read_wanted(what, path, std::move(json_tensors), stream, header, params_member, budget)) {
+    for (auto& [key, value] : read_wanted(what, path, std::move(json_tensors), stream, header, params_member, budget, sharded)) {
         const std::string name = key.rfind("params.", 0) == 0 ? key.substr(7) : key;
         if (std::find(names.begin(), names.end(), name) == names.end())
             throw error(what + ": unexpected array '" + quoted_field(key) + "' (expected w_q b_q w_k b_k w_v b_v w_o b_o)");
@@ -172,6 +175,7 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     std::vector<safetensors_entry> entries;             // a .safetensors header's
     std::optional<std::string> stream;                  // a .safetensors FIFO's bytes
     std::optional<safetensors_header> header;           // a regular .safetensors file's, parsed once
+    std::optional<sharded_checkpoint> sharded;          // a model.safetensors.index.json's shards, their headers parsed once
     if (extension == ".npz" && !tokens.empty()) {  // the headers too: a table's shape is checked before it is inflated
         for (auto& [name, shape] : npz_array_shapes(path, what)) {
             names.push_back(name);
@@ -188,11 +192,15 @@ void read_params_file(const std::string& what, const std::string& path, const mo
         if (!stream) header = read_safetensors_header(path, what, budget);
         entries = stream ? parse_safetensors_index(stream->data(), stream->size(), what, budget) : header->entries;
         for (const safetensors_entry& e : entries) names.push_back(e.name), shapes[e.name] = e.shape;
+    } else if (is_shard_index(path)) {
+        sharded = read_shard_index(path, what, budget);
+        entries = sharded->entries;
+        for (const safetensors_entry& e : entries) names.push_back(e.name), shapes[e.name] = e.shape;
     } else if (extension == ".json") {
         json_tensors = read_json_tensors(path, what, budget);
         for (const auto& entry : json_tensors) names.push_back(entry.first);
     } else {
-        throw error(what + ": expected a .json object of named arrays, an .npz archive (np.savez) or a .safetensors file");
+        throw error(what + ": expected a .json object of named arrays, an .npz archive (np.savez), a .safetensors file or a sharded checkpoint's model.safetensors.index.json");
     }
     const model_names m = detect_model(names, choice.arch, what);
     const std::int64_t layer = choose_layer(m, choice.layer, what);
@@ -204,7 +212,8 @@ void read_params_file(const std::string& what, const std::string& path, const mo
                           "layer's input (Hugging Face's output_hidden_states[" + std::to_string(layer) +
                           "]) and give --input");
     if (m.arch == model_arch::attn) {
-        given.params = read_attn_params(what, path, std::move(json_tensors), budget, stream, header ? &*header : nullptr);
+        given.params = read_attn_params(what, path, std::move(json_tensors), budget, stream, header ? &*header : nullptr,
+                                        sharded ? &*sharded : nullptr);
         return;
     }
     std::vector<std::string> wanted_names = layer_tensor_names(m, layer);
@@ -218,7 +227,9 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     if (!tokens.empty() && !stream && table_entry != entries.end() && table_entry->shape.size() == 2 && table_entry->shape[0] > 0 &&
         table_entry->shape[1] > 0) {
         check_token_ids(tokens, table, table_entry->shape[0]);
-        taken = token_table_rows{read_safetensors_rows(path, what, *header, table, tokens, budget), table_entry->shape[0]};
+        taken = token_table_rows{sharded ? read_sharded_rows(*sharded, table, tokens, budget)
+                                         : read_safetensors_rows(path, what, *header, table, tokens, budget),
+                                 table_entry->shape[0]};
     }
     if (!tokens.empty())
         for (std::string& name : embedding_tensor_names(m))
@@ -226,7 +237,8 @@ void read_params_file(const std::string& what, const std::string& path, const mo
     const auto wanted = [&](const std::string& name) {
         return std::find(wanted_names.begin(), wanted_names.end(), name) != wanted_names.end();
     };
-    std::map<std::string, loaded_tensor> file = read_wanted(what, path, std::move(json_tensors), stream, header ? &*header : nullptr, wanted, budget);
+    std::map<std::string, loaded_tensor> file = read_wanted(what, path, std::move(json_tensors), stream, header ? &*header : nullptr, wanted, budget,
+                                                               sharded ? &*sharded : nullptr);
     std::optional<model_embedding> embedded;
     if (!tokens.empty()) embedded = embed_model_tokens(file, m, tokens, what, taken);
     given.model = map_model_layer(std::move(file), m, layer, what);  // check_inputs moves its weights to params
