@@ -27,6 +27,9 @@ void setup_check(CLI::App& app);
 /// `attn exercise list|show|check`: classroom exercises, a variant per student.
 void setup_exercise(CLI::App& app);
 
+/// `attn tokens`: --params and --text -> the ids and pieces of the checkpoint's tokenizer.
+void setup_tokens(CLI::App& app);
+
 /// --stage's text as trace reads it (names, numbers, ranges such as 6-10, joined by
 /// commas; each must be in the run `c`): the stages, in the order given. Throws usage_error naming --stage.
 std::vector<attn::stage_id> stages_from_flag(const std::string& text, const attn::config& c);

@@ -41,19 +41,21 @@ int run(int argc, char** argv) {
                "  attn trace --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --format json | jq .stages.softmax\n"
                "  attn mask --mask causal+padding --lengths 3,5 --batch 2 --seq 5\n"
                "  attn check --seed 24 --batch 2 --seq 5 --heads 4 --mask causal --stage softmax --answer w.npy\n"
-               "  attn exercise show 7 --student alice --out class/alice\n\n"
+               "  attn exercise show 7 --student alice --out class/alice\n"
+               "  attn tokens --params gpt2/model.safetensors --text \"The robot reads the book.\"\n\n"
                "Run `attn trace --help` for every option, `attn mask --help` for the mask conventions,\n"
                "`attn check --help` for checking an answer and the mistakes it names, `attn exercise --help`\n"
-               "for the classroom exercises.");
+               "for the classroom exercises, `attn tokens --help` for a checkpoint's tokenizer.");
     // Only the command named first is built when there is one (building all four costs start-up
     // time, docs/speed.md); otherwise all of them, for `attn --help` and the error messages.
     attn_app::remember_command_line(argc, argv);
     const std::string first = argc > 1 ? argv[1] : "";
-    const bool named = first == "trace" || first == "mask" || first == "check" || first == "exercise";
+    const bool named = first == "trace" || first == "mask" || first == "check" || first == "exercise" || first == "tokens";
     if (!named || first == "trace") attn_app::setup_trace(app);
     if (!named || first == "mask") attn_app::setup_mask(app);
     if (!named || first == "check") attn_app::setup_check(app);
     if (!named || first == "exercise") attn_app::setup_exercise(app);
+    if (!named || first == "tokens") attn_app::setup_tokens(app);
     for (CLI::App* command : app.get_subcommands({})) command->group("Commands");
 
     app.failure_message(attn_app::failure_message(std::vector<std::string>(argv + 1, argv + argc)));

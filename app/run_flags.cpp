@@ -12,6 +12,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/compute/memory.hpp"
+#include "attn/io/byte_level_bpe.hpp"
 #include "attn/io/config_fields.hpp"
 #include "attn/io/replay.hpp"
 #include "attn/io/token_input.hpp"
@@ -175,6 +176,13 @@ void add_file_flags(CLI::App* cmd, run_options& o) {
                     "input_layernorm, BERT's embeddings.LayerNorm). Not with --input or a --layer above 0 "
                     "(attn computes one layer, not the ones before it: give their output with --input)")
         ->type_name("IDS");
+    cmd->add_option("--text", o.text,
+                    "layer 0 of a GPT-2 --params checkpoint from this text (or @FILE, UTF-8), tokenized by the "
+                    "checkpoint's own tokenizer beside it (vocab.json and merges.txt: byte-level BPE, as openai/gpt-2's "
+                    "encoder and Hugging Face's GPT2Tokenizer), then as --tokens with those ids, the tokens on the axes "
+                    "(--vocab is vocab.json). `attn tokens` shows the ids and pieces alone. "
+                    "Example: attn trace --params gpt2/model.safetensors --text \"The robot reads\" --stage softmax")
+        ->type_name("TEXT");
     cmd->add_option("--vocab", f.vocab,
                     "the tokenizer's vocab.json ({\"token\": id} as Hugging Face saves it, or {\"id\": \"token\"}): "
                     "with --tokens, tables, --explain and pictures label queries and keys with the tokens, "
@@ -297,8 +305,8 @@ attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& 
             return false;
         }
     };
-    if (!o.from.empty() && (has("--tokens") || has("--vocab")))
-        throw attn::usage_error(std::string(has("--tokens") ? "--tokens" : "--vocab") +
+    if (!o.from.empty() && (has("--tokens") || has("--vocab") || has("--text")))
+        throw attn::usage_error(std::string(has("--tokens") ? "--tokens" : has("--text") ? "--text" : "--vocab") +
                                 " cannot be used with --from (a dump replays its own input)");
     if (!o.from.empty()) {
         attn::loaded_inputs loaded = replay_inputs(o, given);
@@ -307,6 +315,16 @@ attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& 
     }
     o.files.model = model_choice(o, given);
     if (has("--tokens")) o.files.tokens = attn::parse_token_ids(o.tokens);
+    if (has("--text")) {
+        if (has("--tokens")) throw attn::usage_error("--text and --tokens both give layer 0's tokens: give one of them");
+        if (o.files.params.empty())
+            throw attn::usage_error("--text is tokenized by a checkpoint's own tokenizer: give --params FILE (GPT-2's, with "
+                                    "vocab.json and merges.txt beside it)");
+        const attn::read_budget budget = read_budget_of(o.cfg.limits.max_memory);
+        attn::text_tokens t = attn::tokenize_beside(o.files.params, o.text, &budget);
+        for (const attn::token_piece& piece : t.tokens) o.files.tokens.push_back(piece.id);
+        if (o.files.vocab.empty()) o.files.vocab = t.vocab_path;  // the tokens on the axes
+    }
     if (o.files.params.empty() && (o.files.model.arch || o.files.model.layer))
         throw attn::usage_error(std::string(o.files.model.arch ? "--arch " + o.arch : "--layer " + std::to_string(o.layer)) +
                                 " says how to read --params FILE, a model's weights: give --params");

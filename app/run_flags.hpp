@@ -38,6 +38,7 @@ struct run_options {
     std::string arch = "auto";         // --arch: whose names --params holds
     std::int64_t layer = 0;            // --layer L: which layer of a model's file
     std::string tokens;                // --tokens IDS or @FILE, parsed by load_run_inputs
+    std::string text;                  // --text TEXT or @FILE, tokenized by load_run_inputs
     std::string max_memory;        // --max-memory as byte_size_or_none() left it: "" = 80% of usable memory, "0" = none
 };
 

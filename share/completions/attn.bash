@@ -8,7 +8,7 @@ _attn() {
     else
         cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
     fi
-    # The command path typed so far: attn [trace|mask|check|exercise [list|show|check]]
+    # The command path typed so far: attn [trace|mask|check|tokens|exercise [list|show|check]]
     local path=() w
     for w in "${words[@]:1:cword-1}"; do
         case "$w" in -*) break ;; *) path+=("$w") ;; esac

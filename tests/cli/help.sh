@@ -33,7 +33,7 @@ check "attn help: commands, not subcommands" grep -qx 'Usage: attn \[OPTIONS\] C
 
 # --- usage errors in attn's words: the flag, what it got, what it expects ---------------
 expect_error "no command" 2 "attn: error: no command given: try \`attn trace --heads 4 --mask causal\`, or \`attn --help\`"
-expect_error "an unknown command" 2 "attn: error: foo: no command is called foo (the commands: trace, mask, check or exercise); see \`attn --help\`" foo
+expect_error "an unknown command" 2 "attn: error: foo: no command is called foo (the commands: trace, mask, check, exercise or tokens); see \`attn --help\`" foo
 expect_error "a misspelt command" 2 "attn: error: tarce: no command is called tarce; did you mean trace?" tarce --heads 4
 expect_error "trace's flags before the command" 2 \
   "attn: error: no command given (--heads is a flag of trace): try \`attn trace --heads 4 --mask causal\`" --heads 4 --mask causal

@@ -185,4 +185,41 @@ readme_output '^#### Layer 0 from token ids' >"$work/readme-tokens"
 check "README's --tokens output block is real" diff "$work/readme-tokens" "$work/actual-tokens"
 check "... and not empty" test -s "$work/readme-tokens"
 
+# --- text in: the checkpoint's own tokenizer (GPT-2's vocab.json and merges.txt beside it) ---
+expect_ok "attn tokens: the ids and pieces of a text" \
+  tokens --params "$gpt2/model.safetensors" --text "The robot reads the books."
+check "... the ids line, ready for --tokens" grep -q '^ids     3,6,7,4,8,33,1   (7 tokens; --tokens takes this list)$' "$work/out"
+check "... a row per token, the space written Ġ" grep -Eq '^ +1 +6  Ġrobot$' "$work/out"
+expect_ok "attn tokens --format json" tokens --params "$gpt2/model.safetensors" --text "The robot" --format json
+check "... attn.tokens/1 with ids and tokens" \
+  test "$(jq -c '[.format, .ids, .tokens]' "$work/out")" = '["attn.tokens/1",[3,6],["The","Ġrobot"]]'
+printf 'The robot reads the book.\n' >"$work/story.txt"
+expect_ok "attn trace --text @FILE: layer 0 from the text, the same run as its ids with --vocab" \
+  trace --params "$gpt2/model.safetensors" --text "@$work/story.txt" --format json --stage softmax
+"$attn" trace --params "$gpt2/model.safetensors" --tokens 3,6,7,4,8,1,38 --vocab "$gpt2/vocab.json" --format json \
+  --stage softmax >"$work/ids.json"
+check "... every number and label equal (the newline is Ċ, id 38)" \
+  test "$(jq -c '[.config.tokens, .config.token_text, .stages]' "$work/out" | md5sum)" = \
+       "$(jq -c '[.config.tokens, .config.token_text, .stages]' "$work/ids.json" | md5sum)"
+expect_error "a word the tiny vocabulary lacks: named, with why" 1 \
+  "attn: error: --text: \"Ġh\" is not a token of $gpt2/vocab.json (a vocabulary with every byte's token encodes any text)" \
+  trace --params "$gpt2/model.safetensors" --text "The robot, hello"
+expect_error "--text and --tokens together" 2 \
+  "attn: error: --text and --tokens both give layer 0's tokens: give one of them" \
+  trace --params "$gpt2/model.safetensors" --text "The robot" --tokens 3,6
+expect_error "--text without --params" 2 \
+  "attn: error: --text is tokenized by a checkpoint's own tokenizer: give --params FILE (GPT-2's, with vocab.json and merges.txt beside it)" \
+  trace --text "The robot"
+expect_error "--text beside a checkpoint without GPT-2's tokenizer files" 1 \
+  "attn: error: --text: no tokenizer beside --params $llama/model.safetensors: attn reads GPT-2's vocab.json and merges.txt (in $llama); tokenizer.json, BERT's vocab.txt and SentencePiece's tokenizer.model are not read yet: give the ids with --tokens" \
+  trace --params "$llama/model.safetensors" --text "The robot"
+printf 'The \377robot' >"$work/latin1.txt"
+expect_error "text that is not UTF-8" 1 \
+  "attn: error: --text @$work/latin1.txt: not UTF-8 text (byte 4); GPT-2's tokenizer reads UTF-8" \
+  tokens --params "$gpt2/model.safetensors" --text "@$work/latin1.txt"
+
+readme_output '^#### Text in: --text and attn tokens' >"$work/readme-text"
+(cd "$gpt2" && "$attn" tokens --params model.safetensors --text "The robot reads the books.") >"$work/actual-text"
+check "README's attn tokens output block is real" diff "$work/readme-text" "$work/actual-text"
+
 finish
