@@ -218,6 +218,13 @@ expect_error "text that is not UTF-8" 1 \
   "attn: error: --text @$work/latin1.txt: not UTF-8 text (byte 4); GPT-2's tokenizer reads UTF-8" \
   tokens --params "$gpt2/model.safetensors" --text "@$work/latin1.txt"
 
+/usr/bin/python3 -c "print(' the' * 70000)" >"$work/long.txt"
+expect_error "more tokens than a run takes: said as soon as there are" 1 \
+  "attn: error: --text @$work/long.txt: more than 65536 tokens (the most a run takes, as --tokens)" \
+  tokens --params "$here/../reference/tokenizers/gpt2/model.safetensors" --text "@$work/long.txt"
+/usr/bin/python3 -c "import random; random.seed(1); print(''.join(random.choice('thequickbrown') for _ in range(2000000)))" >"$work/word.txt"
+run tokens --params "$here/../reference/tokenizers/gpt2/model.safetensors" --text "@$work/word.txt" --format json
+check "a 2 MB word merges in a heap, not encoder.py's pass per merge (was: minutes)" test "$rc" -le 1
 readme_output '^#### Text in: --text and attn tokens' >"$work/readme-text"
 (cd "$gpt2" && "$attn" tokens --params model.safetensors --text "The robot reads the books.") >"$work/actual-text"
 check "README's attn tokens output block is real" diff "$work/readme-text" "$work/actual-text"

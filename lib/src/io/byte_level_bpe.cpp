@@ -3,7 +3,9 @@
 
 #include <array>
 #include <filesystem>
+#include <functional>
 #include <limits>
+#include <queue>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -80,30 +82,46 @@ byte_level_bpe::byte_level_bpe(byte_level_bpe&&) noexcept = default;
 byte_level_bpe::~byte_level_bpe() = default;
 
 std::vector<std::string> byte_level_bpe::merge_word(std::vector<std::string> word) const {
-    while (word.size() > 1) {
-        std::size_t best = word.size(), best_rank = std::numeric_limits<std::size_t>::max();
-        for (std::size_t i = 0; i + 1 < word.size(); ++i) {
-            const auto r = ranks_.find(word[i] + ' ' + word[i + 1]);
-            if (r != ranks_.end() && r->second < best_rank) best = i, best_rank = r->second;
-        }
-        if (best == word.size()) break;
-        const std::string first = word[best], second = word[best + 1];
-        std::vector<std::string> merged;  // every occurrence of the pair, left to right
-        for (std::size_t i = 0; i < word.size();) {
-            if (i + 1 < word.size() && word[i] == first && word[i + 1] == second) {
-                merged.push_back(first + second);
-                i += 2;
-            } else {
-                merged.push_back(std::move(word[i]));
-                i += 1;
-            }
-        }
-        word = std::move(merged);
+    // encoder.py merges the lowest-ranked pair everywhere, left to right, then looks again: O(n)
+    // a merge, so a long word (10 MB of letters) would take hours. The same merges in the same
+    // order from a heap of (rank, position), as Hugging Face's tokenizers do: a pair is merged
+    // when it is the lowest rank left, leftmost first, and the pairs it makes join the heap.
+    // (For merges.txt files that BPE training wrote, where a merge comes after the merges that
+    // make its parts, the order is encoder.py's; tests/io/test_byte_level_bpe.cpp checks both.)
+    const std::size_t n = word.size(), none = std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t> prev(n), next(n);
+    for (std::size_t i = 0; i < n; ++i) prev[i] = i == 0 ? none : i - 1, next[i] = i + 1 == n ? none : i + 1;
+    using candidate = std::pair<std::size_t, std::size_t>;  // (rank, left symbol's position)
+    std::priority_queue<candidate, std::vector<candidate>, std::greater<>> heap;
+    const auto rank_of = [&](std::size_t left) {
+        const auto r = ranks_.find(word[left] + ' ' + word[next[left]]);
+        return r == ranks_.end() ? none : r->second;
+    };
+    const auto offer = [&](std::size_t left) {  // the pair starting at `left`, when it is a merge
+        if (left == none || next[left] == none) return;
+        if (const std::size_t r = rank_of(left); r != none) heap.emplace(r, left);
+    };
+    for (std::size_t i = 0; i + 1 < n; ++i) offer(i);
+    std::vector<bool> gone(n, false);
+    while (!heap.empty()) {
+        const auto [rank, left] = heap.top();
+        heap.pop();
+        if (gone[left] || next[left] == none || rank_of(left) != rank) continue;  // changed since it was offered
+        const std::size_t right = next[left];
+        word[left] += word[right];
+        gone[right] = true;
+        next[left] = next[right];
+        if (next[right] != none) prev[next[right]] = left;
+        offer(prev[left]);
+        offer(left);
     }
-    return word;
+    std::vector<std::string> pieces;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!gone[i]) pieces.push_back(std::move(word[i]));
+    return pieces;
 }
 
-std::vector<token_piece> byte_level_bpe::encode(std::string_view text, const std::string& what) const {
+std::vector<token_piece> byte_level_bpe::encode(std::string_view text, const std::string& what, std::size_t most) const {
     std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> match(
         pcre2_match_data_create_from_pattern(pattern_->code, nullptr), pcre2_match_data_free);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
@@ -125,6 +143,8 @@ std::vector<token_piece> byte_level_bpe::encode(std::string_view text, const std
             if (id == ids_.end())
                 throw error(what + ": \"" + quoted_field(piece) + "\" is not a token of " + printable_text(vocab_path_) +
                             " (a vocabulary with every byte's token encodes any text)");
+            if (tokens.size() == most)
+                throw error(what + ": more than " + std::to_string(most) + " tokens (the most a run takes, as --tokens)");
             tokens.push_back({id->second, std::move(piece)});
         }
         from = at[1] > at[0] ? at[1] : at[0] + 1;  // the pattern matches no empty text; never loop
@@ -155,7 +175,7 @@ text_tokens tokenize_beside(const std::string& weights_path, const std::string& 
                     "SentencePiece's tokenizer.model are not read yet: give the ids with --tokens");
     }
     const std::string what = text_flag.rfind('@', 0) == 0 ? "--text " + printable_text(text_flag) : "--text";
-    std::vector<token_piece> tokens = bpe->encode(text_of_flag(text_flag, budget), what);
+    std::vector<token_piece> tokens = bpe->encode(text_of_flag(text_flag, budget), what, max_token_count);
     if (tokens.empty()) throw usage_error("--text gives no tokens: give some text");
     return {std::move(tokens), bpe->vocab_path()};
 }

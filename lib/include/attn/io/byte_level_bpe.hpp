@@ -37,9 +37,11 @@ public:
     byte_level_bpe(byte_level_bpe&&) noexcept;
     ~byte_level_bpe();
 
-    /// The tokens of `text`. attn::error naming `what` for text that is not UTF-8, and for a
-    /// piece the vocabulary lacks (a vocabulary without every byte).
-    std::vector<token_piece> encode(std::string_view text, const std::string& what) const;
+    /// The tokens of `text`, at most `most` of them. attn::error naming `what` for text that is
+    /// not UTF-8, for a piece the vocabulary lacks (a vocabulary without every byte), and for
+    /// more than `most` tokens (said as soon as there are).
+    std::vector<token_piece> encode(std::string_view text, const std::string& what,
+                                    std::size_t most = static_cast<std::size_t>(-1)) const;
 
     const std::string& vocab_path() const { return vocab_path_; }
 
@@ -61,7 +63,7 @@ std::optional<byte_level_bpe> read_tokenizer_beside(const std::string& weights_p
 std::string text_of_flag(const std::string& value, const read_budget* budget = nullptr);
 
 /// --text with --params: `text_flag` (text_of_flag) encoded by the tokenizer beside the
-/// checkpoint at `weights_path`. attn::error naming the folder when it has no tokenizer attn
+/// checkpoint at `weights_path`, at most max_token_count tokens (as --tokens). attn::error naming the folder when it has no tokenizer attn
 /// reads, and as encode says.
 struct text_tokens {
     std::vector<token_piece> tokens;
