@@ -15,10 +15,12 @@ echo '[[1]]' >one.json
 expect_refusal "check --max-memory: the right run's need against it, exit 1" 1 \
   "attn: error: these sizes need 775.1 MiB but the limit is 100.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 256.0 MiB each, for [B,H,Sq,Sk] = [2,8,2048,2048]" \
   check --batch 2 --seq 2048 --heads 8 --d-model 64 --no-out-proj --stage softmax --answer one.json --max-memory 100MiB
-limit_kb=400000 expect_refusal "mask --seq 20000 under --max-memory 1GiB: refused up front with the sizes" 1 \
-  "attn: error: the mask [B,1,Sq,Sk] = [1,1,20000,20000] in four conventions needs 6.3 GiB but the limit is 1.0 GiB (--max-memory)" \
-  mask --mask causal --seq 20000 --max-memory 1GiB
-limit_kb=400000 limited mask --mask causal --seq 20000 --max-memory 1GiB --format json
+# attn mask writes a row at a time (mask_command.sh checks its peak): a row that cannot fit is
+# refused up front with the sizes, by the mask's own need, not by a trace run's
+limit_kb=400000 expect_refusal "mask --kv-seq 50000000 under --max-memory 1GiB: refused up front with the sizes" 1 \
+  "attn: error: these sizes need 4.7 GiB but the limit is 1.0 GiB (--max-memory); attn mask writes the mask [B,1,Sq,Sk] = [1,1,2,50000000] a row at a time: a row of 50000000 keys in four conventions takes 4.7 GiB" \
+  mask --mask causal --seq 2 --kv-seq 50000000 --max-memory 1GiB
+limit_kb=400000 limited mask --mask causal+random --seq 2 --kv-seq 50000000 --max-memory 1GiB --format json
 check "mask --format json over the budget: one line, exit 1, no abort" \
   test "$rc $(wc -l <"$work/err")" = "1 1"
 expect_ok "mask --max-memory takes trace's sizes" mask --mask causal --max-memory 1MiB
