@@ -321,6 +321,7 @@ prepared_trace prepare_trace(const trace_options& o, const flag_given& given) {
     const attn::output_format& format = attn::output_format_named(o.format, view.row.has_value());
     attn::fit_view_to_format(loaded.cfg, format, o.stages, view);
     attn::stage_plan plan = attn::plan_output(loaded.cfg, format, view, o.block_rows);
+    attn::check_format_fits(loaded.cfg, format, view, plan);  // a PNG's canvas, before the run
     check_output_space(o, format, loaded.cfg, view);
     return {std::move(loaded), std::move(view), format, std::move(plan)};
 }
