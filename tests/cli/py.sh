@@ -129,6 +129,16 @@ script_runs "py: --fill -100000000000000000000 (-1e+20, not an integer PyTorch c
   --mask causal --fill -100000000000000000000
 script_runs "py: --safe-softmax with an all-masked row: 0 weights there, as attn" \
   --batch 2 --mask padding --lengths 0,3 --safe-softmax
+# --flash-block: the loop over blocks of keys (--explain's torch line), each block's m, l, rescale
+# and acc stacked and checked, and the flash context (0 for a row with no allowed key)
+script_runs "py: --flash-block 2, notebook 000's causal run: m, l, rescale, acc and the flash context" \
+  "${notebook[@]}" --flash-block 2
+script_runs "py: --flash-block with rows with no allowed key and a fully masked block" \
+  --seed 7 --batch 2 --seq 6 --heads 2 --mask padding --lengths 3,0 --flash-block 2
+script_runs "py: --flash-block in a decoding step: rope, grouped heads, lower-right causal" \
+  --pos rope --past 3 --seq 2 --heads 4 --kv-heads 2 --mask causal --flash-block 2
+script_runs "py: --flash-block with alibi's bias in each block, Sk not a multiple of N, a finite fill" \
+  --pos alibi --seq 7 --heads 4 --flash-block 3 --mask window --window 2 --fill -1e9
 # the first line holds the command: PEP 263 reads "coding:" there as the file's encoding, and a
 # byte that is not UTF-8 makes the file unreadable
 "$attn" trace --seed 1 --format py --out "$work/coding:latin-x.py" 2>/dev/null
@@ -203,8 +213,13 @@ awk '/--format py --out lab.py`$/ {seen = 1; next} seen && /^```/ {if (inside) e
 sed -n '/^# ── 10 · softmax/,/^$/p' "$work/readme.py" | sed '$d' >"$work/actual-block"
 sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/readme.py" >"$work/readme-wrong.py"
 later "$work/readme-wrong.py"
+"$attn" trace --seq 5 --mask causal --flash-block 2 --format py --out "$work/flash.py" 2>/dev/null
+sed 's/acc = rescale\[..., None\] \* acc + /acc = acc + /' "$work/flash.py" >"$work/flash-wrong.py"
+later "$work/flash-wrong.py"
 
 run_batch
+check "py: a flash loop without the rescale of acc fails at flash.acc (exit 1)" \
+  bash -c "[ '$(status_of "$work/flash-wrong.py")' = 1 ] && grep -q '^AssertionError: flash.acc: ' '$work/flash-wrong.py.ran' && grep -qx 'ok  flash.rescale' '$work/flash-wrong.py.ran'"
 check "py: --mistake alibi_sign's script with the sign put right fails at the alibi stage" \
   grep -q '^AssertionError: alibi.bias: ' "$work/sign-wrong.py.ran"
 check "py: torch.randn's x equals the embedded numbers bit for bit" grep -qx "ok  input.x" "$work/nb.py.ran"

@@ -209,7 +209,34 @@ std::string py_variable(const config& c, std::string_view stage, const std::stri
     if (stage == "merge") return "merged";
     if (stage == "mask") return "mask.expand(" + std::to_string(c.batch) + ", 1, Sq, Sk)";  // [Sq,Sk] broadcasts
     if (stage == "cache") return "past_" + name;  // the cached k and v, before torch.cat
+    if (stage == "flash")  // each block's m, l, rescale, acc stacked on a block axis; its own context
+        return name == "context" ? "flash_context" : "torch.stack(" + name + "_blocks, dim=3)";
     return name;
+}
+
+/// The flash stage (--flash-block N) as a loop over blocks of N keys: --explain's torch line
+/// (explain_flash), each block's m, l, rescale and acc kept for the checks, and the context of
+/// tests/reference/make_flash_fixtures.py (a row with no allowed key: 0). One statement.
+std::string py_flash_loop(const config& c) {
+    const std::string biased = c.pos == position_encoding::alibi ? "    s = s + bias[..., j:j+N]\n" : "";
+    const std::string masked = c.mask.any() ? "    s = s.masked_fill(~mask[..., j:j+N], fill)\n" : "";
+    return "N" + std::string(c.mask.any() ? ", fill" : "") + " = " + std::to_string(c.flash_block) +
+           (c.mask.any() ? ", " + py_float(c.fill) : std::string()) +
+           "\n"
+           "m, l, acc = torch.full((B, H, Sq), -inf), torch.zeros(B, H, Sq), torch.zeros(B, H, Sq, dk)\n"
+           "m_blocks, l_blocks, rescale_blocks, acc_blocks = [], [], [], []\n"
+           "for j in range(0, Sk, N):\n"
+           "    s = (q @ k[:, :, j:j+N].transpose(-2, -1)) / math.sqrt(dk)\n" +
+           biased + masked +
+           "    m_new = torch.maximum(m, s.amax(-1))\n"
+           "    m_safe = torch.where(m_new == -inf, 0, m_new)  # FlashAttention-2: no -inf - -inf\n"
+           "    rescale = torch.exp(m - m_safe)\n"
+           "    p = torch.exp(s - m_safe[..., None])\n"
+           "    l = rescale * l + sum(p.unbind(-1))  # summed left to right, as attn sums\n"
+           "    acc = rescale[..., None] * acc + p @ v[:, :, j:j+N]\n"
+           "    m = m_new\n"
+           "    m_blocks.append(m), l_blocks.append(l), rescale_blocks.append(rescale), acc_blocks.append(acc)\n"
+           "flash_context = acc / torch.where(l == 0, 1, l)[..., None]  # a row with no allowed key: 0";
 }
 
 void write_py_comment(std::ostream& out, const std::string& text) {
@@ -343,9 +370,8 @@ void check_py_run(const config& c, const render_options& options) {
     if (c.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");
     if (c.mask.from_file || c.mask.key_padding)
         refuse("the script builds the mask from its rules; it cannot read --mask-file or --key-padding-mask");
-    if (c.flash_block > 0)  // a loop over the blocks: its body is more than one line
-        refuse("no script for the flash stage yet (--flash-block): its loop is --explain's torch line, and "
-               "tests/reference/make_flash_fixtures.py runs it");
+    if (c.flash_block > 0 && c.mistake != mistake::none)  // the loop is the right recurrence only
+        refuse("no script for the flash stage with --mistake yet (the loop computes the right scores)");
     if (c.mistake != mistake::none && (!py_writes_mistake(c.mistake) || c.mistake_variant != 0)) {
         std::string written;
         for (mistake m : py_written_mistakes()) written += (written.empty() ? "" : ", ") + std::string(mistake_id(m));
@@ -384,6 +410,7 @@ void render_py(const trace& t, const render_options& options, const std::string&
             code.statements = input;
         }
         if (info.id == stage_id::params) code = {};  // drawn in the setup, before x
+        if (info.id == stage_id::flash) code = {{py_flash_loop(c)}, ""};
         out << "\n# ── " << info.step.text() << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
         write_py_comment(out, info.id == stage_id::params ? "Made in the setup, before x. " + e.words
                                                           : "Your turn: " + e.words);
