@@ -29,6 +29,7 @@ public:
     /// The mask c.mask asks for (call only when c.mask.any()); `files` [B,1,Sq,Sk], true = may
     /// attend, when c has mask files. `c` and `files` must outlive this. Starts at row (0, 0).
     explicit mask_stream(const config& c, const xt::xarray<bool>* files = nullptr);
+    /// Another read of the same mask, from row (0, 0) wherever `other` is (a pass of its own).
     mask_stream(const mask_stream& other);
     mask_stream& operator=(const mask_stream&) = delete;
 
