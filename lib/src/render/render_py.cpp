@@ -214,6 +214,39 @@ std::string py_variable(const config& c, std::string_view stage, const std::stri
     return name;
 }
 
+/// `path` as a Python expression for the same bytes: os.fsdecode(b"...") with every byte but
+/// letters, digits and . _ / - written \xNN, so that no name can end the literal.
+std::string py_path(const std::string& path) {
+    std::string text = "os.fsdecode(b\"";
+    for (const char ch : path) {
+        const auto b = static_cast<unsigned char>(ch);
+        if (std::isalnum(b) != 0 || ch == '.' || ch == '_' || ch == '/' || ch == '-') {
+            text += ch;
+        } else {
+            char hex[5];
+            std::snprintf(hex, sizeof hex, "\\x%02x", b);
+            text += hex;
+        }
+    }
+    return text + "\")";
+}
+
+/// The input stage's statements with explain's placeholders (x = torch.tensor(data)) replaced
+/// by the files loaded as attn read them (load_tensor, in the header).
+py_code py_loaded_inputs(const py_code& code, const render_options& options) {
+    py_code loaded;
+    for (const std::string& s : code.statements) {
+        if (s == "x = torch.tensor(data)")
+            loaded.statements.push_back("x = load_tensor(" + py_path(options.input_file) + ", \"input.x\")  # --input");
+        else if (s == "x_kv = torch.tensor(data_kv)")
+            loaded.statements.push_back("x_kv = load_tensor(" + py_path(options.kv_input_file) +
+                                        ", \"input.x_kv\")  # --kv-input");
+        else
+            loaded.statements.push_back(s);
+    }
+    return loaded;  // explain's comment names `data`: the lines above say where x comes from
+}
+
 /// The flash stage (--flash-block N) as a loop over blocks of N keys: --explain's torch line
 /// (explain_flash), each block's m, l, rescale and acc kept for the checks, and the context of
 /// tests/reference/make_flash_fixtures.py (a row with no allowed key: 0). One statement.
@@ -294,9 +327,9 @@ void write_py_header(const config& c, const std::string& command, std::ostream& 
         write_py_comment(out, "Made with --mistake " + std::string(mistake_id(c.mistake)) +
                                ": the stage it changes is written wrong on purpose, and the checks after it "
                                "assert attn's mistaken numbers.");
-    out << R"py(import math
-
-import torch
+    const bool loads = c.x_from_file || c.x_kv_from_file;  // --input, --kv-input: load_tensor below
+    out << (loads ? "import json\nimport math\nimport os\n\nimport numpy as np\n" : "import math\n\n");
+    out << R"py(import torch
 from torch import nn
 
 torch.set_grad_enabled(False)  # plain tensors: no autograd history
@@ -328,6 +361,21 @@ def check_layout(name, got, shape, stride):
     assert tuple(got.shape) == shape, f"{name}: shape {tuple(got.shape)}, attn's is {shape}"
     assert got.stride() == stride, f"{name}: strides {got.stride()}, attn's are {stride}"
     print(f"ok  {name} {shape}, strides {stride}")
+
+)py";
+    if (loads)
+        out << R"py(
+def load_tensor(path, member):
+    """The tensor attn read from `path`, as float32: .npy; .npz (its array `member`, as attn's dumps
+    name it, else its only one); .json (nested lists, as tensor.tolist())."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".json":
+        with open(path, encoding="utf-8") as f:
+            return torch.tensor(json.load(f), dtype=torch.float64).float()
+    data = np.load(path)
+    if extension == ".npz":
+        data = data[member] if member in data.files else data[data.files[0]]
+    return torch.from_numpy(np.array(data, dtype=np.float32))
 
 )py";
 }
@@ -365,8 +413,9 @@ void check_py_run(const config& c, const render_options& options) {
     if (c.from_projections) refuse("the script draws its inputs as attn does; it cannot start from --q --k --v");
     if (!c.tokens.empty())
         refuse("the script draws x as attn does (torch.randn); it cannot look up a model's --tokens");
-    if (c.x_from_file || c.x_kv_from_file)
-        refuse("the script draws x as attn does (torch.randn); it cannot read --input or --kv-input");
+    if ((c.x_from_file && options.input_file.empty()) || (c.x_kv_from_file && options.kv_input_file.empty()))
+        refuse("the script loads x from --input's file (and x_kv from --kv-input's); with --from they are "
+               "inside the dump: pass them as --input and --kv-input files");
     if (c.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");
     if (c.mask.from_file || c.mask.key_padding)
         refuse("the script builds the mask from its rules; it cannot read --mask-file or --key-padding-mask");
@@ -409,6 +458,7 @@ void render_py(const trace& t, const render_options& options, const std::string&
             for (const std::string& s : setup) out << s << '\n';
             code.statements = input;
         }
+        if (info.id == stage_id::input && (c.x_from_file || c.x_kv_from_file)) code = py_loaded_inputs(code, options);
         if (info.id == stage_id::params) code = {};  // drawn in the setup, before x
         if (info.id == stage_id::flash) code = {{py_flash_loop(c)}, ""};
         out << "\n# ── " << info.step.text() << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
