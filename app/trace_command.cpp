@@ -218,6 +218,8 @@ attn::render_options view_of(const trace_options& o, const flag_given& given, co
     view.explain = o.explain;
     view.stats = o.stats;
     view.graph = o.graph;  // html: the graph beside the stages
+    view.input_file = o.run.files.input;  // py: the script loads them
+    view.kv_input_file = o.run.files.kv_input;
     return view;
 }
 
@@ -321,6 +323,7 @@ prepared_trace prepare_trace(const trace_options& o, const flag_given& given) {
     const attn::output_format& format = attn::output_format_named(o.format, view.row.has_value());
     attn::fit_view_to_format(loaded.cfg, format, o.stages, view);
     attn::stage_plan plan = attn::plan_output(loaded.cfg, format, view, o.block_rows);
+    attn::check_format_fits(loaded.cfg, format, view, plan);  // a PNG's canvas, before the run
     check_output_space(o, format, loaded.cfg, view);
     return {std::move(loaded), std::move(view), format, std::move(plan)};
 }
@@ -443,7 +446,8 @@ void setup_trace(CLI::App& app) {
                "computed), npz (NumPy arrays named stage.tensor, plus config; needs --out "
                "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
                "under '# stage.tensor'), py (a runnable PyTorch script: the run computed stage by stage as a "
-               "notebook would, each stage asserted equal to attn's numbers; a lab starter), heatmap (the attention weights, or the --stage "
+               "notebook would, each stage asserted equal to attn's numbers, --flash-block's as its loop over "
+               "blocks of keys, --input's and --kv-input's files loaded with NumPy; a lab starter), heatmap (the attention weights, or the --stage "
                "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal; with --pos also the positions: "
                "--stage positions draws pe [S,Din] and --stage rope cos and sin [Sq,dk], positions down and "
                "features across on -1 .. 1, --stage alibi the bias, a grid per head), svg and png (the "

@@ -15,10 +15,12 @@ echo '[[1]]' >one.json
 expect_refusal "check --max-memory: the right run's need against it, exit 1" 1 \
   "attn: error: these sizes need 775.1 MiB but the limit is 100.0 MiB (--max-memory); the largest stages are scores, scaled, softmax at 256.0 MiB each, for [B,H,Sq,Sk] = [2,8,2048,2048]" \
   check --batch 2 --seq 2048 --heads 8 --d-model 64 --no-out-proj --stage softmax --answer one.json --max-memory 100MiB
-limit_kb=400000 expect_refusal "mask --seq 20000 under --max-memory 1GiB: refused up front with the sizes" 1 \
-  "attn: error: the mask [B,1,Sq,Sk] = [1,1,20000,20000] in four conventions needs 6.3 GiB but the limit is 1.0 GiB (--max-memory)" \
-  mask --mask causal --seq 20000 --max-memory 1GiB
-limit_kb=400000 limited mask --mask causal --seq 20000 --max-memory 1GiB --format json
+# attn mask writes a row at a time (mask_command.sh checks its peak): a row that cannot fit is
+# refused up front with the sizes, by the mask's own need, not by a trace run's
+limit_kb=400000 expect_refusal "mask --kv-seq 50000000 under --max-memory 1GiB: refused up front with the sizes" 1 \
+  "attn: error: these sizes need 4.7 GiB but the limit is 1.0 GiB (--max-memory); attn mask writes the mask [B,1,Sq,Sk] = [1,1,2,50000000] a row at a time: a row of 50000000 keys in four conventions takes 4.7 GiB" \
+  mask --mask causal --seq 2 --kv-seq 50000000 --max-memory 1GiB
+limit_kb=400000 limited mask --mask causal+random --seq 2 --kv-seq 50000000 --max-memory 1GiB --format json
 check "mask --format json over the budget: one line, exit 1, no abort" \
   test "$rc $(wc -l <"$work/err")" = "1 1"
 expect_ok "mask --max-memory takes trace's sizes" mask --mask causal --max-memory 1MiB
@@ -242,5 +244,31 @@ limit_kb=600000 expect_refusal "a 5,000-character token label: the PNG's canvas 
   "attn: error: the picture would be 26890 by 26862 pixels, a canvas of 2.7 GiB, more than the 256.0 MiB --max-memory allows: draw fewer panels (--stage, --batch-index, --head), with shorter labels, or use --format svg" \
   trace --params "$gpt2/model.safetensors" --tokens 1,2,3 --vocab long-token.json --format png --stage softmax --head 0 --out long.png --max-memory 256MiB
 check "... and no file written" test ! -e long.png
+# ... refused before the run: the page is laid out from the plan's shapes and the labels, so no
+# stage is computed (on a terminal, with ATTN_PROGRESS_DELAY_MS=0, a run shows its progress line
+# at once: was "attn trace: input, 0% of the work done" before the error)
+if command -v script >/dev/null; then
+  script -qefc "env -u CI ATTN_PROGRESS_DELAY_MS=0 $(printf '%q ' "$attn" trace --params "$gpt2/model.safetensors" \
+    --tokens 1,2,3 --vocab long-token.json --format png --stage softmax --head 0 --out long.png --max-memory 256MiB)" \
+    /dev/null >tty.txt 2>&1
+  check "... before the run: the error alone on the terminal, no progress line" \
+    bash -c "grep -aq '^attn: error: the picture would be 26890 by 26862 pixels' tty.txt && ! grep -aq 'attn trace: ' tty.txt"
+else
+  echo "skip: no script(1) for a pseudo-terminal"
+fi
+# many panels: a canvas of 137.9 MiB, refused from the sizes (was: after the run, at 32 MB), and a
+# page past a PNG's side refused before the run's 500 MB of stages are computed (was: at 178 MB)
+expect_error "240 panels under --max-memory 120MiB: the canvas refused" 1 \
+  "attn: error: the picture would be 1636 by 22100 pixels, a canvas of 137.9 MiB, more than the 120.0 MiB --max-memory allows: draw fewer panels (--stage, --batch-index, --head), with shorter labels, or use --format svg" \
+  trace --batch 60 --heads 4 --seq 128 --mask causal --format png --out panels.png --max-memory 120MiB
+if [ -x /usr/bin/time ] && [ -z "${ATTN_SANITIZED:-}" ]; then
+  /usr/bin/time -f '%M' -o rss "$attn" trace --batch 90 --heads 4 --seq 300 --mask causal --format png --out panels.png \
+    2>err; rc=$?
+  kib=$(tail -n 1 rss)
+  if [ "$rc" -eq 1 ] && grep -q "^attn: error: the picture would be 1636 by 34400 points, too large for a PNG" err && [ "$kib" -lt 65536 ]; then
+    ok "a page past a PNG's side, refused before the run's 500 MB of stages: peak RSS ${kib} KiB"
+  else fail "a page past a PNG's side before the run" "exit $rc, $kib KiB: $(head -n 1 err)"; fi
+fi
+check "... and no file written" test ! -e panels.png
 
 finish

@@ -54,9 +54,12 @@ expect_error "--flash-block -3 is refused" 2 \
 expect_error "--flash-block with dropout in training is refused, saying why" 2 \
   "attn: error: --flash-block with --train and --dropout 0.1: the flash stage is compared with the exact context, and dropout's weights exist only in the exact path (flash never forms the weights); drop --train or --flash-block" \
   trace --flash-block 2 --dropout 0.1 --train
-expect_error "--format py has no script for flash yet" 2 \
-  "attn: error: --format py: no script for the flash stage yet (--flash-block): its loop is --explain's torch line, and tests/reference/make_flash_fixtures.py runs it" \
-  trace --flash-block 2 --format py
+expect_ok "--format py writes the flash loop (py.sh runs it in PyTorch)" trace --flash-block 2 --mask causal --format py
+check "... a loop over the blocks of N = 2 keys, each block's m, l, rescale and acc kept" \
+  bash -c "grep -qx 'for j in range(0, Sk, N):' '$work/out' && grep -qx 'N, fill = 2, -inf' '$work/out' && grep -q '^check(\"flash.acc\", torch.stack(acc_blocks, dim=3), ' '$work/out'"
+expect_error "--format py with --flash-block and --mistake: refused (the loop is the right recurrence)" 2 \
+  "attn: error: --format py: no script for the flash stage with --mistake yet (the loop computes the right scores)" \
+  trace --flash-block 2 --mask causal --mistake missing_scale --format py
 expect_ok "--flash-block with --dropout in eval mode is fine" trace --flash-block 2 --dropout 0.1 --stage flash
 expect_error "--stage flash without --flash-block" 2 \
   "attn: error: --stage flash: this run has no flash stage (it needs --flash-block N (keys per block))" trace --stage flash

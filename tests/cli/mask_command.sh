@@ -127,6 +127,53 @@ check "README's attn mask output (the masks) is real" diff "$work/readme-1" <(he
 check "README's attn mask output (mha's PyTorch) is real" \
   python3 -c 'import sys; a, b = (open(p).read() for p in sys.argv[1:]); assert len(a) > 200 and a in b' "$work/readme-2" "$work/actual"
 
+# --- a row at a time: bounded memory at any size; what cannot fit refused up front -------------
+# Sq = Sk = 3000 is 9M cells a convention (the JSON is 200 MB, to /dev/null): the whole mask and its
+# four conventions as floats took 263 MB; written a row at a time, attn mask holds a row and its text.
+if [ -x /usr/bin/time ] && [ -z "${ATTN_SANITIZED:-}" ]; then  # ASan's shadow memory counts in RSS
+  for args in "--mask causal --format json" "--mask causal --format table" \
+              "--mask causal+random+padding --lengths 2000,3000 --batch 2 --format json"; do
+    /usr/bin/time -f '%M' -o "$work/rss" "$attn" mask $args --seq 3000 >/dev/null 2>"$work/err"; rc=$?
+    kib=$(tail -n 1 "$work/rss")
+    if [ "$rc" -eq 0 ] && [ "$kib" -lt 32768 ]; then ok "attn mask $args --seq 3000: peak RSS ${kib} KiB"
+    else fail "attn mask $args --seq 3000: peak RSS" "exit $rc, $kib KiB, wanted under 32 MiB"; fi
+  done
+else
+  echo "skip peak RSS (no /usr/bin/time, or under ASan)"
+fi
+# what is written a row at a time is the mask NumPy builds whole, at a size of several rows of draws
+expect_ok "attn mask in rows: causal+padding+random, Sq = 300, Sk = 350" \
+  mask --mask causal+padding+random --lengths 200,350 --batch 2 --seq 300 --kv-seq 350 --fill -1e9 --format json
+check "... keep, mha, sdpa and additive are tril & arange < lengths & the draws, in [B,Sq,Sk]" python3 - "$work/out" <<'PY'
+import json, sys
+import numpy as np
+d = json.load(open(sys.argv[1]))
+keep = np.array(d["conventions"][0]["data"])
+assert keep.shape == (2, 300, 350) and d["shape"] == [2, 300, 350]
+rules = np.tril(np.ones((300, 350), bool))[None] & (np.arange(350) < np.array([200, 350])[:, None])[:, None, :]
+assert (keep <= rules).all() and 0.4 < keep[rules].mean() < 0.6  # the random half of what the rules allow
+assert (np.array(d["conventions"][1]["data"]) == ~keep).all() and (np.array(d["conventions"][2]["data"]) == keep).all()
+assert (np.array(d["conventions"][3]["data"], dtype=np.float32) == np.where(keep, 0, np.float32(-1e9))).all()
+assert d["rows_without_key"] == [[b, i] for b in range(2) for i in range(300) if not keep[b, i].any()]
+PY
+expect_ok "... and the same mask's keep is attn trace's mask stage" \
+  trace --mask causal+padding+random --lengths 200,350 --batch 2 --seq 300 --kv-seq 350 --stage mask --format npz --out "$work/m.npz"
+"$attn" mask --mask causal+padding+random --lengths 200,350 --batch 2 --seq 300 --kv-seq 350 --fill -1e9 --format json >"$work/mask.json" 2>/dev/null
+check "... bit for bit" python3 -c "
+import json, numpy as np
+a = np.load('$work/m.npz')['mask.mask'][:, 0]
+assert (np.array(json.load(open('$work/mask.json'))['conventions'][0]['data']) == a).all()"
+# a row of 50M keys in four conventions (4.7 GiB) cannot fit 1 GiB: refused before a row is made,
+# under an address-space limit, by the mask's own need (no projection is computed)
+limit_kb=400000 expect_refusal "a row that cannot fit --max-memory: refused up front, exit 1" 1 \
+  "attn: error: these sizes need 4.7 GiB but the limit is 1.0 GiB (--max-memory); attn mask writes the mask [B,1,Sq,Sk] = [1,1,2,50000000] a row at a time: a row of 50000000 keys in four conventions takes 4.7 GiB" \
+  mask --mask causal --seq 2 --kv-seq 50000000 --max-memory 1GiB
+python3 -c "import json; print(json.dumps([[int(j <= i) for j in range(100)] for i in range(100)]))" >"$work/m100.json"
+limit_kb=400000 expect_refusal "... the mask files, as read and expanded over --batch, count too" 1 \
+  "attn: error: these sizes need 205.3 KiB but the limit is 100.0 KiB (--max-memory); attn mask writes the mask [B,1,Sq,Sk] = [20,1,100,100] a row at a time: a row of 100 keys in four conventions takes 10.0 KiB, and the mask files as read 195.3 KiB" \
+  mask --mask-file "$work/m100.json" --batch 20 --max-memory 100KiB
+expect_ok "... and fit with a batch of 2" mask --mask-file "$work/m100.json" --batch 2 --max-memory 100KiB
+
 # --- attn mask's mistakes and help -------------------------------------------------------------
 expect_error "attn mask without a mask" 2 \
   "attn: error: attn mask shows a mask: give --mask KINDS (causal, padding, window, random joined by '+'), --mask-file or --key-padding-mask, e.g. attn mask --mask causal" mask

@@ -129,6 +129,35 @@ script_runs "py: --fill -100000000000000000000 (-1e+20, not an integer PyTorch c
   --mask causal --fill -100000000000000000000
 script_runs "py: --safe-softmax with an all-masked row: 0 weights there, as attn" \
   --batch 2 --mask padding --lengths 0,3 --safe-softmax
+# --flash-block: the loop over blocks of keys (--explain's torch line), each block's m, l, rescale
+# and acc stacked and checked, and the flash context (0 for a row with no allowed key)
+script_runs "py: --flash-block 2, notebook 000's causal run: m, l, rescale, acc and the flash context" \
+  "${notebook[@]}" --flash-block 2
+script_runs "py: --flash-block with rows with no allowed key and a fully masked block" \
+  --seed 7 --batch 2 --seq 6 --heads 2 --mask padding --lengths 3,0 --flash-block 2
+script_runs "py: --flash-block in a decoding step: rope, grouped heads, lower-right causal" \
+  --pos rope --past 3 --seq 2 --heads 4 --kv-heads 2 --mask causal --flash-block 2
+script_runs "py: --flash-block with alibi's bias in each block, Sk not a multiple of N, a finite fill" \
+  --pos alibi --seq 7 --heads 4 --flash-block 3 --mask window --window 2 --fill -1e9
+# --input and --kv-input: the script loads the same files with NumPy (load_tensor), as float32
+"$python" - "$work" <<'PY'
+import json, os, sys
+import numpy as np
+work = sys.argv[1]
+rng = np.random.default_rng(5)
+np.save(os.path.join(work, "x64.npy"), rng.standard_normal((2, 5, 8)))  # float64, made float32 as attn does
+json.dump(rng.standard_normal((1, 3, 8)).tolist(), open(os.path.join(work, "x.json"), "w"))
+np.savez(os.path.join(work, "dump.npz"), **{"input.x": rng.standard_normal((1, 4, 8)).astype(np.float32),
+                                            "other": np.zeros(3)})  # a dump's member, among others
+np.savez(os.path.join(work, "one.npz"), rng.standard_normal((1, 6, 8)).astype(np.float16))  # its only array
+np.save(os.path.join(work, "we'ird \"name\"\n\u00e9.npy"), rng.standard_normal((1, 4, 8)).astype(np.float32))
+PY
+script_runs "py: --input FILE.npy (float64), loaded with NumPy as float32" --input "$work/x64.npy" --mask causal+padding --lengths 3,5
+script_runs "py: --input FILE.json (nested lists)" --input "$work/x.json" --mask causal
+script_runs "py: --input an .npz dump: its input.x among other arrays" --input "$work/dump.npz"
+script_runs "py: --kv-input an .npz of one float16 array, x drawn" --kv-input "$work/one.npz" --seq 4
+script_runs "py: --input with quotes, a newline and é in its name (a bytes literal)" \
+  --input "$work/we'ird \"name\""$'\n'"é.npy" --flash-block 2 --mask causal
 # the first line holds the command: PEP 263 reads "coding:" there as the file's encoding, and a
 # byte that is not UTF-8 makes the file unreadable
 "$attn" trace --seed 1 --format py --out "$work/coding:latin-x.py" 2>/dev/null
@@ -203,8 +232,18 @@ awk '/--format py --out lab.py`$/ {seen = 1; next} seen && /^```/ {if (inside) e
 sed -n '/^# ── 10 · softmax/,/^$/p' "$work/readme.py" | sed '$d' >"$work/actual-block"
 sed 's/torch.softmax(masked, dim=-1)/torch.softmax(masked, dim=-2)/' "$work/readme.py" >"$work/readme-wrong.py"
 later "$work/readme-wrong.py"
+"$attn" trace --input "$work/x.json" --format py --out "$work/loaded.py" 2>/dev/null
+sed 's/^x = load_tensor(.*/x = torch.randn(1, 3, 8)/' "$work/loaded.py" >"$work/loaded-wrong.py"
+later "$work/loaded-wrong.py"
+"$attn" trace --seq 5 --mask causal --flash-block 2 --format py --out "$work/flash.py" 2>/dev/null
+sed 's/acc = rescale\[..., None\] \* acc + /acc = acc + /' "$work/flash.py" >"$work/flash-wrong.py"
+later "$work/flash-wrong.py"
 
 run_batch
+check "py: a script drawing x instead of loading --input's file fails at input.x (exit 1)" \
+  bash -c "[ '$(status_of "$work/loaded-wrong.py")' = 1 ] && grep -q '^AssertionError: input.x: ' '$work/loaded-wrong.py.ran'"
+check "py: a flash loop without the rescale of acc fails at flash.acc (exit 1)" \
+  bash -c "[ '$(status_of "$work/flash-wrong.py")' = 1 ] && grep -q '^AssertionError: flash.acc: ' '$work/flash-wrong.py.ran' && grep -qx 'ok  flash.rescale' '$work/flash-wrong.py.ran'"
 check "py: --mistake alibi_sign's script with the sign put right fails at the alibi stage" \
   grep -q '^AssertionError: alibi.bias: ' "$work/sign-wrong.py.ran"
 check "py: torch.randn's x equals the embedded numbers bit for bit" grep -qx "ok  input.x" "$work/nb.py.ran"
@@ -219,10 +258,14 @@ check "py: --stage output: the script runs" test "$(status_of "$work/lab.py")" =
 expect_error "py: a run too large to embed is refused" 2 \
   "attn: error: --format py: stage scores has 8192 numbers, more than the 4096 a script embeds per stage: make the run smaller (--seq, --kv-seq, --batch, --heads, --d-model, --d-in) or check fewer stages (--stage)" \
   trace --seq 64 --format py
-"$attn" trace --seq 3 --format json --stage input | jq .stages.input.tensors.x.data >"$work/x.json"
-expect_error "py: --input is refused" 2 \
-  "attn: error: --format py: the script draws x as attn does (torch.randn); it cannot read --input or --kv-input" \
-  trace --seq 3 --input "$work/x.json" --format py
+"$attn" trace --input "$work/x.json" --format json --out "$work/dump.json" --quiet
+expect_error "py: --from a dump of a run that read x is refused (the script loads --input's file)" 2 \
+  "attn: error: --format py: the script loads x from --input's file (and x_kv from --kv-input's); with --from they are inside the dump: pass them as --input and --kv-input files" \
+  trace --from "$work/dump.json" --format py
+"$attn" trace --seq 3 --stage params --format npz --out "$work/params.npz" --quiet
+expect_error "py: --params is refused" 2 \
+  "attn: error: --format py: the script draws the weights as attn does (nn.Linear); it cannot read --params" \
+  trace --input "$work/x.json" --params "$work/params.npz" --format py
 expect_error "py: a view flag is refused" 2 \
   "attn: error: --format py: the script checks whole tensors; leave out --batch-index, --head and --row" \
   trace --format py --head 1

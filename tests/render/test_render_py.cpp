@@ -87,8 +87,13 @@ TEST_SUITE("render_py") {
         only_output.stages = attn::stages(attn::stage_id::output);
         CHECK(py_refusal(c, only_output) == "");
         attn::config read;
-        read.sources.x_from_file = true;
-        CHECK(py_has(py_refusal(read), "cannot read --input"));
+        read.sources.x_from_file = true;  // without its file (a replay's x): refused; with it, loaded
+        CHECK(py_has(py_refusal(read), "the script loads x from --input's file"));
+        attn::render_options with_file;
+        with_file.input_file = "x.npy";
+        CHECK(py_refusal(read, with_file) == "");
+        read.sources.params_from_file = true;
+        CHECK(py_has(py_refusal(read, with_file), "it cannot read --params"));
         attn::render_options one_head;
         one_head.head = 1;
         CHECK(py_has(py_refusal(attn::config{}, one_head), "leave out --batch-index, --head and --row"));

@@ -2,12 +2,14 @@
 // written out as literals here (tests/reference/make_mask_convention_fixtures.py
 // runs them in torch against attn mask's output); the data are checked against
 // the keep-mask and its complements, and the PyTorch shapes by hand.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
 
 #include "attn/compute/config.hpp"
+#include "attn/compute/generator.hpp"
 #include "attn/compute/mask.hpp"
 #include "attn/teach/mask_conventions.hpp"
 
@@ -15,7 +17,19 @@ namespace {
 
 const float neg_inf = -std::numeric_limits<float>::infinity();
 
-attn::mask_views describe(const attn::config& c) { return attn::describe_mask(c, attn::build_mask(c)); }
+/// The views of c's mask, and the mask itself as build_mask makes it whole.
+struct described {
+    attn::mask_views views;
+    xt::xarray<bool> keep;  // [B,1,Sq,Sk]
+
+    /// Convention `name`'s cells of keep, in the shape the views show ([Sq,Sk] of item 0, or [B,Sq,Sk]).
+    xt::xarray<float> data(const std::string& name) const;
+};
+
+described describe(const attn::config& c, const xt::xarray<bool>* files = nullptr) {
+    return {attn::describe_mask(c, files), attn::build_mask(c, files)};
+}
+
 
 const attn::mask_view& view(const attn::mask_views& v, const std::string& name) {
     for (const attn::mask_view& one : v.views)
@@ -30,6 +44,13 @@ std::vector<std::string> view_names(const attn::mask_views& v) {
     return n;
 }
 
+xt::xarray<float> described::data(const std::string& name) const {
+    const attn::mask_view& one = view(views, name);
+    xt::xarray<float> cells = xt::xarray<float>::from_shape(views.shape);
+    for (std::size_t e = 0; e < cells.size(); ++e) cells.data()[e] = one.value(keep.data()[e]);
+    return cells;
+}
+
 }  // namespace
 
 TEST_SUITE("mask_conventions") {
@@ -38,18 +59,19 @@ TEST_CASE("causal alone: tril for keep and sdpa, triu(diagonal=1).bool() for mha
     attn::config c;
     c.seq = c.kv_seq = 3;
     c.mask.causal = true;
-    const attn::mask_views v = describe(c);
+    const described d = describe(c);
+    const attn::mask_views& v = d.views;
     CHECK(view_names(v) == std::vector<std::string>{"keep", "mha", "sdpa", "additive"});
-    CHECK(v.setup == "B, Sq, Sk = 1, 3, 3");
+    CHECK(attn::setup_text(v) == "B, Sq, Sk = 1, 3, 3");
     CHECK_FALSE(v.per_batch);
     CHECK(view(v, "keep").build == "torch.tril(torch.ones(Sq, Sk, dtype=torch.bool))");
     CHECK(view(v, "sdpa").build == "torch.tril(torch.ones(Sq, Sk, dtype=torch.bool))");
     CHECK(view(v, "mha").build == "torch.triu(torch.ones(Sq, Sk), diagonal=1).bool()");
     CHECK(view(v, "additive").build == "torch.zeros(Sq, Sk).masked_fill(~keep, float('-inf'))");
-    CHECK(view(v, "keep").data == xt::xarray<float>{{1, 0, 0}, {1, 1, 0}, {1, 1, 1}});
-    CHECK(view(v, "sdpa").data == xt::xarray<float>{{1, 0, 0}, {1, 1, 0}, {1, 1, 1}});
-    CHECK(view(v, "mha").data == xt::xarray<float>{{0, 1, 1}, {0, 0, 1}, {0, 0, 0}});
-    CHECK(view(v, "additive").data ==
+    CHECK(d.data("keep") == xt::xarray<float>{{1, 0, 0}, {1, 1, 0}, {1, 1, 1}});
+    CHECK(d.data("sdpa") == xt::xarray<float>{{1, 0, 0}, {1, 1, 0}, {1, 1, 1}});
+    CHECK(d.data("mha") == xt::xarray<float>{{0, 1, 1}, {0, 0, 1}, {0, 0, 0}});
+    CHECK(d.data("additive") ==
           xt::xarray<float>{{0, neg_inf, neg_inf}, {0, 0, neg_inf}, {0, 0, 0}});
     CHECK(view(v, "mha").boolean);
     CHECK_FALSE(view(v, "additive").boolean);
@@ -73,10 +95,11 @@ TEST_CASE("causal aligned lower-right: tril's and triu's diagonals move by Sk - 
     c.kv_seq = 4;
     c.mask.causal = true;
     c.mask.causal_align = attn::causal_alignment::lower_right;
-    const attn::mask_views v = describe(c);
+    const described d = describe(c);
+    const attn::mask_views& v = d.views;
     CHECK(view(v, "keep").build == "torch.tril(torch.ones(Sq, Sk, dtype=torch.bool), diagonal=Sk - Sq)");
     CHECK(view(v, "mha").build == "torch.triu(torch.ones(Sq, Sk), diagonal=Sk - Sq + 1).bool()");
-    CHECK(view(v, "keep").data == xt::xarray<float>{{1, 1, 1, 0}, {1, 1, 1, 1}});
+    CHECK(d.data("keep") == xt::xarray<float>{{1, 1, 1, 0}, {1, 1, 1, 1}});
     CHECK(view(v, "sdpa").pass.find("torch.nn.attention.bias.causal_lower_right(Sq, Sk)") != std::string::npos);
 }
 
@@ -86,9 +109,10 @@ TEST_CASE("causal + padding: [B,Sq,Sk], the padding lifted over the queries, nn.
     c.seq = c.kv_seq = 3;
     c.mask.causal = c.mask.padding = true;
     c.mask.lengths = {2, 3};
-    const attn::mask_views v = describe(c);
+    const described d = describe(c);
+    const attn::mask_views& v = d.views;
     CHECK(v.per_batch);
-    CHECK(v.setup == "B, Sq, Sk = 2, 3, 3\nlengths = torch.tensor([2, 3])  # valid keys per batch item");
+    CHECK(attn::setup_text(v) == "B, Sq, Sk = 2, 3, 3\nlengths = torch.tensor([2, 3])  # valid keys per batch item");
     CHECK(view(v, "keep").build ==
           "torch.tril(torch.ones(Sq, Sk, dtype=torch.bool)) & (torch.arange(Sk) < lengths[:, None])[:, None, :]");
     CHECK(view(v, "mha").build ==
@@ -98,9 +122,9 @@ TEST_CASE("causal + padding: [B,Sq,Sk], the padding lifted over the queries, nn.
     CHECK(view(v, "mha").pass ==
           "nn.MultiheadAttention(D, H, batch_first=True)(x, x, x, attn_mask=torch.triu(torch.ones(Sq, Sk), "
           "diagonal=1).bool(), key_padding_mask=torch.arange(Sk) >= lengths[:, None])");
-    CHECK(view(v, "keep").data == xt::xarray<float>{{{1, 0, 0}, {1, 1, 0}, {1, 1, 0}},
+    CHECK(d.data("keep") == xt::xarray<float>{{{1, 0, 0}, {1, 1, 0}, {1, 1, 0}},
                                                     {{1, 0, 0}, {1, 1, 0}, {1, 1, 1}}});
-    CHECK(view(v, "mha").data == 1.0f - view(v, "keep").data);
+    CHECK(d.data("mha") == 1.0f - d.data("keep"));
 }
 
 TEST_CASE("padding alone is expanded to [B,Sq,Sk]; nn.MultiheadAttention takes it as key_padding_mask") {
@@ -110,12 +134,13 @@ TEST_CASE("padding alone is expanded to [B,Sq,Sk]; nn.MultiheadAttention takes i
     c.kv_seq = 2;
     c.mask.padding = true;
     c.mask.lengths = {1, 0};
-    const attn::mask_views v = describe(c);
+    const described d = describe(c);
+    const attn::mask_views& v = d.views;
     CHECK(view(v, "keep").build == "(torch.arange(Sk) < lengths[:, None])[:, None, :].expand(B, Sq, Sk)");
     CHECK(view(v, "mha").pass ==
           "nn.MultiheadAttention(D, H, batch_first=True)(x, x_kv, x_kv, key_padding_mask=torch.arange(Sk) >= "
           "lengths[:, None])");  // Sq != Sk: cross-attention
-    CHECK(view(v, "keep").data == xt::xarray<float>{{{1, 0}}, {{0, 0}}});
+    CHECK(d.data("keep") == xt::xarray<float>{{{1, 0}}, {{0, 0}}});
 }
 
 TEST_CASE("window + random: comparisons in parentheses (& binds tighter), a 3-D attn_mask per head for mha") {
@@ -127,16 +152,25 @@ TEST_CASE("window + random: comparisons in parentheses (& binds tighter), a 3-D 
     c.mask.window_size = 1;
     c.mask.random_seed = 7;
     c.mask.random_keep = 0.7;
-    const attn::mask_views v = describe(c);
-    CHECK(v.setup == "B, H, Sq, Sk = 2, 4, 3, 3\nW = 1\n"
+    const described d = describe(c);
+    const attn::mask_views& v = d.views;
+    CHECK(attn::setup_text(v) == "B, H, Sq, Sk = 2, 4, 3, 3\nW = 1\n"
                      "rand = torch.rand(B, Sq, Sk, generator=torch.Generator().manual_seed(7))"
                      "  # as torch.manual_seed(N); torch.rand(B,1,Sq,Sk)");
     CHECK(view(v, "keep").build == "((torch.arange(Sq)[:, None] - torch.arange(Sk)).abs() <= W) & (rand < 0.7)");
     CHECK(view(v, "mha").build == "((torch.arange(Sq)[:, None] - torch.arange(Sk)).abs() > W) | (rand >= 0.7)");
     CHECK(view(v, "mha").pass ==
           "nn.MultiheadAttention(D, H, batch_first=True)(x, x, x, attn_mask=mha.repeat_interleave(H, dim=0))");
-    const xt::xarray<bool> keep = attn::build_mask(c);
-    for (std::size_t e = 0; e < keep.size(); ++e) CHECK(view(v, "keep").data.data()[e] == (keep.data()[e] ? 1 : 0));
+    // the cells the build line makes: |i - j| <= 1 and torch.rand(2,3,3) drawn from seed 7 below 0.7
+    float rand[18];
+    attn::torch_generator(7).rand(rand, 18);
+    xt::xarray<float> want = xt::xarray<float>::from_shape({2, 3, 3});
+    for (std::size_t e = 0; e < 18; ++e) {
+        const int i = static_cast<int>(e / 3 % 3), j = static_cast<int>(e % 3);
+        want.data()[e] = std::abs(i - j) <= 1 && rand[e] < 0.7f ? 1.0f : 0.0f;
+    }
+    CHECK(d.data("keep") == want);
+    CHECK(d.data("mha") == 1.0f - want);
 }
 
 TEST_CASE("a finite fill: the additive mask and keep's masked_fill use it") {
@@ -145,12 +179,13 @@ TEST_CASE("a finite fill: the additive mask and keep's masked_fill use it") {
     c.mask.causal = true;
     c.fill = -1e9f;
     c.fill_text = "-1e9";
-    const attn::mask_views v = describe(c);
+    const described d = describe(c);
+    const attn::mask_views& v = d.views;
     CHECK(view(v, "additive").build == "torch.zeros(Sq, Sk).masked_fill(~keep, -1e9)");
     CHECK(view(v, "additive").meaning == "0 = may attend, -1e9 = may not (added to the scores)");
     CHECK(view(v, "keep").apply == "torch.softmax(scores.masked_fill(~keep, -1e9), dim=-1)");
     CHECK(view(v, "mha").apply == "torch.softmax(scores.masked_fill(mha, float('-inf')), dim=-1)");
-    CHECK(view(v, "additive").data == xt::xarray<float>{{0, -1e9f}, {0, 0}});
+    CHECK(d.data("additive") == xt::xarray<float>{{0, -1e9f}, {0, 0}});
 }
 
 TEST_CASE("mask files enter as a literal file_keep [B,Sq,Sk]") {
@@ -162,12 +197,13 @@ TEST_CASE("mask files enter as a literal file_keep [B,Sq,Sk]") {
     xt::xarray<bool> files = xt::xarray<bool>::from_shape({2, 1, 1, 3});
     const bool values[] = {true, false, true, false, true, true};
     std::copy(values, values + 6, files.begin());
-    const attn::mask_views v = attn::describe_mask(c, attn::build_mask(c, &files), &files);
-    CHECK(v.setup == "B, H, Sq, Sk = 2, 2, 1, 3\nfile_keep = torch.tensor([[[1, 0, 1]], [[0, 1, 1]]], "
+    const described d = describe(c, &files);
+    const attn::mask_views& v = d.views;
+    CHECK(attn::setup_text(v) == "B, H, Sq, Sk = 2, 2, 1, 3\nfile_keep = torch.tensor([[[1, 0, 1]], [[0, 1, 1]]], "
                      "dtype=torch.bool)  # the mask files as attn read them");
     CHECK(view(v, "keep").build == "torch.tril(torch.ones(Sq, Sk, dtype=torch.bool)) & file_keep");
     CHECK(view(v, "mha").build == "torch.triu(torch.ones(Sq, Sk), diagonal=1).bool() | ~file_keep");
-    CHECK(view(v, "keep").data == xt::xarray<float>{{{1, 0, 0}}, {{0, 0, 0}}});
+    CHECK(d.data("keep") == xt::xarray<float>{{{1, 0, 0}}, {{0, 0, 0}}});
 }
 
 TEST_CASE("python_float: the text Python reads back as the same float32") {

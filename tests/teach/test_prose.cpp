@@ -39,7 +39,7 @@ void say_everything(const attn::config& c) {
     (void)attn::run_advice(c);
     const std::size_t B = c.batch, Sq = c.seq, Sk = c.kv_seq;
     const xt::xarray<bool> keep = xt::ones<bool>({B, std::size_t(1), Sq, Sk});
-    (void)attn::describe_mask(c, keep, c.mask.from_file || c.mask.key_padding ? &keep : nullptr);
+    (void)attn::describe_mask(c, c.mask.from_file || c.mask.key_padding ? &keep : nullptr);
 }
 
 using tweak = std::function<void(attn::config&)>;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/mask.hpp"
@@ -151,14 +152,22 @@ void check_memory(const config& c, std::uint64_t limit_bytes) {
 }
 
 void check_mask_views_memory(const config& c, std::uint64_t limit_bytes) {
-    const std::uint64_t cells = product({c.batch, c.seq, c.kv_seq});
-    // keep, and the files' mask beside it, as booleans; keep, mha, sdpa and additive as floats
-    const std::uint64_t need = sum({cells, c.mask.from_file || c.mask.key_padding ? cells : 0,
-                                    floats(product({4, c.batch, c.seq, c.kv_seq}))});
+    // attn mask writes a row at a time (mask_stream.hpp): per key, the row's booleans in the
+    // two reads the table compares, a random mask's draws (floats) in each, and the text of a
+    // row in the four conventions: a cell of at most max(the key's digits, the fill as typed,
+    // 24 for a float as JSON dumps it) characters and a separator. The mask files, as read
+    // [B,1,Sq,Sk] booleans, are held whole.
+    const std::uint64_t cell = std::max<std::uint64_t>({std::to_string(c.kv_seq).size(), fill_text(c).size(), 24}) + 1;
+    const std::uint64_t per_key = 2 * (1 + (c.mask.random ? 4 : 0)) + 4 * cell;
+    const std::uint64_t row = product({static_cast<std::int64_t>(per_key), c.kv_seq});
+    const std::uint64_t files = c.mask.from_file || c.mask.key_padding ? product({c.batch, c.seq, c.kv_seq}) : 0;
+    const std::uint64_t need = sum({row, files});
     if (need <= limit_bytes) return;
-    throw error("the mask [B,1,Sq,Sk] = [" + std::to_string(c.batch) + ",1," + std::to_string(c.seq) + "," +
-                std::to_string(c.kv_seq) + "] in four conventions needs " + format_bytes(need) +
-                " but the limit is " + format_bytes(limit_bytes) + " (--max-memory)");
+    throw error("these sizes need " + format_bytes(need) + " but the limit is " + format_bytes(limit_bytes) +
+                " (--max-memory); attn mask writes the mask [B,1,Sq,Sk] = [" + std::to_string(c.batch) + ",1," +
+                std::to_string(c.seq) + "," + std::to_string(c.kv_seq) + "] a row at a time: a row of " +
+                std::to_string(c.kv_seq) + " keys in four conventions takes " + format_bytes(row) +
+                (files != 0 ? ", and the mask files as read " + format_bytes(files) : std::string()));
 }
 
 void check_least_memory(const config& c, std::uint64_t limit_bytes) {

@@ -455,6 +455,7 @@ given_tensors read_given_files(const input_paths& paths, read_budget* budget) {
     }
     given.mask = read("--mask-file", paths.mask, "mask.mask");
     given.key_padding_mask = read("--key-padding-mask", paths.key_padding_mask, "key_padding_mask");
+    given.mask_only = paths.mask_only;
     return given;
 }
 
@@ -530,8 +531,14 @@ loaded_inputs check_inputs(config base, const size_flags& flags, given_tensors g
     if (given.model && given.model_json) check_hf_positions(c, given.model_json->attention, given.model_json->what);
     // Before any size is derived from the flags (a mask expanded to [B,1,Sq,Sk]): the
     // leanest run's estimate against --max-memory (exit 1), and, with no limit, what a
-    // machine can address. The run's own plan is checked later (plan_memory).
-    if (c.limits.max_memory != 0) check_least_memory(c, c.limits.max_memory);
+    // machine can address. The run's own plan is checked later (plan_memory). attn mask
+    // computes no stage but the mask, a row at a time: its own need is checked instead.
+    if (c.limits.max_memory != 0) {
+        if (given.mask_only)
+            check_mask_views_memory(c, c.limits.max_memory);
+        else
+            check_least_memory(c, c.limits.max_memory);
+    }
     check_addressable(c);
 
     const auto batch = static_cast<std::size_t>(c.batch);

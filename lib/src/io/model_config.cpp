@@ -9,6 +9,7 @@
 #include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/json_document.hpp"
 #include "attn/text/utf8_text.hpp"
+#include "attn/text/index_text.hpp"
 #include "attn/text/number_text.hpp"
 
 namespace attn {

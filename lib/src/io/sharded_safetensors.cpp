@@ -39,7 +39,9 @@ sharded_checkpoint read_shard_index(const std::string& path, const std::string& 
         }
         c.shard_of[name] = at->second;
     }
-    for (const auto& [name, shard] : c.shard_of) {
+    for (const auto& named : c.shard_of) {
+        const std::string& name = named.first;  // not a structured binding: clang 14 cannot capture one
+        const std::size_t shard = named.second;
         const std::vector<safetensors_entry>& held = c.headers[shard].entries;
         const auto entry = std::find_if(held.begin(), held.end(), [&](const safetensors_entry& e) { return e.name == name; });
         if (entry == held.end())

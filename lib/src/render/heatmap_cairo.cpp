@@ -3,12 +3,15 @@
 #include "attn/render/heatmap_cairo.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 
 #include <cairo.h>
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/memory.hpp"
+#include "attn/compute/run_plan.hpp"
+#include "attn/compute/stage_table.hpp"
 #include "attn/render/heatmap_figure.hpp"
 
 namespace attn {
@@ -181,22 +184,62 @@ double text_width(std::string_view text, const font& f) {
 
 }  // namespace heatmap
 
-std::vector<std::string> render_png(const trace& t, const render_options& options, std::ostream& out) {
-    std::vector<heatmap::tensor_heatmap> heatmaps = heatmap::collect_pictured(t, options);
-    const heatmap::page pg = heatmap::lay_out_page(t, heatmaps, options);
+namespace {
+
+/// The pixels per point of `pg` as a PNG; refuses a page larger than a PNG's side, or whose
+/// canvas (4 bytes a pixel; its size comes from the labels too: a vocabulary's token of
+/// 5,000 characters) is larger than c.limits.max_memory.
+double png_page_scale(const heatmap::page& pg, const config& c) {
     const double scale = pg.width * pg.height * png_scale * png_scale <= png_max_pixels ? png_scale : 1.0;
     const double limit = 32767;  // cairo's largest image side
     if (pg.width * scale > limit || pg.height * scale > limit)
         throw error("the picture would be " + points_text(pg.width) + " by " + points_text(pg.height) +
                     " points, too large for a PNG: draw fewer panels (--stage, --batch-index, --head) or use --format svg");
-    // the canvas (4 bytes a pixel) and the PNG made of it, within the run's --max-memory: its
-    // size comes from the labels too (a vocabulary's token of 5,000 characters)
     const std::uint64_t canvas_bytes = 4 * static_cast<std::uint64_t>(pg.width * scale) * static_cast<std::uint64_t>(pg.height * scale);
-    if (t.cfg.limits.max_memory != 0 && canvas_bytes > t.cfg.limits.max_memory)
+    if (c.limits.max_memory != 0 && canvas_bytes > c.limits.max_memory)
         throw error("the picture would be " + points_text(pg.width * scale) + " by " + points_text(pg.height * scale) +
                     " pixels, a canvas of " + format_bytes(canvas_bytes) + ", more than the " +
-                    format_bytes(t.cfg.limits.max_memory) + " --max-memory allows: draw fewer panels (--stage, --batch-index, "
+                    format_bytes(c.limits.max_memory) + " --max-memory allows: draw fewer panels (--stage, --batch-index, "
                     "--head), with shorter labels, or use --format svg");
+    return scale;
+}
+
+/// The stages `plan` shows as the run will hand them to the picture, in their shapes, every
+/// element one stand-in value (1: true for the mask), read through zero strides, so nothing of
+/// their size is held.
+trace stand_in_trace(const config& c, const stage_plan& plan) {
+    trace t;
+    t.cfg = c;
+    const tensor one("one", {"element"}, xt::xarray<float>{1.0f});
+    for (const planned_stage& s : make_plan(c, plan).stages) {
+        if (!plan.shows(s.id) || s.gradient) continue;
+        stage st;
+        st.info = &info_of(s.id);
+        for (const planned_tensor& p : s.tensors) {
+            tensor x = as_strided(one, "", p.name, p.dims, p.layout.shape, tensor_strides(p.layout.shape.size(), 0));
+            x.type = p.type;
+            x.view_of.clear();
+            st.tensors.push_back(std::move(x));
+        }
+        t.stages.push_back(std::move(st));
+    }
+    return t;
+}
+
+}  // namespace
+
+void check_png_size(const config& c, const stage_plan& plan, const render_options& options) {
+    const trace t = stand_in_trace(c, plan);
+    std::vector<heatmap::tensor_heatmap> heatmaps = heatmap::collect_pictured(t, options);
+    for (heatmap::tensor_heatmap& h : heatmaps)  // a mask masks some key: its mark in the legend
+        if (h.mask != nullptr && c.kv_seq > 1) h.present[static_cast<std::size_t>(heatmap::cell_kind::masked)] = true;
+    png_page_scale(heatmap::lay_out_page(t, heatmaps, options), c);
+}
+
+std::vector<std::string> render_png(const trace& t, const render_options& options, std::ostream& out) {
+    std::vector<heatmap::tensor_heatmap> heatmaps = heatmap::collect_pictured(t, options);
+    const heatmap::page pg = heatmap::lay_out_page(t, heatmaps, options);
+    const double scale = png_page_scale(pg, t.cfg);  // checked before the run too (check_png_size), from the sizes
     surface_ptr surface(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, static_cast<int>(pg.width * scale),
                                                    static_cast<int>(pg.height * scale)));
     const context_ptr cr = unhinted_context(surface.get());

@@ -164,6 +164,11 @@ stage_plan plan_output(const config& c, const output_format& format, const rende
     return plan;
 }
 
+void check_format_fits(const config& c, const output_format& format, const render_options& view,
+                       const stage_plan& plan) {
+    if (format.sink == format_sink::png) check_png_size(c, plan, view);
+}
+
 std::uint64_t least_format_bytes(const config& c, const output_format& format, const render_options& view) {
     if (format.float_bytes == 0 || (format.keeps != format_keeps::nothing && !view.full)) return 0;
     std::uint64_t total = 0;

@@ -15,27 +15,22 @@
 namespace attn {
 namespace {
 
-/// Whether no key may be attended in row (b, i) of keep [B,1,Sq,Sk].
-bool row_without_key(const xt::xarray<bool>& keep, std::size_t b, std::size_t i) {
-    const std::size_t sq = keep.shape()[2], sk = keep.shape()[3];
-    const bool* row = keep.data() + (b * sq + i) * sk;
-    return std::find(row, row + sk, true) == row + sk;
-}
+/// Whether no key may be attended in a row [Sk] of the mask.
+bool without_key(const bool* row, std::size_t sk) { return std::find(row, row + sk, true) == row + sk; }
 
-/// The (batch, query) rows of keep in which no key may be attended.
-std::vector<std::pair<std::size_t, std::size_t>> rows_without_key(const xt::xarray<bool>& keep) {
-    std::vector<std::pair<std::size_t, std::size_t>> rows;
-    for (std::size_t b = 0; b < keep.shape()[0]; ++b)
-        for (std::size_t i = 0; i < keep.shape()[2]; ++i)
-            if (row_without_key(keep, b, i)) rows.emplace_back(b, i);
-    return rows;
-}
-
-/// Whether every batch item of keep [B,1,Sq,Sk] has the same [Sq,Sk] plane.
-bool same_for_every_item(const xt::xarray<bool>& keep) {
-    const std::size_t plane = keep.shape()[2] * keep.shape()[3];
-    for (std::size_t b = 1; b < keep.shape()[0]; ++b)
-        if (!std::equal(keep.data(), keep.data() + plane, keep.data() + b * plane)) return false;
+/// Whether every batch item of the mask has the same [Sq,Sk] plane: each item's rows against
+/// item 0's, read again beside them.
+bool same_for_every_item(const mask_stream& mask) {
+    mask_stream rows(mask), first(mask);
+    const std::size_t sq = mask.rows(), sk = mask.keys();
+    for (std::size_t i = 0; i < sq; ++i) rows.next();  // item 0 is itself
+    for (std::size_t b = 1; b < mask.batch(); ++b) {
+        first.restart();
+        for (std::size_t i = 0; i < sq; ++i) {
+            const bool* row = rows.next();
+            if (!std::equal(row, row + sk, first.next())) return false;
+        }
+    }
     return true;
 }
 
@@ -52,6 +47,7 @@ struct block {
     const mask_view* view;
     std::size_t cell;   // the width of one cell
     std::size_t width;  // the whole block, at least the name
+    std::string shown[2];  // the cell of a key that may not [0] and may [1] be attended, padded to `cell`
 };
 
 std::string cell_text(const config& c, const mask_view& v, float value) {
@@ -59,22 +55,18 @@ std::string cell_text(const config& c, const mask_view& v, float value) {
     return value == 0.0f ? "0" : fill_text(c);
 }
 
-/// [b,i,j] of a view's data, [Sq,Sk] or [B,Sq,Sk].
-float at(const mask_view& v, std::size_t b, std::size_t i, std::size_t j) {
-    return v.data.dimension() == 3 ? v.data(b, i, j) : v.data(i, j);
-}
-
-/// The four views of batch item b side by side, with row and key labels.
-void print_planes(std::ostream& out, const config& c, const mask_views& views, const xt::xarray<bool>& keep,
-                  std::size_t b) {
-    const std::size_t sq = keep.shape()[2], sk = keep.shape()[3];
+/// The four views of the next Sq rows of `mask` (one batch item) side by side, with row and key labels.
+void print_planes(std::ostream& out, const config& c, const mask_views& views, mask_stream& mask) {
+    const std::size_t sq = mask.rows(), sk = mask.keys();
     const std::size_t key_digits = std::to_string(sk - 1).size();
     const std::size_t label = std::max<std::size_t>(std::string("query " + std::to_string(sq - 1)).size(), 3);
     const std::string gap = "   ";
     std::vector<block> blocks;
     for (const mask_view& v : views.views) {
         const std::size_t cell = std::max(key_digits, v.boolean ? std::size_t{1} : fill_text(c).size());
-        blocks.push_back({&v, cell, std::max(v.name.size(), sk * (cell + 1) - 1)});
+        block k{&v, cell, std::max(v.name.size(), sk * (cell + 1) - 1), {}};
+        for (const bool allowed : {false, true}) k.shown[allowed] = pad_left(cell_text(c, v, v.value(allowed)), cell);
+        blocks.push_back(std::move(k));
     }
     // the convention names, then the key numbers
     std::string names = std::string(label, ' '), keys = pad_right("key", label);
@@ -86,16 +78,23 @@ void print_planes(std::ostream& out, const config& c, const mask_views& views, c
     }
     names.erase(names.find_last_not_of(' ') + 1);
     out << names << '\n' << keys << '\n';
+    std::string line, cells;  // a row's text: what the table holds
     for (std::size_t i = 0; i < sq; ++i) {
-        std::string line = pad_right("query " + std::to_string(i), label);
+        const bool* row = mask.next();
+        line = pad_right("query " + std::to_string(i), label);
         for (const block& k : blocks) {
-            std::string cells;
-            for (std::size_t j = 0; j < sk; ++j)
-                cells += (j ? " " : "") + pad_left(cell_text(c, *k.view, at(*k.view, b, i, j)), k.cell);
-            line += gap + pad_left(cells, k.width);
+            cells.clear();
+            for (std::size_t j = 0; j < sk; ++j) {
+                if (j) cells += ' ';
+                cells += k.shown[row[j]];
+            }
+            line += gap;
+            if (cells.size() < k.width) line.append(k.width - cells.size(), ' ');
+            line += cells;
         }
-        if (row_without_key(keep, b, i)) line += "   no allowed key";
-        out << line << '\n';
+        if (without_key(row, sk)) line += "   no allowed key";
+        line += '\n';
+        out << line;
     }
 }
 
@@ -132,39 +131,47 @@ std::string mask_line(const config& c) {
     return {};
 }
 
-/// A view's data as nested lists, as tensor.tolist() (booleans, or 0 and the fill), written
-/// to `out` element by element, as nlohmann's dump() writes them: a mask [B,Sq,Sk] never
-/// becomes a JSON tree (about 16 bytes a cell, where the data holds 4).
-void write_data_json(const mask_view& v, std::ostream& out) {
-    float last = 0.0f;
-    std::string last_text = "0.0";  // the dump of `last`: masks hold few distinct values
-    const auto value = [&](float x) -> const std::string& {
-        static const std::string yes = "true", no = "false", minus_inf = "\"-inf\"", inf = "\"inf\"";
-        if (v.boolean) return x != 0.0f ? yes : no;
-        if (std::isinf(x)) return x < 0 ? minus_inf : inf;
-        if (!(x == last && std::signbit(x) == std::signbit(last))) {
-            last = x;
-            last_text = nlohmann::ordered_json(static_cast<double>(x)).dump();
-        }
-        return last_text;
-    };
-    const std::size_t sq = v.data.shape()[v.data.dimension() - 2], sk = v.data.shape()[v.data.dimension() - 1];
-    const auto plane = [&](std::size_t b) {
+/// A cell as tensor.tolist() dumps it: true/false, or 0 and the fill as nlohmann dumps floats.
+std::string cell_json(const mask_view& v, float x) {
+    if (v.boolean) return x != 0.0f ? "true" : "false";
+    if (std::isinf(x)) return x < 0 ? "\"-inf\"" : "\"inf\"";
+    return nlohmann::ordered_json(static_cast<double>(x)).dump();
+}
+
+/// A view's data as nested lists, as tensor.tolist() ([Sq,Sk] of item 0, or [B,Sq,Sk]), written
+/// to `out` a row at a time from a fresh read of `mask`: the text of a row is all it holds.
+void write_data_json(const mask_view& v, bool per_batch, const mask_stream& mask, std::ostream& out) {
+    const std::string shown[2] = {cell_json(v, v.value(false)), cell_json(v, v.value(true))};
+    mask_stream rows(mask);
+    const std::size_t sq = mask.rows(), sk = mask.keys();
+    std::string text;
+    const auto plane = [&] {
         out << '[';
         for (std::size_t i = 0; i < sq; ++i) {
-            out << (i ? ",[" : "[");
-            for (std::size_t j = 0; j < sk; ++j) out << (j ? "," : "") << value(at(v, b, i, j));
-            out << ']';
+            const bool* row = rows.next();
+            text.assign(i ? ",[" : "[");
+            for (std::size_t j = 0; j < sk; ++j) {
+                if (j) text += ',';
+                text += shown[row[j]];
+            }
+            text += ']';
+            out << text;
         }
         out << ']';
     };
-    if (v.data.dimension() == 2) return plane(0);
+    if (!per_batch) return plane();
     out << '[';
-    for (std::size_t b = 0; b < v.data.shape()[0]; ++b) {
+    for (std::size_t b = 0; b < mask.batch(); ++b) {
         if (b) out << ',';
-        plane(b);
+        plane();
     }
     out << ']';
+}
+
+/// A setup line's text as the inside of a JSON string.
+std::string json_inside(const std::string& text) {
+    std::string quoted = nlohmann::ordered_json(text).dump();
+    return quoted.substr(1, quoted.size() - 2);
 }
 
 /// `j`'s compact dump without its closing brace, for members to follow.
@@ -176,34 +183,34 @@ std::string open_object(const nlohmann::ordered_json& j) {
 
 }  // namespace
 
-void render_mask_table(const config& c, const mask_views& views, const xt::xarray<bool>& keep,
+void render_mask_table(const config& c, const mask_views& views, const mask_stream& mask,
                        const warning_list& warnings, std::ostream& out) {
     out << "mask   " << mask_line(c) << '\n' << "sizes  " << sizes(c) << '\n';
     for (const warning& w : warnings) out << wrapped("   ! " + w.text, 5);
     out << '\n';
 
     // the four side by side, per batch item when they differ
-    const std::size_t batch = keep.shape()[0];
-    if (!views.per_batch || same_for_every_item(keep)) {
+    const std::size_t batch = mask.batch();
+    mask_stream rows(mask);
+    if (!views.per_batch || same_for_every_item(mask)) {
         if (batch > 1) out << "every batch item (the same mask)\n";
-        print_planes(out, c, views, keep, 0);
+        print_planes(out, c, views, rows);
     } else {
         for (std::size_t b = 0; b < batch; ++b) {
             out << (b ? "\n" : "") << "batch " << b;
             if (c.mask.padding) out << " (lengths[" << b << "] = " << c.mask.lengths[b] << ")";
             out << '\n';
-            print_planes(out, c, views, keep, b);
+            print_planes(out, c, views, rows);
         }
     }
     out << "\nT = True, F = False; additive: 0 = may attend, " << fill_text(c) << " = may not\n\n";
 
     // each convention in PyTorch
     out << "In PyTorch, after\n";
-    std::size_t start = 0;
-    while (start <= views.setup.size()) {
-        const std::size_t end = std::min(views.setup.find('\n', start), views.setup.size());
-        out << "    " << views.setup.substr(start, end - start) << '\n';
-        start = end + 1;
+    for (std::size_t n = 0; n < views.setup.size(); ++n) {
+        out << "    ";
+        write_setup_line(out, views, n);
+        out << '\n';
     }
     out << wrapped("each build line makes its mask above exactly, and each apply line the weights from scores "
                    "[B,H,Sq,Sk] as PyTorch computes them with it:", 0)
@@ -218,18 +225,23 @@ void render_mask_table(const config& c, const mask_views& views, const xt::xarra
     }
 }
 
-void render_mask_json(const config& c, const mask_views& views, const xt::xarray<bool>& keep,
+void render_mask_json(const config& c, const mask_views& views, const mask_stream& mask,
                       const warning_list& warnings, std::ostream& out) {
     nlohmann::ordered_json j;
     j["format"] = "attn.mask/1";
     j["config"] = config_to_json(c);
-    j["setup"] = views.setup;
-    const mask_view& first = views.views.front();
-    j["shape"] = first.data.shape();
-    j["dims"] = views.per_batch ? std::vector<std::string>{"batch", "query", "key"}
-                                : std::vector<std::string>{"query", "key"};
-    // the conventions' data streamed between the members dumped whole
-    out << open_object(j) << ",\"conventions\":[";
+    // the setup (the mask files' literal in it) and the conventions' data streamed between
+    // the members dumped whole
+    out << open_object(j) << ",\"setup\":\"";
+    for (std::size_t n = 0; n < views.setup.size(); ++n) {
+        if (n) out << "\\n";
+        write_setup_line(out, views, n, json_inside);
+    }
+    out << "\",\"shape\":" << nlohmann::ordered_json(views.shape).dump() << ",\"dims\":"
+        << nlohmann::ordered_json(views.per_batch ? std::vector<std::string>{"batch", "query", "key"}
+                                                  : std::vector<std::string>{"query", "key"})
+               .dump();
+    out << ",\"conventions\":[";
     for (std::size_t n = 0; n < views.views.size(); ++n) {
         const mask_view& v = views.views[n];
         nlohmann::ordered_json one{{"name", v.name},   {"meaning", v.meaning}, {"used_by", v.used_by},
@@ -238,16 +250,23 @@ void render_mask_json(const config& c, const mask_views& views, const xt::xarray
         one["fully_masked_row"] = v.empty_row;
         one["dtype"] = v.boolean ? "bool" : "float32";
         out << (n ? "," : "") << open_object(one) << ",\"data\":";
-        write_data_json(v, out);
+        write_data_json(v, views.per_batch, mask, out);
         out << '}';
     }
     out << ']';
-    nlohmann::ordered_json rest;
-    rest["rows_without_key"] = nlohmann::ordered_json::array();
-    for (const auto& [b, i] : rows_without_key(keep)) rest["rows_without_key"].push_back({b, i});
-    rest["warnings"] = nlohmann::ordered_json::array();
-    for (const warning& w : warnings) rest["warnings"].push_back(w.text);
-    out << ',' << rest.dump().substr(1) << '\n';
+    // the rows with no allowed key, [batch, query] as they are found
+    out << ",\"rows_without_key\":[";
+    mask_stream rows(mask);
+    bool first = true;
+    for (std::size_t b = 0; b < mask.batch(); ++b)
+        for (std::size_t i = 0; i < mask.rows(); ++i)
+            if (without_key(rows.next(), mask.keys())) {
+                out << (first ? "[" : ",[") << b << ',' << i << ']';
+                first = false;
+            }
+    nlohmann::ordered_json texts = nlohmann::ordered_json::array();
+    for (const warning& w : warnings) texts.push_back(w.text);
+    out << "],\"warnings\":" << texts.dump() << "}\n";
 }
 
 }  // namespace attn

@@ -209,7 +209,67 @@ std::string py_variable(const config& c, std::string_view stage, const std::stri
     if (stage == "merge") return "merged";
     if (stage == "mask") return "mask.expand(" + std::to_string(c.batch) + ", 1, Sq, Sk)";  // [Sq,Sk] broadcasts
     if (stage == "cache") return "past_" + name;  // the cached k and v, before torch.cat
+    if (stage == "flash")  // each block's m, l, rescale, acc stacked on a block axis; its own context
+        return name == "context" ? "flash_context" : "torch.stack(" + name + "_blocks, dim=3)";
     return name;
+}
+
+/// `path` as a Python expression for the same bytes: os.fsdecode(b"...") with every byte but
+/// letters, digits and . _ / - written \xNN, so that no name can end the literal.
+std::string py_path(const std::string& path) {
+    std::string text = "os.fsdecode(b\"";
+    for (const char ch : path) {
+        const auto b = static_cast<unsigned char>(ch);
+        if (std::isalnum(b) != 0 || ch == '.' || ch == '_' || ch == '/' || ch == '-') {
+            text += ch;
+        } else {
+            char hex[5];
+            std::snprintf(hex, sizeof hex, "\\x%02x", b);
+            text += hex;
+        }
+    }
+    return text + "\")";
+}
+
+/// The input stage's statements with explain's placeholders (x = torch.tensor(data)) replaced
+/// by the files loaded as attn read them (load_tensor, in the header).
+py_code py_loaded_inputs(const py_code& code, const render_options& options) {
+    py_code loaded;
+    for (const std::string& s : code.statements) {
+        if (s == "x = torch.tensor(data)")
+            loaded.statements.push_back("x = load_tensor(" + py_path(options.input_file) + ", \"input.x\")  # --input");
+        else if (s == "x_kv = torch.tensor(data_kv)")
+            loaded.statements.push_back("x_kv = load_tensor(" + py_path(options.kv_input_file) +
+                                        ", \"input.x_kv\")  # --kv-input");
+        else
+            loaded.statements.push_back(s);
+    }
+    return loaded;  // explain's comment names `data`: the lines above say where x comes from
+}
+
+/// The flash stage (--flash-block N) as a loop over blocks of N keys: --explain's torch line
+/// (explain_flash), each block's m, l, rescale and acc kept for the checks, and the context of
+/// tests/reference/make_flash_fixtures.py (a row with no allowed key: 0). One statement.
+std::string py_flash_loop(const config& c) {
+    const std::string biased = c.pos == position_encoding::alibi ? "    s = s + bias[..., j:j+N]\n" : "";
+    const std::string masked = c.mask.any() ? "    s = s.masked_fill(~mask[..., j:j+N], fill)\n" : "";
+    return "N" + std::string(c.mask.any() ? ", fill" : "") + " = " + std::to_string(c.flash_block) +
+           (c.mask.any() ? ", " + py_float(c.fill) : std::string()) +
+           "\n"
+           "m, l, acc = torch.full((B, H, Sq), -inf), torch.zeros(B, H, Sq), torch.zeros(B, H, Sq, dk)\n"
+           "m_blocks, l_blocks, rescale_blocks, acc_blocks = [], [], [], []\n"
+           "for j in range(0, Sk, N):\n"
+           "    s = (q @ k[:, :, j:j+N].transpose(-2, -1)) / math.sqrt(dk)\n" +
+           biased + masked +
+           "    m_new = torch.maximum(m, s.amax(-1))\n"
+           "    m_safe = torch.where(m_new == -inf, 0, m_new)  # FlashAttention-2: no -inf - -inf\n"
+           "    rescale = torch.exp(m - m_safe)\n"
+           "    p = torch.exp(s - m_safe[..., None])\n"
+           "    l = rescale * l + sum(p.unbind(-1))  # summed left to right, as attn sums\n"
+           "    acc = rescale[..., None] * acc + p @ v[:, :, j:j+N]\n"
+           "    m = m_new\n"
+           "    m_blocks.append(m), l_blocks.append(l), rescale_blocks.append(rescale), acc_blocks.append(acc)\n"
+           "flash_context = acc / torch.where(l == 0, 1, l)[..., None]  # a row with no allowed key: 0";
 }
 
 void write_py_comment(std::ostream& out, const std::string& text) {
@@ -267,9 +327,9 @@ void write_py_header(const config& c, const std::string& command, std::ostream& 
         write_py_comment(out, "Made with --mistake " + std::string(mistake_id(c.mistake)) +
                                ": the stage it changes is written wrong on purpose, and the checks after it "
                                "assert attn's mistaken numbers.");
-    out << R"py(import math
-
-import torch
+    const bool loads = c.sources.x_from_file || c.sources.x_kv_from_file;  // --input, --kv-input: load_tensor below
+    out << (loads ? "import json\nimport math\nimport os\n\nimport numpy as np\n" : "import math\n\n");
+    out << R"py(import torch
 from torch import nn
 
 torch.set_grad_enabled(False)  # plain tensors: no autograd history
@@ -301,6 +361,21 @@ def check_layout(name, got, shape, stride):
     assert tuple(got.shape) == shape, f"{name}: shape {tuple(got.shape)}, attn's is {shape}"
     assert got.stride() == stride, f"{name}: strides {got.stride()}, attn's are {stride}"
     print(f"ok  {name} {shape}, strides {stride}")
+
+)py";
+    if (loads)
+        out << R"py(
+def load_tensor(path, member):
+    """The tensor attn read from `path`, as float32: .npy; .npz (its array `member`, as attn's dumps
+    name it, else its only one); .json (nested lists, as tensor.tolist())."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".json":
+        with open(path, encoding="utf-8") as f:
+            return torch.tensor(json.load(f), dtype=torch.float64).float()
+    data = np.load(path)
+    if extension == ".npz":
+        data = data[member] if member in data.files else data[data.files[0]]
+    return torch.from_numpy(np.array(data, dtype=np.float32))
 
 )py";
 }
@@ -338,14 +413,14 @@ void check_py_run(const config& c, const render_options& options) {
     if (c.sources.from_projections) refuse("the script draws its inputs as attn does; it cannot start from --q --k --v");
     if (!c.sources.tokens.empty())
         refuse("the script draws x as attn does (torch.randn); it cannot look up a model's --tokens");
-    if (c.sources.x_from_file || c.sources.x_kv_from_file)
-        refuse("the script draws x as attn does (torch.randn); it cannot read --input or --kv-input");
+    if ((c.sources.x_from_file && options.input_file.empty()) || (c.sources.x_kv_from_file && options.kv_input_file.empty()))
+        refuse("the script loads x from --input's file (and x_kv from --kv-input's); with --from they are "
+               "inside the dump: pass them as --input and --kv-input files");
     if (c.sources.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");
     if (c.mask.from_file || c.mask.key_padding)
         refuse("the script builds the mask from its rules; it cannot read --mask-file or --key-padding-mask");
-    if (c.flash_block > 0)  // a loop over the blocks: its body is more than one line
-        refuse("no script for the flash stage yet (--flash-block): its loop is --explain's torch line, and "
-               "tests/reference/make_flash_fixtures.py runs it");
+    if (c.flash_block > 0 && c.mistake != mistake::none)  // the loop is the right recurrence only
+        refuse("no script for the flash stage with --mistake yet (the loop computes the right scores)");
     if (c.mistake != mistake::none && (!py_writes_mistake(c.mistake) || c.mistake_variant != 0)) {
         std::string written;
         for (mistake m : py_written_mistakes()) written += (written.empty() ? "" : ", ") + std::string(mistake_id(m));
@@ -383,7 +458,9 @@ void render_py(const trace& t, const render_options& options, const std::string&
             for (const std::string& s : setup) out << s << '\n';
             code.statements = input;
         }
+        if (info.id == stage_id::input && (c.sources.x_from_file || c.sources.x_kv_from_file)) code = py_loaded_inputs(code, options);
         if (info.id == stage_id::params) code = {};  // drawn in the setup, before x
+        if (info.id == stage_id::flash) code = {{py_flash_loop(c)}, ""};
         out << "\n# ── " << info.step.text() << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
         write_py_comment(out, info.id == stage_id::params ? "Made in the setup, before x. " + e.words
                                                           : "Your turn: " + e.words);

@@ -7,7 +7,10 @@
 #include <cstddef>
 #include <cmath>
 #include <cstdint>
+#include <sstream>
+#include <string_view>
 
+#include "attn/compute/error.hpp"
 #include "attn/teach/prose.hpp"
 #include "attn/teach/stage_text.hpp"
 #include "attn/text/join.hpp"
@@ -88,24 +91,31 @@ bool any_shape(const std::vector<term>& terms, term::shape_kind shape) {
     return std::any_of(terms.begin(), terms.end(), [shape](const term& t) { return t.shape == shape; });
 }
 
-/// "torch.tensor([[[1, 0], [1, 1]]], dtype=torch.bool)": keep [B,1,Sq,Sk] as [B,Sq,Sk].
-std::string bool_literal(const xt::xarray<bool>& keep) {
+/// Where a literal goes in the mask files' setup line.
+constexpr std::string_view literal_place = "{literal}";
+
+/// "torch.tensor([[[1, 0], [1, 1]]], dtype=torch.bool)": keep [B,1,Sq,Sk] as [B,Sq,Sk], to
+/// `out` a row at a time (the text of a row [Sk] is all it holds).
+void write_bool_literal(std::ostream& out, const xt::xarray<bool>& keep) {
     const std::size_t batch = keep.shape()[0], sq = keep.shape()[2], sk = keep.shape()[3];
-    std::string text = "torch.tensor([";
+    out << "torch.tensor([";
+    std::string row;
     for (std::size_t b = 0; b < batch; ++b) {
-        text += b ? ", [" : "[";
+        out << (b ? ", [" : "[");
         for (std::size_t i = 0; i < sq; ++i) {
-            text += i ? ", [" : "[";
-            for (std::size_t j = 0; j < sk; ++j) text += std::string(j ? ", " : "") + (keep(b, 0, i, j) ? "1" : "0");
-            text += "]";
+            const bool* cells = keep.data() + (b * sq + i) * sk;
+            row.assign(i ? ", [" : "[");
+            for (std::size_t j = 0; j < sk; ++j) row += j ? (cells[j] ? ", 1" : ", 0") : (cells[j] ? "1" : "0");
+            row += ']';
+            out << row;
         }
-        text += "]";
+        out << ']';
     }
-    return text + "], dtype=torch.bool)";
+    out << "], dtype=torch.bool)";
 }
 
 /// The Python lines that give every name the expressions use.
-std::string setup_lines(const config& c, const xt::xarray<bool>& files, bool heads) {
+std::vector<std::string> setup_lines(const config& c, bool heads) {
     const mask_spec& m = c.mask;
     std::vector<std::string> lines;
     lines.push_back(heads ? "B, H, Sq, Sk = " + join({c.batch, c.heads, c.seq, c.kv_seq}, ", ")
@@ -119,8 +129,8 @@ std::string setup_lines(const config& c, const xt::xarray<bool>& files, bool hea
         lines.push_back("rand = torch.rand(B, Sq, Sk, generator=torch.Generator().manual_seed(" +
                         std::to_string(m.random_seed) + "))  # as torch.manual_seed(N); torch.rand(B,1,Sq,Sk)");
     if (m.from_file || m.key_padding)
-        lines.push_back("file_keep = " + bool_literal(files) + "  # the mask files as attn read them");
-    return join(lines, "\n");
+        lines.push_back("file_keep = " + std::string(literal_place) + "  # the mask files as attn read them");
+    return lines;
 }
 
 /// How nn.MultiheadAttention takes the mask: an [Sq,Sk] attn_mask and a [B,Sk]
@@ -165,45 +175,65 @@ std::string python_float(float value) {
     return shortest(static_cast<double>(value));  // the float's exact value as a double: the same float32
 }
 
-mask_views describe_mask(const config& c, const xt::xarray<bool>& keep, const xt::xarray<bool>* files) {
+mask_views describe_mask(const config& c, const xt::xarray<bool>* files) {
     const std::vector<term> terms = mask_terms(c);
     mask_views out;
     out.per_batch = any_shape(terms, term::per_key) || any_shape(terms, term::per_batch);
     const std::string head_axis = out.per_batch ? "[:, None]" : "";  // [B,Sq,Sk] -> [B,1,Sq,Sk] over the heads
     const std::string fill = python_float(c.fill);
     const std::string neg_inf = "float('-inf')";
-
-    // data: keep [B,1,Sq,Sk] as [B,Sq,Sk], or its first batch item [Sq,Sk]
-    const std::size_t batch = keep.shape()[0], sq = keep.shape()[2], sk = keep.shape()[3];
-    xt::xarray<float> allowed = xt::xarray<float>::from_shape(
-        out.per_batch ? std::vector<std::size_t>{batch, sq, sk} : std::vector<std::size_t>{sq, sk});
-    for (std::size_t e = 0; e < allowed.size(); ++e) allowed.data()[e] = keep.data()[e] ? 1.0f : 0.0f;
-    xt::xarray<float> forbidden = 1.0f - allowed;
-    xt::xarray<float> additive = allowed;
-    for (float& v : additive) v = v != 0.0f ? 0.0f : c.fill;
+    const auto batch = static_cast<std::size_t>(c.batch), sq = static_cast<std::size_t>(c.seq),
+               sk = static_cast<std::size_t>(c.kv_seq);
+    out.shape = out.per_batch ? std::vector<std::size_t>{batch, sq, sk} : std::vector<std::size_t>{sq, sk};
+    if ((c.mask.from_file || c.mask.key_padding) && files == nullptr)
+        throw error("internal: describe_mask needs the mask files' mask");
+    out.files = files;
 
     bool needs_heads = false;
     const std::string mha = mha_pass(c, terms, needs_heads);
-    out.setup = setup_lines(c, files ? *files : keep, needs_heads);
+    out.setup = setup_lines(c, needs_heads);
 
     const std::string keep_build = combine(terms, true, " & ");
     out.views.push_back({"keep", prose("masks.keep.meaning"), prose("masks.keep.used_by"), keep_build,
                          softmax_of("scores.masked_fill(~keep" + head_axis + ", " + fill + ")"), "",
-                         prose("masks.keep.empty_row"), true, allowed});
+                         prose("masks.keep.empty_row"), true, false});
     out.views.push_back({"mha", prose("masks.mha.meaning"), prose("masks.mha.used_by"), combine(terms, false, " | "),
                          softmax_of("scores.masked_fill(mha" + head_axis + ", " + neg_inf + ")"), mha,
-                         prose("masks.mha.empty_row"), true, forbidden});
+                         prose("masks.mha.empty_row"), true, true});
     out.views.push_back({"sdpa", prose("masks.sdpa.meaning"), prose("masks.sdpa.used_by"), keep_build,
                          softmax_of("scores.masked_fill(~sdpa" + head_axis + ", " + neg_inf + ")"),
-                         sdpa_pass(c, terms, "sdpa", out.per_batch), prose("masks.sdpa.empty_row"), true, allowed});
+                         sdpa_pass(c, terms, "sdpa", out.per_batch), prose("masks.sdpa.empty_row"), true, false});
     out.views.push_back({"additive", prose("masks.additive.meaning", {{"fill", std::isinf(c.fill) ? "-inf" : fill}}),
                          prose("masks.additive.used_by"),
                          "torch.zeros(" + std::string(out.per_batch ? "B, " : "") + "Sq, Sk).masked_fill(~keep, " +
                              fill + ")",
                          softmax_of("scores + additive" + head_axis),
                          sdpa_pass(c, terms, "additive", out.per_batch), prose("masks.additive.empty_row"), false,
-                         additive});
+                         false, c.fill});
     return out;
+}
+
+void write_setup_line(std::ostream& out, const mask_views& views, std::size_t n,
+                      std::string (*quote)(const std::string&)) {
+    const auto text = [quote](const std::string& t) { return quote ? quote(t) : t; };
+    const std::string& line = views.setup.at(n);
+    const std::size_t at = line.find(literal_place);
+    if (at == std::string::npos || views.files == nullptr) {
+        out << text(line);
+        return;
+    }
+    out << text(line.substr(0, at));
+    write_bool_literal(out, *views.files);
+    out << text(line.substr(at + literal_place.size()));
+}
+
+std::string setup_text(const mask_views& views) {
+    std::ostringstream out;
+    for (std::size_t n = 0; n < views.setup.size(); ++n) {
+        if (n) out << '\n';
+        write_setup_line(out, views, n);
+    }
+    return out.str();
 }
 
 }  // namespace attn

@@ -32,10 +32,11 @@ std::uint64_t estimate_total_bytes(const config& c);
 /// Throws attn::error naming the largest stages when the run needs more than `limit_bytes`.
 void check_memory(const config& c, std::uint64_t limit_bytes);
 
-/// Throws attn::error when what `attn mask` holds (the boolean mask [B,1,Sq,Sk], the files'
-/// own, and its four conventions as floats [B,Sq,Sk]) is more than `limit_bytes`:
-/// "the mask [B,1,Sq,Sk] = [1,1,20000,20000] in four conventions needs 7.8 GiB but the
-/// limit is 1.0 GiB (--max-memory)".
+/// Throws attn::error when what `attn mask` holds is more than `limit_bytes`: a row [Sk] of the
+/// mask and its text in the four conventions (it writes a row at a time, whatever B and Sq
+/// are), and the mask files as read [B,1,Sq,Sk]: "these sizes need 9.3 GiB but the limit is
+/// 1.0 GiB (--max-memory); attn mask writes the mask [B,1,Sq,Sk] = [1,1,2,100000000] a row at
+/// a time: a row of 100000000 keys in four conventions takes 9.3 GiB".
 void check_mask_views_memory(const config& c, std::uint64_t limit_bytes);
 
 /// As check_memory, for the leanest run of `c` (one stage streamed, a row at a time): checked

@@ -28,6 +28,8 @@ struct input_paths {
     model_choice model;    // --arch, --layer, and the flags a model's config.json also decides
     std::vector<std::int64_t> tokens;  // --tokens: layer 0 of the --params model from these ids (B = 1)
     std::string vocab;     // --vocab: the tokenizer's vocab.json, the tokens' labels
+    bool mask_only = false;  // attn mask: only the mask is made, a row at a time, so --max-memory is
+                             // checked against its need (check_mask_views_memory), not a trace's
 };
 
 /// The size flags as typed; absent = not given (a default or a file decides).
@@ -70,6 +72,7 @@ struct given_tensors {
     std::optional<embeddings> embed;              // --tokens: the table rows x is the sum of (x given too)
     std::vector<std::int64_t> tokens;             // --tokens
     std::vector<std::string> token_labels;        // --vocab: each token's text, escaped
+    bool mask_only = false;                       // input_paths::mask_only
 };
 
 /// Reads the file of each flag in `paths` (an .npz: the array a dump names after the

@@ -79,6 +79,11 @@ void fit_view_to_format(const config& c, const output_format& format, const std:
 stage_plan plan_output(const config& c, const output_format& format, const render_options& view,
                        std::size_t block_rows);
 
+/// What `format` refuses from the sizes alone, refused before the run: a PNG whose canvas
+/// would be larger than c.limits.max_memory or a PNG's side (check_png_size). Throws attn::error.
+void check_format_fits(const config& c, const output_format& format, const render_options& view,
+                       const stage_plan& plan);
+
 /// The fewest bytes `format` writes for a run of `c` with `view`, from the sizes alone: the
 /// shown stages' elements (as view.batch_index, head and row select them; an axis they may
 /// not select counts whole, so this stays a lower bound) at the format's bytes an element.

@@ -37,6 +37,9 @@ struct render_options {
     std::optional<float> vmin, vmax;
     picture_layout layout = picture_layout::stack;  // --layout
     bool graph = false;  // --graph with html: the run's graph beside its stages, each box a link to its stage
+    // --input FILE and --kv-input FILE as typed: --format py's script loads the same files
+    // (empty: drawn, or not known, as in a replay)
+    std::string input_file, kv_input_file;
 
     bool shows(stage_id id) const { return stages == 0 || (stages & stage_bit(id)) != 0; }
 };

@@ -10,8 +10,13 @@
 //   additive  0 = may attend,        a float attn_mask, added to the scores
 //             -inf = may not
 //
-// The expressions are Python: run `setup` first, then each view's
-// `name = build` in order (additive reads keep); each builds exactly `data`.
+// The expressions are Python: run the setup lines first, then each view's
+// `name = build` in order (additive reads keep); each builds exactly the mask
+// whose cells value() gives. Nothing here holds the mask [B,Sq,Sk]: a renderer
+// reads it row by row (mask_stream.hpp) and asks each view for its cells, so
+// that attn mask writes any size in bounded memory.
+#include <cstddef>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,22 +36,42 @@ struct mask_view {
                             // "torch.softmax(scores.masked_fill(mha, float('-inf')), dim=-1)"
     std::string pass;       // how PyTorch's own layer takes it; empty for keep (attn's own)
     std::string empty_row;  // what a row with no allowed key becomes under it, in one line
-    bool boolean = true;    // data holds true/false (1/0); additive holds 0 and the fill
-    xt::xarray<float> data;  // [Sq,Sk], or [B,Sq,Sk] when the mask differs per batch item
+    bool boolean = true;    // cells are true/false (1/0); additive's are 0 and the fill
+    bool inverted = false;  // boolean: true = may NOT attend (mha)
+    float fill = 0.0f;      // additive: the cell of a key that may not be attended (--fill)
+
+    /// The cell of a key `allowed` (true = may attend) in this convention: 1 or 0, or 0 or the fill.
+    float value(bool allowed) const {
+        if (boolean) return allowed != inverted ? 1.0f : 0.0f;
+        return allowed ? 0.0f : fill;
+    }
 };
 
 /// The four views of one mask, and the Python names their expressions use.
 struct mask_views {
-    std::string setup;     // "B, Sq, Sk = 2, 5, 5\nlengths = torch.tensor([3, 5])"
-    bool per_batch = false;  // data is [B,Sq,Sk] (padding, random, mask files), else [Sq,Sk]
+    // The Python lines that give every name the expressions use, in order: "B, Sq, Sk = 2, 5, 5",
+    // "lengths = torch.tensor([3, 5])  # valid keys per batch item", ... The mask files' line,
+    // "file_keep = {literal}  # ...", holds the literal's place: write_setup_line writes it out.
+    std::vector<std::string> setup;
+    const xt::xarray<bool>* files = nullptr;  // the mask files [B,1,Sq,Sk] file_keep holds, as read
+    bool per_batch = false;  // the mask shown is [B,Sq,Sk] (padding, random, mask files), else [Sq,Sk]
+    std::vector<std::size_t> shape;  // [B,Sq,Sk] or [Sq,Sk]
     std::vector<mask_view> views;  // keep, mha, sdpa, additive
 };
 
-/// The mask `c.mask` asks for, `keep` [B,1,Sq,Sk] (true = may attend, as
-/// build_mask makes it), in the four conventions. The mask files (--mask-file,
-/// --key-padding-mask), `files` [B,1,Sq,Sk] as read (true = may attend), enter
-/// as a literal tensor, file_keep in `setup` (without `files`, keep stands in).
-mask_views describe_mask(const config& c, const xt::xarray<bool>& keep, const xt::xarray<bool>* files = nullptr);
+/// The mask `c.mask` asks for in the four conventions. The mask files (--mask-file,
+/// --key-padding-mask), `files` [B,1,Sq,Sk] as read (true = may attend; needed when c has
+/// them, and must outlive the views), enter as a literal tensor, file_keep in the setup.
+mask_views describe_mask(const config& c, const xt::xarray<bool>* files = nullptr);
+
+/// Setup line n to `out`, its text through `quote` (JSON's escapes, or none), the mask files'
+/// literal written out in place a row at a time ("torch.tensor([[[1, 0], [1, 1]]],
+/// dtype=torch.bool)": [B,Sq,Sk], three bytes a cell; digits, brackets, commas and spaces).
+void write_setup_line(std::ostream& out, const mask_views& views, std::size_t n,
+                      std::string (*quote)(const std::string&) = nullptr);
+
+/// The whole setup, lines joined by "\n" (for small masks and tests).
+std::string setup_text(const mask_views& views);
 
 /// A float as Python reads it back to the same float32: "float('-inf')", "-1e9", "-0.10000000149011612".
 std::string python_float(float value);
