@@ -382,7 +382,10 @@ std::string stages_help() {
                        "with --pos sinusoidal, rope with --pos rope, alibi and biased with --pos alibi, cache and "
                        "append only with --past N, repeat_kv only with --kv-heads G < H, flash only with "
                        "--flash-block N, norm only with a GPT-2 or Llama layer's --params (their norm before "
-                       "attention; BERT's embeddings.LayerNorm with --tokens), embed only with --tokens.",
+                       "attention; BERT's embeddings.LayerNorm with --tokens), embed only with --tokens, and "
+                       "residual, mlp_norm, mlp and block (the rest of the model's block: the residual sum, the "
+                       "MLP's norm, the MLP, the block's output, Hugging Face's hidden_states[L+1]) only with a "
+                       "GPT-2, BERT or Llama layer whose --params file holds its MLP.",
                        help_width) +
            "\n\n" +
            wrap("view, transpose and merge are views of the tensor before them, as in PyTorch: new strides, "

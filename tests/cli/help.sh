@@ -25,7 +25,7 @@ check "trace help: a default from default_val" grep -qE '^  --heads N +H, attent
 check "trace help: a default that depends on another flag" \
   grep -qE '^  --d-in N +Din, query-side input width \(default: --d-model\)$' "$work/out"
 check "trace help: a list's form, once" grep -qE '^  --lengths N,N,\.\.\. +padding' "$work/out"
-check "trace help: the stages by number" grep -qE '^ +1 input +4 view +5d repeat_kv +8 mask +12a flash$' "$work/out"
+check "trace help: the stages by number" grep -qE '^ +1 input +5 transpose +7 scaled +11 dropout +15a residual$' "$work/out"
 check "trace help: flash, 12a, among them" grep -qE '^ +.* 12a flash( |$)' "$work/out"
 check "trace help: every default in the same words" test "$(grep -c '(default: ' "$work/out")" -ge 15
 run --help
@@ -155,7 +155,7 @@ expect_error "--stage a number absent from this run" 2 \
 expect_error "--stage a number absent with --no-out-proj" 2 \
   "attn: error: --stage 15: this run has no output stage (it is off with --no-out-proj)" trace --no-out-proj --stage 15
 expect_error "--stage a number no stage has" 2 \
-  "attn: error: --stage 26: there is no stage 26 (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" trace --stage 26
+  "attn: error: --stage 26: there is no stage 26 (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a, 15a to 15d)" trace --stage 26
 expect_error "--stage a stage of --pos in a run without it" 2 \
   "attn: error: --stage 2b: this run has no positions stage (it needs --pos sinusoidal)" trace --stage 2b
 expect_error "--stage a range downwards" 2 "attn: error: --stage 10-6: a range goes up, as in 6-10" trace --stage 10-6
@@ -189,9 +189,9 @@ check "JSON's step: an integer for the classic fifteen, a string for a lettered 
 run "${gqa_alibi_step[@]}" --shapes --format json
 check "... and in --shapes" test "$(jq -c '[.stages.softmax.step, .stages.repeat_kv.step]' "$work/out")" = '[10,"5d"]'
 expect_error "--stage 5e: a letter no stage has" 2 \
-  "attn: error: --stage 5e: there is no stage 5e (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" trace --stage 5e
+  "attn: error: --stage 5e: there is no stage 5e (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a, 15a to 15d)" trace --stage 5e
 expect_error "--stage 6-7z: a range's end that is no number" 2 \
-  "attn: error: --stage 6-7z: there is no stage 7z (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" trace --stage 6-7z
+  "attn: error: --stage 6-7z: there is no stage 7z (the stages are numbered 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a, 15a to 15d)" trace --stage 6-7z
 expect_error "--stage 7b-7a: a range goes up" 2 "attn: error: --stage 7b-7a: a range goes up, as in 7a-7b" trace --pos alibi --stage 7b-7a
 # the numbers 16 to 25 the added stages had before: still taken, with a warning naming the new one
 run "${gqa_alibi_step[@]}" --stage 21 --color never
@@ -206,7 +206,7 @@ run trace --stage 16
 check "--stage 16 in a run without positions: the warning, then the refusal naming 2b's stage" \
   test "$rc,$(sed -n 2p "$work/err")" = "2,attn: error: --stage 16: this run has no positions stage (it needs --pos sinusoidal)"
 expect_error "--stage an unknown name" 2 \
-  "attn: error: --stage foo: no stage is called foo (the stages: embed, input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" \
+  "attn: error: --stage foo: no stage is called foo (the stages: embed, input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output, residual, mlp_norm, mlp, block; or their numbers, 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a, 15a to 15d)" \
   trace --stage foo
 
 # --- the README stands alone, and its install step works -------------------------------------

@@ -30,8 +30,8 @@ check "... its names with the prefix" test "$(jq -r '.stages.params.sources.b_k'
 expect_ok "the table shows the model line and a source line per weight" \
   trace --params "$gpt2/model.npz" --input "$gpt2/hidden.npy" --stage params
 check "... model: gpt2 layer 0, causal with finfo.min, LayerNorm" \
-  grep -q '^model  gpt2 layer 0 of .*model.npz; causal, fill torch.finfo(torch.float32).min, as its code; norm LayerNorm (eps 1e-05) before the projections$' "$work/out"
-check "... w_v ← its third of c_attn" grep -q 'w_v ← h.0.attn.c_attn.weight\[:, 32:48\]ᵀ (Conv1D stores \[in, out\])' "$work/out"
+  grep -q '^model  gpt2 layer 0 of .*model.npz; causal, fill torch.finfo(torch.float32).min, as its code; norm LayerNorm (eps 1e-05) before the projections; then the residual and the MLP (gelu_new, width 64)$' "$work/out"
+check "... w_v ← its third of c_attn" grep -q 'w_v  *← h.0.attn.c_attn.weight\[:, 32:48\]ᵀ (Conv1D stores \[in, out\])' "$work/out"
 expect_ok "--mask none on a GPT-2 layer: the user's choice, no mask stage" \
   trace --params "$gpt2/model.npz" --layer 1 --input "$gpt2/hidden.npy" --mask none --format json
 check "... no mask stages" test "$(jq -c '[.config.mask, (.stages | has("mask", "masked"))]' "$work/out")" = '["none",false,false]'
@@ -116,10 +116,13 @@ expect_error "... and --arch forcing another reads nothing" 2 \
 # --- a dump of a model's layer replayed with --from ----------------------------------------
 run trace --params "$bert/model.npz" --layer 1 --input "$bert/hidden.npy" --format npz --out "$work/bert.npz"
 run trace --from "$work/bert.npz" --format npz --out "$work/bert-again.npz"
-check "a BERT layer's dump replays to the same numbers" $py -c "
+check "a BERT layer's dump replays to the same numbers (its attention stages)" $py -c "
 import numpy as np, sys
 a, b = np.load('$work/bert.npz'), np.load('$work/bert-again.npz')
-sys.exit(not all(np.array_equal(a[k], b[k]) for k in a if k != 'config'))"
+block = ('residual.', 'mlp_norm.', 'mlp.', 'block.')
+sys.exit(not all(np.array_equal(a[k], b[k]) for k in a if k != 'config' and not k.startswith(block)))"
+check "... the dump held the block's stages, the replay says it leaves them out" \
+  grep -q "the stages after attention (residual, mlp_norm, mlp, block) are not replayed: a dump holds no MLP weights" "$work/err"
 run trace --params "$gpt2/model.npz" --layer 1 --input "$gpt2/hidden.npy" --format npz --out "$work/gpt2.npz"
 expect_error "a GPT-2 layer's dump (a norm before attention) is refused, saying what to do" 1 \
   "attn: error: --from $work/gpt2.npz: a model layer with a norm before attention (gpt2 layer 1 of $gpt2/model.npz) does not replay with --from; run it again with --params and --input" \

@@ -182,7 +182,7 @@ expect_error "bad seed" 2 "attn: error: --seed x: expected a whole number (negat
   trace --seed x
 expect_error "bad fill" 2 "attn: error: --fill abc: expected -inf or a finite number such as -1e9" trace --fill abc
 expect_error "unknown stage" 2 \
-  "attn: error: --stage foo: no stage is called foo (the stages: embed, input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output; or their numbers, 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a)" \
+  "attn: error: --stage foo: no stage is called foo (the stages: embed, input, params, norm, positions, projections, view, transpose, rope, cache, append, repeat_kv, scores, scaled, alibi, biased, mask, masked, softmax, dropout, context, flash, merge, concat, output, residual, mlp_norm, mlp, block; or their numbers, 0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a, 15a to 15d)" \
   trace --stage foo
 expect_error "stage absent from this run" 2 "attn: error: --stage mask: this run has no mask stage (it needs --mask, --mask-file or --key-padding-mask)" \
   trace --stage mask

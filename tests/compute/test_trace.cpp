@@ -2,7 +2,9 @@
 // as `--stage` uses them. The tensor table is checked against CLI.md's stage table
 // written out here, and against what compute_trace actually holds.
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -104,8 +106,8 @@ TEST_CASE("stage_table: each row's id is its place; CLI.md's fifteen keep 1-15; 
     }
     CHECK(classic == 15);
     CHECK(attn::info_of(attn::stage_id::embed).step.text() == "0");
-    CHECK(lettered == std::vector<std::string>{"2a", "2b", "5a", "5b", "5c", "5d", "7a", "7b", "12a"});
-    CHECK(attn::stage_numbers_list() == "0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a");
+    CHECK(lettered == std::vector<std::string>{"2a", "2b", "5a", "5b", "5c", "5d", "7a", "7b", "12a", "15a", "15b", "15c", "15d"});
+    CHECK(attn::stage_numbers_list() == "0 to 15, 2a, 2b, 5a to 5d, 7a, 7b, 12a, 15a to 15d");
 }
 
 TEST_CASE("stage_table's tensors are CLI.md's tensors column") {
@@ -142,7 +144,7 @@ TEST_CASE("stages_holding: the stages that hold a tensor, in stage order") {
     CHECK(info_stage_names(attn::stages_holding("keep")) == names{"dropout"});
     CHECK(info_stage_names(attn::stages_holding("x_kv")) == names{"input", "positions"});
     CHECK(info_stage_names(attn::stages_holding("b_o")) == names{"params"});
-    CHECK(info_stage_names(attn::stages_holding("out")) == names{"output"});
+    CHECK(info_stage_names(attn::stages_holding("out")) == names{"output", "mlp"});
     SUBCASE("a name no stage holds, or none") {
         CHECK(attn::stages_holding("softmax").empty());
         CHECK(attn::stages_holding("Weights").empty());
@@ -173,9 +175,14 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     decoding.kv_heads = 1;
     decoding.pos = attn::position_encoding::rope;
     decoding.norm = attn::norm_kind::layer_norm;  // a model layer's norm (weight 1, bias 0 when drawn)
+    decoding.block.norm = attn::norm_kind::layer_norm;  // and its block after attention, gated: residual ... block
+    decoding.block.act = attn::activation::silu;
+    decoding.block.gated = true;
+    decoding.block.width = 6;
     attn::config alibi = decoding;  // and with alibi and flash: alibi, biased, and flash's bias
     alibi.pos = attn::position_encoding::alibi;
     alibi.norm = attn::norm_kind::none;
+    alibi.block = attn::block_spec{};
     alibi.flash_block = 2;
     attn::config tokens;  // layer 0 of a BERT-like model from token ids: embed with token, position, token_type
     tokens.seq = tokens.kv_seq = 3;
@@ -184,12 +191,17 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
     tokens.sources.tokens = {5, 1, 2};
     tokens.sources.model_arch = "bert";
     tokens.norm = attn::norm_kind::layer_norm;
+    tokens.block.norm = attn::norm_kind::layer_norm;  // BERT's post-norm block: block.sum
+    tokens.block.post_norm = true;
+    tokens.block.act = attn::activation::gelu_erf;
+    tokens.block.width = 8;
     attn::given_inputs from_tokens;
     from_tokens.embed = attn::embeddings{xt::xarray<float>(xt::ones<float>({1, 3, 4})),
                                          xt::xarray<float>(xt::ones<float>({3, 4})), xt::xarray<float>(xt::ones<float>({3, 4}))};
     from_tokens.x = attn::embed_sum(*from_tokens.embed);
     CHECK(from_tokens.x->at(0, 2, 3) == 3.0f);
     std::vector<bool> seen(attn::stage_table.size(), false);
+    std::map<std::size_t, std::set<std::string>> held_somewhere;  // the block's stages: their tensors over the runs
     for (const attn::config& run : {c, flash, decoding, alibi, tokens}) {
         attn::validate(run);
         const attn::trace t = attn::compute_trace(run, attn::draw_inputs(run, run.sources.tokens.empty() ? attn::given_inputs{} : from_tokens));
@@ -204,13 +216,27 @@ TEST_CASE("every tensor compute_trace holds is in stage_table, in the table's or
             names held;
             for (const auto& tensor : s.tensors) held.push_back(tensor.name);
             const names listed = info_tensor_names(attn::stage_table[at]);
-            if (!run.cross() && s.id() == attn::stage_id::input)
+            if (!run.cross() && s.id() == attn::stage_id::input) {
                 CHECK(held == names{"x"});  // self-attention: x_kv is x itself, not held twice
-            else
+            } else if (at >= static_cast<std::size_t>(attn::stage_id::residual)) {
+                // a block holds what its model has (mlp.gate when gated, block.sum when post-norm),
+                // in the table's order; across the runs, every tensor listed
+                std::size_t next = 0;
+                for (const auto& name : held) {
+                    while (next < listed.size() && listed[next] != name) ++next;
+                    CHECK_MESSAGE(next < listed.size(), name << " is not listed, or out of order");
+                    held_somewhere[at].insert(name);
+                }
+            } else {
                 CHECK(held == listed);
+            }
         }
     }
     CHECK(std::find(seen.begin(), seen.end(), false) == seen.end());  // every stage is present in one of them
+    for (const auto& [at, held] : held_somewhere) {
+        const names listed = info_tensor_names(attn::stage_table[at]);
+        CHECK(held == std::set<std::string>(listed.begin(), listed.end()));
+    }
 }
 
 }  // TEST_SUITE("trace")

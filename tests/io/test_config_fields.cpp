@@ -48,6 +48,10 @@ std::vector<attn::config> configs_writing_every_key() {
     model.flash_block = 2;
     model.sources.model = "llama layer 0 of m.safetensors";
     model.out_bias = false;
+    model.block.norm = attn::norm_kind::rms_norm;
+    model.block.act = attn::activation::silu;
+    model.block.gated = true;
+    model.block.width = 32;
     attn::config tokens;
     tokens.norm = attn::norm_kind::layer_norm;
     tokens.sources.tokens = {464, 2068};
@@ -87,7 +91,7 @@ TEST_CASE("every key is written by some config, and only the list's keys are wri
 
 TEST_CASE("a written config reads back as itself, key for key") {
     for (attn::config c : configs_writing_every_key()) {
-        if (!c.sources.tokens.empty() || c.norm != attn::norm_kind::none) continue;  // runs that do not replay
+        if (!c.sources.tokens.empty() || c.norm != attn::norm_kind::none || c.block.on()) continue;  // runs that do not replay
         const ordered_json written = attn::config_to_json(c);
         CAPTURE(written.dump());
         const attn::config read = attn::config_from_json(nlohmann::json::parse(written.dump()), "--from t.json");

@@ -37,7 +37,12 @@ void add_gpt2_layer(tensor_map& m, const std::string& prefix, int L, std::size_t
     m[h + "attn.c_attn.bias"] = numbered(3 * D, 0, 5000.0f);
     m[h + "attn.c_proj.weight"] = numbered(D, D, 7000.0f);
     m[h + "attn.c_proj.bias"] = numbered(D, 0, 9000.0f);
+    m[h + "ln_2.weight"] = numbered(D, 0, 11000.0f);
+    m[h + "ln_2.bias"] = numbered(D, 0, 12000.0f);
     m[h + "mlp.c_fc.weight"] = numbered(D, 4 * D);
+    m[h + "mlp.c_fc.bias"] = numbered(4 * D, 0, 13000.0f);
+    m[h + "mlp.c_proj.weight"] = numbered(4 * D, D, 14000.0f);
+    m[h + "mlp.c_proj.bias"] = numbered(D, 0, 15000.0f);
 }
 
 float at(const attn::loaded_tensor& t, std::size_t r, std::size_t c) { return t.values.data()[r * t.shape[1] + c]; }
@@ -121,8 +126,17 @@ TEST_CASE("GPT-2: c_attn's Conv1D [in, out] columns in thirds, transposed; c_pro
     const attn::model_names n = attn::detect_model(keys_of(m), std::nullopt, "--params m.npz");
     const std::vector<std::string> wanted = attn::layer_tensor_names(n, 1);
     CHECK(std::find(wanted.begin(), wanted.end(), "transformer.h.1.attn.c_attn.weight") != wanted.end());
-    CHECK(std::find(wanted.begin(), wanted.end(), "transformer.h.1.mlp.c_fc.weight") == wanted.end());
+    CHECK(std::find(wanted.begin(), wanted.end(), "transformer.h.1.mlp.c_fc.weight") != wanted.end());  // the block's MLP
+    CHECK(std::find(wanted.begin(), wanted.end(), "transformer.h.0.mlp.c_fc.weight") == wanted.end());  // not layer 0's
     const attn::model_layer layer = attn::map_model_layer(m, n, 1, "--params m.npz");
+    // the block after attention: ln_2, c_fc [D,4D] and c_proj [4D,D] kept in Conv1D's [in, out] (torch's addmm reads them so)
+    CHECK(layer.block.norm == attn::norm_kind::layer_norm);
+    CHECK(layer.block.width == static_cast<std::int64_t>(4 * D));
+    CHECK_FALSE(layer.block.post_norm);
+    CHECK(layer.weights.at("w_up").shape == std::vector<std::size_t>{D, 4 * D});
+    CHECK(layer.weights.at("w_down").shape == std::vector<std::size_t>{4 * D, D});
+    CHECK(at(layer.weights.at("w_down"), 1, 2) == at(m.at("transformer.h.1.mlp.c_proj.weight"), 1, 2));
+    CHECK(layer.weights.at("mlp_norm_bias").values(1) == m.at("transformer.h.1.ln_2.bias").values(1));
     const auto& w = layer.weights;
     REQUIRE(w.count("w_q") == 1);
     for (std::size_t o = 0; o < D; ++o)

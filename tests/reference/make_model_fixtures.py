@@ -38,6 +38,13 @@ attention, eval mode) computes, in float32, and NOT from attn's C++:
            emb = cat((freqs, freqs), -1), q*cos + rotate_half(q)*sin; repeat_kv (expand +
            reshape); w = q @ k.transpose(2,3) / math.sqrt(dk); w = w + causal (0 / finfo.min);
            softmax(-1, dtype=float32); @ v; transpose(1,2).contiguous().reshape(B,S,D); o_proj
+    and the rest of each block (issue 38), as GPT2Block, BertLayer and LlamaDecoderLayer write it:
+    gpt2   h = attn_output + x; m = ln_2(h); up = Conv1D c_fc(m); hidden = gelu_new(up) (separate
+           float32 ops, NewGELUActivation); out = Conv1D c_proj(hidden); block = h + out
+    bert   h = dense + x; m = attention.output.LayerNorm(h); up = intermediate.dense(m); hidden =
+           F.gelu(up); out = output.dense(hidden); sum = out + m; block = output.LayerNorm(sum)
+    llama  h = x + attn_out; m = post_attention_layernorm(h) (RMSNorm); gate, up = gate_proj(m),
+           up_proj(m); hidden = F.silu(gate) * up; out = down_proj(hidden); block = h + out
     mha    what attn computes for its own names (make_fixtures.run with w_q = in_proj_weight[0:D],
            b_q = in_proj_bias[0:D], ...), plus nn.MultiheadAttention's own attn_output and
            attn_weights (need_weights=True, average_attn_weights=False) as mha.attn_output,
@@ -48,7 +55,9 @@ llama input_layernorm without bias; bert from tokens: embeddings.LayerNorm; abse
 params.{w_q,b_q,w_k,b_k,w_v,b_v,w_o,b_o} in nn.Linear's [out,in] (absent biases left out),
 projections, view, transpose, rope.{cos,sin,q,k} and repeat_kv.{k,v} (llama), scores, scaled,
 mask and masked (gpt2, llama: masked holds finfo(float32).min where the mask is false), softmax,
-context, merge, concat, output. stages-layer0-tokens.npz adds embed.token [1,S,D] (the token
+context, merge, concat, output, then residual.x, mlp_norm.{x,weight,bias} (llama: no bias),
+mlp.{gate (llama),up,hidden,out} [1,S,F] (out [1,S,D]), block.{sum (bert),x}; block.x of
+stages-layer0-tokens.npz is hidden.npy on the Haswell kernel. stages-layer0-tokens.npz adds embed.token [1,S,D] (the token
 embeddings), embed.position [S,D] (gpt2: wpe[0..S-1]; bert: position_embeddings[0..S-1]) and,
 for bert, embed.token_type [S,D] (token_type_embeddings[0] per position); input.x is their sum
 in the model's order: gpt2 token + position; bert (token + token_type) + position, as
@@ -313,13 +322,17 @@ def gpt2_attention(sd, L, x):
 
 
 def gpt2_block_rest(sd, L, x, attn_out):
-    """The rest of GPT2Block after the attention: residual, ln_2, MLP, residual."""
+    """The rest of GPT2Block after the attention: residual, ln_2, MLP, residual; (stages, output)."""
     p = "h.%d." % L
-    h = attn_out + x
-    m = F.layer_norm(h, (D,), sd[p + "ln_2.weight"], sd[p + "ln_2.bias"], EPS["gpt2"])
-    m = conv1d(gelu_new(conv1d(m, sd[p + "mlp.c_fc.weight"], sd[p + "mlp.c_fc.bias"])),
-               sd[p + "mlp.c_proj.weight"], sd[p + "mlp.c_proj.bias"])
-    return h + m
+    h = attn_out + x                                                        # hidden_states = attn_output + residual
+    w, b = sd[p + "ln_2.weight"], sd[p + "ln_2.bias"]
+    m = F.layer_norm(h, (D,), w, b, EPS["gpt2"])
+    up = conv1d(m, sd[p + "mlp.c_fc.weight"], sd[p + "mlp.c_fc.bias"])    # [B,S,F]
+    hidden = gelu_new(up)
+    out = conv1d(hidden, sd[p + "mlp.c_proj.weight"], sd[p + "mlp.c_proj.bias"])
+    x_next = h + out                                                        # residual + feed_forward_hidden_states
+    return {"residual.x": h, "mlp_norm.x": m, "mlp_norm.weight": w, "mlp_norm.bias": b, "mlp.up": up,
+            "mlp.hidden": hidden, "mlp.out": out, "block.x": x_next}, x_next
 
 
 def gpt2_embed(sd, ids):
@@ -362,14 +375,18 @@ def bert_attention(sd, L, x):
 
 
 def bert_layer_rest(sd, L, x, dense_out):
-    """BertSelfOutput's LayerNorm(dense + input), BertIntermediate (gelu), BertOutput."""
+    """BertSelfOutput's LayerNorm(dense + input), BertIntermediate (gelu), BertOutput; (stages, output)."""
     p = "encoder.layer.%d." % L
-    a = F.layer_norm(dense_out + x, (D,), sd[p + "attention.output.LayerNorm.weight"],
-                     sd[p + "attention.output.LayerNorm.bias"], EPS["bert"])
-    i = F.gelu(F.linear(a, sd[p + "intermediate.dense.weight"], sd[p + "intermediate.dense.bias"]))
+    h = dense_out + x                                                       # LayerNorm(hidden_states + input_tensor)
+    w, b = sd[p + "attention.output.LayerNorm.weight"], sd[p + "attention.output.LayerNorm.bias"]
+    a = F.layer_norm(h, (D,), w, b, EPS["bert"])
+    up = F.linear(a, sd[p + "intermediate.dense.weight"], sd[p + "intermediate.dense.bias"])
+    i = F.gelu(up)
     o = F.linear(i, sd[p + "output.dense.weight"], sd[p + "output.dense.bias"])
-    return F.layer_norm(o + a, (D,), sd[p + "output.LayerNorm.weight"], sd[p + "output.LayerNorm.bias"],
-                        EPS["bert"])
+    total = o + a
+    x_next = F.layer_norm(total, (D,), sd[p + "output.LayerNorm.weight"], sd[p + "output.LayerNorm.bias"], EPS["bert"])
+    return {"residual.x": h, "mlp_norm.x": a, "mlp_norm.weight": w, "mlp_norm.bias": b, "mlp.up": up,
+            "mlp.hidden": i, "mlp.out": o, "block.sum": total, "block.x": x_next}, x_next
 
 
 def bert_embed(sd, ids):
@@ -439,11 +456,15 @@ def llama_attention(sd, L, x):
 def llama_layer_rest(sd, L, x, attn_out):
     """LlamaDecoderLayer after the attention: residual, post_attention_layernorm, SiLU MLP, residual."""
     p = "model.layers.%d." % L
-    h = x + attn_out
-    m = rms_norm(h, sd[p + "post_attention_layernorm.weight"], EPS["llama"])
-    m = F.linear(F.silu(F.linear(m, sd[p + "mlp.gate_proj.weight"])) * F.linear(m, sd[p + "mlp.up_proj.weight"]),
-                 sd[p + "mlp.down_proj.weight"])
-    return h + m
+    h = x + attn_out                                                        # residual + hidden_states
+    w = sd[p + "post_attention_layernorm.weight"]
+    m = rms_norm(h, w, EPS["llama"])
+    gate, up = F.linear(m, sd[p + "mlp.gate_proj.weight"]), F.linear(m, sd[p + "mlp.up_proj.weight"])
+    hidden = F.silu(gate) * up                                              # act_fn(gate_proj(x)) * up_proj(x)
+    out = F.linear(hidden, sd[p + "mlp.down_proj.weight"])
+    x_next = h + out
+    return {"residual.x": h, "mlp_norm.x": m, "mlp_norm.weight": w, "mlp.gate": gate, "mlp.up": up,
+            "mlp.hidden": hidden, "mlp.out": out, "block.x": x_next}, x_next
 
 
 def llama_embed(sd, ids):
@@ -492,9 +513,11 @@ def tokens_stages(model, sd, ids):
         params = {k: v for k, v in st.items() if k.startswith("params.")}
         rest = {k: v for k, v in st.items() if not k.startswith(("params.", "input."))}
         st = dict(emb, **{"input.x": x}, **params, **{"norm.x": x1, "norm.weight": w, "norm.bias": b}, **rest)
-        return st, bert_layer_rest(sd, 0, x1, out)
+        block, x_next = bert_layer_rest(sd, 0, x1, out)
+        return dict(st, **block), x_next
     st, out = ATTENTION[model](sd, 0, x)
-    return dict(emb, **st), REST[model](sd, 0, x, out)
+    block, x_next = REST[model](sd, 0, x, out)
+    return dict(emb, **st, **block), x_next
 
 
 # ----------------------------------------------------------------------------
@@ -693,8 +716,9 @@ def make_model(model, root, hidden_from=None):
             report["mha " + kind] = max(close("mha attn_output", st["mha.attn_output"], st["output.out"]),
                                         close("mha attn_weights", st["mha.attn_weights"], st["softmax.weights"]))
         else:
-            st, _ = ATTENTION[model](w, 1, hidden)
+            st, out = ATTENTION[model](w, 1, hidden)
             report[kind] = check_with_torch_mha(model, st) if model != "llama" else check_llama_loop(st)
+            st.update(REST[model](w, 1, hidden, out)[0])
         save_npz(os.path.join(d, "stages-layer1%s.npz" % suffix), st)
         if kind == "f32":
             spread = st["softmax.weights"].max(dim=-1).values.mean().item()

@@ -78,6 +78,8 @@ std::vector<tweak> tweaks() {
             c.norm = attn::norm_kind::layer_norm;
             c.mask.causal = true;
             c.fill = -std::numeric_limits<float>::max();
+            c.block.norm = attn::norm_kind::layer_norm;  // its block after attention
+            c.block.width = 4 * c.d_model;
         },
         [](attn::config& c) {
             c.sources.model = "llama layer 0 of m.safetensors";
@@ -85,8 +87,20 @@ std::vector<tweak> tweaks() {
             c.norm = attn::norm_kind::rms_norm;
             c.mask.causal = true;
             c.fill = -std::numeric_limits<float>::max();
+            c.block.norm = attn::norm_kind::rms_norm;  // SwiGLU
+            c.block.act = attn::activation::silu;
+            c.block.gated = true;
+            c.block.bias = false;
+            c.block.width = 3;
         },
-        [](attn::config& c) { c.sources.model = "bert layer 0 of m.npz"; c.sources.model_arch = "bert"; },
+        [](attn::config& c) {
+            c.sources.model = "bert layer 0 of m.npz";
+            c.sources.model_arch = "bert";
+            c.block.norm = attn::norm_kind::layer_norm;  // post-norm
+            c.block.post_norm = true;
+            c.block.act = attn::activation::gelu_erf;
+            c.block.width = 5;
+        },
         // layer 0 from --tokens: each architecture's embed texts (the ids' count is Sq)
         [](attn::config& c) {
             c.sources.model_arch = "gpt2";

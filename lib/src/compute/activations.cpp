@@ -128,15 +128,6 @@ void gelu_tanh(const float* x, float* y, std::size_t n, bool sleef) {
 
 }  // namespace
 
-std::string_view activation_name(activation a) {
-    switch (a) {
-        case activation::gelu_tanh: return "gelu_new";
-        case activation::gelu_erf: return "gelu";
-        case activation::silu: return "silu";
-    }
-    return "";
-}
-
 bool activations_are_torchs() {
     static const bool here = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return here;

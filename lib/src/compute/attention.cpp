@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "attn/compute/activations.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/flash.hpp"
 #include "attn/compute/forward_steps.hpp"
@@ -394,17 +395,18 @@ void emit_flash(run& r, flash_stage flash, const tensor& exact_context) {
     r.emit(stage_id::flash, std::move(flash.tensors), {{"max_abs_diff", difference}, {"tolerance", flash.tolerance}});
 }
 
-/// Stages 12-15 (and 12a, flash, after context) from context [B,H,Sq,dk].
-void context_to_output(run& r, const forward_steps& steps, const parameters& p, tensor context_tensor,
-                       std::optional<flash_stage> flash) {
+/// Stages 12-15 (and 12a, flash, after context) from context [B,H,Sq,dk]; the output stage
+/// (empty when the run does not compute it).
+stage context_to_output(run& r, const forward_steps& steps, const parameters& p, tensor context_tensor,
+                        std::optional<flash_stage> flash) {
     const config& c = r.c;
     stage context = r.emit(stage_id::context, {std::move(context_tensor)});
     if (flash) emit_flash(r, std::move(*flash), context.tensors[0]);
-    if (!r.needs(stage_id::merge)) return;
+    if (!r.needs(stage_id::merge)) return {};
 
     // 13. merge: [B,H,Sq,dk] -> [B,Sq,H,dk], context.transpose(1, 2): a view, not contiguous
     stage merge = r.emit(stage_id::merge, {steps.merge(context, {"batch", "seq", "head", "head_dim"})});
-    if (!r.needs(stage_id::concat)) return;
+    if (!r.needs(stage_id::concat)) return {};
 
     // 14. concat: [B,Sq,H,dk] -> [B,Sq,D], the heads side by side: merge.contiguous().view(B,Sq,D),
     // the copy (a view when merge is contiguous already: one head, or one query)
@@ -413,11 +415,81 @@ void context_to_output(run& r, const forward_steps& steps, const parameters& p, 
     const stage cat = r.emit(stage_id::concat, {contiguous_view(merge, merge.tensors[0], "concat",
                                                                 {"batch", "seq", "d_model"}, concat_shape)});
     context = merge = stage{};  // concat holds what it needs
-    if (!r.needs(stage_id::output)) return;
+    if (!r.needs(stage_id::output)) return {};
 
     // 15. output: concat·W_oᵀ + b_o   [B,Sq,D] · [D,D]ᵀ -> [B,Sq,D], on concat's row-major memory
-    r.emit(stage_id::output, {tensor("out", {"batch", "seq", "d_model"},
-                                    steps.project_output(cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))});
+    return r.emit(stage_id::output, {tensor("out", {"batch", "seq", "d_model"},
+                                           steps.project_output(cat.tensors[0].values.data(), concat_shape, *p.w_o, present(p.b_o)))});
+}
+
+// --- 15a-15d: the rest of a model's block (config::block)
+
+/// a + b elementwise, [B,Sq,D] each: one float32 addition per element, as torch's add.
+xt::xarray<float> sum_of(const xt::xarray<float>& a, const xt::xarray<float>& b) {
+    auto y = xt::xarray<float>::from_shape(a.shape());
+    for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] = a.data()[i] + b.data()[i];
+    return y;
+}
+
+/// Each row of x [B,Sq,D] normalised by `norm` (LayerNorm with its bias, or RMSNorm).
+xt::xarray<float> normalised(norm_kind norm, const xt::xarray<float>& x, const xt::xarray<float>& weight,
+                             const optional_tensor& bias, float eps) {
+    auto y = xt::xarray<float>::from_shape(x.shape());
+    const std::size_t width = x.shape().back(), rows = width == 0 ? 0 : x.size() / width;
+    if (norm == norm_kind::rms_norm) rms_norm_rows(x.data(), rows, width, weight.data(), eps, y.data());
+    else layer_norm_rows(x.data(), rows, width, weight.data(), bias ? bias->data() : nullptr, eps, y.data());
+    return y;
+}
+
+/// 15c. mlp on h [B,Sq,D]: up = h·W_upᵀ + b_up [B,Sq,F] (and gate = h·W_gateᵀ), hidden =
+/// act(up) or act(gate)·up [B,Sq,F], out = hidden·W_downᵀ + b_down [B,Sq,D], as nn.Linear
+/// (GPT-2's Conv1D: addmm(b, h, W) with W [in, out] as stored)
+stage mlp_stage(run& r, const block_weights& w, const xt::xarray<float>& h) {
+    const block_spec& b = r.c.block;
+    const auto product = [&](const xt::xarray<float>& x, const xt::xarray<float>& W, const optional_tensor& bias) {
+        return w.conv1d ? conv1d(x, W, present(bias)) : linear(x, W, present(bias));
+    };
+    std::vector<tensor> mlp;
+    xt::xarray<float> up = product(h, w.w_up, w.b_up);
+    auto hidden = xt::xarray<float>::from_shape(up.shape());
+    if (b.gated) {  // act_fn(gate_proj(x)) * up_proj(x): the activation, then one multiplication
+        xt::xarray<float> gate = product(h, *w.w_gate, std::nullopt);
+        activate(b.act, gate.data(), hidden.data(), hidden.size());
+        for (std::size_t i = 0; i < hidden.size(); ++i) hidden.data()[i] *= up.data()[i];
+        mlp.push_back(tensor("gate", {"batch", "seq", "d_ff"}, std::move(gate)));
+    } else {
+        activate(b.act, up.data(), hidden.data(), hidden.size());
+    }
+    xt::xarray<float> out = product(hidden, w.w_down, w.b_down);
+    mlp.push_back(tensor("up", {"batch", "seq", "d_ff"}, std::move(up)));
+    mlp.push_back(tensor("hidden", {"batch", "seq", "d_ff"}, std::move(hidden)));
+    mlp.push_back(tensor("out", {"batch", "seq", "d_model"}, std::move(out)));
+    return r.emit(stage_id::mlp, std::move(mlp));
+}
+
+/// 15a-15d from the layer's input x and attention's out [B,Sq,D]:
+///   residual x = x + out; mlp_norm x = norm(residual); mlp (mlp_stage);
+///   block x = residual + mlp.out (pre-norm), or sum = mlp.out + mlp_norm.x, x = norm2(sum) (post-norm)
+void block_stages(run& r, const block_weights& w, const xt::xarray<float>& x, const xt::xarray<float>& out) {
+    const block_spec& b = r.c.block;
+    const dims stream{"batch", "seq", "d_model"};
+    const stage residual = r.emit(stage_id::residual, {tensor("x", stream, sum_of(out, x))});  // attn_output + residual
+    const xt::xarray<float>& sum = *residual.tensors[0].storage;
+    std::vector<tensor> norm{tensor("x", stream, normalised(b.norm, sum, w.norm_weight, w.norm_bias, b.eps)),
+                             tensor("weight", {"d_model"}, w.norm_weight)};
+    if (w.norm_bias) norm.push_back(tensor("bias", {"d_model"}, *w.norm_bias));
+    const stage mlp_norm = r.emit(stage_id::mlp_norm, std::move(norm));
+    if (!r.needs(stage_id::mlp)) return;
+    const stage mlp = mlp_stage(r, w, *mlp_norm.tensors[0].storage);
+    if (!r.needs(stage_id::block)) return;
+    const xt::xarray<float>& mlp_out = *mlp.tensors.back().storage;
+    if (!b.post_norm) {  // residual + feed_forward_hidden_states
+        r.emit(stage_id::block, {tensor("x", stream, sum_of(sum, mlp_out))});
+        return;
+    }
+    xt::xarray<float> post = sum_of(mlp_out, *mlp_norm.tensors[0].storage);  // LayerNorm(hidden_states + input_tensor)
+    xt::xarray<float> normed = normalised(b.norm, post, *w.out_norm_weight, w.out_norm_bias, b.eps);
+    r.emit(stage_id::block, {tensor("sum", stream, std::move(post)), tensor("x", stream, std::move(normed))});
 }
 
 /// 2a. norm (a model's layer): x [B,S,Din] normalised row by row before the projections read it,
@@ -527,8 +599,14 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     // 2. params: w_q [D,Din], w_k w_v [D,Dkv] ([G·dk,Dkv] with --kv-heads G), w_o [D,D] and the biases
     if (!in.qkv && r.shows(stage_id::params)) r.emit(stage_id::params, param_tensors(p));
 
-    // 2a. norm (a model's layer) and 2b. positions (--pos sinusoidal): new x (and x_kv)
+    // 2a. norm (a model's layer) and 2b. positions (--pos sinusoidal): new x (and x_kv). The block's
+    // residual stream (15a) is x before the norm (pre-norm: GPT-2, Llama) or after it (BERT's
+    // embeddings.LayerNorm, post-norm), its last Sq tokens in a decoding step
+    tensor_storage block_input;
+    if (r.needs(stage_id::residual) && !c.block.post_norm) block_input = x;
     if (r.needs(stage_id::norm)) x = x_kv = norm_stage(r, p, *x, x_tokens);
+    if (r.needs(stage_id::residual) && c.block.post_norm) block_input = x;
+    if (block_input && N > 0) block_input = make_storage(token_rows(*block_input, N, Sq));
     if (r.needs(stage_id::positions)) positions_stage(r, x, x_kv, in.x_kv.has_value(), x_tokens);
 
     // 3. projections: Q = X·W_qᵀ + b_q, K = X_kv·W_kᵀ + b_k, V = X_kv·W_vᵀ + b_v   [B,S,Din] · [Din,D] -> [B,S,D]
@@ -642,7 +720,11 @@ warning_list compute_stages(const config& c, inputs in, const stage_plan& plan, 
     mask = xt::xarray<bool>();
 
     // 12-15. context, merge, concat, output
-    if (context) context_to_output(r, steps, p, std::move(*context), std::move(flash));
+    stage output;
+    if (context) output = context_to_output(r, steps, p, std::move(*context), std::move(flash));
+
+    // 15a-15d. residual, mlp_norm, mlp, block (block_stages)
+    if (r.needs(stage_id::residual)) block_stages(r, *p.block, *block_input, *output.tensors[0].storage);
     return r.so_far.warnings;
 }
 

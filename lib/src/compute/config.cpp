@@ -158,6 +158,8 @@ void validate(const config& c) {
                           "drop --kv-input, --cross, --kv-seq and --d-kv-in");
     if (c.norm != norm_kind::none && !(c.norm_eps >= 0.0f && std::isfinite(c.norm_eps)))
         throw usage_error(c.sources.model + ": the norm's eps must be a finite number of at least 0");
+    if (c.block.on() && !(c.block.width > 0 && c.block.eps >= 0.0f && std::isfinite(c.block.eps)))
+        throw usage_error(c.sources.model + ": the MLP needs a width of at least 1 and a finite eps of at least 0");
     if (!(c.dropout.p >= 0.0 && c.dropout.p <= 1.0))
         throw usage_error("--dropout " + shortest_text(c.dropout.p) + " must be between 0 and 1");
     if (c.flash_block < 0)

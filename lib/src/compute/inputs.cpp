@@ -45,6 +45,24 @@ parameters draw_parameters(torch_generator& gen, const config& c) {
         p.norm_weight = xt::xarray<float>(xt::ones<float>({static_cast<std::size_t>(c.d_in)}));
         if (c.norm == norm_kind::layer_norm) p.norm_bias = xt::xarray<float>(xt::zeros<float>({static_cast<std::size_t>(c.d_in)}));
     }
+    if (c.block.on()) {  // a model's block after attention: its norms start at 1 and 0, its linear layers as nn.Linear's
+        const auto D = static_cast<std::size_t>(c.d_model);
+        block_weights b;
+        b.norm_weight = xt::ones<float>({D});
+        if (c.block.norm == norm_kind::layer_norm) b.norm_bias = xt::xarray<float>(xt::zeros<float>({D}));
+        if (c.block.gated) {
+            optional_tensor no_bias;
+            b.w_gate.emplace();
+            draw_linear(gen, c.d_model, c.block.width, false, *b.w_gate, no_bias);
+        }
+        draw_linear(gen, c.d_model, c.block.width, c.block.bias, b.w_up, b.b_up);
+        draw_linear(gen, c.block.width, c.d_model, c.block.bias, b.w_down, b.b_down);
+        if (c.block.post_norm) {
+            b.out_norm_weight = xt::xarray<float>(xt::ones<float>({D}));
+            b.out_norm_bias = xt::xarray<float>(xt::zeros<float>({D}));
+        }
+        p.block = std::move(b);
+    }
     return p;
 }
 

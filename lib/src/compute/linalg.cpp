@@ -120,6 +120,22 @@ xt::xarray<float> linear(const float* x, const std::vector<std::size_t>& x_shape
     return y;
 }
 
+xt::xarray<float> conv1d(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias) {
+    const std::size_t in_features = w.shape()[0], out_features = w.shape()[1];
+    const std::size_t rows = in_features == 0 ? 0 : x.size() / in_features;
+    std::vector<std::size_t> y_shape(x.shape().begin(), x.shape().end());
+    y_shape.back() = out_features;
+    auto y = xt::xarray<float>::from_shape(y_shape);
+    if (bias == nullptr) {
+        matmul(x.data(), w.data(), y.data(), rows, out_features, in_features, false);  // [rows,in] · [in,out]
+        return y;
+    }
+    float* row = y.data();  // addmm: each row starts as the bias, the GEMM adds to it (beta 1)
+    for (std::size_t r = 0; r < rows; ++r, row += out_features) std::copy(bias->data(), bias->data() + out_features, row);
+    matmul(x.data(), w.data(), y.data(), rows, out_features, in_features, false, true);
+    return y;
+}
+
 namespace {
 
 /// One row of softmax_last_axis, in place.

@@ -182,6 +182,35 @@ layouts output_layouts(stage_id id, const config& c, const run_sizes& z) {
     }
 }
 
+/// 15a-15d, a model's block after attention, each [B,Sq,D] but the MLP's hidden [B,Sq,F]:
+/// residual x; mlp_norm x, weight [D] (and LayerNorm's bias); mlp gate (gated only), up,
+/// hidden [B,Sq,F], out; block sum (post-norm only: before its norm) and x. All new tensors.
+layouts block_layouts(stage_id id, const config& c, const run_sizes& z) {
+    const std::size_t F = static_cast<std::size_t>(c.block.width);
+    const auto stream = [&](const char* name) { return fresh_tensor(name, {"batch", "seq", "d_model"}, {z.B, z.Sq, z.D}); };
+    const auto hidden = [&](const char* name) { return fresh_tensor(name, {"batch", "seq", "d_ff"}, {z.B, z.Sq, F}); };
+    switch (id) {
+        case stage_id::residual: return {stream("x")};
+        case stage_id::mlp_norm: {
+            layouts norm{stream("x"), fresh_tensor("weight", {"d_model"}, {z.D})};
+            if (c.block.norm == norm_kind::layer_norm) norm.push_back(fresh_tensor("bias", {"d_model"}, {z.D}));
+            return norm;
+        }
+        case stage_id::mlp: {
+            layouts mlp;
+            if (c.block.gated) mlp.push_back(hidden("gate"));
+            mlp.insert(mlp.end(), {hidden("up"), hidden("hidden"), stream("out")});
+            return mlp;
+        }
+        default: {  // block
+            layouts block;
+            if (c.block.post_norm) block.push_back(stream("sum"));
+            block.push_back(stream("x"));
+            return block;
+        }
+    }
+}
+
 layouts layouts_of(stage_id id, const config& c, const run_sizes& z) {
     switch (id) {  // no default: a new stage fails to build (-Werror=switch) until it is planned here
         case stage_id::embed:
@@ -209,6 +238,10 @@ layouts layouts_of(stage_id id, const config& c, const run_sizes& z) {
         case stage_id::merge:
         case stage_id::concat:
         case stage_id::output: return output_layouts(id, c, z);
+        case stage_id::residual:
+        case stage_id::mlp_norm:
+        case stage_id::mlp:
+        case stage_id::block: return block_layouts(id, c, z);
     }
     throw std::logic_error("a stage with no plan");
 }
@@ -324,6 +357,10 @@ void plan_work(const config& c, run_plan& plan) {
                 w.elements = 3 * Sq * Sk * B * H;
                 break;
             case stage_id::output: w.flops = 2 * B * Sq * D * D; break;
+            case stage_id::mlp:  // up (and gate) [B·Sq,D]·[D,F], down [B·Sq,F]·[F,D]
+                w.flops = 2 * B * Sq * D * static_cast<double>(c.block.width) * (c.block.gated ? 3 : 2);
+                w.elements = own_elements(s);
+                break;
             default: w.elements = own_elements(s);  // an elementwise pass or a copy making each of its tensors
         }
     }
@@ -397,6 +434,7 @@ std::string dim_letter(const std::string& dim) {
     if (dim == "kv_head") return "G";
     if (dim == "kv_width") return "G·dk";
     if (dim == "block") return "nb";
+    if (dim == "d_ff") return "F";
     return dim;
 }
 

@@ -101,6 +101,7 @@ bool stage_in_run(const config& c, stage_id id) {
         case absent_unless::pos_alibi: return c.pos == position_encoding::alibi;
         case absent_unless::pre_norm: return c.norm != norm_kind::none && !c.sources.from_projections;
         case absent_unless::from_tokens: return !c.sources.tokens.empty() && !c.sources.from_projections;
+        case absent_unless::model_block: return c.block.on() && c.out_proj && !c.sources.from_projections;
         case absent_unless::always_there: break;
     }
     return true;
@@ -125,6 +126,8 @@ std::string_view absent_because(stage_id id) {
         case absent_unless::pos_alibi: return "it needs --pos alibi";
         case absent_unless::pre_norm: return "it needs --params with a GPT-2 or Llama layer (their norm before attention)";
         case absent_unless::from_tokens: return "it needs --tokens with a GPT-2, BERT or Llama --params file (layer 0)";
+        case absent_unless::model_block:
+            return "it needs --params with a GPT-2, BERT or Llama layer whose file holds its MLP (and the output projection)";
         case absent_unless::always_there: break;
     }
     return "every run has it";

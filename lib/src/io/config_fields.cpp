@@ -440,6 +440,25 @@ const std::vector<config_field> all_fields{
          return std::stod(fill_to_string(c.norm_eps));  // 1e-05, not 9.999999747378752e-06
      },
      nullptr, nullptr},
+    {"block", "--params", false,
+     R"({"type": "object", "properties": {"norm": {"enum": ["layer_norm", "rms_norm"]}, "eps": {"type": "number", "minimum": 0}, )"
+     R"("post_norm": {"type": "boolean"}, "activation": {"enum": ["gelu_new", "gelu", "silu"]}, "gated": {"type": "boolean"}, )"
+     R"("bias": {"type": "boolean"}, "width": {"type": "integer", "minimum": 1}}})",
+     "only for a model layer whose file holds its MLP: the stages after attention (residual, mlp_norm, mlp, block)",
+     nullptr,
+     [](const config& c) -> maybe_json {
+         if (!c.block.on()) return std::nullopt;
+         ordered_json b;
+         b["norm"] = c.block.norm == norm_kind::layer_norm ? "layer_norm" : "rms_norm";
+         b["eps"] = std::stod(fill_to_string(c.block.eps));
+         b["post_norm"] = c.block.post_norm;
+         b["activation"] = std::string(activation_name(c.block.act));
+         b["gated"] = c.block.gated;
+         b["bias"] = c.block.bias;
+         b["width"] = c.block.width;
+         return b;
+     },
+     nullptr, nullptr},
     {"out_bias", "--params", false, R"({"const": false})",
      "only when the output projection has no bias (a Llama layer's o_proj)", nullptr,
      [](const config& c) -> maybe_json {

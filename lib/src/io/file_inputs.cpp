@@ -335,6 +335,27 @@ parameters take_parameters(std::map<std::string, loaded_tensor> file, const conf
         p.norm_weight = take("norm_weight", true, "", {Din});
         p.norm_bias = take("norm_bias", c.norm == norm_kind::layer_norm && file.count("norm_bias") != 0, "RMSNorm has no bias", {Din});
     }
+    // the rest of a model's block (model_layer.hpp), its shapes checked against D there
+    if (c.block.on()) {
+        const auto weight = [&](const char* name) -> optional_tensor {
+            const auto it = file.find(name);
+            if (it == file.end()) return std::nullopt;
+            if (it->second.non_finite > 0) warnings.push_back({"mlp", what + ": " + name + " holds NaN or infinite values"});
+            return std::move(it->second.values);
+        };
+        block_weights b;
+        b.conv1d = c.sources.model_arch == "gpt2";
+        b.norm_weight = *weight("mlp_norm_weight");
+        b.norm_bias = weight("mlp_norm_bias");
+        b.w_gate = weight("w_gate");
+        b.w_up = *weight("w_up");
+        b.b_up = weight("b_up");
+        b.w_down = *weight("w_down");
+        b.b_down = weight("b_down");
+        b.out_norm_weight = weight("out_norm_weight");
+        b.out_norm_bias = weight("out_norm_bias");
+        p.block = std::move(b);
+    }
     return p;
 }
 

@@ -154,6 +154,13 @@ hf_config parse_hf_config(const std::string& text, const std::string& what) {
     h.width = whole_key(j, {"n_embd", "hidden_size", "d_model"}, h.width_key, what);
     h.norm_eps = positive_key(j, {"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"}, h.norm_eps_key, what);
     h.rope_theta = positive_key(j, {"rope_theta"}, h.rope_theta_key, what);
+    for (const char* key : {"activation_function", "hidden_act"})
+        if (const auto it = j.find(key); it != j.end() && !it->is_null()) {
+            if (!it->is_string()) throw error(what + ": " + key + " is " + json_excerpt(*it) + "; expected a string");
+            h.activation = quoted_field(it->get<std::string>());
+            h.activation_key = key;
+            break;
+        }
     h.attention = parse_hf_attention_keys(j, what);
     return h;
 }
@@ -166,6 +173,32 @@ std::optional<hf_config> read_hf_config_beside(const std::string& weights_path) 
     return parse_hf_config(
         read_bounded_text(path.string(), what, max_hf_config_bytes, "1 MiB; a Hugging Face config.json is a few kB"), what);
 }
+
+namespace {
+
+/// The block after attention (model_layer::block) with config.json's activation and eps, each
+/// model's default without them; off, with a warning, for an activation attn does not compute.
+void take_block(config& c, const model_layer& m, const std::optional<hf_config>& json, warning_list& warnings) {
+    c.block = m.block;
+    if (!c.block.on()) return;
+    const model_arch arch = m.names.arch;
+    std::string name = arch == model_arch::llama ? "silu" : arch == model_arch::bert ? "gelu" : "gelu_new";
+    if (json && json->activation) name = *json->activation;
+    if (name == "gelu_new") c.block.act = activation::gelu_tanh;
+    else if (name == "gelu") c.block.act = activation::gelu_erf;
+    else if (name == "silu" || name == "swish") c.block.act = activation::silu;
+    else {
+        warnings.push_back({"", json->what + ": " + json->activation_key + " is \"" + name +
+                                         "\"; attn computes gelu_new, gelu and silu: the stages after attention "
+                                         "(residual, mlp_norm, mlp, block) are left out"});
+        c.block = block_spec{};
+        return;
+    }
+    const double eps = arch == model_arch::llama ? 1e-6 : arch == model_arch::bert ? 1e-12 : 1e-5;
+    c.block.eps = static_cast<float>(json && json->norm_eps ? *json->norm_eps : eps);
+}
+
+}  // namespace
 
 void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_config>& json, const model_choice& flags,
                        const std::string& what, warning_list* warnings) {
@@ -198,6 +231,7 @@ void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_c
     c.sources.model_arch = std::string(model_arch_name(m.names.arch));
     warning_list unseen;
     if (json) apply_hf_attention_keys(c, m, json->attention, flags.mask_given, json->what, what, warnings ? *warnings : unseen);
+    take_block(c, m, json, warnings ? *warnings : unseen);
     c.sources.weight_sources.clear();
     for (const weight_source& s : m.sources) c.sources.weight_sources.emplace_back(s.weight, utf8_escaped(printable_text(s.from)));
 }

@@ -205,18 +205,21 @@ std::vector<std::string> layer_tensor_names(const model_names& m, std::int64_t l
     };
     switch (m.arch) {
         case model_arch::gpt2:
-            add("h." + L + ".ln_1.", {"weight", "bias"});
-            add("h." + L + ".attn.c_attn.", {"weight", "bias"});
-            add("h." + L + ".attn.c_proj.", {"weight", "bias"});
+            for (const char* part : {"ln_1.", "attn.c_attn.", "attn.c_proj.", "ln_2.", "mlp.c_fc.", "mlp.c_proj."})
+                add("h." + L + "." + part, {"weight", "bias"});
             break;
         case model_arch::bert:
-            for (const char* part : {"self.query.", "self.key.", "self.value.", "output.dense."})
-                add("encoder.layer." + L + ".attention." + part, {"weight", "bias"});
+            for (const char* part : {"attention.self.query.", "attention.self.key.", "attention.self.value.",
+                                     "attention.output.dense.", "attention.output.LayerNorm.", "intermediate.dense.",
+                                     "output.dense.", "output.LayerNorm."})
+                add("encoder.layer." + L + "." + part, {"weight", "bias"});
             break;
         case model_arch::llama:
             add("layers." + L + ".input_layernorm.", {"weight"});
-            for (const char* part : {"q_proj.", "k_proj.", "v_proj.", "o_proj."})
-                add("layers." + L + ".self_attn." + part, {"weight", "bias"});
+            add("layers." + L + ".post_attention_layernorm.", {"weight"});
+            for (const char* part : {"self_attn.q_proj.", "self_attn.k_proj.", "self_attn.v_proj.", "self_attn.o_proj.",
+                                     "mlp.gate_proj.", "mlp.up_proj.", "mlp.down_proj."})
+                add("layers." + L + "." + part, {"weight", "bias"});
             break;
         case model_arch::mha:
             add("", {"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"});
@@ -366,6 +369,74 @@ void map_linear(layer_mapper& m, const std::array<std::string, 4>& layers) {
     }
 }
 
+/// A norm's weight [D] (and bias) as `weight`, `bias`.
+void map_norm(layer_mapper& m, const std::string& weight, const std::string& bias, const std::string& stem, std::size_t D) {
+    const loaded_tensor& w = m.need(stem + "weight", 1, "[D]");
+    if (w.shape[0] != D) m.bad_shape(stem + "weight", "[D]");
+    m.as_is(weight, stem + "weight", 1, "[D]");
+    if (!bias.empty() && m.has(stem + "bias")) {
+        if (m.need(stem + "bias", 1, "[D]").shape[0] != D) m.bad_shape(stem + "bias", "[D]");
+        m.as_is(bias, stem + "bias", 1, "[D]");
+    }
+}
+
+/// An MLP's linear layer, [out, in] with out = `rows` (0: any) and in = `cols`, as `weight`, and
+/// its bias [out] as `bias` when there is one. GPT-2's Conv1D stores [in, out]: kept so (torch's
+/// addmm reads it so; block_weights::conv1d). Returns out.
+std::size_t map_mlp_linear(layer_mapper& m, const std::string& weight, const std::string& bias, const std::string& stem,
+                           std::size_t rows, std::size_t cols, bool conv1d) {
+    const char* stored = conv1d ? "[in, out] (Conv1D)" : "[out, in] (nn.Linear)";
+    const loaded_tensor& W = m.need(stem + "weight", 2, stored);
+    const std::size_t out = W.shape[conv1d ? 1 : 0], in = W.shape[conv1d ? 0 : 1];
+    if (in != cols || (rows != 0 && out != rows)) m.bad_shape(stem + "weight", stored);
+    m.as_is(weight, stem + "weight", 2, stored);
+    if (m.has(stem + "bias")) {
+        if (m.need(stem + "bias", 1, "[out]").shape[0] != out) m.bad_shape(stem + "bias", "[out]");
+        m.as_is(bias, stem + "bias", 1, "[out]");
+    }
+    return out;
+}
+
+/// The layer's MLP and the norms around it (model_layer::block), when the file holds its up
+/// weight (`up`); a file of attention weights alone has no block.
+void map_block(layer_mapper& m, model_arch arch, const std::string& stem) {
+    const std::size_t D = m.result().weights.at("w_q").shape[1];
+    block_spec& b = m.result().block;
+    switch (arch) {
+        case model_arch::gpt2:
+            if (!m.has(stem + "mlp.c_fc.weight")) return;
+            map_norm(m, "mlp_norm_weight", "mlp_norm_bias", stem + "ln_2.", D);
+            b.width = static_cast<std::int64_t>(map_mlp_linear(m, "w_up", "b_up", stem + "mlp.c_fc.", 0, D, true));
+            map_mlp_linear(m, "w_down", "b_down", stem + "mlp.c_proj.", D, static_cast<std::size_t>(b.width), true);
+            b.norm = norm_kind::layer_norm;
+            break;
+        case model_arch::bert:
+            if (!m.has(stem + "intermediate.dense.weight")) return;
+            map_norm(m, "mlp_norm_weight", "mlp_norm_bias", stem + "attention.output.LayerNorm.", D);
+            b.width = static_cast<std::int64_t>(map_mlp_linear(m, "w_up", "b_up", stem + "intermediate.dense.", 0, D, false));
+            map_mlp_linear(m, "w_down", "b_down", stem + "output.dense.", D, static_cast<std::size_t>(b.width), false);
+            map_norm(m, "out_norm_weight", "out_norm_bias", stem + "output.LayerNorm.", D);
+            b.norm = norm_kind::layer_norm;
+            b.post_norm = true;
+            break;
+        case model_arch::llama:
+            if (!m.has(stem + "mlp.up_proj.weight")) return;
+            map_norm(m, "mlp_norm_weight", "", stem + "post_attention_layernorm.", D);
+            b.width = static_cast<std::int64_t>(map_mlp_linear(m, "w_up", "b_up", stem + "mlp.up_proj.", 0, D, false));
+            map_mlp_linear(m, "w_gate", "b_gate", stem + "mlp.gate_proj.", static_cast<std::size_t>(b.width), D, false);
+            map_mlp_linear(m, "w_down", "b_down", stem + "mlp.down_proj.", D, static_cast<std::size_t>(b.width), false);
+            if (m.result().weights.count("b_gate")) throw error(stem + "mlp.gate_proj.bias: attn reads Llama's MLP without biases");
+            b.norm = norm_kind::rms_norm;
+            b.gated = true;
+            break;
+        case model_arch::mha:
+        case model_arch::attn: return;
+    }
+    b.bias = m.result().weights.count("b_up") != 0;
+    if (b.bias != (m.result().weights.count("b_down") != 0))
+        throw error(stem + ": the MLP has a bias on one of its linear layers only; expected both or none");
+}
+
 void map_mha(layer_mapper& m, const std::string& P) {
     split_qkv(m, P + "in_proj_weight", P + "in_proj_bias", false, "[3D,D]", "[3D,D] (q, k, v stacked)");
     m.as_is("w_o", P + "out_proj.weight", 2, "[D,D] (nn.Linear)");
@@ -381,10 +452,12 @@ model_layer map_model_layer(std::map<std::string, loaded_tensor> file, const mod
     switch (names.arch) {
         case model_arch::gpt2:
             map_gpt2(m, P + "h." + L + ".");
+            map_block(m, names.arch, P + "h." + L + ".");
             break;
         case model_arch::bert: {
             const std::string a = P + "encoder.layer." + L + ".attention.";
             map_linear(m, {a + "self.query.", a + "self.key.", a + "self.value.", a + "output.dense."});
+            map_block(m, names.arch, P + "encoder.layer." + L + ".");
             break;
         }
         case model_arch::llama: {
@@ -392,6 +465,7 @@ model_layer map_model_layer(std::map<std::string, loaded_tensor> file, const mod
             map_linear(m, {a + "q_proj.", a + "k_proj.", a + "v_proj.", a + "o_proj."});
             m.as_is("norm_weight", P + "layers." + L + ".input_layernorm.weight", 1, "[D]");
             m.result().norm = norm_kind::rms_norm;
+            map_block(m, names.arch, P + "layers." + L + ".");
             break;
         }
         case model_arch::mha:
@@ -408,7 +482,12 @@ model_layer map_model_layer(std::map<std::string, loaded_tensor> file, const mod
                     (layer >= 0 ? " layer " + L : std::string()) + " are there; expected all three or none");
     // the params stage's order: w_q b_q w_k b_k w_v b_v w_o b_o, then the norm
     const auto order = [](const std::string& w) {
-        const std::array<const char*, 10> names{"w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o", "norm_weight", "norm_bias"};
+        const std::array<const char*, 19> names{"w_q",    "b_q",    "w_k",         "b_k",
+                                                "w_v",    "b_v",    "w_o",         "b_o",
+                                                "norm_weight",     "norm_bias",   "mlp_norm_weight",
+                                                "mlp_norm_bias",   "w_gate",      "w_up",
+                                                "b_up",   "w_down", "b_down",      "out_norm_weight",
+                                                "out_norm_bias"};
         return std::find(names.begin(), names.end(), w) - names.begin();
     };
     std::stable_sort(out.sources.begin(), out.sources.end(),

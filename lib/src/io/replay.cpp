@@ -517,6 +517,9 @@ config config_from_json(const json& j, const std::string& what) {
                     (c.sources.model.empty() ? "norm" : c.sources.model) +
                     ") does not replay with --from; run it again with --params and --input");
     }
+    // a model layer's block after attention: its MLP's weights are not in the dump, so a replay
+    // is the attention's stages (read_dump says so: dump::block_left_out)
+    if (k.has("block") && !k.at("block").is_object()) k.wrong("block", "an object");
     check_derived(k, c, what);
     k.no_others();
     try {
@@ -539,6 +542,7 @@ dump read_dump(const std::string& path, read_budget* budget) {
     else
         throw error(d.what + ": expected a dump of attn trace: .npz (--format npz) or .json (--format json)");
     d.cfg = config_from_json(config, d.what);
+    d.block_left_out = config.is_object() && config.contains("block");
     check_tensors_match_config(d);
     return d;
 }
@@ -569,6 +573,9 @@ loaded_inputs load_replay(dump d, config c, const size_flags& sizes, const input
 
     loaded_inputs in = check_inputs(c, sizes, std::move(given), &rec);
     draw_as_recorded(in, !drawn.empty());
+    if (d.block_left_out)
+        in.warnings.push_back({"", d.what + ": the stages after attention (residual, mlp_norm, mlp, block) are not "
+                                            "replayed: a dump holds no MLP weights; run the layer again with --params"});
     return in;
 }
 

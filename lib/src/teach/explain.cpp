@@ -761,6 +761,72 @@ stage_explanation explain_output(const config& c, const run_shapes& r) {
     return e;
 }
 
+// --- 15a-15d: the rest of a model's block ----------------------------------------------------
+
+/// The norm of the block's stages, in PyTorch: F.layer_norm or the RMSNorm line.
+std::string block_norm_line(const config& c, const run_shapes& r, const std::string& x, const std::string& weight,
+                            const std::string& bias) {
+    const std::string eps = significant_text(c.block.eps);
+    if (c.block.norm == norm_kind::rms_norm)
+        return weight + " * (" + x + " * torch.rsqrt(" + x + ".pow(2).mean(-1, keepdim=True) + " + eps + "))";
+    return "torch.nn.functional.layer_norm(" + x + ", [" + str(r.D) + "], " + weight + ", " + bias + ", eps=" + eps + ")";
+}
+
+stage_explanation explain_residual(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    e.words = say(r, c.block.post_norm ? "residual.words.post_norm" : "residual.words");
+    e.shapes = "x " + r.bsd(r.Sq) + " + out " + r.bsd(r.Sq) + " -> x " + r.bsd(r.Sq);
+    e.einsum = "";
+    e.torch = "x = out + x  # GPT2Block: hidden_states = attn_output + residual";
+    e.memory = say(r, "residual.memory");
+    e.why = say(r, "residual.why");
+    return e;
+}
+
+stage_explanation explain_mlp_norm(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    e.words = say(r, c.block.post_norm ? "mlp_norm.words.post_norm" : "mlp_norm.words");
+    e.shapes = "x " + r.bsd(r.Sq) + " -> x " + r.bsd(r.Sq) + ", over the last axis; weight" +
+               (c.block.norm == norm_kind::rms_norm ? " " : ", bias ") + shape_text({r.D});
+    e.torch = "h = " + block_norm_line(c, r, "x", "weight", "bias");
+    e.memory = say(r, "norm.memory");
+    e.why = say(r, "mlp_norm.why");
+    return e;
+}
+
+stage_explanation explain_mlp(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    const std::size_t F = static_cast<std::size_t>(c.block.width);
+    const std::string act = c.block.act == activation::silu        ? "torch.nn.functional.silu"
+                            : c.block.act == activation::gelu_erf ? "torch.nn.functional.gelu"
+                                                                  : "gelu_new";
+    e.words = say(r, c.block.gated ? "mlp.words.gated" : "mlp.words", {{"F", F}, {"act", std::string(activation_name(c.block.act))}});
+    const std::string up = "h " + r.bsd(r.Sq) + " · w_upᵀ " + shape_text({r.D, F}) + " -> " + shape_text({r.B, r.Sq, F});
+    e.shapes = (c.block.gated ? up + " (and gate, the same)" : up) + "; hidden " + shape_text({r.B, r.Sq, F}) + " · w_downᵀ " +
+               shape_text({F, r.D}) + " -> out " + r.bsd(r.Sq);
+    e.einsum = "bsd,fd->bsf then bsf,df->bsd";
+    e.torch = c.block.gated ? "out = down_proj(" + act + "(gate_proj(h)) * up_proj(h))"
+                            : "out = down(" + act + "(up(h)))" +
+                                  (c.block.act == activation::gelu_tanh
+                                       ? "  # gelu_new(x) = 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))"
+                                       : "");
+    e.memory = say(r, "mlp.memory", {{"F", F}});
+    e.why = say(r, "mlp.why");
+    return e;
+}
+
+stage_explanation explain_block(const config& c, const run_shapes& r) {
+    stage_explanation e;
+    e.words = say(r, c.block.post_norm ? "block.words.post_norm" : "block.words");
+    e.shapes = c.block.post_norm ? "sum = mlp.out " + r.bsd(r.Sq) + " + h " + r.bsd(r.Sq) + ", x = norm(sum) " + r.bsd(r.Sq)
+                                 : "x " + r.bsd(r.Sq) + " + mlp.out " + r.bsd(r.Sq) + " -> x " + r.bsd(r.Sq);
+    e.torch = c.block.post_norm ? "x = " + block_norm_line(c, r, "out + h", "output_norm.weight", "output_norm.bias")
+                                : "x = x + out  # residual + feed_forward_hidden_states";
+    e.memory = say(r, "residual.memory");
+    e.why = say(r, "block.why");
+    return e;
+}
+
 // --- 23: flash, the tiled softmax -------------------------------------------------------------
 
 stage_explanation explain_flash(const config& c, const run_shapes& r) {
@@ -856,6 +922,10 @@ constexpr std::array<stage_explainer, stage_count> explainers{{
     {stage_id::merge, explain_merge},
     {stage_id::concat, explain_concat},
     {stage_id::output, explain_output},
+    {stage_id::residual, explain_residual},
+    {stage_id::mlp_norm, explain_mlp_norm},
+    {stage_id::mlp, explain_mlp},
+    {stage_id::block, explain_block},
 }};
 static_assert(one_row_per_stage(explainers));
 

@@ -207,6 +207,10 @@ std::string model_text(const config& c) {
         text += std::string("; norm ") + (c.norm == norm_kind::layer_norm ? "LayerNorm" : "RMSNorm") + " (eps " +
                 short_eps(c) + ") before the projections";
     }
+    if (c.block.on())
+        text += std::string("; then the residual and the MLP (") + std::string(activation_name(c.block.act)) +
+                (c.block.gated ? ", gated" : "") + ", width " + std::to_string(c.block.width) +
+                (c.block.post_norm ? ", post-norm" : "") + ")";
     return text;
 }
 

@@ -23,7 +23,14 @@ namespace attn {
 enum class activation { gelu_tanh, gelu_erf, silu };
 
 /// "gelu_new", "gelu", "silu": the names Hugging Face's configs give them.
-std::string_view activation_name(activation a);
+constexpr std::string_view activation_name(activation a) {
+    switch (a) {
+        case activation::gelu_tanh: return "gelu_new";
+        case activation::gelu_erf: return "gelu";
+        case activation::silu: return "silu";
+    }
+    return "";
+}
 
 /// y[i] = a(x[i]) for i < n; x and y may be the same array.
 void activate(activation a, const float* x, float* y, std::size_t n);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "attn/compute/activations.hpp"
 #include "attn/compute/mistake.hpp"
 
 namespace attn {
@@ -59,6 +60,23 @@ enum class norm_kind {
     none,
     layer_norm,  // GPT-2's ln_1: F.layer_norm(x, [Din], weight, bias, eps)
     rms_norm,    // Llama's input_layernorm: weight · (x · torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+};
+
+/// The rest of a real model's block after attention (stages residual, mlp_norm, mlp, block):
+/// off for attn's own runs, nn.MultiheadAttention and a file without the layer's MLP.
+///   pre-norm (GPT-2, Llama)  residual = x + out; mlp_norm = norm(residual); block = residual + mlp(mlp_norm)
+///   post-norm (BERT)         residual = x + out; mlp_norm = norm(residual); block = norm2(mlp_norm + mlp(mlp_norm))
+/// mlp(h) = down(act(up(h))), or down(act(gate(h)) · up(h)) when gated (Llama's SwiGLU).
+struct block_spec {
+    norm_kind norm = norm_kind::none;  // mlp_norm's (and post-norm's second) norm; none: no block stages
+    float eps = 1e-5f;                 // its eps
+    bool post_norm = false;            // BERT: each sum normalised (the residual stream is the norms' output)
+    activation act = activation::gelu_tanh;
+    bool gated = false;                // Llama: act(gate_proj(h)) · up_proj(h)
+    bool bias = true;                  // the MLP's linear layers have biases (GPT-2, BERT; not Llama)
+    std::int64_t width = 0;            // F, the MLP's hidden width (intermediate_size, n_inner, 4·D)
+
+    bool on() const { return norm != norm_kind::none; }
 };
 
 /// Which masks to apply; all that are on are combined with AND.
@@ -131,6 +149,7 @@ struct model_spec {
     // a real model's layer (--params with a model's own names, model_layer.hpp)
     norm_kind norm = norm_kind::none;  // the norm stage: x normalised before the projections read it
     float norm_eps = 1e-5f;            // its eps (config.json's layer_norm_epsilon, rms_norm_eps, ...)
+    block_spec block;                  // the residual and the MLP after attention
 
     std::int64_t head_dim() const { return d_model / heads; }  // dk
     std::int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }  // G

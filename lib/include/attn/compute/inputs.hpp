@@ -14,6 +14,20 @@ using optional_tensor = std::optional<xt::xarray<float>>;
 
 /// Weights in nn.Linear's layout [out, in]; y = x·Wᵀ + b. The biases are absent with
 /// --no-qkv-bias, w_o and b_o with --no-out-proj; w_q, w_k, w_v empty with given projections.
+/// A model block's weights after attention (config::block), in nn.Linear's layout [out, in], or
+/// GPT-2's Conv1D layout [in, out] (conv1d).
+struct block_weights {
+    bool conv1d = false;            // w_up [D,F] and w_down [F,D] as Conv1D stores them: y = addmm(b, x, W)
+    xt::xarray<float> norm_weight;  // [D]: mlp_norm's (ln_2, post_attention_layernorm, attention.output.LayerNorm)
+    optional_tensor norm_bias;      // [D]: LayerNorm's
+    optional_tensor w_gate;         // [F,D]: Llama's gate_proj
+    xt::xarray<float> w_up;         // [F,D]: intermediate.dense, up_proj; c_fc [D,F] (conv1d)
+    optional_tensor b_up;           // [F]
+    xt::xarray<float> w_down;       // [D,F]: output.dense, down_proj; c_proj [F,D] (conv1d)
+    optional_tensor b_down;         // [D]
+    optional_tensor out_norm_weight, out_norm_bias;  // [D]: post-norm's second norm (BERT's output.LayerNorm)
+};
+
 struct parameters {
     xt::xarray<float> w_q;  // [D,Din]
     xt::xarray<float> w_k;  // [D,Dkv]; [G·dk,Dkv] with --kv-heads G
@@ -22,6 +36,7 @@ struct parameters {
     optional_tensor w_o;    // [D,D]
     optional_tensor b_o;    // [D]; absent too when config::out_bias is off (a Llama layer's o_proj)
     optional_tensor norm_weight, norm_bias;  // [Din]: the norm stage's, with config::norm (a model's layer)
+    std::optional<block_weights> block;      // with config::block: the residual and the MLP after attention
 };
 
 /// A model's embedding rows for --tokens (stage embed): input.x is their sum (embed_sum).

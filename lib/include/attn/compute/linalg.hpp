@@ -32,6 +32,11 @@ xt::xarray<float> linear(const xt::xarray<float>& x, const xt::xarray<float>& w,
 xt::xarray<float> linear(const float* x, const std::vector<std::size_t>& x_shape, const xt::xarray<float>& w,
                          const xt::xarray<float>* bias);
 
+/// Hugging Face's Conv1D (GPT-2): y[..., out] = addmm(bias, x[..., in], w[in,out]), the weight as
+/// Conv1D stores it, not transposed (a transposed copy through linear gives other last bits on
+/// some OpenBLAS kernels, SkylakeX's). `bias` may be null.
+xt::xarray<float> conv1d(const xt::xarray<float>& x, const xt::xarray<float>& w, const xt::xarray<float>* bias);
+
 /// Softmax over the last axis, in place, as PyTorch's AVX2 kernel: subtract the row maximum,
 /// exp (Sleef's expf), sum in vector lanes, multiply by the inverse. An all -inf row is NaN.
 void softmax_last_axis(xt::xarray<float>& x);

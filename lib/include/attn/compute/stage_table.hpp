@@ -23,9 +23,10 @@ enum class stage_id : std::uint8_t {
     cache, append, repeat_kv,
     scores, scaled, alibi, biased, mask, masked, softmax, dropout,
     context, flash, merge, concat,
-    output,  // the last: stage_count counts up to it
+    output,
+    residual, mlp_norm, mlp, block,  // block: the last, stage_count counts up to it
 };
-inline constexpr std::size_t stage_count = static_cast<std::size_t>(stage_id::output) + 1;
+inline constexpr std::size_t stage_count = static_cast<std::size_t>(stage_id::block) + 1;
 
 /// Why a run may lack a stage.
 enum class absent_unless : std::uint8_t {
@@ -42,6 +43,7 @@ enum class absent_unless : std::uint8_t {
     pos_alibi,      // alibi, biased: only with --pos alibi
     pre_norm,       // norm: only for a model layer that normalises x before attention (GPT-2, Llama)
     from_tokens,    // embed: only with --tokens (a model's layer 0 from its token embeddings)
+    model_block,    // residual, mlp_norm, mlp, block: only for a model's layer whose file has its MLP
 };
 
 /// A set of stages, as a bit per stage_id.
@@ -158,6 +160,17 @@ inline constexpr std::array<stage_info, stage_count> stage_table{{
      {"concat"}, false, stages(stage_id::merge), false, absent_unless::always_there},
     {stage_id::output, {15}, "output", "the output projection", "out = concat·W_oᵀ + b_o",
      {"out"}, false, stages(stage_id::concat), false, absent_unless::out_proj},
+    {stage_id::residual, {15, 'a'}, "residual", "the attention's output added to the layer's input (the residual stream)",
+     "x = x + out", {"x"}, false, stages(stage_id::output), false, absent_unless::model_block},
+    {stage_id::mlp_norm, {15, 'b'}, "mlp_norm", "the residual stream normalised for the MLP (GPT-2's ln_2, Llama's "
+     "post_attention_layernorm, BERT's attention.output.LayerNorm)", "norm(x)",
+     {"x", "weight", "bias"}, false, stages(stage_id::residual), false, absent_unless::model_block},
+    {stage_id::mlp, {15, 'c'}, "mlp", "the feed-forward network, each position alone: up, the activation, down",
+     "out = act(h·W_upᵀ + b_up)·W_downᵀ + b_down", {"gate", "up", "hidden", "out"}, false,
+     stages(stage_id::mlp_norm), false, absent_unless::model_block},
+    {stage_id::block, {15, 'd'}, "block", "the block's output: the MLP's output added to the residual stream "
+     "(Hugging Face's hidden_states[L+1])", "x = x + mlp", {"sum", "x"}, false,
+     stages(stage_id::residual, stage_id::mlp_norm, stage_id::mlp), false, absent_unless::model_block},
 }};
 // clang-format on
 

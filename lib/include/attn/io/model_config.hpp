@@ -38,7 +38,8 @@ struct hf_config {
     std::optional<std::int64_t> width;       // n_embd or hidden_size
     std::optional<double> norm_eps;          // layer_norm_epsilon, layer_norm_eps or rms_norm_eps
     std::optional<double> rope_theta;        // rope_theta
-    std::string heads_key, kv_heads_key, width_key, norm_eps_key, rope_theta_key;  // which key said so
+    std::optional<std::string> activation;   // activation_function (GPT-2) or hidden_act: the MLP's, escaped
+    std::string heads_key, kv_heads_key, width_key, norm_eps_key, rope_theta_key, activation_key;  // which key said so
     hf_attention_keys attention;  // the rest that bears on attention: honoured, refused or warned about
 };
 

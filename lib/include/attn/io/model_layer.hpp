@@ -88,6 +88,14 @@ struct model_layer {
     std::map<std::string, loaded_tensor> weights;
     std::vector<weight_source> sources;  // in the params stage's order, then the norm's
     norm_kind norm = norm_kind::none;    // GPT-2: layer_norm (ln_1); Llama: rms_norm (input_layernorm)
+    /// The rest of the block when the file holds the layer's MLP (block.on()): its norm, post-norm,
+    /// gated, bias and width from the weights; the activation and eps are config.json's
+    /// (apply_model_layer). Weights mlp_norm_weight mlp_norm_bias w_gate w_up b_up w_down b_down
+    /// out_norm_weight out_norm_bias, in nn.Linear's layout:
+    ///   GPT-2  ln_2; mlp.c_fc.weight [D,F] and mlp.c_proj.weight [F,D], Conv1Ds, transposed
+    ///   BERT   attention.output.LayerNorm; intermediate.dense [F,D]; output.dense [D,F]; output.LayerNorm
+    ///   Llama  post_attention_layernorm; mlp.gate_proj, up_proj [F,D]; down_proj [D,F]
+    block_spec block;
 };
 
 /// Maps the tensors `file` holds (at least layer_tensor_names' that exist) onto attn's weights.

@@ -26,6 +26,8 @@ struct dump {
     /// The tensors a replay can start from, by their dump names: input.x, input.x_kv,
     /// params.w_q ... params.b_o, projections.q/k/v, mask.mask (those it holds).
     std::map<std::string, loaded_tensor> tensors;
+    /// The run had a model's block after attention (config "block"): a replay leaves it out, saying so.
+    bool block_left_out = false;
 };
 
 /// Whether `name` ("params.w_q") is one of the tensors a dump is read for.

@@ -45,6 +45,10 @@ inline constexpr std::array<stage_view, stage_count> stage_views{{
     {stage_id::merge,        false, false},
     {stage_id::concat,       false, false},
     {stage_id::output,       false, false},
+    {stage_id::residual,     false, false},
+    {stage_id::mlp_norm,     false, false},
+    {stage_id::mlp,          false, false},
+    {stage_id::block,        false, false},
 }};
 // clang-format on
 static_assert(one_row_per_stage(stage_views));
