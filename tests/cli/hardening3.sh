@@ -42,4 +42,33 @@ check "... the same warning in the JSON's warnings" \
 run trace --params "$gpt2/model.safetensors" --seq 3
 check "... and none for a UTF-8 name" test ! -s "$work/err"
 
+# --- 2. an .npz answer: each member's shape from its header, before its data is inflated ----------
+# Before: "--answer a.npz: unknown file type '.npz'"; a reader would have inflated the member first.
+$py - <<'PY'
+import struct, zipfile
+d = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 8192, 8192), }"
+d += " " * (63 - (10 + len(d)) % 64) + "\n"
+with zipfile.ZipFile("bomb.npz", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:  # 512 MiB of zeros in 500 KB
+    with z.open("arr_0.npy", "w") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode())
+        chunk = bytes(1 << 22)
+        for _ in range(128): f.write(chunk)
+PY
+limit_kb=400000 limited check --stage softmax --answer bomb.npz --format json
+check "check of an .npz answer declaring 512 MiB (zip-bombed): a wrong-shape diagnosis from its header, in 400 MB, exit 1" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(jq -r '.diagnosis.id, (.answer_shape|tostring)' '$work/out' | tr '\n' ' ')\" = 'unknown [1,2,8192,8192] ' ]"
+limit_kb=400000 limited exercise check 7 --answer bomb.npz --format json
+check "exercise check of the same .npz: a wrong-shape diagnosis from its header, exit 1" \
+  bash -c "[ $rc -eq 1 ] && [ \"\$(jq -r '.diagnosis.id, (.answer_shape|tostring)' '$work/out' | tr '\n' ' ')\" = 'unknown [1,2,8192,8192] ' ]"
+"$attn" trace --seed 3 --mask causal --format npz --out dump.npz
+$py -c "import numpy as np; z = np.load('dump.npz'); np.savez('one.npz', z['softmax.weights'])"
+expect_ok "an .npz of one array (np.savez) is checked: a match" check --seed 3 --mask causal --stage softmax --answer one.npz
+expect_ok "a --format npz dump: its member softmax.weights is the answer" check --seed 3 --mask causal --stage softmax --answer dump.npz
+run check --seed 3 --mask causal --stage transpose --tensor k --answer dump.npz
+check "... and transpose.k with --tensor k" bash -c "[ $rc -eq 0 ] && grep -q '^stage      transpose (5), tensor k' '$work/out'"
+$py -c "import numpy as np; np.savez('two.npz', a=np.zeros(3, np.float32), b=np.zeros(3, np.float32))"
+run check --stage softmax --answer two.npz
+check "an .npz of two arrays, neither named softmax.*: one line asking which" \
+  bash -c "[ $rc -ne 0 ] && [ \"\$(head -n 1 '$work/err')\" = 'attn: error: --answer two.npz: which array? it holds 2 (a, b); keep one (np.savez(\"a.npz\", t)) or name it softmax.TENSOR (with --tensor), as --format npz dumps do' ]"
+
 finish
