@@ -150,11 +150,11 @@ void run_check(const exercise_options& o) {
     const attn::exercise_variant v = student_variant(all, o);
     const bool json = o.format == "json";
     const std::string what = "--answer " + o.answer;
-    if (const auto mismatch = attn::handout_secret_mismatch(v, o.answer)) {  // no verdict: not the hand-out's numbers
+    attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));  // the answer's file read within it too
+    if (const auto mismatch = attn::handout_secret_mismatch(v, o.answer, &budget)) {  // no verdict: not the hand-out's numbers
         if (json) attn::render_check_error_json(*mismatch, std::cout, "wrong_secret");
         throw attn::error(*mismatch);
     }
-    attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));  // the answer's file read within it too
     if (v.ex->kind != attn::answer_kind::tensor) {  // shapes or strides: a JSON answer
         const attn::layout_report r =
             read_answer(json, [&] { return attn::check_layout_answer_file(v, o.answer, what, &budget); });

@@ -71,4 +71,73 @@ run check --stage softmax --answer two.npz
 check "an .npz of two arrays, neither named softmax.*: one line asking which" \
   bash -c "[ $rc -ne 0 ] && [ \"\$(head -n 1 '$work/err')\" = 'attn: error: --answer two.npz: which array? it holds 2 (a, b); keep one (np.savez(\"a.npz\", t)) or name it softmax.TENSOR (with --tensor), as --format npz dumps do' ]"
 
+# --- 3. a --from JSON dump: the values parsed from it within --max-memory -----------------------
+# Before: its text (3 MB) was checked, then parsed whole (97 MB peak) before its config was refused.
+"$attn" trace --seed 3 --format json >small-dump.json
+$py -c "
+import json
+d = json.load(open('small-dump.json')); d['config']['notes'] = [0] * 1500000
+open('padded-dump.json', 'w').write(json.dumps(d, separators=(',', ':')))"
+for cmd in "trace" "check --stage softmax --answer one.npz"; do
+  limit_kb=400000 expect_refusal "$cmd --from a 3 MB JSON dump of 1.5 M values under --max-memory 8MiB: refused while parsing" 1 \
+    "attn: error: --from padded-dump.json: its text (2.9 MiB) and the values parsed from it pass the 8.0 MiB --max-memory allows (a JSON value takes 16 bytes or more once parsed; --max-memory none: no limit)" \
+    $cmd --from padded-dump.json --max-memory 8MiB
+done
+run trace --from small-dump.json --max-memory 1MiB --format json
+check "a dump within the budget replays as before" bash -c "[ $rc -eq 0 ] && [ \"\$(jq -c .stages.output '$work/out')\" = \"\$(jq -c .stages.output small-dump.json)\" ]"
+
+# --- 4. the hand-out's secret check within the run's read budget -----------------------------------
+# Before: an exercise.json past a fixed 16 MiB was not looked into: graded without its secret,
+# the right answer failed as "unknown" (exit 1, no word of the secret).
+ATTN_CLASS_SECRET=s3cret "$attn" exercise show 2 --student ann --out big-handout >/dev/null
+ATTN_CLASS_SECRET=s3cret "$attn" exercise show 2 --student ann --format json >big-handout.json
+jq '.given["scores.scores"].data | map(map(map(map(. / 2))))' big-handout.json >big-handout/answer.json
+head -c 17000000 /dev/zero | tr '\0' ' ' >>big-handout/exercise.json  # the given tensors of a large run, say
+fingerprint=$(jq -r .secret_fingerprint big-handout.json)
+expect_error "a 17 MB hand-out graded without its secret: the secret check reads it (was: past 16 MiB, not looked into)" 1 \
+  "attn: error: $work/big-handout/exercise.json says the hand-out was made with a class secret of fingerprint $fingerprint, and none is set: grade with that secret (ATTN_CLASS_SECRET or --secret FILE)" \
+  exercise check 2 --student ann --answer "$work/big-handout/answer.json"
+ATTN_CLASS_SECRET=s3cret expect_ok "... and with it, the answer passes" \
+  exercise check 2 --student ann --answer "$work/big-handout/answer.json"
+ATTN_CLASS_SECRET=s3cret expect_error "... under --max-memory 4MiB: refused naming the hand-out and the limit" 1 \
+  "attn: error: $work/big-handout/exercise.json: its text needs 16.2 MiB, more than the 4.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  exercise check 2 --student ann --answer "$work/big-handout/answer.json" --max-memory 4MiB
+
+# --- 6. --explain's comparison command carries the run's flags -----------------------------------
+# Before: "(attn trace --seq 5 --mask causal, same seed)": other sizes, heads and positions, so
+# nothing compared. Now the command is the run's; its last Sq rows are the step's (within
+# rounding: BLAS multiplies [Sk,dk] where the step multiplies [Sq,dk]).
+cat >full_pass.py <<'PY'
+import json, shlex, subprocess, sys
+import numpy as np
+attn, args = sys.argv[1], sys.argv[2:]
+step = json.loads(subprocess.run([attn, "trace", *args, "--explain", "--format", "json"],
+                                 capture_output=True, text=True, check=True).stdout)
+why = step["stages"]["append"]["explain"]["why"]
+command = why.split(" tokens (", 1)[1].split(")", 1)[0]
+assert command.startswith("attn trace "), command
+full = json.loads(subprocess.run([attn, *shlex.split(command)[1:], "--format", "json"],
+                                 capture_output=True, text=True, check=True).stdout)
+Sq = step["config"]["seq"]
+for stage, name in (("softmax", "weights"), ("context", "context")):
+    a = np.array(step["stages"][stage]["tensors"][name]["data"], dtype=np.float32)
+    b = np.array(full["stages"][stage]["tensors"][name]["data"], dtype=np.float32)[..., -Sq:, :]
+    assert a.shape == b.shape and np.allclose(a, b, rtol=1e-5, atol=1e-6), (command, stage)
+print(command)
+PY
+full_pass() {
+  local name=$1; shift
+  if out=$($py full_pass.py "$attn" "$@" 2>&1); then ok "$name"; else fail "$name" "$(tail -n 1 <<<"$out")"; fi
+}
+full_pass "--past 3 --seq 2 --seed 5, H 4, G 2, rope, causal+window, --fill -1e9: the suggested command's last rows are the step's" \
+  --past 3 --seq 2 --seed 5 --heads 4 --d-model 16 --kv-heads 2 --pos rope --mask causal+window --window 2 --fill -1e9
+full_pass "... B 2, alibi, causal+padding" \
+  --past 3 --seq 2 --seed 5 --batch 2 --heads 4 --d-model 16 --pos alibi --mask causal+padding --lengths 5,4
+full_pass "... Din 12, no biases, rope interleaved at base 500000" \
+  --past 4 --seq 1 --seed 7 --d-in 12 --no-qkv-bias --pos rope --rope-base 500000 --rope-style interleaved --mask causal
+printf '[[%s]]' "$(printf '[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8],%.0s' 1 2 3 4 | sed 's/,$//'),[1,2,3,4,5,6,7,8]" >x5.json
+run trace --past 3 --seq 2 --mask causal --input x5.json --explain --stage append --format json
+check "a run from files: the command is said in words" \
+  bash -c "jq -r .stages.append.explain.why '$work/out' | grep -q 'over all 5 tokens (the same command and files with --seq 5 and without --past 3)'"
+
 finish
