@@ -222,6 +222,12 @@ attn::render_options view_of(const trace_options& o, const flag_given& given, co
     view.graph = o.graph;  // html: the graph beside the stages
     view.input_file = o.run.files.input;  // py: the script loads them
     view.kv_input_file = o.run.files.kv_input;
+    view.params_file = o.run.files.params;
+    view.q_file = o.run.files.q;
+    view.k_file = o.run.files.k;
+    view.v_file = o.run.files.v;
+    view.mask_file = o.run.files.mask;
+    view.key_padding_file = o.run.files.key_padding_mask;
     return view;
 }
 
@@ -450,7 +456,9 @@ void setup_trace(CLI::App& app) {
                "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
                "under '# stage.tensor'), py (a runnable PyTorch script: the run computed stage by stage as a "
                "notebook would, each stage asserted equal to attn's numbers, --flash-block's as its loop over "
-               "blocks of keys, --input's and --kv-input's files loaded with NumPy; a lab starter), heatmap (the attention weights, or the --stage "
+               "blocks of keys, the files it read loaded with NumPy: --input, --kv-input, --params (a model's checkpoint, "
+               ".safetensors read by NumPy, its weights copied into the layers), --tokens through the model's tables, "
+               "--q --k --v, --mask-file, --key-padding-mask; a lab starter), heatmap (the attention weights, or the --stage "
                "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal; with --pos also the positions: "
                "--stage positions draws pe [S,Din] and --stage rope cos and sin [Sq,dk], positions down and "
                "features across on -1 .. 1, --stage alibi the bias, a grid per head), svg and png (the "
