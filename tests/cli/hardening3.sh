@@ -41,6 +41,10 @@ check "... the same warning in the JSON's warnings" \
   jq -e --arg w "${want#attn: warning: }" '.warnings == [$w] and (.config.model | endswith("bad\\xff/model.safetensors"))' "$work/out"
 run trace --params "$gpt2/model.safetensors" --seq 3
 check "... and none for a UTF-8 name" test ! -s "$work/err"
+cp "$gpt2/vocab.json" "$gpt2/merges.txt" "$work/bad"$'\xff'/
+run tokens --params "$work/bad"$'\xff'/model.safetensors --text "The robot" --format json
+check "attn tokens --format json beside such a name: one warning line too" \
+  bash -c "[ $rc -eq 0 ] && [ \"\$(cat '$work/err')\" = 'attn: warning: the file name $work/bad\\xff/vocab.json is not UTF-8: the JSON'\\''s \"vocab\" writes each such byte escaped as \\xNN' ]"
 
 # --- 2. an .npz answer: each member's shape from its header, before its data is inflated ----------
 # Before: "--answer a.npz: unknown file type '.npz'"; a reader would have inflated the member first.
