@@ -11,6 +11,7 @@
 
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
+#include "attn/io/answer_file.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/render_check.hpp"
@@ -64,18 +65,16 @@ void run_check(const check_options& o, const flag_given& given) {
         throw attn::usage_error("--stage " + o.stage + ": attn check checks one stage; give one name or number");
     const std::string stage(attn::info_of(stages.front()).name);
     const std::string what = "--answer " + o.answer;
-    // an .npy answer's shape from its header: of a count no run makes, it is reported
-    // without reading its data (which may be gigabytes) or computing anything
-    if (attn::file_extension(o.answer) == ".npy") {
-        const std::optional<attn::npy_header> header =
-            read_answer(o.format == "json", [&] { return attn::read_npy_file_header(o.answer, what); });
-        if (header)
-            if (const auto report = attn::check_answer_shape(c, stage, o.tensor, header->shape, o.tol))
-                return show_report(*report, o.format);
-    }
+    // an .npy or .npz answer's shape from its header: of a count no run makes, it is reported
+    // without reading or inflating its data (which may be gigabytes) or computing anything
+    if (const auto shape =
+            read_answer(o.format == "json", [&] { return attn::answer_file_shape(o.answer, what, stage, o.tensor); }))
+        if (const auto report = attn::check_answer_shape(c, stage, o.tensor, *shape, o.tol))
+            return show_report(*report, o.format);
     check_whole_run_memory(c, c.limits.max_memory);
     attn::read_budget budget = read_budget_of(c.limits.max_memory);
-    const attn::loaded_tensor answer = read_answer(o.format == "json", [&] { return attn::read_tensor_file(o.answer, what, &budget); });
+    const attn::loaded_tensor answer = read_answer(
+        o.format == "json", [&] { return attn::read_answer_file(o.answer, what, stage, o.tensor, &budget); });
     const attn::inputs in = attn::draw_inputs(c, std::move(loaded.given));
     show_report(attn::check_answer(c, in, stage, o.tensor, answer, o.tol), o.format);
 }
@@ -136,7 +135,7 @@ void setup_check(CLI::App& app) {
     cmd->add_option("--tensor", o->tensor, "the stage's tensor, for a stage with several: q, k or v; dropout's keep")
         ->default_str("the stage's first")
         ->type_name("NAME");
-    cmd->add_option("--answer", o->answer, "the answer: .json nested arrays (tensor.tolist()) or .npy (np.save)")
+    cmd->add_option("--answer", o->answer, "the answer: .json nested arrays (tensor.tolist()), .npy (np.save) or .npz (np.savez: its one array, or the one named STAGE.TENSOR as --format npz dumps name it); an .npy's or .npz member's shape is checked from its header before its data is read")
         ->transform(path_name())->type_name("FILE");
     cmd->add_option("--atol", o->tol.atol, "absolute tolerance")
         ->default_val(o->tol.atol)

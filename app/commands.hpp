@@ -34,4 +34,9 @@ void setup_tokens(CLI::App& app);
 /// commas; each must be in the run `c`): the stages, in the order given. Throws usage_error naming --stage.
 std::vector<attn::stage_id> stages_from_flag(const std::string& text, const attn::config& c);
 
+/// Refuses a thread count (`how` "--threads " or "ATTN_THREADS=", 0: not given) above
+/// attn::threads_that_fit(): "--threads 4096: ulimit -v 1.9 GiB holds the stacks of at most 119
+/// threads (8.0 MiB each, ulimit -s); give --threads 119 or fewer", before anything is written.
+void check_threads_fit(int threads, const std::string& how);
+
 }  // namespace attn_app

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attn/compute/error.hpp"
+#include "attn/io/answer_file.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/tensor_file.hpp"
 #include "attn/render/exercise_folder.hpp"
@@ -149,11 +150,11 @@ void run_check(const exercise_options& o) {
     const attn::exercise_variant v = student_variant(all, o);
     const bool json = o.format == "json";
     const std::string what = "--answer " + o.answer;
-    if (const auto mismatch = attn::handout_secret_mismatch(v, o.answer)) {  // no verdict: not the hand-out's numbers
+    attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));  // the answer's file read within it too
+    if (const auto mismatch = attn::handout_secret_mismatch(v, o.answer, &budget)) {  // no verdict: not the hand-out's numbers
         if (json) attn::render_check_error_json(*mismatch, std::cout, "wrong_secret");
         throw attn::error(*mismatch);
     }
-    attn::read_budget budget = read_budget_of(memory_limit(o.max_memory));  // the answer's file read within it too
     if (v.ex->kind != attn::answer_kind::tensor) {  // shapes or strides: a JSON answer
         const attn::layout_report r =
             read_answer(json, [&] { return attn::check_layout_answer_file(v, o.answer, what, &budget); });
@@ -162,12 +163,13 @@ void run_check(const exercise_options& o) {
         if (!r.match) throw exit_status{1};
         return;
     }
-    std::optional<attn::check_report> by_shape;  // an .npy answer's count from its header, before its data
-    if (attn::file_extension(o.answer) == ".npy")
-        if (const auto header = read_answer(json, [&] { return attn::read_npy_file_header(o.answer, what); }))
-            by_shape = attn::check_exercise_shape(v, header->shape);
+    std::optional<attn::check_report> by_shape;  // an .npy or .npz answer's count from its header, before its data
+    const std::string& stage = v.ex->answer_stage;
+    const std::string& tensor = v.ex->answer_tensor;
+    if (const auto shape = read_answer(json, [&] { return attn::answer_file_shape(o.answer, what, stage, tensor); }))
+        by_shape = attn::check_exercise_shape(v, *shape);
     const attn::check_report r = by_shape ? *by_shape : attn::check_exercise(v, read_answer(json, [&] {
-        return attn::read_tensor_file(o.answer, what, &budget);
+        return attn::read_answer_file(o.answer, what, stage, tensor, &budget);
     }));
     if (json) attn::render_check_report_json(v, r, std::cout);
     else attn::render_check_report_table(v, r, std::cout);
@@ -291,7 +293,7 @@ void setup_exercise(CLI::App& app) {
         "check", "Grade an answer against the student's own numbers, as attn check does.");
     add_exercise_argument(check, *o);
     check->add_option("--answer", o->answer,
-                      "the answer: .npy (np.save) or .json (nested lists, tensor.tolist()); for the layout exercises "
+                      "the answer: .npy (np.save), .npz (np.savez: its one array) or .json (nested lists, tensor.tolist()); for the layout exercises "
                       "(shapes, strides-after-transpose) a .json of shapes or strides, as `show` says")
         ->required()
         ->transform(path_name())->type_name("FILE");

@@ -65,6 +65,7 @@ int run(int argc, char** argv) {
             throw attn::usage_error("ATTN_THREADS=" + attn::printable_text(std::getenv("ATTN_THREADS")) +
                                     ": expected a whole number from 1 to " + std::to_string(attn::max_threads) +
                                     " (or leave it unset for every core)");
+        attn_app::check_threads_fit(attn::threads_in_environment(), "ATTN_THREADS=");
     });
 
     try {

@@ -8,6 +8,8 @@
 
 #include "attn/io/byte_level_bpe.hpp"
 #include "attn/render/render_tokens.hpp"
+#include "attn/text/printable_text.hpp"
+#include "attn/text/utf8_text.hpp"
 #include "help_format.hpp"
 #include "messages.hpp"
 #include "run_flags.hpp"
@@ -52,6 +54,9 @@ void setup_tokens(CLI::App& app) {
         if (o->format == "json") attn::render_tokens_json(t, std::cout);
         else attn::render_tokens_table(t, std::cout);
         std::cout.flush();
+        if (o->format == "json" && !attn::is_utf8(t.vocab_path))  // said once, as trace says it of a model's name
+            std::cerr << "attn: warning: the file name " << attn::utf8_escaped(attn::printable_text(t.vocab_path))
+                      << " is not UTF-8: the JSON's \"vocab\" writes each such byte escaped as \\xNN\n";
     });
 }
 

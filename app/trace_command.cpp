@@ -14,11 +14,13 @@
 #include <vector>
 
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "attn/compute/config.hpp"
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/compute/work.hpp"
 #include "attn/compute/threads.hpp"
 #include "attn/io/output_file.hpp"
@@ -220,6 +222,12 @@ attn::render_options view_of(const trace_options& o, const flag_given& given, co
     view.graph = o.graph;  // html: the graph beside the stages
     view.input_file = o.run.files.input;  // py: the script loads them
     view.kv_input_file = o.run.files.kv_input;
+    view.params_file = o.run.files.params;
+    view.q_file = o.run.files.q;
+    view.k_file = o.run.files.k;
+    view.v_file = o.run.files.v;
+    view.mask_file = o.run.files.mask;
+    view.key_padding_file = o.run.files.key_padding_mask;
     return view;
 }
 
@@ -338,6 +346,7 @@ attn::inputs draw_run_inputs(attn::loaded_inputs& loaded) {
 }
 
 void run_trace(const trace_options& o, const flag_given& given) {
+    check_threads_fit(o.threads, "--threads ");  // libgomp ends the process when a thread cannot start
     const attn::output_format& named = attn::output_format_named(o.format, false);
     if (attn::plan_only(named, o.shapes, o.graph)) return run_plan(o, named, given);
     if (!named.writes.empty() && o.out.empty() && isatty(STDOUT_FILENO))
@@ -450,7 +459,9 @@ void setup_trace(CLI::App& app) {
                "or a redirected stdout), torch (each tensor exactly as PyTorch's print(t), "
                "under '# stage.tensor'), py (a runnable PyTorch script: the run computed stage by stage as a "
                "notebook would, each stage asserted equal to attn's numbers, --flash-block's as its loop over "
-               "blocks of keys, --input's and --kv-input's files loaded with NumPy; a lab starter), heatmap (the attention weights, or the --stage "
+               "blocks of keys, the files it read loaded with NumPy: --input, --kv-input, --params (a model's checkpoint, "
+               ".safetensors read by NumPy, its weights copied into the layers), --tokens through the model's tables, "
+               "--q --k --v, --mask-file, --key-padding-mask; a lab starter), heatmap (the attention weights, or the --stage "
                "stages' [.., Sq, Sk] tensors, as coloured grids in the terminal; with --pos also the positions: "
                "--stage positions draws pe [S,Din] and --stage rope cos and sin [Sq,dk], positions down and "
                "features across on -1 .. 1, --stage alibi the bias, a grid per head), svg and png (the "
@@ -523,7 +534,9 @@ void setup_trace(CLI::App& app) {
                     "the results are the same bits for any N. Large products run on OpenBLAS's own threads, "
                     "as in PyTorch (every core, or $OPENBLAS_NUM_THREADS): their last bits depend on that "
                     "count. Idle threads sleep at once ($OMP_WAIT_POLICY=passive unless set), so that "
-                    "attn does not take cores from other programs between stages")
+                    "attn does not take cores from other programs between stages. Under an address-space limit (ulimit -v) "
+                    "N is refused above the threads whose stacks fit in half of it (ulimit -s each, or "
+                    "$OMP_STACKSIZE), and every core is cut to that many")
         ->default_str("$ATTN_THREADS, else every core")
         ->transform(whole_number(1, attn::max_threads))
         ->type_name("N");
@@ -555,6 +568,19 @@ void setup_trace(CLI::App& app) {
                   "more say so before they start");
 
     cmd->callback([o, cmd] { run_trace(*o, flags_given_to(cmd)); });
+}
+
+void check_threads_fit(int threads, const std::string& how) {
+    const int fit = attn::threads_that_fit();
+    if (threads <= fit) return;
+    rlimit address_space{};
+    getrlimit(RLIMIT_AS, &address_space);
+    throw attn::usage_error(how + std::to_string(threads) + ": ulimit -v " +
+                            attn::format_bytes(static_cast<std::uint64_t>(address_space.rlim_cur)) +
+                            " holds the stacks of at most " + std::to_string(fit) + " thread" + (fit == 1 ? "" : "s") +
+                            " (" + attn::format_bytes(attn::thread_stack_bytes()) + " each, " +
+                            (std::getenv("OMP_STACKSIZE") ? "OMP_STACKSIZE" : "ulimit -s") + ", in half of it); give " +
+                            how + std::to_string(fit) + " or fewer");
 }
 
 }  // namespace attn_app

@@ -151,7 +151,12 @@ np.savez(os.path.join(work, "dump.npz"), **{"input.x": rng.standard_normal((1, 4
                                             "other": np.zeros(3)})  # a dump's member, among others
 np.savez(os.path.join(work, "one.npz"), rng.standard_normal((1, 6, 8)).astype(np.float16))  # its only array
 np.save(os.path.join(work, "we'ird \"name\"\n\u00e9.npy"), rng.standard_normal((1, 4, 8)).astype(np.float32))
+np.save(os.path.join(work, "keep.npy"), np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]], dtype=bool))  # --mask-file
+np.save(os.path.join(work, "additive.npy"), np.where(np.eye(3, dtype=bool), -np.inf, 0).astype(np.float32))
+np.save(os.path.join(work, "padded.npy"), np.array([[False, False, True]]))  # --key-padding-mask, B = 1
 PY
+"$attn" trace --seq 3 --stage params --format npz --out "$work/params.npz" --quiet
+"$attn" trace --seed 7 --seq 3 --stage projections --format npz --out "$work/qkv.npz" --quiet
 script_runs "py: --input FILE.npy (float64), loaded with NumPy as float32" --input "$work/x64.npy" --mask causal+padding --lengths 3,5
 script_runs "py: --input FILE.json (nested lists)" --input "$work/x.json" --mask causal
 script_runs "py: --input an .npz dump: its input.x among other arrays" --input "$work/dump.npz"
@@ -239,7 +244,42 @@ later "$work/loaded-wrong.py"
 sed 's/acc = rescale\[..., None\] \* acc + /acc = acc + /' "$work/flash.py" >"$work/flash-wrong.py"
 later "$work/flash-wrong.py"
 
+# the files a run read, loaded by the script with numpy (issue 40): a model's checkpoint (GPT-2's
+# Conv1D c_attn split and transposed, BERT's nn.Linear, Llama's q/k/v/o_proj with RMSNorm and
+# rotary, nn.MultiheadAttention's state_dict; F32, BF16, F16, npz, a sharded index), --tokens,
+# --q --k --v, mask files. Before: "--format py: ... it cannot read --params" (and the others).
+script_runs "py: --params GPT-2's layer 1 (.safetensors: c_attn split, Conv1D transposed, ln_1)" \
+  --params "$gpt2/model.safetensors" --layer 1 --seq 3
+script_runs "py: --params GPT-2 in BF16 (a BOOL tensor beside it, skipped)" --params "$gpt2/model-bf16.safetensors" --seq 3
+script_runs "py: --params BERT's layer 0 (nn.Linear query/key/value)" --params "$bert/model.safetensors" --seq 3
+script_runs "py: --params Llama's layer 1 in F16 (q/k/v/o_proj, RMSNorm, rotary, G = 2)" \
+  --params "$llama/model-f16.safetensors" --layer 1 --seq 3
+script_runs "py: --params Llama, a decoding step (--past 2)" --params "$llama/model.safetensors" --seq 2 --past 2
+script_runs "py: --params nn.MultiheadAttention's state_dict (in_proj split)" --params "$mha/model.safetensors" --heads 4 --seq 3
+script_runs "py: --params GPT-2 from its .npz" --params "$gpt2/model.npz" --seq 3
+script_runs "py: --params attn's own names (a dump's params.w_q ...), --input x" --input "$work/x.json" --params "$work/params.npz"
+script_runs "py: --tokens through GPT-2's wte and wpe" --params "$gpt2/model.safetensors" --tokens 1,2,3
+script_runs "py: --tokens through BERT's embeddings and their LayerNorm" --params "$bert/model.safetensors" --tokens 1,2,3
+script_runs "py: --tokens through Llama's embed_tokens" --params "$llama/model.safetensors" --tokens 3,1
+"$python" "$(dirname "$0")/split_safetensors.py" "$llama/model.safetensors" "$work/sharded" 2 && cp "$llama/config.json" "$work/sharded/"
+script_runs "py: --params a sharded checkpoint's index" --params "$work/sharded/model.safetensors.index.json" --seq 3 --layer 1
+script_runs "py: --q --k --v from a dump's members (w_o drawn from the seed)" \
+  --seed 2 --q "$work/qkv.npz" --k "$work/qkv.npz" --v "$work/qkv.npz" --mask causal
+script_runs "py: --mask-file, read as keep, ANDed with causal" --seq 3 --mask causal --mask-file "$work/keep.npy"
+script_runs "py: --mask-file read as additive" --seq 3 --mask-file "$work/additive.npy" --mask-convention additive
+script_runs "py: --key-padding-mask (mha: true = padded)" --seq 3 --key-padding-mask "$work/padded.npy"
+"$attn" trace --params "$gpt2/model.safetensors" --layer 1 --seq 3 --format py --out "$work/gpt2.py" 2>/dev/null
+sed 's/\[:, 0:16\]\.T)$/[:, 0:16])/' "$work/gpt2.py" >"$work/gpt2-wrong.py"
+later "$work/gpt2-wrong.py"
+"$attn" trace --params "$llama/model.safetensors" --seq 3 --format py --out "$work/llama.py" 2>/dev/null
+sed 's/^w_o.bias = None .*/w_o.bias.fill_(0.5)/' "$work/llama.py" >"$work/llama-wrong.py"
+later "$work/llama-wrong.py"
+
 run_batch
+check "py: GPT-2's c_attn third taken without its transpose fails at params.w_q (exit 1)" \
+  bash -c "[ '$(status_of "$work/gpt2-wrong.py")' = 1 ] && grep -q '^AssertionError: params.w_q: ' '$work/gpt2-wrong.py.ran'"
+check "py: Llama's o_proj given a bias fails at output.out, after every stage before it passed" \
+  bash -c "[ '$(status_of "$work/llama-wrong.py")' = 1 ] && grep -q '^AssertionError: output.out: ' '$work/llama-wrong.py.ran' && grep -qx 'ok  concat.concat' '$work/llama-wrong.py.ran'"
 check "py: a script drawing x instead of loading --input's file fails at input.x (exit 1)" \
   bash -c "[ '$(status_of "$work/loaded-wrong.py")' = 1 ] && grep -q '^AssertionError: input.x: ' '$work/loaded-wrong.py.ran'"
 check "py: a flash loop without the rescale of acc fails at flash.acc (exit 1)" \
@@ -260,12 +300,15 @@ expect_error "py: a run too large to embed is refused" 2 \
   trace --seq 64 --format py
 "$attn" trace --input "$work/x.json" --format json --out "$work/dump.json" --quiet
 expect_error "py: --from a dump of a run that read x is refused (the script loads --input's file)" 2 \
-  "attn: error: --format py: the script loads x from --input's file (and x_kv from --kv-input's); with --from they are inside the dump: pass them as --input and --kv-input files" \
+  "attn: error: --format py: the script loads the files attn read; with --from they are inside the dump: pass them as --input and --kv-input files" \
   trace --from "$work/dump.json" --format py
-"$attn" trace --seq 3 --stage params --format npz --out "$work/params.npz" --quiet
-expect_error "py: --params is refused" 2 \
-  "attn: error: --format py: the script draws the weights as attn does (nn.Linear); it cannot read --params" \
-  trace --input "$work/x.json" --params "$work/params.npz" --format py
+"$attn" trace --seed 2 --q "$work/qkv.npz" --k "$work/qkv.npz" --v "$work/qkv.npz" --format npz --out "$work/qkv-dump.npz"
+expect_error "py: --from a dump of a run that started at --q --k --v is refused the same way" 2 \
+  "attn: error: --format py: the script loads the files attn read; with --from they are inside the dump: pass them as --q, --k and --v files" \
+  trace --from "$work/qkv-dump.npz" --format py
+expect_error "py: --q --k --v with --params (w_o from the file) is refused before computing" 2 \
+  "attn: error: --format py: no script for --q --k --v with --past or --params yet" \
+  trace --q "$work/qkv.npz" --k "$work/qkv.npz" --v "$work/qkv.npz" --params "$work/params.npz" --format py
 expect_error "py: a view flag is refused" 2 \
   "attn: error: --format py: the script checks whole tensors; leave out --batch-index, --head and --row" \
   trace --format py --head 1

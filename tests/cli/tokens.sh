@@ -130,9 +130,10 @@ expect_error "--tokens without --params" 2 \
 expect_error "--tokens with an nn.MultiheadAttention state_dict: no tables" 2 \
   "attn: error: --tokens needs a model's embedding tables (GPT-2's wte, BERT's word_embeddings, Llama's embed_tokens), but --params $mha/model.safetensors is nn.MultiheadAttention's, which has none: give --input instead" \
   trace --params "$mha/model.safetensors" --heads 4 --tokens 3
-expect_error "--format py cannot look up tokens" 2 \
-  "attn: error: --format py: the script draws x as attn does (torch.randn); it cannot look up a model's --tokens" \
+expect_ok "--format py looks the tokens up in the checkpoint's tables (py.sh runs it in PyTorch)" \
   trace --params "$gpt2/model.safetensors" --tokens 3 --format py
+check "... the script reads the ids and wte, wpe from the file" \
+  bash -c "grep -qx 'ids = torch.tensor(\[\[3\]\])  # --tokens' '$work/out' && grep -qx 'wte = Table(param(P, \"wte.weight\"))' '$work/out'"
 expect_error "--vocab without --tokens" 2 \
   "attn: error: --vocab $gpt2/vocab.json labels the ids of --tokens, which is not given" \
   trace --params "$gpt2/model.safetensors" --vocab "$gpt2/vocab.json"

@@ -88,12 +88,25 @@ TEST_SUITE("render_py") {
         CHECK(py_refusal(c, only_output) == "");
         attn::config read;
         read.sources.x_from_file = true;  // without its file (a replay's x): refused; with it, loaded
-        CHECK(py_has(py_refusal(read), "the script loads x from --input's file"));
+        CHECK(py_has(py_refusal(read), "with --from they are inside the dump: pass them as --input and --kv-input files"));
         attn::render_options with_file;
         with_file.input_file = "x.npy";
         CHECK(py_refusal(read, with_file) == "");
-        read.sources.params_from_file = true;
-        CHECK(py_has(py_refusal(read, with_file), "it cannot read --params"));
+        read.sources.params_from_file = true;  // loaded from its file (issue 40); a replay's refused
+        CHECK(py_has(py_refusal(read, with_file), "pass them as --params files"));
+        with_file.params_file = "p.npz";
+        CHECK(py_refusal(read, with_file) == "");
+        attn::config qkv;
+        qkv.sources.from_projections = true;
+        CHECK(py_has(py_refusal(qkv), "pass them as --q, --k and --v files"));
+        attn::config masked;
+        masked.mask.from_file = true;
+        CHECK(py_has(py_refusal(masked), "pass them as --mask-file and --key-padding-mask files"));
+        with_file.mask_file = "m.npy";
+        CHECK(py_refusal(masked, with_file) == "");
+        attn::config model = read;  // a checkpoint's names the script cannot write as a string
+        model.sources.weight_sources = {{"w_q", "h.0.attn\"x.weight"}};
+        CHECK(py_has(py_refusal(model, with_file), "a weight's name in the file is not one the script can write"));
         attn::render_options one_head;
         one_head.head = 1;
         CHECK(py_has(py_refusal(attn::config{}, one_head), "leave out --batch-index, --head and --row"));

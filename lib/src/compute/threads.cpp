@@ -1,6 +1,8 @@
 #include "attn/compute/threads.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -65,10 +67,41 @@ bool blas_threads_chosen_by_user() {
     return blas_count_chosen == 1;
 }
 
+std::size_t thread_stack_bytes() {
+    // libgomp: $OMP_STACKSIZE (a number of KiB, or with a B, K, M or G suffix), else pthread's default,
+    // which glibc takes from ulimit -s (2 MiB when unlimited)
+    if (const char* text = std::getenv("OMP_STACKSIZE"); text != nullptr && *text != '\0') {
+        char* end = nullptr;
+        const unsigned long long n = std::strtoull(text, &end, 10);
+        std::uint64_t unit = 1024;
+        if (end != nullptr) {
+            while (*end == ' ') ++end;
+            switch (*end) {
+                case 'B': case 'b': unit = 1; break;
+                case 'M': case 'm': unit = std::uint64_t(1) << 20; break;
+                case 'G': case 'g': unit = std::uint64_t(1) << 30; break;
+                default: break;
+            }
+        }
+        if (n > 0 && n < (std::uint64_t(1) << 40) / unit) return static_cast<std::size_t>(n * unit);
+    }
+    rlimit stack{};
+    if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY && stack.rlim_cur >= (rlim_t(64) << 10))
+        return static_cast<std::size_t>(stack.rlim_cur);
+    return std::size_t(2) << 20;
+}
+
+int threads_that_fit() {
+    rlimit address_space{};
+    if (getrlimit(RLIMIT_AS, &address_space) != 0 || address_space.rlim_cur == RLIM_INFINITY) return max_threads;
+    const std::uint64_t fit = static_cast<std::uint64_t>(address_space.rlim_cur) / 2 / thread_stack_bytes();
+    return static_cast<int>(std::clamp<std::uint64_t>(fit, 1, max_threads));
+}
+
 int thread_count() {
     if (chosen == 0) {
         const int from_environment = threads_in_environment();
-        set_thread_count(from_environment > 0 ? from_environment : cores());
+        set_thread_count(from_environment > 0 ? from_environment : std::min(cores(), threads_that_fit()));
     }
     return chosen;
 }

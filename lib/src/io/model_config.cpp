@@ -233,7 +233,15 @@ void apply_model_layer(config& c, const model_layer& m, const std::optional<hf_c
     if (json) apply_hf_attention_keys(c, m, json->attention, flags.mask_given, json->what, what, warnings ? *warnings : unseen);
     take_block(c, m, json, warnings ? *warnings : unseen);
     c.sources.weight_sources.clear();
-    for (const weight_source& s : m.sources) c.sources.weight_sources.emplace_back(s.weight, utf8_escaped(printable_text(s.from)));
+    std::string not_utf8 = is_utf8(file_of(what)) ? std::string() : file_of(what);
+    for (const weight_source& s : m.sources) {
+        c.sources.weight_sources.emplace_back(s.weight, utf8_escaped(printable_text(s.from)));
+        if (not_utf8.empty() && !is_utf8(s.from)) not_utf8 = s.from;
+    }
+    if (!not_utf8.empty() && warnings)  // said once: every format writes the names escaped
+        warnings->push_back({"", "the file name " + quoted_field(utf8_escaped(printable_text(not_utf8))) +
+                                     " is not UTF-8: the model's name and where its weights came from are written "
+                                     "with each such byte escaped as \\xNN (the config's \"model\" too)"});
 }
 
 }  // namespace attn

@@ -19,6 +19,7 @@
 #include "attn/compute/error.hpp"
 #include "attn/compute/inputs.hpp"
 #include "attn/compute/mask.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/compute/rope_frequencies.hpp"
 #include "attn/io/config_fields.hpp"
 #include "attn/io/json_document.hpp"
@@ -82,9 +83,16 @@ std::string keep_negative_zeros(std::string text) {
     return out.append(text, from, std::string::npos);
 }
 
+/// What a value kept from a JSON dump holds in memory: nlohmann's node, an object's map
+/// node and key, a string's characters. Charged against the read budget as it is parsed.
+constexpr std::uint64_t json_node_bytes = sizeof(json);
+constexpr std::uint64_t json_member_bytes = 64;  // a std::map node beside the value, and its key's string
+
 class dump_json_reader : public nlohmann::json_sax<json> {
 public:
-    explicit dump_json_reader(std::string what) : what_(std::move(what)) {}
+    /// `held`: the bytes already held while it parses (the document's text).
+    dump_json_reader(std::string what, const read_budget* budget, std::uint64_t held)
+        : what_(std::move(what)), budget_(budget), held_(held), text_bytes_(held) {}
 
     std::map<std::string, json> parts;  // "format", "config", "input.x", ...
 
@@ -150,8 +158,22 @@ private:
     [[noreturn]] void twice(const std::string& key) const {  // a parser would keep the last one silently
         throw error(what_ + ": the key \"" + quoted_field(key) + "\" appears twice in one object (which one counts?)");
     }
+    /// Counts a value kept at this position against the budget: its node (and an object's
+    /// member, and a string's characters), before it is stored.
+    void charge(std::uint64_t extra) {
+        if (budget_ == nullptr) return;
+        const bool member = !frames_.empty() && frames_.back().kept != nullptr && !frames_.back().array;
+        held_ += json_node_bytes + extra + (member ? json_member_bytes + key_.size() : 0);
+        if (held_ > budget_->left())  // known only as it parses: said as a bound passed, not a total
+            throw over_budget(what_ + ": its text (" + format_bytes(text_bytes_) + ") and the values parsed from it pass the " +
+                              format_bytes(budget_->left()) +
+                              " --max-memory allows (a JSON value takes 16 bytes or more once parsed; --max-memory none: no limit)");
+    }
     bool value(json v) {
-        if (json* s = slot()) *s = std::move(v);
+        if (json* s = slot()) {
+            charge(v.is_string() ? v.get_ref<const std::string&>().size() : 0);
+            *s = std::move(v);
+        }
         return true;
     }
     bool open(json empty, bool array) {
@@ -159,6 +181,7 @@ private:
             throw error(what_ + ": nested more than " + std::to_string(max_json_depth) +
                         " levels deep; no dump of attn trace is");
         json* s = slot();
+        if (s != nullptr) charge(0);
         if (s != nullptr) *s = std::move(empty);
         frames_.push_back({in_array() ? std::string() : key_, array, s});
         return true;
@@ -169,6 +192,9 @@ private:
     }
 
     std::string what_;
+    const read_budget* budget_;
+    std::uint64_t held_;
+    std::uint64_t text_bytes_;
     std::vector<frame> frames_;
     std::string key_;
 };
@@ -240,10 +266,10 @@ void check_whole_run(const json* selection, const std::string& what) {
                     "); replay a dump written without --batch-index and --row");
 }
 
-json read_json_dump(const std::string& path, dump& d, const read_budget* budget) {
-    dump_json_reader reader(d.what);
+json read_json_dump(const std::string& path, dump& d, read_budget* budget) {
     const std::string text = keep_negative_zeros(read_text_file(path, d.what, budget));  // its size first
     check_no_nul(text, d.what);
+    dump_json_reader reader(d.what, budget, text.size());  // the values kept, within what the text leaves
     json::sax_parse(text, &reader);
     const auto format = reader.parts.find("format");
     if (format == reader.parts.end())
@@ -255,7 +281,14 @@ json read_json_dump(const std::string& path, dump& d, const read_budget* budget)
     const auto selection = reader.parts.find("selection");
     check_whole_run(selection == reader.parts.end() ? nullptr : &selection->second, d.what);
     for (auto& [name, part] : reader.parts)
-        if (name.find('.') != std::string::npos) d.tensors[name] = tensor_from_json(part, d.what + " " + name);
+        if (name.find('.') != std::string::npos) {
+            d.tensors[name] = tensor_from_json(part, d.what + " " + name);
+            if (budget) {  // the float32s kept for the run (the parsed values go when the dump is read)
+                const std::vector<std::size_t>& shape = d.tensors[name].shape;
+                budget->take(4 * std::uint64_t(d.tensors[name].values.size()), d.what + " " + name,
+                             "shape " + tensor_index_text(shape) + " of float32");
+            }
+        }
     return std::move(config->second);
 }
 

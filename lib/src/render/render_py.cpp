@@ -5,7 +5,9 @@
 #include "attn/render/render_py.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <optional>
 #include <vector>
 #include <cmath>
 #include <string_view>
@@ -204,7 +206,10 @@ std::vector<std::string> py_with_mistake(const config& c, std::string_view name,
 }
 
 /// The Python expression that holds stage `stage`'s tensor `name` in the script.
+std::string py_embed_variable(const config& c, const std::string& name);
+
 std::string py_variable(const config& c, std::string_view stage, const std::string& name) {
+    if (stage == "embed") return py_embed_variable(c, name);
     if (stage == "params") return name.substr(0, 1) == "w" ? name + ".weight" : "w_" + name.substr(2) + ".bias";
     if (stage == "merge") return "merged";
     if (stage == "mask") return "mask.expand(" + std::to_string(c.batch) + ", 1, Sq, Sk)";  // [Sq,Sk] broadcasts
@@ -245,6 +250,136 @@ py_code py_loaded_inputs(const py_code& code, const render_options& options) {
             loaded.statements.push_back(s);
     }
     return loaded;  // explain's comment names `data`: the lines above say where x comes from
+}
+
+/// One weight a checkpoint's layer gave attn, as config::sources.weight_sources says it
+/// ("h.0.attn.c_attn.weight[:, 0:16]ᵀ (Conv1D stores [in, out])"): the tensor's name in the
+/// file, the slice taken ("[:, 0:16]", digits, colons, commas and spaces only) and whether it
+/// is transposed. nullopt for a name the script cannot write safely as a Python string.
+struct py_source {
+    std::string name, slice;
+    bool transposed = false;
+};
+
+std::optional<py_source> py_parse_source(std::string from) {
+    const std::size_t note = from.find(" (");
+    if (note != std::string::npos) from.erase(note);
+    const std::string T = "ᵀ";
+    py_source s;
+    if (from.size() >= T.size() && from.compare(from.size() - T.size(), T.size(), T) == 0) {
+        s.transposed = true;
+        from.erase(from.size() - T.size());
+    }
+    const std::size_t open = from.find('[');
+    s.name = from.substr(0, open);
+    if (open != std::string::npos) {
+        s.slice = from.substr(open);
+        const std::size_t close = s.slice.find(']');
+        if (close == std::string::npos) return std::nullopt;
+        s.slice.erase(close + 1);  // "[0] for every token" -> "[0]"
+        for (const char ch : s.slice.substr(1, s.slice.size() - 2))
+            if (!(std::isdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == ',' || ch == ' ') && s.slice != "[ids]")
+                return std::nullopt;
+    }
+    if (s.name.empty() || s.name.size() > 200) return std::nullopt;
+    for (const char ch : s.name)
+        if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-')) return std::nullopt;
+    return s;
+}
+
+/// The weights a --params run loads, as (attn's name, its source), in the params stage's order
+/// then the norm's and the embedding's: a model's from config::sources.weight_sources; attn's
+/// own names (w_q ... b_o, "params.w_q" in a dump) as themselves.
+std::vector<std::pair<std::string, py_source>> py_param_sources(const config& c) {
+    std::vector<std::pair<std::string, py_source>> sources;
+    if (!c.sources.weight_sources.empty()) {
+        for (const auto& [weight, from] : c.sources.weight_sources)
+            if (const auto parsed = py_parse_source(from)) sources.emplace_back(weight, *parsed);
+            else return {};
+        return sources;
+    }
+    for (const char* letter : {"q", "k", "v", "o"}) {
+        if (*letter == 'o' && !c.out_proj) continue;
+        sources.emplace_back(std::string("w_") + letter, py_source{std::string("w_") + letter, "", false});
+        if (*letter == 'o' ? c.out_bias : c.qkv_bias)
+            sources.emplace_back(std::string("b_") + letter, py_source{std::string("b_") + letter, "", false});
+    }
+    return sources;
+}
+
+/// `name` as a Python string literal (py_parse_source allows only letters, digits and . _ -).
+std::string py_string(const std::string& name) { return "\"" + name + "\""; }
+
+/// The expression of a source: param(P, "h.0.attn.c_attn.weight")[:, 0:16].T
+std::string py_source_expression(const py_source& s) {
+    std::string e = "param(P, " + py_string(s.name) + ")";
+    if (!s.slice.empty() && s.slice != "[ids]" && s.slice.find("for") == std::string::npos) e += s.slice;
+    return e + (s.transposed ? ".T" : "");
+}
+
+/// The variable an embedding table is called in --explain's line: the name's last part before
+/// ".weight" ("bert.embeddings.word_embeddings.weight" -> "word_embeddings").
+std::string py_table_variable(const std::string& name) {
+    std::string stem = name;
+    if (stem.size() > 7 && stem.compare(stem.size() - 7, 7, ".weight") == 0) stem.erase(stem.size() - 7);
+    const std::size_t dot = stem.rfind('.');
+    return dot == std::string::npos ? stem : stem.substr(dot + 1);
+}
+
+/// The params stage of a --params run: each weight loaded from P into the layers the setup
+/// made (nn.Linear's own draws replaced), and the norm's weight and bias.
+std::vector<std::string> py_loaded_params(const config& c) {
+    std::vector<std::string> code;
+    for (const auto& [weight, source] : py_param_sources(c)) {
+        const std::string e = py_source_expression(source);
+        if (weight.size() == 3 && weight[0] == 'w' && weight[1] == '_')
+            code.push_back(weight + ".weight.copy_(" + e + ")");
+        else if (weight.size() == 3 && weight[0] == 'b' && weight[1] == '_')
+            code.push_back("w_" + weight.substr(2) + ".bias.copy_(" + e + ")");
+        else if (weight == "norm_weight")
+            code.push_back("weight = " + e + "  # the norm's");
+        else if (weight == "norm_bias")
+            code.push_back("bias = " + e);
+    }
+    if (c.out_proj && !c.out_bias) code.push_back("w_o.bias = None  # the file's output projection has no bias");
+    return code;
+}
+
+/// The embed stage's tables and ids, before --explain's line (x = wte.weight[ids] + ...).
+std::vector<std::string> py_embed_setup(const config& c) {
+    std::vector<std::string> code;
+    std::string ids;
+    for (const std::int64_t id : c.sources.tokens) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    code.push_back("ids = torch.tensor([[" + ids + "]])  # --tokens");
+    code.push_back("S = " + std::to_string(c.sources.tokens.size()));
+    for (const auto& [weight, source] : py_param_sources(c))
+        if (weight.compare(0, 6, "embed_") == 0)
+            code.push_back(py_table_variable(source.name) + " = Table(param(P, " + py_string(source.name) + "))");
+    return code;
+}
+
+/// The expression that holds the embed stage's tensor `name` (token, position, token_type).
+std::string py_embed_variable(const config& c, const std::string& name) {
+    for (const auto& [weight, source] : py_param_sources(c)) {
+        if (weight != "embed_" + name) continue;
+        const std::string table = py_table_variable(source.name) + ".weight";
+        if (name == "token") return table + "[ids]";
+        if (name == "position") return table + "[torch.arange(S)]";
+        return table + "[torch.zeros(S, dtype=torch.long)]";  // token_type: row 0 for every token
+    }
+    return name;
+}
+
+/// The sizes line of a run that starts at the projections (--q --k --v: no input stage).
+std::string py_sizes_line(const config& c) {
+    std::string line = "B, Sq, Sk, D, H, dk = " + std::to_string(c.batch) + ", " + std::to_string(c.seq) + ", " +
+                       std::to_string(c.kv_seq) + ", " + std::to_string(c.d_model) + ", " + std::to_string(c.heads) +
+                       ", " + std::to_string(c.head_dim());
+    if (c.grouped()) line += "\nG = " + std::to_string(c.kv_head_count());
+    if (c.out_proj)  // the one layer attn draws: torch.manual_seed(seed), then nn.Linear(D, D)
+        line += "\ntorch.manual_seed(" + std::to_string(c.seed) + ")\nw_o = nn.Linear(" + std::to_string(c.d_model) +
+                ", " + std::to_string(c.d_model) + (c.out_bias ? "" : ", bias=False") + ")";
+    return line;
 }
 
 /// The flash stage (--flash-block N) as a loop over blocks of N keys: --explain's torch line
@@ -327,7 +462,8 @@ void write_py_header(const config& c, const std::string& command, std::ostream& 
         write_py_comment(out, "Made with --mistake " + std::string(mistake_id(c.mistake)) +
                                ": the stage it changes is written wrong on purpose, and the checks after it "
                                "assert attn's mistaken numbers.");
-    const bool loads = c.sources.x_from_file || c.sources.x_kv_from_file;  // --input, --kv-input: load_tensor below
+    const bool loads = c.sources.x_from_file || c.sources.x_kv_from_file || c.sources.params_from_file ||
+                       c.sources.from_projections || c.mask.from_file || c.mask.key_padding;  // load_tensor below
     out << (loads ? "import json\nimport math\nimport os\n\nimport numpy as np\n" : "import math\n\n");
     out << R"py(import torch
 from torch import nn
@@ -378,6 +514,60 @@ def load_tensor(path, member):
     return torch.from_numpy(np.array(data, dtype=np.float32))
 
 )py";
+    if (c.sources.params_from_file)
+        out << R"py(
+def read_safetensors(path):
+    """A .safetensors file's tensors as numpy arrays: an 8-byte little-endian header length, the
+    JSON header (name -> dtype, shape, data_offsets), then the data. F16, BF16 and F64 become float32
+    exactly as attn converts them."""
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    types = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "BF16": "<u2", "BOOL": "?", "U8": "u1", "I8": "i1",
+             "I16": "<i2", "I32": "<i4", "I64": "<i8"}
+    arrays = {}
+    for name, t in header.items():
+        if name == "__metadata__" or t["dtype"] not in types:  # not a weight attn reads
+            continue
+        begin, end = t["data_offsets"]
+        a = np.frombuffer(data[begin:end], dtype=types[t["dtype"]]).reshape(t["shape"])
+        if t["dtype"] == "BF16":  # the upper 16 bits of a float32
+            a = (a.astype(np.uint32) << 16).view(np.float32)
+        arrays[name] = a
+    return arrays
+
+
+def load_params(path):
+    """The tensors of --params, by name: .safetensors, a sharded checkpoint's index (.json with a
+    weight_map), .npz (np.savez, or attn's dump: params.w_q ...) or .json ({"w_q": [[...]], ...})."""
+    if path.endswith(".safetensors"):
+        return read_safetensors(path)
+    if path.endswith(".npz"):
+        return dict(np.load(path))
+    with open(path, encoding="utf-8") as f:
+        document = json.load(f)
+    if "weight_map" in document:
+        arrays = {}
+        for shard in sorted(set(document["weight_map"].values())):
+            arrays.update(read_safetensors(os.path.join(os.path.dirname(path), shard)))
+        return arrays
+    return {name: np.array(rows, dtype=np.float64).astype(np.float32) for name, rows in document.items()}
+
+
+def param(P, name):
+    """Tensor `name` of P as float32 (in attn's dumps, w_q is params.w_q)."""
+    a = P[name] if name in P else P["params." + name]
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32))
+
+
+class Table:
+    """An embedding table, named as the model names it (wte.weight, embed_tokens.weight)."""
+
+    def __init__(self, weight):
+        self.weight = weight
+
+)py";
 }
 
 /// The checks of a shown stage: a tensor's numbers, or a view's shape and strides; with
@@ -410,15 +600,27 @@ void check_py_run(const config& c, const render_options& options) {
     const auto refuse = [](const std::string& what) {
         throw usage_error("--format py: " + what);
     };
-    if (c.sources.from_projections) refuse("the script draws its inputs as attn does; it cannot start from --q --k --v");
-    if (!c.sources.tokens.empty())
-        refuse("the script draws x as attn does (torch.randn); it cannot look up a model's --tokens");
-    if ((c.sources.x_from_file && options.input_file.empty()) || (c.sources.x_kv_from_file && options.kv_input_file.empty()))
-        refuse("the script loads x from --input's file (and x_kv from --kv-input's); with --from they are "
-               "inside the dump: pass them as --input and --kv-input files");
-    if (c.sources.params_from_file) refuse("the script draws the weights as attn does (nn.Linear); it cannot read --params");
-    if (c.mask.from_file || c.mask.key_padding)
-        refuse("the script builds the mask from its rules; it cannot read --mask-file or --key-padding-mask");
+    const auto with_from = [&](const char* flags) {  // a replay: the files are inside the dump
+        refuse(std::string("the script loads the files attn read; with --from they are inside the dump: pass them as ") +
+               flags + " files");
+    };
+    if ((c.sources.x_from_file && c.sources.tokens.empty() && options.input_file.empty()) ||
+        (c.sources.x_kv_from_file && options.kv_input_file.empty()))
+        with_from("--input and --kv-input");
+    if (c.sources.from_projections && (options.q_file.empty() || options.k_file.empty() || options.v_file.empty()))
+        with_from("--q, --k and --v");
+    if (c.sources.from_projections && (c.past > 0 || c.sources.params_from_file))
+        refuse("no script for --q --k --v with --past or --params yet");
+    if (c.sources.params_from_file && options.params_file.empty()) with_from("--params");
+    if ((c.mask.from_file && options.mask_file.empty()) || (c.mask.key_padding && options.key_padding_file.empty()))
+        with_from("--mask-file and --key-padding-mask");
+    if (c.sources.params_from_file && py_param_sources(c).empty())
+        refuse("--params: a weight's name in the file is not one the script can write (letters, digits, . _ - only)");
+    if (!c.sources.tokens.empty()) {
+        bool table = false;
+        for (const auto& [weight, source] : py_param_sources(c)) table = table || weight == "embed_token";
+        if (!table) refuse("--tokens: the script finds no token table of the model to look the ids up in");
+    }
     if (c.flash_block > 0 && c.mistake != mistake::none)  // the loop is the right recurrence only
         refuse("no script for the flash stage with --mistake yet (the loop computes the right scores)");
     if (c.mistake != mistake::none && (!py_writes_mistake(c.mistake) || c.mistake_variant != 0)) {
@@ -444,6 +646,10 @@ void check_py_run(const config& c, const render_options& options) {
 void render_py(const trace& t, const render_options& options, const std::string& command, std::ostream& out) {
     const config& c = t.cfg;
     write_py_header(c, command, out);
+    if (c.sources.params_from_file) {
+        out << "\n# ── the weights file: every tensor of --params, by name, as numpy arrays ──\n";
+        out << "P = load_params(" << py_path(options.params_file) << ")  # --params\n";
+    }
     for (const stage_info& info : stage_table) {
         if (!stage_in_run(c, info.id)) continue;
         const stage_explanation e = explain_stage(c, info.id);
@@ -458,8 +664,37 @@ void render_py(const trace& t, const render_options& options, const std::string&
             for (const std::string& s : setup) out << s << '\n';
             code.statements = input;
         }
-        if (info.id == stage_id::input && (c.sources.x_from_file || c.sources.x_kv_from_file)) code = py_loaded_inputs(code, options);
-        if (info.id == stage_id::params) code = {};  // drawn in the setup, before x
+        if (info.id == stage_id::input && !c.sources.tokens.empty()) {  // x is the embed stage's
+            std::vector<std::string> kept;
+            for (const std::string& st : code.statements)
+                if (st != "x = torch.tensor(data)") kept.push_back(st);
+            code = {kept, ""};
+        } else if (info.id == stage_id::input && (c.sources.x_from_file || c.sources.x_kv_from_file)) {
+            code = py_loaded_inputs(code, options);
+        }
+        if (info.id == stage_id::params)  // drawn in the setup, before x; or loaded from --params here
+            code = {c.sources.params_from_file ? py_loaded_params(c) : std::vector<std::string>{}, ""};
+        if (info.id == stage_id::embed) {
+            std::vector<std::string> statements = py_embed_setup(c);
+            statements.insert(statements.end(), code.statements.begin(), code.statements.end());
+            code.statements = statements;
+        }
+        if (info.id == stage_id::projections && c.sources.from_projections)
+            code = {{py_sizes_line(c), "q = load_tensor(" + py_path(options.q_file) + ", \"projections.q\")  # --q",
+                     "k = load_tensor(" + py_path(options.k_file) + ", \"projections.k\")  # --k",
+                     "v = load_tensor(" + py_path(options.v_file) + ", \"projections.v\")  # --v"},
+                    ""};
+        if (info.id == stage_id::mask) {
+            std::vector<std::string> files;
+            if (c.mask.from_file)
+                files.push_back("mask_file = load_tensor(" + py_path(options.mask_file) + ", \"mask.mask\")  # --mask-file");
+            if (c.mask.key_padding)
+                files.push_back("key_padding_mask = load_tensor(" + py_path(options.key_padding_file) +
+                                ", \"key_padding_mask\")" +
+                                (c.mask.key_padding_convention == mask_convention::additive ? "" : ".bool()") +
+                                "  # --key-padding-mask");
+            code.statements.insert(code.statements.begin(), files.begin(), files.end());
+        }
         if (info.id == stage_id::flash) code = {{py_flash_loop(c)}, ""};
         out << "\n# ── " << info.step.text() << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
         write_py_comment(out, info.id == stage_id::params ? "Made in the setup, before x. " + e.words

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "attn/compute/memory.hpp"
+#include "attn/compute/mistake.hpp"
 #include "attn/compute/positions.hpp"
 #include "attn/compute/run_plan.hpp"
 #include "attn/compute/trace.hpp"
@@ -329,7 +330,48 @@ stage_explanation explain_cache(const config& c, const run_shapes& r) {
     return e;
 }
 
-stage_explanation explain_append(const config&, const run_shapes& r) {
+/// The full causal pass a decoding step's rows can be compared with: the run's own flags,
+/// with --seq Sk in place of --seq Sq and without --past ("attn trace --seed 0 --batch 1 --seq
+/// 5 ... --mask causal"), so that its last Sq rows are this step's. When the run reads a file or
+/// draws by its sizes (a random mask, dropout), the command is said in words instead.
+std::string full_pass_command(const config& c, const run_shapes& r) {
+    const bool drawn = !c.sources.x_from_file && !c.sources.x_kv_from_file && !c.sources.params_from_file &&
+                       c.sources.tokens.empty() && !c.sources.from_projections && !c.mask.from_file &&
+                       !c.mask.key_padding && !c.mask.random && !c.dropout.applied();
+    if (!drawn)
+        return "the same command and files with --seq " + std::to_string(r.Sk) + " and without --past " +
+               std::to_string(r.N);
+    std::string cmd = "attn trace --seed " + std::to_string(c.seed) + " --batch " + std::to_string(c.batch) +
+                      " --seq " + std::to_string(r.Sk) + " --d-model " + std::to_string(c.d_model) + " --heads " +
+                      std::to_string(c.heads);
+    if (c.d_in != c.d_model) cmd += " --d-in " + std::to_string(c.d_in);
+    if (c.kv_heads > 0 && c.kv_heads != c.heads) cmd += " --kv-heads " + std::to_string(c.kv_heads);
+    if (c.pos != position_encoding::none) cmd += " --pos " + std::string(position_encoding_name(c.pos));
+    if (c.pos == position_encoding::rope) {
+        if (c.rope_base != 10000.0) cmd += " --rope-base " + python_float_text(c.rope_base);
+        if (c.rope_style != rope_pairing::half) cmd += " --rope-style " + std::string(rope_pairing_name(c.rope_style));
+    }
+    if (!c.qkv_bias) cmd += " --no-qkv-bias";
+    if (!c.out_proj) cmd += " --no-out-proj";
+    std::string kinds;  // the step's own masks: causal only when it is
+    if (c.mask.causal) kinds += "causal";
+    if (c.mask.padding) kinds += std::string(kinds.empty() ? "" : "+") + "padding";
+    if (c.mask.window) kinds += std::string(kinds.empty() ? "" : "+") + "window";
+    if (!kinds.empty()) cmd += " --mask " + kinds;
+    if (c.mask.padding) {
+        std::string lengths;
+        for (const std::int64_t n : c.mask.lengths) lengths += (lengths.empty() ? "" : ",") + std::to_string(n);
+        cmd += " --lengths " + lengths;
+    }
+    if (c.mask.window && c.mask.window_size) cmd += " --window " + std::to_string(*c.mask.window_size);
+    if (!std::isinf(c.fill) || c.fill > 0) cmd += " --fill=" + fill_text(c);
+    if (c.safe_softmax) cmd += " --safe-softmax";
+    if (c.flash_block > 0) cmd += " --flash-block " + std::to_string(c.flash_block);
+    if (c.mistake != mistake::none) cmd += " --mistake " + std::string(mistake_id(c.mistake));
+    return cmd;
+}
+
+stage_explanation explain_append(const config& c, const run_shapes& r) {
     stage_explanation e;
     e.words = say(r, "append.words", {{"last", r.Sk - 1}});
     e.shapes = shape_text({r.B, r.G, r.N, r.dk}) + " + " + shape_text({r.B, r.G, r.Sq, r.dk}) + " -> " +
@@ -338,7 +380,8 @@ stage_explanation explain_append(const config&, const run_shapes& r) {
     e.memory = say(r, "append.memory", {{"strides", stride_text(contiguous_layout({r.B, r.G, r.Sk, r.dk}))},
                                         {"floats", 2 * r.B * r.G * r.Sk * r.dk}});
     const std::int64_t step = r.B * r.H * r.Sq * r.Sk, full = r.B * r.H * r.Sk * r.Sk;
-    e.why = say(r, "append.why", {{"scores_step", step}, {"scores_full", full}});
+    e.why = say(r, "append.why", {{"scores_step", step}, {"scores_full", full}, {"full_pass", full_pass_command(c, r)},
+                                               {"causal", c.mask.causal ? " causal" : ""}});
     return e;
 }
 

@@ -9,24 +9,31 @@
 #include "attn/io/tensor_file.hpp"
 
 namespace attn {
-namespace {
 
-/// A hand-out's exercise.json holds the given tensors too; a larger one is not looked into.
-constexpr std::uint64_t handout_bytes = std::uint64_t{16} << 20;
-
-}  // namespace
-
-std::optional<std::string> handout_secret_mismatch(const exercise_variant& v, const std::string& answer_path) {
+std::optional<std::string> handout_secret_mismatch(const exercise_variant& v, const std::string& answer_path,
+                                                   const read_budget* budget) {
     const std::filesystem::path handout = std::filesystem::path(answer_path).parent_path() / "exercise.json";
     std::error_code ec;
     if (!std::filesystem::is_regular_file(handout, ec)) return std::nullopt;
-    nlohmann::json j;
+    // within the run's read budget, as every file attn reads (over_budget: one clear error, not a
+    // hand-out silently not looked into); only "id" and "secret_fingerprint" are kept of the tree,
+    // not the given tensors beside them
+    std::string text;
     try {
-        j = parse_json_document(read_bounded_text(handout.string(), handout.string(), handout_bytes, "16 MiB"),
-                                handout.string());
+        text = read_text_file(handout.string(), printable_text(handout.string()), budget);
+    } catch (const over_budget&) {
+        throw;
     } catch (const error&) {
-        return std::nullopt;  // not a hand-out attn can read: the grading goes on, from the teacher's truth
+        return std::nullopt;  // unreadable: the grading goes on, as for a file that is not a hand-out
     }
+    const nlohmann::json j = nlohmann::json::parse(
+        text,
+        [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+            if (event == nlohmann::json::parse_event_t::key && depth == 1)
+                return parsed == "id" || parsed == "secret_fingerprint";
+            return true;
+        },
+        false);  // not JSON attn can read (is_discarded): the grading goes on, from the teacher's truth
     if (!j.is_object() || !j.contains("secret_fingerprint") || j.value("id", nlohmann::json()) != v.ex->id)
         return std::nullopt;
     const nlohmann::json& said = j["secret_fingerprint"];

@@ -30,6 +30,16 @@ constexpr int max_threads = 4096;
 /// threads costs more than the work.
 constexpr std::size_t parallel_elements = std::size_t{1} << 15;
 
+/// The most threads whose stacks the address space holds: max_threads without an address-space
+/// limit (ulimit -v), else half the limit over a thread's stack (ulimit -s, 2 MiB when
+/// unlimited; $OMP_STACKSIZE when set), at least 1. libgomp, when it cannot start a thread,
+/// ends the process at once (exit 1, no destructors): a count above this is refused before
+/// anything is computed or written.
+int threads_that_fit();
+
+/// A thread's stack as libgomp makes it, in bytes (see threads_that_fit).
+std::size_t thread_stack_bytes();
+
 /// $ATTN_THREADS: 0 when it is unset or empty, its count when it is a whole number from 1
 /// to max_threads, -1 for anything else (the app refuses that before a command runs).
 int threads_in_environment();

@@ -40,6 +40,8 @@ struct render_options {
     // --input FILE and --kv-input FILE as typed: --format py's script loads the same files
     // (empty: drawn, or not known, as in a replay)
     std::string input_file, kv_input_file;
+    // --params, --q --k --v, --mask-file and --key-padding-mask as typed, for the same script
+    std::string params_file, q_file, k_file, v_file, mask_file, key_padding_file;
 
     bool shows(stage_id id) const { return stages == 0 || (stages & stage_bit(id)) != 0; }
 };

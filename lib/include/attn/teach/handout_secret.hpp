@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "attn/io/tensor_file.hpp"
 #include "attn/teach/exercise.hpp"
 
 namespace attn {
@@ -19,7 +20,10 @@ inline constexpr std::uint64_t max_secret_bytes = std::uint64_t{64} << 10;
 /// if it is this exercise's hand-out and says) was made with another class secret than
 /// the variant's, or with one where the variant has none, or without one where it has
 /// one. nullopt when they agree, or when there is no such hand-out to tell (none there,
-/// not this exercise's, made before fingerprints, unreadable: the grading goes on).
-std::optional<std::string> handout_secret_mismatch(const exercise_variant& v, const std::string& answer_path);
+/// not this exercise's, made before fingerprints, not JSON: the grading goes on). The
+/// exercise.json is read within `budget` (the run's --max-memory, as every file attn reads;
+/// over_budget names it) and only its "id" and "secret_fingerprint" are kept of its tree.
+std::optional<std::string> handout_secret_mismatch(const exercise_variant& v, const std::string& answer_path,
+                                                   const read_budget* budget = nullptr);
 
 }  // namespace attn
