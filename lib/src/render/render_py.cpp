@@ -44,7 +44,11 @@ double py_numbers_of(const config& c, std::string_view name) {
     if (name == "view" || name == "transpose" || name == "merge") return 0;
     if (name == "mask") return B * Sq * Sk;
     if (name == "dropout") return 2 * B * H * Sq * Sk;
-    if (name == "context" || name == "concat" || name == "output") return B * Sq * D;
+    if (name == "context" || name == "concat" || name == "output" || name == "residual") return B * Sq * D;
+    const double F = double(c.block.width);
+    if (name == "mlp_norm") return B * Sq * D + 2 * D;
+    if (name == "mlp") return (c.block.gated ? 3 : 2) * B * Sq * F + B * Sq * D;
+    if (name == "block") return (c.block.post_norm ? 2 : 1) * B * Sq * D;
     return B * H * Sq * Sk;  // scores, scaled, masked, softmax
 }
 
@@ -212,6 +216,10 @@ std::string py_variable(const config& c, std::string_view stage, const std::stri
     if (stage == "embed") return py_embed_variable(c, name);
     if (stage == "params") return name.substr(0, 1) == "w" ? name + ".weight" : "w_" + name.substr(2) + ".bias";
     if (stage == "merge") return "merged";
+    if (stage == "residual") return "residual";  // the block's: the residual stream, then h, ... (py_block_code)
+    if (stage == "mlp_norm") return name == "x" ? "h" : "mlp_norm_" + name;
+    if (stage == "mlp") return name == "out" ? "mlp_out" : name;
+    if (stage == "block") return "block_" + name;
     if (stage == "mask") return "mask.expand(" + std::to_string(c.batch) + ", 1, Sq, Sk)";  // [Sq,Sk] broadcasts
     if (stage == "cache") return "past_" + name;  // the cached k and v, before torch.cat
     if (stage == "flash")  // each block's m, l, rescale, acc stacked on a block axis; its own context
@@ -343,6 +351,68 @@ std::vector<std::string> py_loaded_params(const config& c) {
     }
     if (c.out_proj && !c.out_bias) code.push_back("w_o.bias = None  # the file's output projection has no bias");
     return code;
+}
+
+/// The expression of attn's weight `weight` of a --params run (w_up, mlp_norm_weight, ...), or
+/// "None" when the file has none (a bias).
+std::string py_weight(const config& c, const std::string& weight) {
+    for (const auto& [name, source] : py_param_sources(c))
+        if (name == weight) return py_source_expression(source);
+    return "None";
+}
+
+/// The stages after attention (config::block) as the model's code writes them, on the weights
+/// loaded from P: GPT-2's Conv1D as torch.addmm with its [in, out] weight, nn.Linear's as F.linear.
+std::vector<std::string> py_block_code(const config& c, stage_id id) {
+    const block_spec& b = c.block;
+    const std::string D = std::to_string(c.d_model), eps = significant_text(b.eps), F = std::to_string(b.width);
+    const auto norm = [&](const std::string& x, const std::string& weight, const std::string& bias) {
+        if (b.norm == norm_kind::rms_norm)  // LlamaRMSNorm
+            return weight + " * (" + x + " * torch.rsqrt(" + x + ".pow(2).mean(-1, keepdim=True) + " + eps + "))";
+        return "torch.nn.functional.layer_norm(" + x + ", [" + D + "], " + weight + ", " + bias + ", eps=" + eps + ")";
+    };
+    const bool conv1d = c.sources.model_arch == "gpt2";
+    const auto linear = [&](const std::string& x, const char* weight, const char* bias, const std::string& out) {
+        if (conv1d)  // transformers' Conv1D: addmm(bias, x.view(-1, in), weight [in, out]).view(..., out)
+            return "torch.addmm(" + py_weight(c, bias) + ", " + x + ".view(-1, " + x + ".size(-1)), " + py_weight(c, weight) +
+                   ").view(B, Sq, " + out + ")";
+        return "torch.nn.functional.linear(" + x + ", " + py_weight(c, weight) + ", " + py_weight(c, bias) + ")";
+    };
+    switch (id) {
+        case stage_id::residual: {
+            // the layer's input: before the norm (pre-norm), or x as the layer reads it (post-norm)
+            std::string x = b.post_norm || c.norm == norm_kind::none ? "x" : "layer_input";
+            if (c.past > 0) x += "[:, " + std::to_string(c.past) + ":]";  // the new tokens' rows
+            return {"residual = out + " + x + "  # attn_output + residual"};
+        }
+        case stage_id::mlp_norm: {
+            std::vector<std::string> code{"mlp_norm_weight = " + py_weight(c, "mlp_norm_weight")};
+            if (b.norm == norm_kind::layer_norm) code.push_back("mlp_norm_bias = " + py_weight(c, "mlp_norm_bias"));
+            code.push_back("h = " + norm("residual", "mlp_norm_weight", "mlp_norm_bias"));
+            return code;
+        }
+        case stage_id::mlp: {
+            std::vector<std::string> code;
+            if (b.gated) code.push_back("gate = " + linear("h", "w_gate", "b_gate", F));
+            code.push_back("up = " + linear("h", "w_up", "b_up", F));
+            switch (b.act) {
+                case activation::gelu_tanh:  // Hugging Face's NewGELUActivation, op by op
+                    code.push_back("hidden = 0.5 * up * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (up + 0.044715 * torch.pow(up, 3.0))))");
+                    break;
+                case activation::gelu_erf: code.push_back("hidden = torch.nn.functional.gelu(up)"); break;
+                case activation::silu:
+                    code.push_back(b.gated ? "hidden = torch.nn.functional.silu(gate) * up"
+                                           : "hidden = torch.nn.functional.silu(up)");
+                    break;
+            }
+            code.push_back("mlp_out = " + linear("hidden", "w_down", "b_down", D));
+            return code;
+        }
+        default:  // block
+            if (!b.post_norm) return {"block_x = residual + mlp_out  # residual + feed_forward_hidden_states"};
+            return {"block_sum = mlp_out + h", "block_x = " + norm("block_sum", py_weight(c, "out_norm_weight"),
+                                                                   py_weight(c, "out_norm_bias"))};
+    }
 }
 
 /// The embed stage's tables and ids, before --explain's line (x = wte.weight[ids] + ...).
@@ -696,6 +766,9 @@ void render_py(const trace& t, const render_options& options, const std::string&
             code.statements.insert(code.statements.begin(), files.begin(), files.end());
         }
         if (info.id == stage_id::flash) code = {{py_flash_loop(c)}, ""};
+        if (info.id == stage_id::norm && c.block.on() && !c.block.post_norm)  // kept for the residual (15a)
+            code.statements.insert(code.statements.begin(), "layer_input = x  # the residual stream, added back after attention");
+        if (info.id >= stage_id::residual) code = {py_block_code(c, info.id), ""};
         out << "\n# ── " << info.step.text() << " · " << info.name << " ── " << stage_formula(c, info.name) << '\n';
         write_py_comment(out, info.id == stage_id::params ? "Made in the setup, before x. " + e.words
                                                           : "Your turn: " + e.words);
