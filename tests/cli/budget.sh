@@ -51,9 +51,14 @@ config = json.load(open("big-dump.json"))["config"]
 config.update(batch=256, seq=1024, d_in=1024, d_model=1024, d_kv_in=1024, kv_seq=1024, head_dim=512)
 def member(z, name, a):
     b = io.BytesIO(); np.save(b, a); z.writestr(name + ".npy", b.getvalue())
+def zeros(z, name, shape):  # member(z, name, np.zeros(shape, np.float32)), its bytes streamed a MiB at a time
+    header = io.BytesIO(); np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": shape})
+    with z.open(name + ".npy", "w") as f:
+        f.write(header.getvalue())
+        for _ in range(4 * int(np.prod(shape)) >> 20): f.write(bytes(1 << 20))
 with zipfile.ZipFile("bomb-dump.npz", "w", zipfile.ZIP_DEFLATED) as z:  # 1 MB holding 1 GiB
     member(z, "config", np.array(json.dumps(config)))
-    member(z, "input.x", np.zeros((256, 1024, 1024), np.float32))
+    zeros(z, "input.x", (256, 1024, 1024))
 EOF2
 limit_kb=300000 expect_refusal "an .npz dump holding a 1 GiB member (a 1 MB zip bomb): refused before inflating" 1 \
   "attn: error: --from bomb-dump.npz: input.x: shape [256,1024,1024] as float32 needs 1.0 GiB, more than the 100.0 MiB --max-memory allows (--max-memory none: no limit)" \

@@ -69,11 +69,16 @@ import io, zipfile
 import numpy as np
 def member(z, name, a):
     b = io.BytesIO(); np.save(b, a); z.writestr(name + ".npy", b.getvalue())
+def zeros(z, name, shape):  # member(z, name, np.zeros(shape, np.float32)), its bytes streamed a MiB at a time
+    header = io.BytesIO(); np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": shape})
+    with z.open(name + ".npy", "w") as f:
+        f.write(header.getvalue())
+        for _ in range(4 * int(np.prod(shape)) >> 20): f.write(bytes(1 << 20))
 with zipfile.ZipFile("bomb.npz", "w", zipfile.ZIP_DEFLATED) as z:   # 1 MB holding 1 GiB
-    member(z, "input.x", np.zeros((256, 1024, 1024), np.float32))
+    zeros(z, "input.x", (256, 1024, 1024))
 with zipfile.ZipFile("unused.npz", "w", zipfile.ZIP_DEFLATED) as z:  # 256 MiB nobody asks for
     member(z, "input.x", np.ones((1, 4, 8), np.float32))
-    member(z, "other", np.zeros((64, 1024, 1024), np.float32))
+    zeros(z, "other", (64, 1024, 1024))
 with zipfile.ZipFile("liar.npz", "w") as z:  # the header says 4 floats, the member holds 6
     b = io.BytesIO(); np.save(b, np.ones((1, 2, 2), np.float32)); z.writestr("input.x.npy", b.getvalue() + b"\0" * 8)
 with zipfile.ZipFile("esc.npz", "w") as z:
