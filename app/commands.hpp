@@ -35,8 +35,9 @@ void setup_tokens(CLI::App& app);
 std::vector<attn::stage_id> stages_from_flag(const std::string& text, const attn::config& c);
 
 /// Refuses a thread count (`how` "--threads " or "ATTN_THREADS=", 0: not given) above
-/// attn::threads_that_fit(): "--threads 4096: ulimit -v 1.9 GiB holds the stacks of at most 119
-/// threads (8.0 MiB each, ulimit -s); give --threads 119 or fewer", before anything is written.
+/// attn::threads_that_fit(): "--threads 4096: ulimit -v 1.9 GiB holds at most 11 threads (each a
+/// stack of 8.0 MiB, ulimit -s, and a 64 MiB malloc arena, in half of what attn leaves free); give
+/// --threads 11 or fewer", before anything is written.
 void check_threads_fit(int threads, const std::string& how);
 
 }  // namespace attn_app

@@ -79,13 +79,13 @@ int run(int argc, char** argv) {
     } catch (const attn_app::exit_status& e) {  // said all it has to say (attn check: a mismatch)
         return e.code;
     } catch (const attn::usage_error& e) {  // control characters from a file name or a file escaped: one line
-        std::cerr << "attn: error: " << attn::printable_text(e.what()) << "\n";
+        std::cerr << "attn: error: " << attn_app::terminal_line(e.what()) << "\n";
         return 2;
     } catch (const std::bad_alloc&) {
         std::cerr << "attn: error: out of memory (try smaller sizes, or see --max-memory)\n";
         return 1;
     } catch (const std::exception& e) {  // attn::error, and anything else
-        std::cerr << "attn: error: " << attn::printable_text(e.what()) << "\n";
+        std::cerr << "attn: error: " << attn_app::terminal_line(e.what()) << "\n";
         return 1;
     }
     return 0;

@@ -43,7 +43,7 @@ void run_mask(const mask_options& o, const flag_given& given) {
     else
         attn::render_mask_table(c, views, mask, warnings, std::cout);
     std::cout.flush();  // before the warnings (standard_output.hpp: a write error throws)
-    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << attn::printable_text(w.text) << "\n";
+    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << attn_app::terminal_line(w.text) << "\n";
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "attn/text/join.hpp"
 #include "attn/text/printable_text.hpp"
+#include "attn/text/utf8_text.hpp"
 
 namespace attn_app {
 namespace {
@@ -325,6 +326,8 @@ std::string what_went_wrong(const CLI::App& app, const CLI::Error& e, const std:
 
 }  // namespace
 
+std::string terminal_line(std::string_view text) { return attn::utf8_escaped(attn::printable_text(text)); }
+
 std::string shell_word(const std::string& text) {
     const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
         return std::isalnum(static_cast<unsigned char>(ch)) != 0 || std::string_view("-_.,/+=:@%").find(ch) !=
@@ -338,7 +341,7 @@ std::string shell_word(const std::string& text) {
 
 std::function<std::string(const CLI::App*, const CLI::Error&)> failure_message(std::vector<std::string> args) {
     return [args = std::move(args)](const CLI::App* app, const CLI::Error& e) {
-        return "attn: error: " + attn::printable_text(what_went_wrong(*app, e, args)) + "\n";  // one line, whatever was typed
+        return "attn: error: " + terminal_line(what_went_wrong(*app, e, args)) + "\n";  // one line, whatever was typed
     };
 }
 

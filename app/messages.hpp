@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,11 @@ namespace attn_app {
 /// refused value is described by asking its check again; `args`, the command line
 /// without the program's name, names an option left without a value at its end.
 std::function<std::string(const CLI::App*, const CLI::Error&)> failure_message(std::vector<std::string> args);
+
+/// A message for stderr, on one line whatever it quotes: printable_text's escapes, and each
+/// byte that starts no UTF-8 character written "\xff" (an 8-bit terminal reads a lone 0x9b
+/// as CSI).
+std::string terminal_line(std::string_view text);
 
 /// `text` as the shell reads it back: unchanged when plain, else in single quotes.
 std::string shell_word(const std::string& text);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "attn/text/printable_text.hpp"
+#include "messages.hpp"
 
 namespace attn_app {
 namespace {
@@ -57,7 +58,7 @@ int report_write_error(const attn::write_error& e) {
         std::raise(SIGPIPE);
         return 128 + SIGPIPE;  // if SIGPIPE is blocked
     }
-    std::cerr << "attn: error: " << attn::printable_text(e.what()) << "\n";
+    std::cerr << "attn: error: " << attn_app::terminal_line(e.what()) << "\n";
     return 1;
 }
 

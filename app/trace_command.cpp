@@ -361,7 +361,7 @@ void run_trace(const trace_options& o, const flag_given& given) {
                                                            {out.stream(), out.what(), command_line(), terminal_width()}, progress);
     out.commit();
     progress.finish();
-    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << attn::printable_text(w.text) << "\n";
+    for (const attn::warning& w : warnings) std::cerr << "attn: warning: " << attn_app::terminal_line(w.text) << "\n";
 }
 
 /// The stages by number and name, from stage_table, for trace's --help: at most five
@@ -576,11 +576,12 @@ void check_threads_fit(int threads, const std::string& how) {
     rlimit address_space{};
     getrlimit(RLIMIT_AS, &address_space);
     throw attn::usage_error(how + std::to_string(threads) + ": ulimit -v " +
-                            attn::format_bytes(static_cast<std::uint64_t>(address_space.rlim_cur)) +
-                            " holds the stacks of at most " + std::to_string(fit) + " thread" + (fit == 1 ? "" : "s") +
-                            " (" + attn::format_bytes(attn::thread_stack_bytes()) + " each, " +
-                            (std::getenv("OMP_STACKSIZE") ? "OMP_STACKSIZE" : "ulimit -s") + ", in half of it); give " +
-                            how + std::to_string(fit) + " or fewer");
+                            attn::format_bytes(static_cast<std::uint64_t>(address_space.rlim_cur)) + " holds at most " +
+                            std::to_string(fit) + " thread" + (fit == 1 ? "" : "s") + " (each a stack of " +
+                            attn::format_bytes(attn::thread_stack_bytes()) + ", " +
+                            (std::getenv("OMP_STACKSIZE") ? "OMP_STACKSIZE" : "ulimit -s") +
+                            ", and a 64 MiB malloc arena, in half of what attn leaves free); give " + how +
+                            std::to_string(fit) + " or fewer");
 }
 
 }  // namespace attn_app

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -91,10 +92,23 @@ std::size_t thread_stack_bytes() {
     return std::size_t(2) << 20;
 }
 
+std::uint64_t address_space_in_use() {
+    // /proc/self/statm's first field: the pages of the address space (VmSize)
+    std::uint64_t pages = 0;
+    if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+        unsigned long long n = 0;
+        if (std::fscanf(statm, "%llu", &n) == 1) pages = n;
+        std::fclose(statm);
+    }
+    return pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
 int threads_that_fit() {
     rlimit address_space{};
     if (getrlimit(RLIMIT_AS, &address_space) != 0 || address_space.rlim_cur == RLIM_INFINITY) return max_threads;
-    const std::uint64_t fit = static_cast<std::uint64_t>(address_space.rlim_cur) / 2 / thread_stack_bytes();
+    const auto limit = static_cast<std::uint64_t>(address_space.rlim_cur), used = address_space_in_use();
+    const std::uint64_t free = limit > used ? limit - used : 0;
+    const std::uint64_t fit = free / 2 / (thread_stack_bytes() + thread_arena_bytes);
     return static_cast<int>(std::clamp<std::uint64_t>(fit, 1, max_threads));
 }
 

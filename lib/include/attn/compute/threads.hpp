@@ -4,6 +4,7 @@
 // thread as it would be alone, so the bits do not depend on the count. Inside a parallel
 // loop only products OpenBLAS runs on one thread anyway are made (blas_runs_on_one_thread).
 #include <cstddef>
+#include <cstdint>
 
 namespace attn {
 
@@ -30,11 +31,20 @@ constexpr int max_threads = 4096;
 /// threads costs more than the work.
 constexpr std::size_t parallel_elements = std::size_t{1} << 15;
 
-/// The most threads whose stacks the address space holds: max_threads without an address-space
-/// limit (ulimit -v), else half the limit over a thread's stack (ulimit -s, 2 MiB when
-/// unlimited; $OMP_STACKSIZE when set), at least 1. libgomp, when it cannot start a thread,
-/// ends the process at once (exit 1, no destructors): a count above this is refused before
-/// anything is computed or written.
+/// The address space a thread may take beside its stack: glibc reserves 64 MiB for the malloc
+/// arena a thread makes when it first allocates (HEAP_MAX_SIZE, counted by ulimit -v).
+constexpr std::size_t thread_arena_bytes = std::size_t(64) << 20;
+
+/// The address space this process holds now (VmSize, /proc/self/statm), in bytes; 0 if unknown.
+std::uint64_t address_space_in_use();
+
+/// The most threads the address space holds: max_threads without an address-space limit
+/// (ulimit -v), else half of what the limit leaves free now (the limit less
+/// address_space_in_use) over a thread's stack (ulimit -s, 2 MiB when unlimited;
+/// $OMP_STACKSIZE when set) and its malloc arena, at least 1. libgomp, when it cannot start a
+/// thread, ends the process at once (exit 1, no destructors): a count above this is refused
+/// before anything is computed or written. (Half the limit over the stack alone let 35 threads
+/// die under ulimit -v 600000, where 34 ran.)
 int threads_that_fit();
 
 /// A thread's stack as libgomp makes it, in bytes (see threads_that_fit).
