@@ -272,11 +272,15 @@ check "... and writes the hand-out there" test -f "$work/cls/carol/lab2/part1/ex
 check "... with no temporary left" test -z "$(find "$work/cls" -name '.attn-*')"
 # one rule for read-only files: a hand-out refuses to replace one, as every --out does
 chmod a-w "$work/cls/carol/lab2/part1/task.md"
-cp "$work/cls/carol/lab2/part1/task.md" "$work/task-before.md"
+cp -r "$work/cls/carol/lab2/part1" "$work/part1-before"
 expect_error "show --out over a read-only file: refused, as trace --out refuses one" 1 \
   "attn: error: --out $work/cls/carol/lab2/part1: task.md: Permission denied (the file is read-only)" \
   exercise show 7 --student dave --out "$work/cls/carol/lab2/part1"
-check "... which is unchanged" cmp "$work/task-before.md" "$work/cls/carol/lab2/part1/task.md"
+check "... which is unchanged" cmp "$work/part1-before/task.md" "$work/cls/carol/lab2/part1/task.md"
+# before: the tensors were replaced with dave's before task.md was refused, a folder half carol's
+check "... and so is every other file of the folder: none is written before the refusal" \
+  diff -r "$work/part1-before" "$work/cls/carol/lab2/part1"
+check "... with no temporary left" test -z "$(find "$work/cls" -name '.attn-*')"
 run trace --seq 3 --out "$work/cls/carol/lab2/part1/task.md"
 check "... the same rule and words as trace --out" \
   grep -qx "attn: error: --out $work/cls/carol/lab2/part1/task.md: Permission denied (the file is read-only)" "$work/err"

@@ -153,6 +153,27 @@ run trace --past 3 --seq 2 --mask causal --input x5.json --explain --stage appen
 check "a run from files: the command is said in words" \
   bash -c "jq -r .stages.append.explain.why '$work/out' | grep -q 'over all 5 tokens (the same command and files with --seq 5 and without --past 3)'"
 
+# --- JSON parsed whole is charged at parsed_json_bytes_per_byte (16) per byte of its text --------
+# Before: a 5.6 MiB safetensors header under --max-memory 8MiB peaked at 79 MB before any
+# refusal; a 2.9 MiB config member of an .npz dump under 16MiB at 97 MB.
+$py - <<'PY'
+import io, json, struct, zipfile
+import numpy as np
+h = {"t%06d" % i: {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]} for i in range(100000)}
+text = json.dumps(h, separators=(",", ":")).encode()
+open("big_header.safetensors", "wb").write(struct.pack("<Q", len(text)) + text)
+buf = io.BytesIO()
+np.save(buf, np.array('{"tokens": [' + ",".join(["1"] * 1500000) + ']}'))
+with zipfile.ZipFile("big_config.npz", "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("config.npy", buf.getvalue())
+PY
+limit_kb=60000 expect_refusal "a 5.6 MiB safetensors header under --max-memory 8MiB: refused before it is parsed (in 60 MB)" 1 \
+  "attn: error: --params big_header.safetensors: its header of 5.6 MiB, parsed needs 90.0 MiB, more than the 8.0 MiB --max-memory allows (--max-memory none: no limit)" \
+  trace --params big_header.safetensors --max-memory 8MiB
+limit_kb=60000 expect_refusal "a 2.9 MiB config member of an .npz dump under --max-memory 16MiB: refused before it is parsed (in 60 MB)" 1 \
+  "attn: error: --from big_config.npz: config: its text of 2.9 MiB, parsed needs 45.8 MiB, more than the 4.6 MiB --max-memory 16.0 MiB leaves after the other files (--max-memory none: no limit)" \
+  trace --from big_config.npz --max-memory 16MiB
+
 # --- a message on stderr: a byte that starts no UTF-8 character is escaped, never raw ----------
 bad=$'n\xff\x9b'  # 0x9b alone: CSI on an 8-bit terminal
 mkdir -p "$work/$bad" && cp "$models/gpt2"/{model.safetensors,vocab.json,merges.txt,config.json} "$work/$bad/"

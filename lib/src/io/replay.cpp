@@ -306,6 +306,10 @@ json read_npz_dump(const std::string& path, dump& d, read_budget* budget) {
         const json parsed = json::parse(selection->second, nullptr, false);  // unreadable: not ours, ignored
         check_whole_run(&parsed, d.what);
     }
+    // parsed whole: its values, keys and strings take up to parsed_json_bytes_per_byte times its text
+    if (budget)
+        budget->check(parsed_json_bytes_per_byte * std::uint64_t(config->second.size()), d.what + ": config",
+                      "its text of " + format_bytes(config->second.size()) + ", parsed");
     return parse_json_document(config->second, d.what + ": config");
 }
 

@@ -17,6 +17,7 @@
 
 #include "attn/compute/checked.hpp"
 #include "attn/compute/error.hpp"
+#include "attn/compute/memory.hpp"
 #include "attn/io/json_document.hpp"
 #include "attn/text/index_text.hpp"
 
@@ -307,7 +308,7 @@ st_header read_st_header(const st_reader& read, std::uint64_t size, const std::s
     if (n > size - 8)
         throw error(what + ": truncated: the header size is " + std::to_string(n) + " bytes, but " +
                     std::to_string(size - 8) + " follow it");
-    if (budget) budget->check(n, what, "its header");
+    if (budget) budget->check(parsed_json_bytes_per_byte * n, what, "its header of " + format_bytes(n) + ", parsed");
     std::string text(static_cast<std::size_t>(n), '\0');
     if (st_read_fully(read, 8, &text[0], text.size()) < text.size())
         throw error(what + ": truncated: the file ended inside its header");

@@ -57,6 +57,11 @@ private:
     std::uint64_t left_;
 };
 
+/// What JSON text takes once parsed, at most, per byte of text (nlohmann's values are 16 bytes,
+/// an array of one-digit numbers "1," two bytes of text per value; a safetensors header's
+/// entries a little less): a text parsed whole is charged this much against the budget first.
+constexpr std::uint64_t parsed_json_bytes_per_byte = 16;
+
 /// The most a file that is not a regular one (a FIFO, /dev/zero) may give.
 constexpr std::uint64_t max_stream_bytes = std::uint64_t(256) << 20;
 

@@ -6,7 +6,8 @@
 //   DIR/exercise.json  the whole exercise as `show --format json` prints it (for graders' scripts)
 // Each file is written whole or not at all; DIR is made when missing. No symbolic link in
 // DIR's path is followed (folder_without_links.hpp); what a student planted in DIR under a
-// file's name is replaced, except a read-only file, which is refused (output_file.hpp).
+// file's name is replaced, except a read-only file, which is refused (output_file.hpp) before
+// any file of the folder is written.
 #include <ostream>
 #include <string>
 
