@@ -93,7 +93,7 @@ d = json.load(open('small-dump.json')); d['config']['notes'] = [0] * 1500000
 open('padded-dump.json', 'w').write(json.dumps(d, separators=(',', ':')))"
 for cmd in "trace" "check --stage softmax --answer one.npz"; do
   limit_kb=400000 expect_refusal "$cmd --from a 3 MB JSON dump of 1.5 M values under --max-memory 8MiB: refused while parsing" 1 \
-    "attn: error: --from padded-dump.json: its text (2.9 MiB) and the values parsed from it pass the 8.0 MiB --max-memory allows (a JSON value takes 16 bytes or more once parsed; --max-memory none: no limit)" \
+    "attn: error: --from padded-dump.json: its text (2.9 MiB) and the values parsed from it pass the 8.0 MiB --max-memory allows (a JSON value takes up to 48 bytes as it is parsed; --max-memory none: no limit)" \
     $cmd --from padded-dump.json --max-memory 8MiB
 done
 run trace --from small-dump.json --max-memory 1MiB --format json
@@ -153,7 +153,8 @@ run trace --past 3 --seq 2 --mask causal --input x5.json --explain --stage appen
 check "a run from files: the command is said in words" \
   bash -c "jq -r .stages.append.explain.why '$work/out' | grep -q 'over all 5 tokens (the same command and files with --seq 5 and without --past 3)'"
 
-# --- JSON parsed whole is charged at parsed_json_bytes_per_byte (16) per byte of its text --------
+# --- JSON parsed whole: a safetensors header is charged 16 bytes per byte of its text before it is
+# parsed (parsed_json_bytes_per_byte), a dump's config member each value as it is parsed --------
 # Before: a 5.6 MiB safetensors header under --max-memory 8MiB peaked at 79 MB before any
 # refusal; a 2.9 MiB config member of an .npz dump under 16MiB at 97 MB.
 $py - <<'PY'
@@ -170,8 +171,8 @@ PY
 limit_kb=60000 expect_refusal "a 5.6 MiB safetensors header under --max-memory 8MiB: refused before it is parsed (in 60 MB)" 1 \
   "attn: error: --params big_header.safetensors: its header of 5.6 MiB, parsed needs 90.0 MiB, more than the 8.0 MiB --max-memory allows (--max-memory none: no limit)" \
   trace --params big_header.safetensors --max-memory 8MiB
-limit_kb=60000 expect_refusal "a 2.9 MiB config member of an .npz dump under --max-memory 16MiB: refused before it is parsed (in 60 MB)" 1 \
-  "attn: error: --from big_config.npz: config: its text of 2.9 MiB, parsed needs 45.8 MiB, more than the 4.6 MiB --max-memory 16.0 MiB leaves after the other files (--max-memory none: no limit)" \
+limit_kb=60000 expect_refusal "a 2.9 MiB config member of an .npz dump under --max-memory 16MiB: refused as it is parsed (in 60 MB)" 1 \
+  "attn: error: --from big_config.npz: config: its text with the values parsed from it needs 4.6 MiB, more than the 4.6 MiB --max-memory 16.0 MiB leaves after the other files (--max-memory none: no limit)" \
   trace --from big_config.npz --max-memory 16MiB
 
 # --- a message on stderr: a byte that starts no UTF-8 character is escaped, never raw ----------

@@ -85,7 +85,7 @@ std::string keep_negative_zeros(std::string text) {
 
 /// What a value kept from a JSON dump holds in memory: nlohmann's node, an object's map
 /// node and key, a string's characters. Charged against the read budget as it is parsed.
-constexpr std::uint64_t json_node_bytes = sizeof(json);
+constexpr std::uint64_t json_node_bytes = json_value_bytes;  // json_document.hpp: the node, and its array's growth
 constexpr std::uint64_t json_member_bytes = 64;  // a std::map node beside the value, and its key's string
 
 class dump_json_reader : public nlohmann::json_sax<json> {
@@ -167,7 +167,7 @@ private:
         if (held_ > budget_->left())  // known only as it parses: said as a bound passed, not a total
             throw over_budget(what_ + ": its text (" + format_bytes(text_bytes_) + ") and the values parsed from it pass the " +
                               format_bytes(budget_->left()) +
-                              " --max-memory allows (a JSON value takes 16 bytes or more once parsed; --max-memory none: no limit)");
+                              " --max-memory allows (a JSON value takes up to 48 bytes as it is parsed; --max-memory none: no limit)");
     }
     bool value(json v) {
         if (json* s = slot()) {
@@ -306,11 +306,7 @@ json read_npz_dump(const std::string& path, dump& d, read_budget* budget) {
         const json parsed = json::parse(selection->second, nullptr, false);  // unreadable: not ours, ignored
         check_whole_run(&parsed, d.what);
     }
-    // parsed whole: its values, keys and strings take up to parsed_json_bytes_per_byte times its text
-    if (budget)
-        budget->check(parsed_json_bytes_per_byte * std::uint64_t(config->second.size()), d.what + ": config",
-                      "its text of " + format_bytes(config->second.size()) + ", parsed");
-    return parse_json_document(config->second, d.what + ": config");
+    return parse_json_document(config->second, d.what + ": config", budget);  // what it builds, within the budget
 }
 
 // ----------------------------------------------------------------------------
