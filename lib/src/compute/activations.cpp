@@ -20,6 +20,9 @@ __m256 Sleef_tanhf8_u10(__m256);
 namespace attn {
 namespace {
 
+using vector_op = __m256 (*)(__m256);
+using scalar_op = float (*)(float);
+
 constexpr float sqrt_two_over_pi = static_cast<float>(0.79788456080286535588);  // math.sqrt(2.0 / math.pi) as float
 
 // --- gelu_erf (oneDNN's) and silu (aten's vector op and its scalar one)
@@ -67,13 +70,11 @@ constexpr float sqrt_two_over_pi = static_cast<float>(0.79788456080286535588);  
 }
 
 [[gnu::target("avx2,fma")]] __m256 vector_silu(__m256 x) {
+    const vector_op sleef_exp = Sleef_expf8_u10;  // through a pointer: its declaration is not an AVX function's (clang)
     const __m256 minus_x = _mm256_xor_ps(_mm256_set1_ps(-0.f), x);
-    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), Sleef_expf8_u10(minus_x)));
+    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), sleef_exp(minus_x)));
 }
 float scalar_silu(float x) { return x / (1.0f + std::exp(-x)); }
-
-using vector_op = __m256 (*)(__m256);
-using scalar_op = float (*)(float);
 
 /// Loops.h's vectorized_loop on one chunk: 16 at a time while 16 are left, the scalar op after.
 [[gnu::target("avx2,fma")]] void vectorized_loop(vector_op vop, scalar_op op, const float* x, float* y, std::size_t n) {
