@@ -324,6 +324,7 @@ attn::loaded_inputs load_run_inputs(const run_options& flags, const flag_given& 
         const attn::read_budget budget = read_budget_of(o.cfg.limits.max_memory);
         attn::text_tokens t = attn::tokenize_beside(o.files.params, o.text, &budget);
         for (const attn::token_piece& piece : t.tokens) o.files.tokens.push_back(piece.id);
+        o.files.tokens_from_text = true;
         if (o.files.vocab.empty()) o.files.vocab = t.vocab_path;  // the tokens on the axes
     }
     if (o.files.params.empty() && (o.files.model.arch || o.files.model.layer))

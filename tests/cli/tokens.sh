@@ -202,6 +202,9 @@ expect_ok "attn trace --text @FILE: layer 0 from the text, the same run as its i
 check "... every number and label equal (the newline is Ċ, id 38)" \
   test "$(jq -c '[.config.tokens, .config.token_text, .stages]' "$work/out" | md5sum)" = \
        "$(jq -c '[.config.tokens, .config.token_text, .stages]' "$work/ids.json" | md5sum)"
+run trace --params "$gpt2/model.safetensors" --text "The robot" --stage softmax
+check "... and the table's run line names --text (not --tokens)" \
+  grep -qx 'run    self-attention: Q, K, V from x (--text, stage embed)' "$work/out"
 expect_error "a word the tiny vocabulary lacks: named, with why" 1 \
   "attn: error: --text: \"Ġh\" is not a token of $gpt2/vocab.json (a vocabulary with every byte's token encodes any text)" \
   trace --params "$gpt2/model.safetensors" --text "The robot, hello"

@@ -491,6 +491,7 @@ loaded_inputs load_inputs(config base, const size_flags& flags, const input_path
     c.sources.x_from_file = !paths.input.empty();
     c.sources.x_kv_from_file = !paths.kv_input.empty();
     c.sources.params_from_file = !paths.params.empty();
+    c.sources.tokens_from_text = paths.tokens_from_text && !paths.tokens.empty();
     c.mask.from_file = !paths.mask.empty();
     c.mask.key_padding = !paths.key_padding_mask.empty();
     read_budget budget(c.limits.max_memory == 0 ? read_budget::unlimited : c.limits.max_memory);

@@ -72,7 +72,7 @@ std::string run_text(const config& c, bool seed_secret) {
     const char* sources = c.sources.from_projections ? "stages.run.sources.given"
                           : c.cross()        ? "stages.run.sources.cross"
                                              : "stages.run.sources.self";
-    const std::string files = prose(sources, {{"input", !c.sources.tokens.empty() ? " (--tokens, stage embed)" : c.sources.x_from_file ? " (--input)" : ""},
+    const std::string files = prose(sources, {{"input", !c.sources.tokens.empty() ? (c.sources.tokens_from_text ? " (--text, stage embed)" : " (--tokens, stage embed)") : c.sources.x_from_file ? " (--input)" : ""},
                                               {"kv_input", c.sources.x_kv_from_file ? " (--kv-input)" : ""}});
     std::vector<std::string> parts{
         c.past > 0 ? prose("stages.run.step", {{"past", c.past}, {"new", c.seq}, {"input", c.sources.x_from_file ? " (--input)" : ""}})

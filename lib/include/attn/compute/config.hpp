@@ -174,6 +174,7 @@ struct run_sources {
     std::string model_arch;  // "gpt2", "bert", "llama", "mha" (model_layer.hpp); empty: attn's own
     std::vector<std::pair<std::string, std::string>> weight_sources;  // {"w_q", "h.1.attn.c_attn.weight[:, 0:16]ᵀ ..."}
     std::vector<std::int64_t> tokens;        // --tokens: the ids layer 0 starts from (stage embed); empty: x drawn or read
+    bool tokens_from_text = false;           // --text gave them (the run line says so)
     std::vector<std::string> token_labels;  // --vocab: each id's token, escaped (printable_text); empty: none
 };
 

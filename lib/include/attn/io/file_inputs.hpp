@@ -27,6 +27,7 @@ struct input_paths {
     std::string key_padding_mask;  // --key-padding-mask: [B,Sk], read as config::mask.key_padding_convention
     model_choice model;    // --arch, --layer, and the flags a model's config.json also decides
     std::vector<std::int64_t> tokens;  // --tokens: layer 0 of the --params model from these ids (B = 1)
+    bool tokens_from_text = false;     // the ids are --text's, by the checkpoint's tokenizer
     std::string vocab;     // --vocab: the tokenizer's vocab.json, the tokens' labels
     bool mask_only = false;  // attn mask: only the mask is made, a row at a time, so --max-memory is
                              // checked against its need (check_mask_views_memory), not a trace's
