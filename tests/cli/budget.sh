@@ -198,8 +198,8 @@ mkfifo pipe.npy
 limit_kb=300000 expect_refusal "a FIFO --input read only up to the budget (was: 50 MB read, then 'not a NumPy .npy file')" 1 \
   "attn: error: --input pipe.npy: its text needs 8.1 MiB, more than the 8.0 MiB --max-memory allows (--max-memory none: no limit)" \
   trace --input pipe.npy --max-memory 8MiB
-expect_refusal "a safetensors header larger than the budget: refused before it is parsed (was: parsed once without it)" 1 \
-  "attn: error: --params big-header.safetensors: its header needs 5.9 MiB, more than the 4.0 MiB --max-memory allows (--max-memory none: no limit)" \
+expect_refusal "a safetensors header larger than the budget: refused before it is parsed, at 16 times its text (was: parsed once without it)" 1 \
+  "attn: error: --params big-header.safetensors: its header of 5.9 MiB, parsed needs 94.4 MiB, more than the 4.0 MiB --max-memory allows (--max-memory none: no limit)" \
   trace --params big-header.safetensors --max-memory 4MiB
 limit_kb=300000 expect_refusal "--tokens with a zip-bombed token table of another width: refused from its header, not inflated" 1 \
   "attn: error: --params wide-table.npz: wte.weight has shape [65536,1024], but layer 0's input is D = 16 wide (h.0.attn.c_attn.weight has shape [16,48]): --tokens needs a table [rows, 16]" \
