@@ -95,15 +95,14 @@ tensor repeat_heads(const tensor& kv, std::size_t H, std::size_t (*kv_head_of)(s
 
 const xt::xarray<float>* present(const optional_tensor& v) { return v ? &*v : nullptr; }
 
-/// The norm stage's x: each row of x [B,S,Din] normalised over Din (norms.hpp), as config::norm says.
-xt::xarray<float> normalised_rows(const config& c, const xt::xarray<float>& x, const parameters& p) {
+/// Each row of x [..., width] normalised by `norm` (norms.hpp): LayerNorm with its bias (none:
+/// zeros), or RMSNorm. The norm stage's, mlp_norm's and post-norm block's.
+xt::xarray<float> normalised(norm_kind norm, const xt::xarray<float>& x, const xt::xarray<float>& weight,
+                             const optional_tensor& bias, float eps) {
     auto y = xt::xarray<float>::from_shape(x.shape());
     const std::size_t width = x.shape().back(), rows = width == 0 ? 0 : x.size() / width;
-    if (c.norm == norm_kind::rms_norm)
-        rms_norm_rows(x.data(), rows, width, p.norm_weight->data(), c.norm_eps, y.data());
-    else
-        layer_norm_rows(x.data(), rows, width, p.norm_weight->data(), p.norm_bias ? p.norm_bias->data() : nullptr,
-                        c.norm_eps, y.data());
+    if (norm == norm_kind::rms_norm) rms_norm_rows(x.data(), rows, width, weight.data(), eps, y.data());
+    else layer_norm_rows(x.data(), rows, width, weight.data(), bias ? bias->data() : nullptr, eps, y.data());
     return y;
 }
 
@@ -431,16 +430,6 @@ xt::xarray<float> sum_of(const xt::xarray<float>& a, const xt::xarray<float>& b)
     return y;
 }
 
-/// Each row of x [B,Sq,D] normalised by `norm` (LayerNorm with its bias, or RMSNorm).
-xt::xarray<float> normalised(norm_kind norm, const xt::xarray<float>& x, const xt::xarray<float>& weight,
-                             const optional_tensor& bias, float eps) {
-    auto y = xt::xarray<float>::from_shape(x.shape());
-    const std::size_t width = x.shape().back(), rows = width == 0 ? 0 : x.size() / width;
-    if (norm == norm_kind::rms_norm) rms_norm_rows(x.data(), rows, width, weight.data(), eps, y.data());
-    else layer_norm_rows(x.data(), rows, width, weight.data(), bias ? bias->data() : nullptr, eps, y.data());
-    return y;
-}
-
 /// 15c. mlp on h [B,Sq,D]: up = h·W_upᵀ + b_up [B,Sq,F] (and gate = h·W_gateᵀ), hidden =
 /// act(up) or act(gate)·up [B,Sq,F], out = hidden·W_downᵀ + b_down [B,Sq,D], as nn.Linear
 /// (GPT-2's Conv1D: addmm(b, h, W) with W [in, out] as stored)
@@ -496,11 +485,11 @@ void block_stages(run& r, const block_weights& w, const xt::xarray<float>& x, co
 /// GPT-2's ln_1 F.layer_norm(x, [Din], weight, bias, eps) or Llama's RMSNorm weight·(x·rsqrt(mean(x²) + eps)):
 /// a new tensor [B,S,Din], the residual stream x stays as given (self-attention only: validate)
 tensor_storage norm_stage(run& r, const parameters& p, const xt::xarray<float>& x, const char* x_tokens) {
-    const tensor_storage normalised = make_storage(normalised_rows(r.c, x, p));
-    std::vector<tensor> norm{tensor("x", {"batch", x_tokens, "d_in"}, normalised), tensor("weight", {"d_in"}, *p.norm_weight)};
+    const tensor_storage normed = make_storage(normalised(r.c.norm, x, *p.norm_weight, p.norm_bias, r.c.norm_eps));
+    std::vector<tensor> norm{tensor("x", {"batch", x_tokens, "d_in"}, normed), tensor("weight", {"d_in"}, *p.norm_weight)};
     if (p.norm_bias) norm.push_back(tensor("bias", {"d_in"}, *p.norm_bias));
     r.emit(stage_id::norm, std::move(norm));
-    return normalised;
+    return normed;
 }
 
 /// 2b. positions (--pos sinusoidal): pe [S,Din] for positions 0..S-1 of the tokens x holds (N + Sq

@@ -365,11 +365,9 @@ std::string py_weight(const config& c, const std::string& weight) {
 /// loaded from P: GPT-2's Conv1D as torch.addmm with its [in, out] weight, nn.Linear's as F.linear.
 std::vector<std::string> py_block_code(const config& c, stage_id id) {
     const block_spec& b = c.block;
-    const std::string D = std::to_string(c.d_model), eps = significant_text(b.eps), F = std::to_string(b.width);
+    const std::string D = std::to_string(c.d_model), F = std::to_string(b.width);
     const auto norm = [&](const std::string& x, const std::string& weight, const std::string& bias) {
-        if (b.norm == norm_kind::rms_norm)  // LlamaRMSNorm
-            return weight + " * (" + x + " * torch.rsqrt(" + x + ".pow(2).mean(-1, keepdim=True) + " + eps + "))";
-        return "torch.nn.functional.layer_norm(" + x + ", [" + D + "], " + weight + ", " + bias + ", eps=" + eps + ")";
+        return torch_norm_line(b.norm, x, weight, bias, c.d_model, b.eps);
     };
     const bool conv1d = c.sources.model_arch == "gpt2";
     const auto linear = [&](const std::string& x, const char* weight, const char* bias, const std::string& out) {

@@ -481,9 +481,7 @@ stage_explanation explain_norm(const config& c, const run_shapes& r) {
     e.words = say(r, rms ? "norm.words.rms_norm" : "norm.words.layer_norm");
     e.shapes = "x " + shape_text({r.B, S, r.Din}) + " -> x " + shape_text({r.B, S, r.Din}) + ", over the last axis; weight" +
                (rms ? " " : ", bias ") + shape_text({r.Din});
-    const std::string eps = short_eps(c);
-    e.torch = rms ? "x = weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + " + eps + "))"
-                  : "x = torch.nn.functional.layer_norm(x, [" + str(r.Din) + "], weight, bias, eps=" + eps + ")";
+    e.torch = "x = " + torch_norm_line(c.norm, "x", "weight", "bias", static_cast<std::int64_t>(r.Din), c.norm_eps);
     e.memory = say(r, "norm.memory");
     e.why = say(r, "norm.why");
     return e;
@@ -807,12 +805,8 @@ stage_explanation explain_output(const config& c, const run_shapes& r) {
 // --- 15a-15d: the rest of a model's block ----------------------------------------------------
 
 /// The norm of the block's stages, in PyTorch: F.layer_norm or the RMSNorm line.
-std::string block_norm_line(const config& c, const run_shapes& r, const std::string& x, const std::string& weight,
-                            const std::string& bias) {
-    const std::string eps = significant_text(c.block.eps);
-    if (c.block.norm == norm_kind::rms_norm)
-        return weight + " * (" + x + " * torch.rsqrt(" + x + ".pow(2).mean(-1, keepdim=True) + " + eps + "))";
-    return "torch.nn.functional.layer_norm(" + x + ", [" + str(r.D) + "], " + weight + ", " + bias + ", eps=" + eps + ")";
+std::string block_norm_line(const config& c, const std::string& x, const std::string& weight, const std::string& bias) {
+    return torch_norm_line(c.block.norm, x, weight, bias, c.d_model, c.block.eps);
 }
 
 stage_explanation explain_residual(const config& c, const run_shapes& r) {
@@ -831,7 +825,7 @@ stage_explanation explain_mlp_norm(const config& c, const run_shapes& r) {
     e.words = say(r, c.block.post_norm ? "mlp_norm.words.post_norm" : "mlp_norm.words");
     e.shapes = "x " + r.bsd(r.Sq) + " -> x " + r.bsd(r.Sq) + ", over the last axis; weight" +
                (c.block.norm == norm_kind::rms_norm ? " " : ", bias ") + shape_text({r.D});
-    e.torch = "h = " + block_norm_line(c, r, "x", "weight", "bias");
+    e.torch = "h = " + block_norm_line(c, "x", "weight", "bias");
     e.memory = say(r, "norm.memory");
     e.why = say(r, "mlp_norm.why");
     return e;
@@ -863,7 +857,7 @@ stage_explanation explain_block(const config& c, const run_shapes& r) {
     e.words = say(r, c.block.post_norm ? "block.words.post_norm" : "block.words");
     e.shapes = c.block.post_norm ? "sum = mlp.out " + r.bsd(r.Sq) + " + h " + r.bsd(r.Sq) + ", x = norm(sum) " + r.bsd(r.Sq)
                                  : "x " + r.bsd(r.Sq) + " + mlp.out " + r.bsd(r.Sq) + " -> x " + r.bsd(r.Sq);
-    e.torch = c.block.post_norm ? "x = " + block_norm_line(c, r, "out + h", "output_norm.weight", "output_norm.bias")
+    e.torch = c.block.post_norm ? "x = " + block_norm_line(c, "out + h", "output_norm.weight", "output_norm.bias")
                                 : "x = x + out  # residual + feed_forward_hidden_states";
     e.memory = say(r, "residual.memory");
     e.why = say(r, "block.why");

@@ -229,6 +229,15 @@ std::string short_eps(const config& c) {
     return significant_text(c.norm_eps);
 }
 
+std::string torch_norm_line(norm_kind norm, const std::string& x, const std::string& weight, const std::string& bias,
+                            std::int64_t width, float eps) {
+    const std::string e = significant_text(eps);
+    if (norm == norm_kind::rms_norm)
+        return weight + " * (" + x + " * torch.rsqrt(" + x + ".pow(2).mean(-1, keepdim=True) + " + e + "))";
+    return "torch.nn.functional.layer_norm(" + x + ", [" + std::to_string(width) + "], " + weight + ", " + bias +
+           ", eps=" + e + ")";
+}
+
 std::string stage_title(const config& c, std::string_view name) {
     if (std::string made = mistake_title(c, name); !made.empty()) return made;
     const stage_info* info = find_stage_info(name);

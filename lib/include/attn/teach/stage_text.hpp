@@ -30,6 +30,12 @@ const char* softmax_input(const config& c);
 /// The norm's eps as config.json would write it: "1e-05".
 std::string short_eps(const config& c);
 
+/// A norm of `x` over its last axis of `width`, as PyTorch code writes it: F.layer_norm with
+/// `weight` and `bias`, or Hugging Face's LlamaRMSNorm, weight * (x * torch.rsqrt(...)).
+/// The norm stage's, mlp_norm's and block's lines (--explain, --format py).
+std::string torch_norm_line(norm_kind norm, const std::string& x, const std::string& weight, const std::string& bias,
+                            std::int64_t width, float eps);
+
 /// The title of stage `name` for a run of `c`: the stage table's ("scores scaled by
 /// the square root of the head width"), or under --mistake, on the stages the
 /// mistake changes, what the run does there instead (mistake_title).
